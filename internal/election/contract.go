@@ -1,0 +1,599 @@
+package election
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// This file is the machine contract of section 5 of the spec: the JSON that
+// `airside elect`, the API and the preview speak.
+
+// InputError is bad input, naming the field at fault.
+type InputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func inputErr(field, format string, args ...any) error {
+	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// rawDecimal keeps a JSON string or number as written, so that conversion
+// errors can name the field; "null" reads as absent.
+type rawDecimal []byte
+
+func (d *rawDecimal) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = nil
+		return nil
+	}
+	*d = append((*d)[:0], b...)
+	return nil
+}
+
+// ParseDecimal reads a plain decimal (digits, optional sign, point and
+// exponent), refusing NaN, infinities and hex floats.
+func ParseDecimal(s string) (float64, error) {
+	if !isPlainDecimal(s) {
+		return 0, fmt.Errorf("not a decimal: %q", s)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("not a finite decimal: %q", s)
+	}
+	return v, nil
+}
+
+func isPlainDecimal(s string) bool {
+	i, n := 0, len(s)
+	if i < n && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := 0
+	for i < n && s[i] >= '0' && s[i] <= '9' {
+		i, digits = i+1, digits+1
+	}
+	if i < n && s[i] == '.' {
+		i++
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i, digits = i+1, digits+1
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < n && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < n && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		exp := 0
+		for i < n && s[i] >= '0' && s[i] <= '9' {
+			i, exp = i+1, exp+1
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == n
+}
+
+// value converts the raw decimal; nil when absent.
+func (d rawDecimal) value(field string) (*float64, error) {
+	if d == nil {
+		return nil, nil
+	}
+	s := string(d)
+	if len(s) > 0 && s[0] == '"' {
+		if err := json.Unmarshal(d, &s); err != nil {
+			return nil, inputErr(field, "not a string: %v", err)
+		}
+	}
+	v, err := ParseDecimal(s)
+	if err != nil {
+		return nil, inputErr(field, "%v", err)
+	}
+	return &v, nil
+}
+
+type jsonBallot struct {
+	Request    *jsonRequest    `json:"request"`
+	Candidates []jsonCandidate `json:"candidates"`
+	Weights    *jsonWeights    `json:"weights"`
+}
+
+type jsonRequest struct {
+	Model            string     `json:"model"`
+	PromptTokens     *int64     `json:"promptTokens"`
+	Streaming        bool       `json:"streaming"`
+	Routing          *string    `json:"routing"`
+	Workload         *string    `json:"workload"`
+	SessionOpening   bool       `json:"sessionOpening"`
+	Requires         []string   `json:"requires"`
+	At               *string    `json:"at"`
+	CacheHitRate     rawDecimal `json:"cacheHitRate"`
+	CacheOutputRatio rawDecimal `json:"cacheOutputRatio"`
+	Observed         *struct {
+		CacheHitRate     rawDecimal `json:"cacheHitRate"`
+		CacheOutputRatio rawDecimal `json:"cacheOutputRatio"`
+	} `json:"observed"`
+}
+
+type jsonWeights struct {
+	Price      rawDecimal `json:"price"`
+	Uptime     rawDecimal `json:"uptime"`
+	Throughput rawDecimal `json:"throughput"`
+	Latency    rawDecimal `json:"latency"`
+	Cache      rawDecimal `json:"cache"`
+}
+
+type jsonCandidate struct {
+	ID           string          `json:"id"`
+	Priority     rawDecimal      `json:"priority"`
+	Capabilities map[string]bool `json:"capabilities"`
+	Metrics      *struct {
+		Uptime       rawDecimal `json:"uptime"`
+		LatencyMs    rawDecimal `json:"latencyMs"`
+		Throughput   rawDecimal `json:"throughput"`
+		CacheHitRate rawDecimal `json:"cacheHitRate"`
+	} `json:"metrics"`
+	Usage *struct {
+		RPM *int64 `json:"rpm"`
+		RPD *int64 `json:"rpd"`
+	} `json:"usage"`
+	Fare *jsonFare `json:"fare"`
+}
+
+type jsonPrices struct {
+	InputPrice       rawDecimal `json:"inputPrice"`
+	OutputPrice      rawDecimal `json:"outputPrice"`
+	CachedInputPrice rawDecimal `json:"cachedInputPrice"`
+}
+
+type jsonFare struct {
+	jsonPrices
+	CacheReadInputPrice rawDecimal `json:"cacheReadInputPrice"`
+	Discount            rawDecimal `json:"discount"`
+	LandingFee          rawDecimal `json:"landingFee"`
+	MaxRpm              *int64     `json:"maxRpm"`
+	MaxRpd              *int64     `json:"maxRpd"`
+	Tiers               []struct {
+		AboveTokens *int64 `json:"aboveTokens"`
+		jsonPrices
+	} `json:"tiers"`
+	TimeBased *struct {
+		EffectiveAt  *string `json:"effectiveAt"`
+		PeakHoursUtc [][]int `json:"peakHoursUtc"`
+		OffPeakDays  *struct {
+			DaysOfWeek       []int `json:"daysOfWeek"`
+			UtcOffsetMinutes int   `json:"utcOffsetMinutes"`
+		} `json:"offPeakDays"`
+		Peak    *jsonPrices `json:"peak"`
+		OffPeak *jsonPrices `json:"offPeak"`
+	} `json:"timeBased"`
+}
+
+// MaxBallotBytes bounds what DecodeBallot reads.
+const MaxBallotBytes = 16 << 20
+
+// DecodeBallot reads and validates one election input in the contract's JSON.
+// Errors are *InputError naming the field.
+func DecodeBallot(r io.Reader) (*Ballot, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBallotBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	if len(data) > MaxBallotBytes {
+		return nil, inputErr("", "input larger than %d bytes", MaxBallotBytes)
+	}
+	return UnmarshalBallot(data)
+}
+
+// UnmarshalBallot is DecodeBallot on bytes.
+func UnmarshalBallot(data []byte) (*Ballot, error) {
+	var in jsonBallot
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&in); err != nil {
+		return nil, jsonError(err)
+	}
+	if dec.More() {
+		return nil, inputErr("", "malformed JSON: more than one value")
+	}
+	if in.Request == nil {
+		return nil, inputErr("request", "required")
+	}
+	b := &Ballot{}
+	if err := in.Request.convert(&b.Request); err != nil {
+		return nil, err
+	}
+	if in.Weights != nil {
+		w, err := in.Weights.convert()
+		if err != nil {
+			return nil, err
+		}
+		b.AutoWeights = &w
+	}
+	b.Candidates = make([]Candidate, len(in.Candidates))
+	for i := range in.Candidates {
+		if err := in.Candidates[i].convert(fmt.Sprintf("candidates[%d]", i), &b.Candidates[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return inputErr(field, "expected %s, got JSON %s", typeErr.Type, typeErr.Value)
+	}
+	if errors.Is(err, io.EOF) {
+		return inputErr("", "malformed JSON: empty input")
+	}
+	return inputErr("", "malformed JSON: %v", err)
+}
+
+func (r *jsonRequest) convert(out *Request) error {
+	out.Model = r.Model
+	if r.PromptTokens != nil {
+		if *r.PromptTokens < 0 {
+			return inputErr("request.promptTokens", "must not be negative")
+		}
+		out.PromptTokens = *r.PromptTokens
+	}
+	out.Streaming = r.Streaming
+	out.SessionOpening = r.SessionOpening
+	if r.Routing != nil {
+		m, ok := ParseMode(*r.Routing)
+		if !ok {
+			return inputErr("request.routing", "unknown routing mode %q (auto, price, throughput, latency)", *r.Routing)
+		}
+		out.Routing = m
+	}
+	if r.Workload != nil {
+		w, ok := ParseWorkload(*r.Workload)
+		if !ok {
+			return inputErr("request.workload", "unknown workload %q (general, coding, chat)", *r.Workload)
+		}
+		out.Workload = w
+	}
+	for i, name := range r.Requires {
+		c, ok := ParseCapability(name)
+		if !ok {
+			return inputErr(fmt.Sprintf("request.requires[%d]", i), "unknown capability %q", name)
+		}
+		out.Requires = out.Requires.With(c)
+	}
+	if r.At != nil {
+		at, err := time.Parse(time.RFC3339Nano, *r.At)
+		if err != nil {
+			return inputErr("request.at", "not an RFC 3339 time: %q", *r.At)
+		}
+		out.At = at
+	}
+	var err error
+	if out.CacheHitRate, err = r.CacheHitRate.value("request.cacheHitRate"); err != nil {
+		return err
+	}
+	if out.CacheOutputRatio, err = r.CacheOutputRatio.value("request.cacheOutputRatio"); err != nil {
+		return err
+	}
+	if r.Observed != nil {
+		if out.ObservedHitRate, err = r.Observed.CacheHitRate.value("request.observed.cacheHitRate"); err != nil {
+			return err
+		}
+		if out.ObservedOutputRatio, err = r.Observed.CacheOutputRatio.value("request.observed.cacheOutputRatio"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *jsonWeights) convert() (Weights, error) {
+	var out Weights
+	for _, f := range []struct {
+		name string
+		raw  rawDecimal
+		dst  *float64
+	}{
+		{"weights.price", w.Price, &out.Price},
+		{"weights.uptime", w.Uptime, &out.Uptime},
+		{"weights.throughput", w.Throughput, &out.Throughput},
+		{"weights.latency", w.Latency, &out.Latency},
+		{"weights.cache", w.Cache, &out.Cache},
+	} {
+		v, err := f.raw.value(f.name)
+		if err != nil {
+			return out, err
+		}
+		if v == nil {
+			continue // a replaced weight that is not given is 0
+		}
+		if *v < 0 {
+			return out, inputErr(f.name, "must not be negative")
+		}
+		*f.dst = *v
+	}
+	return out, nil
+}
+
+func (c *jsonCandidate) convert(path string, out *Candidate) error {
+	out.ID = c.ID
+	var err error
+	if out.Priority, err = c.Priority.value(path + ".priority"); err != nil {
+		return err
+	}
+	for name, has := range c.Capabilities {
+		flag, ok := ParseCapability(name)
+		if !ok {
+			return inputErr(path+".capabilities."+name, "unknown capability")
+		}
+		if has {
+			out.Capabilities = out.Capabilities.With(flag)
+		}
+	}
+	if m := c.Metrics; m != nil {
+		for _, f := range []struct {
+			name string
+			raw  rawDecimal
+			dst  **float64
+			max  float64
+		}{
+			{".metrics.uptime", m.Uptime, &out.Metrics.Uptime, 100},
+			{".metrics.latencyMs", m.LatencyMs, &out.Metrics.LatencyMs, math.MaxFloat64},
+			{".metrics.throughput", m.Throughput, &out.Metrics.Throughput, math.MaxFloat64},
+			{".metrics.cacheHitRate", m.CacheHitRate, &out.Metrics.CacheHitRate, 1},
+		} {
+			v, err := f.raw.value(path + f.name)
+			if err != nil {
+				return err
+			}
+			if v != nil && (*v < 0 || *v > f.max) {
+				return inputErr(path+f.name, "must be between 0 and %g", f.max)
+			}
+			*f.dst = v
+		}
+	}
+	if u := c.Usage; u != nil {
+		if u.RPM != nil {
+			if *u.RPM < 0 {
+				return inputErr(path+".usage.rpm", "must not be negative")
+			}
+			out.Usage.RPM = *u.RPM
+		}
+		if u.RPD != nil {
+			if *u.RPD < 0 {
+				return inputErr(path+".usage.rpd", "must not be negative")
+			}
+			out.Usage.RPD = *u.RPD
+		}
+	}
+	if c.Fare == nil {
+		return inputErr(path+".fare", "required")
+	}
+	return c.Fare.convert(path+".fare", &out.Fare)
+}
+
+func (p *jsonPrices) convert(path string, out *PriceBlock) error {
+	var err error
+	for _, f := range []struct {
+		name string
+		raw  rawDecimal
+		dst  **float64
+	}{
+		{".inputPrice", p.InputPrice, &out.Input},
+		{".outputPrice", p.OutputPrice, &out.Output},
+		{".cachedInputPrice", p.CachedInputPrice, &out.CachedInput},
+	} {
+		if *f.dst, err = nonNegative(f.raw, path+f.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nonNegative(raw rawDecimal, field string) (*float64, error) {
+	v, err := raw.value(field)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil && *v < 0 {
+		return nil, inputErr(field, "must not be negative")
+	}
+	return v, nil
+}
+
+func (f *jsonFare) convert(path string, out *Fare) error {
+	var base PriceBlock
+	if err := f.jsonPrices.convert(path, &base); err != nil {
+		return err
+	}
+	if base.Input == nil {
+		return inputErr(path+".inputPrice", "required")
+	}
+	if base.Output == nil {
+		return inputErr(path+".outputPrice", "required")
+	}
+	out.Input, out.Output, out.CachedInput = *base.Input, *base.Output, base.CachedInput
+	var err error
+	if out.CacheReadInput, err = nonNegative(f.CacheReadInputPrice, path+".cacheReadInputPrice"); err != nil {
+		return err
+	}
+	discount, err := f.Discount.value(path + ".discount")
+	if err != nil {
+		return err
+	}
+	if discount != nil {
+		if *discount < 0 || *discount > 0.5 {
+			return inputErr(path+".discount", "must be between 0 and 0.50, got %g", *discount)
+		}
+		out.Discount = *discount
+	}
+	if out.LandingFee, err = f.LandingFee.value(path + ".landingFee"); err != nil {
+		return err
+	}
+	if lf := out.LandingFee; lf != nil && (*lf < 0.05 || *lf > 0.5) {
+		return inputErr(path+".landingFee", "must be between 0.05 and 0.50, got %g", *lf)
+	}
+	if f.MaxRpm != nil && *f.MaxRpm < 0 {
+		return inputErr(path+".maxRpm", "must not be negative")
+	}
+	if f.MaxRpd != nil && *f.MaxRpd < 0 {
+		return inputErr(path+".maxRpd", "must not be negative")
+	}
+	out.MaxRPM, out.MaxRPD = f.MaxRpm, f.MaxRpd
+	out.Tiers = make([]Tier, len(f.Tiers))
+	for i, t := range f.Tiers {
+		tp := fmt.Sprintf("%s.tiers[%d]", path, i)
+		if t.AboveTokens == nil || *t.AboveTokens < 0 {
+			return inputErr(tp+".aboveTokens", "required, a non-negative token count")
+		}
+		out.Tiers[i].AboveTokens = *t.AboveTokens
+		if err := t.jsonPrices.convert(tp, &out.Tiers[i].PriceBlock); err != nil {
+			return err
+		}
+	}
+	if tb := f.TimeBased; tb != nil {
+		tp := path + ".timeBased"
+		block := &TimeBased{}
+		if tb.EffectiveAt != nil {
+			at, err := time.Parse(time.RFC3339Nano, *tb.EffectiveAt)
+			if err != nil {
+				return inputErr(tp+".effectiveAt", "not an RFC 3339 time: %q", *tb.EffectiveAt)
+			}
+			block.EffectiveAt = at
+		}
+		for i, w := range tb.PeakHoursUtc {
+			if len(w) != 2 || w[0] < 0 || w[1] > 24 || w[0] >= w[1] {
+				return inputErr(fmt.Sprintf("%s.peakHoursUtc[%d]", tp, i), "must be [start, end) with 0 <= start < end <= 24")
+			}
+			block.PeakHours = append(block.PeakHours, PeakWindow{Start: w[0], End: w[1]})
+		}
+		if o := tb.OffPeakDays; o != nil {
+			if o.UtcOffsetMinutes < -720 || o.UtcOffsetMinutes > 840 {
+				return inputErr(tp+".offPeakDays.utcOffsetMinutes", "must be between -720 and 840")
+			}
+			days := &OffPeakDays{UTCOffsetMinutes: o.UtcOffsetMinutes}
+			for i, d := range o.DaysOfWeek {
+				if d < 0 || d > 6 {
+					return inputErr(fmt.Sprintf("%s.offPeakDays.daysOfWeek[%d]", tp, i), "must be 0 (Sunday) to 6 (Saturday)")
+				}
+				days.Days |= 1 << uint(d)
+			}
+			block.OffPeakDays = days
+		}
+		if tb.Peak != nil {
+			if err := tb.Peak.convert(tp+".peak", &block.Peak); err != nil {
+				return err
+			}
+		}
+		if tb.OffPeak != nil {
+			if err := tb.OffPeak.convert(tp+".offPeak", &block.OffPeak); err != nil {
+				return err
+			}
+		}
+		out.TimeBased = block
+	}
+	return nil
+}
+
+// Report is the contract's JSON shape of a result.
+type Report struct {
+	Winner        *string           `json:"winner"`
+	CacheRelevant bool              `json:"cacheRelevant"`
+	FellOpen      bool              `json:"fellOpen"`
+	Weights       ReportWeights     `json:"weights"`
+	Candidates    []json.RawMessage `json:"candidates"`
+}
+
+// ReportWeights are weights or factors under their contract names.
+type ReportWeights struct {
+	Price      float64 `json:"price"`
+	Uptime     float64 `json:"uptime"`
+	Throughput float64 `json:"throughput"`
+	Latency    float64 `json:"latency"`
+	Cache      float64 `json:"cache"`
+}
+
+// ReportCandidate is one eligible candidate in the contract's JSON.
+type ReportCandidate struct {
+	ID               string        `json:"id"`
+	Eligible         bool          `json:"eligible"`
+	Excluded         []string      `json:"excluded"`
+	HitRate          float64       `json:"hitRate"`
+	OutputRatio      float64       `json:"outputRatio"`
+	InputPrice       float64       `json:"inputPrice"`
+	OutputPrice      float64       `json:"outputPrice"`
+	CachedInputPrice *float64      `json:"cachedInputPrice"`
+	TokenPrice       float64       `json:"tokenPrice"`
+	FareFactor       float64       `json:"fareFactor"`
+	RoutingPrice     float64       `json:"routingPrice"`
+	Factors          ReportWeights `json:"factors"`
+	UptimePenalty    float64       `json:"uptimePenalty"`
+	PriorityPenalty  float64       `json:"priorityPenalty"`
+	Score            float64       `json:"score"`
+	Rank             int           `json:"rank"`
+}
+
+type reportExcluded struct {
+	ID       string   `json:"id"`
+	Eligible bool     `json:"eligible"`
+	Excluded []string `json:"excluded"`
+}
+
+// MarshalJSON writes the result in the contract's shape.
+func (r Result) MarshalJSON() ([]byte, error) {
+	rep := Report{
+		CacheRelevant: r.CacheRelevant,
+		FellOpen:      r.FellOpen,
+		Weights:       ReportWeights(r.Weights),
+		Candidates:    make([]json.RawMessage, len(r.Candidates)),
+	}
+	if r.Winner >= 0 {
+		id := r.Candidates[r.Winner].ID
+		rep.Winner = &id
+	}
+	for i := range r.Candidates {
+		o := &r.Candidates[i]
+		var v any = reportExcluded{ID: o.ID, Excluded: o.Excluded.Reasons()}
+		if o.Eligible {
+			rc := ReportCandidate{
+				ID: o.ID, Eligible: true, Excluded: []string{},
+				HitRate: o.HitRate, OutputRatio: o.OutputRatio,
+				InputPrice: o.Prices.Input, OutputPrice: o.Prices.Output,
+				TokenPrice: o.TokenPrice, FareFactor: o.FareFactor, RoutingPrice: o.RoutingPrice,
+				Factors:       ReportWeights(o.Factors),
+				UptimePenalty: o.UptimePenalty, PriorityPenalty: o.PriorityPenalty,
+				Score: o.Score, Rank: o.Rank,
+			}
+			if o.Prices.HasCachedInput {
+				cached := o.Prices.CachedInput
+				rc.CachedInputPrice = &cached
+			}
+			v = rc
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode candidate %q: %w", o.ID, err)
+		}
+		rep.Candidates[i] = raw
+	}
+	return json.Marshal(rep)
+}

@@ -1,0 +1,70 @@
+package election_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/election"
+)
+
+func TestDecodeBallotErrorsNameTheField(t *testing.T) {
+	const okFare = `"fare":{"inputPrice":"0.5","outputPrice":"1"}`
+	for _, test := range []struct {
+		name, input, wantField string
+	}{
+		{"malformed JSON", `{"request":`, ""},
+		{"empty input", ``, ""},
+		{"missing request", `{"candidates":[]}`, "request"},
+		{"unknown routing mode", `{"request":{"routing":"cheapest"},"candidates":[]}`, "request.routing"},
+		{"unknown workload", `{"request":{"workload":"batch"},"candidates":[]}`, "request.workload"},
+		{"unknown capability", `{"request":{"requires":["telepathy"]},"candidates":[]}`, "request.requires[0]"},
+		{"bad time", `{"request":{"at":"yesterday"},"candidates":[]}`, "request.at"},
+		{"negative prompt", `{"request":{"promptTokens":-1},"candidates":[]}`, "request.promptTokens"},
+		{"negative price", `{"request":{},"candidates":[{"id":"a",` + okFare + `},{"id":"b","fare":{"inputPrice":"-0.1","outputPrice":"1"}}]}`, "candidates[1].fare.inputPrice"},
+		{"price not a decimal", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"NaN","outputPrice":"1"}}]}`, "candidates[0].fare.inputPrice"},
+		{"missing output price", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1"}}]}`, "candidates[0].fare.outputPrice"},
+		{"landing fee below 5%", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","landingFee":"0.04"}}]}`, "candidates[0].fare.landingFee"},
+		{"landing fee above 50%", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","landingFee":0.51}}]}`, "candidates[0].fare.landingFee"},
+		{"discount above 50%", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","discount":"0.6"}}]}`, "candidates[0].fare.discount"},
+		{"negative tier price", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","tiers":[{"aboveTokens":10,"inputPrice":"-1"}]}}]}`, "candidates[0].fare.tiers[0].inputPrice"},
+		{"peak window backwards", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","timeBased":{"peakHoursUtc":[[5,3]]}}}]}`, "candidates[0].fare.timeBased.peakHoursUtc[0]"},
+		{"weekday out of range", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","timeBased":{"offPeakDays":{"daysOfWeek":[7]}}}}]}`, "candidates[0].fare.timeBased.offPeakDays.daysOfWeek[0]"},
+		{"uptime above 100", `{"request":{},"candidates":[{"id":"a","metrics":{"uptime":101},` + okFare + `}]}`, "candidates[0].metrics.uptime"},
+		{"wrong type", `{"request":{"promptTokens":"many"},"candidates":[]}`, "request.promptTokens"},
+		{"negative weight", `{"request":{},"weights":{"price":-1},"candidates":[]}`, "weights.price"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			_, err := election.DecodeBallot(strings.NewReader(test.input))
+			var inputErr *election.InputError
+			if !errors.As(err, &inputErr) {
+				t.Fatalf("error %v, want an InputError", err)
+			}
+			if inputErr.Field != test.wantField {
+				t.Errorf("field %q, want %q (%v)", inputErr.Field, test.wantField, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("message is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestDecodeBallotAcceptsStringsAndNumbers(t *testing.T) {
+	b, err := election.DecodeBallot(strings.NewReader(`{"request":{"model":"m","promptTokens":20000,"at":"2026-11-30T02:00:00Z"},
+		"candidates":[{"id":"a","priority":2,"capabilities":{"tools":true,"vision":false},"usage":{"rpm":3},
+		"fare":{"inputPrice":0.55,"outputPrice":"2.20","cachedInputPrice":null,"maxRpm":600,
+		"tiers":[{"aboveTokens":32768,"inputPrice":"1.10"}],
+		"timeBased":{"effectiveAt":"2026-08-16T16:00:00Z","peakHoursUtc":[[1,4]],"offPeakDays":{"daysOfWeek":[0,6],"utcOffsetMinutes":480},
+		"peak":{"inputPrice":"0.66"},"offPeak":{"outputPrice":1.32}}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.Candidates[0]
+	if c.Fare.Input != 0.55 || c.Fare.Output != 2.2 || c.Fare.CachedInput != nil || *c.Priority != 2 ||
+		!c.Capabilities.Has(election.CapTools) || c.Capabilities.Has(election.CapVision) || *c.Fare.MaxRPM != 600 ||
+		c.Usage.RPM != 3 || *c.Fare.Tiers[0].Input != 1.1 || c.Fare.TimeBased.OffPeakDays.Days != 1|1<<6 ||
+		*c.Fare.TimeBased.Peak.Input != 0.66 || *c.Fare.TimeBased.OffPeak.Output != 1.32 {
+		t.Errorf("decoded candidate %+v", c)
+	}
+}

@@ -1,0 +1,508 @@
+package election
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// CachePromptTokens is the prompt size from which a request is cache-relevant.
+const CachePromptTokens = 5000
+
+// Exclusion is the set of reasons a candidate is off the ballot.
+type Exclusion uint16
+
+const (
+	// capability bits occupy the low numCapabilities bits, one per flag.
+	exclPriority Exclusion = 1 << (numCapabilities + iota)
+	exclRateCapRPM
+	exclRateCapRPD
+)
+
+const exclHard = Exclusion(1<<(numCapabilities+1) - 1) // capabilities and priority
+const exclRateCap = exclRateCapRPM | exclRateCapRPD
+
+var capabilityReasons = func() (r [numCapabilities]string) {
+	for i, name := range capabilityNames {
+		r[i] = "capability:" + name
+	}
+	return r
+}()
+
+// Reasons lists the exclusion reasons in the contract's words, capabilities
+// first (in flag order), then priority, then rate caps.
+func (e Exclusion) Reasons() []string {
+	reasons := []string{}
+	for c := range numCapabilities {
+		if e&(1<<c) != 0 {
+			reasons = append(reasons, capabilityReasons[c])
+		}
+	}
+	if e&exclPriority != 0 {
+		reasons = append(reasons, "priority")
+	}
+	if e&exclRateCapRPM != 0 {
+		reasons = append(reasons, "rate_cap:rpm")
+	}
+	if e&exclRateCapRPD != 0 {
+		reasons = append(reasons, "rate_cap:rpd")
+	}
+	return reasons
+}
+
+// MissingCapabilities reports whether the exclusion includes a capability.
+func (e Exclusion) MissingCapabilities() bool { return e&Exclusion(1<<numCapabilities-1) != 0 }
+
+// RateCapped reports whether the exclusion includes a rate cap.
+func (e Exclusion) RateCapped() bool { return e&exclRateCap != 0 }
+
+// Factors are the five unweighted ratios against the best eligible candidate.
+type Factors struct {
+	Price, Uptime, Throughput, Latency, Cache float64
+}
+
+// Prices are resolved prices for one request.
+type Prices struct {
+	Input, Output, CachedInput float64
+	// HasCachedInput is false when no cached-input price applies: cache hits are
+	// then ranked at the full input price.
+	HasCachedInput bool
+}
+
+// Outcome is one candidate's part of the result, in ballot order.
+type Outcome struct {
+	ID       string
+	Eligible bool
+	// Excluded holds why the candidate is off the ballot; zero when eligible
+	// (after a fall-open, capped candidates are eligible and Excluded is zero).
+	Excluded Exclusion
+	// The fields below are set only when Eligible.
+	Prices          Prices
+	HitRate         float64
+	OutputRatio     float64
+	TokenPrice      float64
+	FareFactor      float64
+	RoutingPrice    float64
+	Factors         Factors
+	UptimePenalty   float64
+	PriorityPenalty float64
+	Score           float64
+	Rank            int // 1 is the winner
+}
+
+// Result is the outcome of one election.
+type Result struct {
+	// Winner is the index of the winning candidate, or -1 when no one is eligible.
+	Winner        int
+	CacheRelevant bool
+	FellOpen      bool
+	// Weights are the normalised weights the scores used.
+	Weights    Weights
+	Candidates []Outcome
+	// order is scratch space for ranking, kept to avoid allocating per election.
+	order []int32
+}
+
+// WinnerID returns the winner's id, or "" when there is none.
+func (r *Result) WinnerID() string {
+	if r.Winner < 0 {
+		return ""
+	}
+	return r.Candidates[r.Winner].ID
+}
+
+// Ranked returns the indices of the eligible candidates from rank 1 down.
+func (r *Result) Ranked() []int {
+	ranked := make([]int, 0, len(r.order))
+	for _, i := range r.order {
+		ranked = append(ranked, int(i))
+	}
+	return ranked
+}
+
+// Elect runs one election.
+func Elect(b *Ballot) Result {
+	var res Result
+	ElectInto(b, &res)
+	return res
+}
+
+// ElectInto runs one election into res, reusing its memory, so that a caller
+// running many elections (the preview, the solver, a benchmark) allocates
+// nothing per election.
+func ElectInto(b *Ballot, res *Result) {
+	elect(b, res, nil)
+}
+
+// adjustment changes one candidate's fare levers for the solver without
+// copying the ballot.
+type adjustment struct {
+	index      int
+	scale      float64 // multiplies every filed price; 0 means unchanged
+	landingFee *float64
+	discount   *float64
+	uptime     *float64
+}
+
+// metric defaults from the spec, for listings not measured yet.
+const (
+	defaultUptime     = 100
+	defaultThroughput = 50
+	defaultLatencyMs  = 1000
+	throughputCap     = 3
+)
+
+func elect(b *Ballot, res *Result, adj *adjustment) {
+	req := &b.Request
+	n := len(b.Candidates)
+	res.Winner = -1
+	res.FellOpen = false
+	res.CacheRelevant = req.PromptTokens >= CachePromptTokens || req.SessionOpening
+	res.Candidates = slices.Grow(res.Candidates[:0], n)[:n]
+	res.order = slices.Grow(res.order[:0], n)[:0]
+
+	// Pass 1: exclusions and the price each candidate is ranked on.
+	uncapped, capped := 0, 0
+	for i := range b.Candidates {
+		c := &b.Candidates[i]
+		out := &res.Candidates[i]
+		*out = Outcome{ID: c.ID}
+		out.Excluded = excludedBy(c, req)
+		switch {
+		case out.Excluded&exclHard != 0:
+			continue
+		case out.Excluded != 0:
+			capped++
+		default:
+			uncapped++
+		}
+		price(c, req, res.CacheRelevant, out, adj.forCandidate(i))
+	}
+	// Every otherwise-eligible candidate capped: fall open to the capped ones.
+	if uncapped == 0 && capped > 0 {
+		res.FellOpen = true
+	}
+	for i := range res.Candidates {
+		out := &res.Candidates[i]
+		if out.Excluded == 0 || (res.FellOpen && out.Excluded&exclHard == 0) {
+			out.Excluded = 0
+			out.Eligible = true
+			res.order = append(res.order, int32(i))
+		}
+	}
+
+	res.Weights = normalisedWeights(b, res.CacheRelevant)
+	if len(res.order) == 0 {
+		return
+	}
+
+	// Pass 2: the best value of each factor among the eligible.
+	best := bestOf(b, res, adj)
+
+	// Pass 3: factors and scores.
+	w := res.Weights
+	for _, i := range res.order {
+		c := &b.Candidates[i]
+		out := &res.Candidates[i]
+		u, t, l := healthOf(c, adj.forCandidate(int(i)))
+		f := &out.Factors
+		f.Price = ratioAboveBest(out.RoutingPrice, best.minPrice, best.minPositivePrice)
+		if u <= 0 {
+			f.Uptime = 1
+		} else {
+			f.Uptime = best.maxUptime/u - 1
+		}
+		if t <= 0 {
+			f.Throughput = throughputCap
+		} else {
+			f.Throughput = min(best.maxThroughput/t-1, throughputCap)
+		}
+		f.Latency = ratioAboveBest(l, best.minLatency, best.minPositiveLatency)
+		if !c.Fare.hasCachedInput() {
+			f.Cache = 1
+		}
+		out.UptimePenalty = UptimePenalty(u)
+		out.PriorityPenalty = 1 - c.priority()
+		out.Score = w.Price*f.Price + w.Uptime*f.Uptime + w.Throughput*f.Throughput +
+			w.Latency*f.Latency + w.Cache*f.Cache + out.PriorityPenalty + out.UptimePenalty
+	}
+
+	// Pass 4: rank by score, ties to the candidate listed first.
+	slices.SortFunc(res.order, func(a, b int32) int {
+		sa, sb := res.Candidates[a].Score, res.Candidates[b].Score
+		switch {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return int(a - b)
+	})
+	for rank, i := range res.order {
+		res.Candidates[i].Rank = rank + 1
+	}
+	res.Winner = int(res.order[0])
+}
+
+// forCandidate returns the adjustment when it applies to candidate i.
+func (a *adjustment) forCandidate(i int) *adjustment {
+	if a != nil && i == a.index {
+		return a
+	}
+	return nil
+}
+
+// excludedBy returns why c cannot serve req, rate caps included.
+func excludedBy(c *Candidate, req *Request) Exclusion {
+	missing := Exclusion(req.Requires &^ c.Capabilities)
+	if c.priority() <= 0 {
+		missing |= exclPriority
+	}
+	f := &c.Fare
+	if f.MaxRPM != nil && c.Usage.RPM >= *f.MaxRPM {
+		missing |= exclRateCapRPM
+	}
+	if f.MaxRPD != nil && c.Usage.RPD >= *f.MaxRPD {
+		missing |= exclRateCapRPD
+	}
+	return missing
+}
+
+// price fills the resolved prices, h, r, token price, fare factor and routing
+// price of an eligible candidate.
+func price(c *Candidate, req *Request, cacheRelevant bool, out *Outcome, adj *adjustment) {
+	p := ResolvePrices(&c.Fare, req.At, req.PromptTokens)
+	h, r := 0.0, 1.0
+	if cacheRelevant {
+		h, r = cacheRates(req, &c.Metrics)
+	}
+	cached := p.Input
+	if p.HasCachedInput {
+		cached = p.CachedInput
+	}
+	token := (cached*h + p.Input*(1-h) + p.Output*r) / 2
+	discount, landingFee := c.Fare.Discount, c.Fare.landingFee()
+	if adj != nil {
+		if adj.scale != 0 {
+			token *= adj.scale
+			p.Input *= adj.scale
+			p.Output *= adj.scale
+			p.CachedInput *= adj.scale
+		}
+		if adj.discount != nil {
+			discount = *adj.discount
+		}
+		if adj.landingFee != nil {
+			landingFee = *adj.landingFee
+		}
+	}
+	out.Prices = p
+	out.HitRate, out.OutputRatio = h, r
+	out.TokenPrice = token
+	out.FareFactor = FareFactor(discount, landingFee)
+	out.RoutingPrice = token * out.FareFactor
+}
+
+// cacheRates picks h and r by the spec's precedence: explicit override, the
+// candidate's own observation (h only), the project's observation, the
+// workload default.
+func cacheRates(req *Request, m *Metrics) (h, r float64) {
+	def := workloadDefaults[WorkloadGeneral]
+	if int(req.Workload) < len(workloadDefaults) {
+		def = workloadDefaults[req.Workload]
+	}
+	switch {
+	case req.CacheHitRate != nil:
+		h = *req.CacheHitRate
+	case m.CacheHitRate != nil:
+		h = *m.CacheHitRate
+	case req.ObservedHitRate != nil:
+		h = *req.ObservedHitRate
+	default:
+		h = def.hitRate
+	}
+	switch {
+	case req.CacheOutputRatio != nil:
+		r = *req.CacheOutputRatio
+	case req.ObservedOutputRatio != nil:
+		r = *req.ObservedOutputRatio
+	default:
+		r = def.outputRatio
+	}
+	h = min(max(h, 0), 1)
+	r = max(r, 0)
+	if math.IsNaN(h) {
+		h = def.hitRate
+	}
+	if math.IsNaN(r) {
+		r = def.outputRatio
+	}
+	return h, r
+}
+
+// ResolvePrices resolves a fare's input, output and cached-input prices for a
+// request at time at with promptTokens: base prices, then the time-of-day block,
+// then the context tier, each overriding only the fields it sets.
+func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
+	p := Prices{Input: f.Input, Output: f.Output}
+	if f.CachedInput != nil {
+		p.CachedInput, p.HasCachedInput = *f.CachedInput, true
+	}
+	if tb := f.TimeBased; tb != nil && !at.IsZero() && (tb.EffectiveAt.IsZero() || !at.Before(tb.EffectiveAt)) {
+		if tb.isPeak(at) {
+			p.apply(&tb.Peak)
+		} else {
+			p.apply(&tb.OffPeak)
+		}
+	}
+	// The tier with the largest threshold strictly below the prompt applies:
+	// the upper edge belongs to the lower tier.
+	var tier *Tier
+	for i := range f.Tiers {
+		t := &f.Tiers[i]
+		if t.AboveTokens < promptTokens && (tier == nil || t.AboveTokens > tier.AboveTokens) {
+			tier = t
+		}
+	}
+	if tier != nil {
+		p.apply(&tier.PriceBlock)
+	}
+	return p
+}
+
+func (p *Prices) apply(b *PriceBlock) {
+	if b.Input != nil {
+		p.Input = *b.Input
+	}
+	if b.Output != nil {
+		p.Output = *b.Output
+	}
+	if b.CachedInput != nil {
+		p.CachedInput, p.HasCachedInput = *b.CachedInput, true
+	}
+}
+
+// isPeak reports whether at falls in the peak block: never on an off-peak day
+// (in the block's UTC offset), else when at's UTC hour is in a peak window.
+func (tb *TimeBased) isPeak(at time.Time) bool {
+	if o := tb.OffPeakDays; o != nil {
+		local := at.UTC().Add(time.Duration(o.UTCOffsetMinutes) * time.Minute)
+		if o.HasDay(local.Weekday()) {
+			return false
+		}
+	}
+	hour := at.UTC().Hour()
+	for _, w := range tb.PeakHours {
+		if hour >= w.Start && hour < w.End {
+			return true
+		}
+	}
+	return false
+}
+
+// FareFactor is (1 - discount) x (1 + 0.20 - landingFee): 1 at the baseline.
+func FareFactor(discount, landingFee float64) float64 {
+	return (1 - discount) * (1 + BaselineLandingFee - landingFee)
+}
+
+// KeptPerDollar is what a carrier keeps of every filed dollar.
+func KeptPerDollar(discount, landingFee float64) float64 {
+	return (1 - discount) * (1 - landingFee)
+}
+
+// EffectivePrice is the price routing ranks a filed price at.
+func EffectivePrice(filed, discount, landingFee float64) float64 {
+	return filed * FareFactor(discount, landingFee)
+}
+
+// UptimePenalty is 0 at 95 % uptime and above, else ((95 - u) / 95 x 5)^2.
+func UptimePenalty(uptime float64) float64 {
+	if uptime >= 95 {
+		return 0
+	}
+	x := (95 - uptime) / 95 * 5
+	return x * x
+}
+
+// healthOf returns a candidate's uptime, throughput and latency with the spec's
+// defaults for what is not measured.
+func healthOf(c *Candidate, adj *adjustment) (uptime, throughput, latency float64) {
+	uptime, throughput, latency = defaultUptime, defaultThroughput, defaultLatencyMs
+	if c.Metrics.Uptime != nil {
+		uptime = *c.Metrics.Uptime
+	}
+	if adj != nil && adj.uptime != nil {
+		uptime = *adj.uptime
+	}
+	if c.Metrics.Throughput != nil {
+		throughput = *c.Metrics.Throughput
+	}
+	if c.Metrics.LatencyMs != nil {
+		latency = *c.Metrics.LatencyMs
+	}
+	return uptime, throughput, latency
+}
+
+type bests struct {
+	minPrice, minPositivePrice     float64
+	maxUptime, maxThroughput       float64
+	minLatency, minPositiveLatency float64
+}
+
+func bestOf(b *Ballot, res *Result, adj *adjustment) bests {
+	inf := math.Inf(1)
+	best := bests{minPrice: inf, minPositivePrice: inf, maxUptime: math.Inf(-1), maxThroughput: math.Inf(-1),
+		minLatency: inf, minPositiveLatency: inf}
+	for _, i := range res.order {
+		p := res.Candidates[i].RoutingPrice
+		u, t, l := healthOf(&b.Candidates[i], adj.forCandidate(int(i)))
+		best.minPrice = min(best.minPrice, p)
+		if p > 0 {
+			best.minPositivePrice = min(best.minPositivePrice, p)
+		}
+		best.maxUptime = max(best.maxUptime, u)
+		best.maxThroughput = max(best.maxThroughput, t)
+		best.minLatency = min(best.minLatency, l)
+		if l > 0 {
+			best.minPositiveLatency = min(best.minPositiveLatency, l)
+		}
+	}
+	return best
+}
+
+// ratioAboveBest is v / best - 1. When the best is zero (a free candidate, or a
+// zero latency), a positive value scores v / minPositive and a zero one scores 0.
+func ratioAboveBest(v, best, minPositive float64) float64 {
+	if best > 0 {
+		return v/best - 1
+	}
+	if v <= 0 || math.IsInf(minPositive, 1) {
+		return 0
+	}
+	return v / minPositive
+}
+
+// normalisedWeights returns the weights of the request's mode with the inactive
+// ones zeroed (latency for non-streaming requests, cache for requests that are
+// not cache-relevant), divided by their sum.
+func normalisedWeights(b *Ballot, cacheRelevant bool) Weights {
+	mode := b.Request.Routing
+	if int(mode) >= len(modeWeights) {
+		mode = ModeAuto
+	}
+	w := modeWeights[mode]
+	if mode == ModeAuto && b.AutoWeights != nil {
+		w = *b.AutoWeights
+	}
+	if !b.Request.Streaming {
+		w.Latency = 0
+	}
+	if !cacheRelevant {
+		w.Cache = 0
+	}
+	sum := w.Price + w.Uptime + w.Throughput + w.Latency + w.Cache
+	if sum <= 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return Weights{}
+	}
+	return Weights{w.Price / sum, w.Uptime / sum, w.Throughput / sum, w.Latency / sum, w.Cache / sum}
+}

@@ -1,0 +1,143 @@
+package election_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+)
+
+// randomBallot builds a ballot from a seed: every field the engine reads is
+// drawn, including missing metrics, caps, tiers and time blocks.
+func randomBallot(seed uint64, size uint8) election.Ballot {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	maybe := func(p float64, v float64) *float64 {
+		if rng.Float64() < p {
+			return &v
+		}
+		return nil
+	}
+	priceOf := func() float64 {
+		if rng.IntN(10) == 0 {
+			return 0 // free candidates happen
+		}
+		return math.Round(rng.Float64()*500) / 100
+	}
+	b := election.Ballot{Request: election.Request{
+		PromptTokens:   int64(rng.IntN(100000)),
+		Streaming:      rng.IntN(2) == 0,
+		Routing:        election.Mode(rng.IntN(4)),
+		Workload:       election.Workload(rng.IntN(3)),
+		SessionOpening: rng.IntN(5) == 0,
+		Requires:       election.Capabilities(rng.IntN(4)),
+		At:             time.Date(2026, 11, 1+rng.IntN(28), rng.IntN(24), 0, 0, 0, time.UTC),
+		CacheHitRate:   maybe(0.2, rng.Float64()*1.4-0.2),
+	}}
+	if rng.IntN(4) == 0 {
+		b.AutoWeights = &election.Weights{Price: rng.Float64(), Uptime: rng.Float64(), Cache: rng.Float64()}
+	}
+	count := int(size%24) + 1
+	for i := range count {
+		c := election.Candidate{
+			ID:           string(rune('a' + i)),
+			Capabilities: election.Capabilities(rng.IntN(8)),
+			Priority:     maybe(0.2, float64(rng.IntN(3))-0.5),
+			Metrics: election.Metrics{
+				Uptime:     maybe(0.7, rng.Float64()*100),
+				LatencyMs:  maybe(0.7, rng.Float64()*2000),
+				Throughput: maybe(0.7, rng.Float64()*200),
+			},
+			Usage: election.Usage{RPM: int64(rng.IntN(20))},
+			Fare: election.Fare{
+				Input: priceOf(), Output: priceOf(),
+				CachedInput: maybe(0.5, priceOf()),
+				Discount:    rng.Float64() * 0.5,
+				LandingFee:  maybe(0.5, 0.05+rng.Float64()*0.45),
+			},
+		}
+		if rng.IntN(3) == 0 {
+			c.Fare.MaxRPM = n(int64(rng.IntN(20)))
+		}
+		if rng.IntN(3) == 0 {
+			c.Fare.Tiers = []election.Tier{{AboveTokens: int64(rng.IntN(64000)), PriceBlock: election.PriceBlock{Input: maybe(0.8, priceOf()), CachedInput: maybe(0.5, priceOf())}}}
+		}
+		if rng.IntN(3) == 0 {
+			start := rng.IntN(23)
+			c.Fare.TimeBased = &election.TimeBased{
+				PeakHours:   []election.PeakWindow{{Start: start, End: start + 1 + rng.IntN(24-start)}},
+				OffPeakDays: &election.OffPeakDays{Days: uint8(rng.IntN(128)), UTCOffsetMinutes: rng.IntN(1561) - 720},
+				Peak:        election.PriceBlock{Input: maybe(0.9, priceOf())},
+				OffPeak:     election.PriceBlock{Output: maybe(0.9, priceOf())},
+			}
+		}
+		b.Candidates = append(b.Candidates, c)
+	}
+	return b
+}
+
+func FuzzElect(f *testing.F) {
+	for seed := range uint64(16) {
+		f.Add(seed, uint8(seed*3))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, size uint8) {
+		b := randomBallot(seed, size)
+		res := election.Elect(&b)
+		checkInvariants(t, &b, &res)
+
+		// Lowering one eligible candidate's routing price never lowers its rank.
+		for i, o := range res.Candidates {
+			if !o.Eligible || o.RoutingPrice == 0 {
+				continue
+			}
+			cheaper := withCandidate(b, i, scaled(b.Candidates[i], 0.9))
+			after := election.Elect(cheaper)
+			if after.Candidates[i].Eligible && after.Candidates[i].Rank > o.Rank {
+				t.Fatalf("candidate %s fell from rank %d to %d when its prices dropped 10%%", o.ID, o.Rank, after.Candidates[i].Rank)
+			}
+		}
+	})
+}
+
+func checkInvariants(t *testing.T, b *election.Ballot, res *election.Result) {
+	t.Helper()
+	seen := map[int]bool{}
+	eligible := 0
+	for _, o := range res.Candidates {
+		if !o.Eligible {
+			if o.Rank != 0 {
+				t.Fatalf("excluded %s has rank %d", o.ID, o.Rank)
+			}
+			continue
+		}
+		eligible++
+		if math.IsNaN(o.Score) {
+			t.Fatalf("%s scored NaN", o.ID)
+		}
+		if seen[o.Rank] {
+			t.Fatalf("rank %d given twice", o.Rank)
+		}
+		seen[o.Rank] = true
+	}
+	for r := 1; r <= eligible; r++ {
+		if !seen[r] {
+			t.Fatalf("ranks are not a permutation of 1..%d: %v", eligible, seen)
+		}
+	}
+	if eligible == 0 {
+		if res.Winner != -1 {
+			t.Fatalf("winner %d with no one eligible", res.Winner)
+		}
+		return
+	}
+	w := res.Candidates[res.Winner]
+	if !w.Eligible || w.Rank != 1 {
+		t.Fatalf("winner %s eligible=%v rank=%d", w.ID, w.Eligible, w.Rank)
+	}
+	for _, o := range res.Candidates {
+		if o.Eligible && o.Score < w.Score {
+			t.Fatalf("%s scores %v below the winner %s at %v", o.ID, o.Score, w.ID, w.Score)
+		}
+	}
+}
