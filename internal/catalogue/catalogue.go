@@ -1,0 +1,70 @@
+// Package catalogue is what routing reads: models, listings (a carrier
+// serving a model) with their status, published fare and live health.
+package catalogue
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/fare"
+)
+
+// Model is a model of the catalogue.
+type Model struct {
+	ID            int64
+	Slug          string
+	Name          string
+	ContextTokens int64
+}
+
+// ListingStatus is where a listing is in its life.
+type ListingStatus string
+
+// The listing statuses.
+const (
+	StatusDraft     ListingStatus = "draft"
+	StatusInService ListingStatus = "in_service"
+	StatusPaused    ListingStatus = "paused"
+	StatusDelisted  ListingStatus = "delisted"
+)
+
+// Label is the status as a person reads it.
+func (s ListingStatus) Label() string {
+	switch s {
+	case StatusInService:
+		return "in service"
+	default:
+		return string(s)
+	}
+}
+
+// Health is a listing's measured health; nil fields are not measured yet.
+type Health struct {
+	UptimePct     *float64
+	LatencyMs     *float64
+	ThroughputTPS *float64
+	CacheHitRate  *float64
+	UpdatedAt     time.Time
+}
+
+// Listing is a carrier serving a model.
+type Listing struct {
+	ID          int64
+	CarrierID   int64
+	CarrierSlug string
+	CarrierName string
+	Model       Model
+	Status      ListingStatus
+	// PriorityBP is set by gateway staff; 10000 is the default priority 1.
+	PriorityBP int64
+	// Published is the fare in force, nil for a listing never approved.
+	Published *fare.Fare
+	Health    Health
+	CreatedAt time.Time
+}
+
+// ListingFilter narrows FindListings.
+type ListingFilter struct {
+	// CarrierIDs limits to these carriers; nil means every carrier.
+	CarrierIDs []int64
+	ModelID    int64
+}

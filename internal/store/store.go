@@ -1,0 +1,176 @@
+// Package store is the only code that speaks SQL (through gorm), on
+// PostgreSQL in production and the embedded, pure-Go SQLite by default. Every
+// exported method is one transaction.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/migrations"
+)
+
+// Dialect is the database behind a Store.
+type Dialect string
+
+// The supported dialects.
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// Store is Airside's storage.
+type Store struct {
+	db      *gorm.DB
+	sql     *sql.DB
+	dialect Dialect
+	// Now stamps every change; one timestamp per transaction.
+	Now func() time.Time
+}
+
+// ParseURL splits a database URL into its dialect and the driver's DSN:
+// postgres://... (or postgresql://) for PostgreSQL, sqlite:PATH for SQLite.
+func ParseURL(url string) (Dialect, string, error) {
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		return Postgres, url, nil
+	case strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(url, "sqlite:")
+		if path == "" {
+			return "", "", fmt.Errorf("database URL %q: sqlite needs a path, e.g. sqlite:data/airside.db", url)
+		}
+		return SQLite, path, nil
+	}
+	return "", "", fmt.Errorf("database URL %q: want postgres://... or sqlite:PATH", url)
+}
+
+// Open connects to the database at url. It does not migrate.
+func Open(ctx context.Context, url string) (*Store, error) {
+	dialect, dsn, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &gorm.Config{
+		Logger:                 logger.Default.LogMode(logger.Silent),
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var db *gorm.DB
+	switch dialect {
+	case Postgres:
+		db, err = gorm.Open(postgres.Open(dsn), cfg)
+	case SQLite:
+		if dir := filepath.Dir(dsn); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("create database folder: %w", err)
+			}
+		}
+		db, err = gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_time_format=sqlite"), cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
+	}
+	if dialect == SQLite {
+		// One writer at a time is SQLite's model; one connection makes every
+		// transaction wait its turn instead of failing with SQLITE_BUSY.
+		sqlDB.SetMaxOpenConns(1)
+	} else {
+		sqlDB.SetMaxOpenConns(20)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	s := &Store{db: db, sql: sqlDB, dialect: dialect, Now: func() time.Time { return time.Now().UTC() }}
+	if err := s.Ping(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect reports which database is behind the store.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close releases the connections.
+func (s *Store) Close() error { return s.sql.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.sql.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies the embedded migrations of the store's dialect in order,
+// each in its own transaction, recorded in goose_db_version.
+func (s *Store) Migrate(ctx context.Context) error {
+	dir := string(s.dialect)
+	fsys, err := fs.Sub(migrations.FS, dir)
+	if err != nil {
+		return fmt.Errorf("migrations for %s: %w", dir, err)
+	}
+	gooseDialect := goose.DialectSQLite3
+	if s.dialect == Postgres {
+		gooseDialect = goose.DialectPostgres
+	}
+	provider, err := goose.NewProvider(gooseDialect, s.sql, fsys)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, r := range results {
+		slog.Debug("migration applied", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+	}
+	return nil
+}
+
+// tx runs fn in one transaction with one timestamp.
+func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB, now time.Time) error) error {
+	now := s.Now().UTC()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return fn(tx, now) })
+}
+
+// read runs fn without a transaction (a single consistent statement or a read
+// that tolerates interleaving).
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+// notFound maps gorm's not-found to the domain's.
+func notFound(err error, what string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return apperr.Errorf(apperr.ENOTFOUND, "%s not found.", what)
+	}
+	return err
+}
+
+// isDuplicate reports a unique-constraint violation on either database.
+func isDuplicate(err error) bool {
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505")
+}

@@ -1,0 +1,258 @@
+package store_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+var ctx = context.Background()
+
+// TestDialectsReachTheSameSchema proves both migration folders produce the same
+// tables and columns.
+func TestDialectsReachTheSameSchema(t *testing.T) {
+	schemas := map[store.Dialect]map[string][]string{}
+	for _, d := range storetest.Dialects {
+		s := storetest.Open(t, d)
+		cols, err := s.Columns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas[d] = cols
+	}
+	if len(schemas[store.SQLite]) < 15 {
+		t.Fatalf("only %d tables on SQLite", len(schemas[store.SQLite]))
+	}
+	if diff := cmp.Diff(schemas[store.SQLite], schemas[store.Postgres]); diff != "" {
+		t.Errorf("schema mismatch (-sqlite, +postgres):\n%s", diff)
+	}
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatalf("second migrate: %v", err)
+		}
+	})
+}
+
+func mustPrice(t *testing.T, s string) money.Micros {
+	t.Helper()
+	m, err := money.ParsePrice(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestFareRoundTripIsExact(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		c, err := s.CreateCarrier(ctx, nil, "nebula", "Nebula")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: "kimi-k2.5", Name: "Kimi K2.5", ContextTokens: 262144})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listingID, err := s.CreateListing(ctx, nil, c.ID, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := func(v string) *money.Micros { m := mustPrice(t, v); return &m }
+		eff := time.Date(2026, 8, 16, 16, 0, 0, 0, time.UTC)
+		rpm := int64(600)
+		want := &fare.Fare{
+			ListingID: listingID, Input: mustPrice(t, "0.1"), Output: mustPrice(t, "2.200001"), CachedInput: p("0.3"),
+			CacheRead: p("0.05"), LandingFee: 3000, Discount: 1000, MaxRPM: &rpm, CapScope: fare.ScopePerOrg,
+			Capabilities: []election.Capability{election.CapTools, election.CapJSONSchema},
+			Tiers:        []fare.Tier{{AboveTokens: 32768, Prices: fare.Prices{Input: p("1.1"), Output: p("4.4")}}},
+			TimeBased: &fare.TimeBased{EffectiveAt: &eff, PeakHours: []fare.PeakWindow{{Start: 1, End: 4}, {Start: 6, End: 10}},
+				OffPeakDays: []time.Weekday{0, 6}, UTCOffsetMinutes: 480,
+				Peak: fare.Prices{Input: p("0.66")}, OffPeak: fare.Prices{Input: p("0.33"), CachedInput: p("0.18")}},
+		}
+		fareID, err := s.PublishSeedFare(ctx, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.FindListing(ctx, listingID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := l.Published
+		if got == nil || got.ID != fareID {
+			t.Fatalf("published fare %+v, want id %d", got, fareID)
+		}
+		if got.Input.String() != "0.10" || got.Input.Float() != 0.1 {
+			t.Errorf("0.1 read back as %s (%v)", got.Input, got.Input.Float())
+		}
+		if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool {
+			return p.String() == "ID" || p.String() == "CreatedAt" || p.String() == "TimeBased.EffectiveAt"
+		}, cmp.Ignore())); diff != "" {
+			t.Errorf("fare mismatch (-want, +got):\n%s", diff)
+		}
+		if !got.TimeBased.EffectiveAt.Equal(eff) {
+			t.Errorf("effective at %v, want %v", got.TimeBased.EffectiveAt, eff)
+		}
+		if l.Status != catalogue.StatusInService {
+			t.Errorf("status %s after publication", l.Status)
+		}
+		if rev, _ := s.CatalogueRevision(ctx); rev != 1 {
+			t.Errorf("catalogue revision %d, want 1", rev)
+		}
+	})
+}
+
+func TestListingsAreScopedToCarriers(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		a, _ := s.CreateCarrier(ctx, nil, "carrier-a", "A")
+		b, _ := s.CreateCarrier(ctx, nil, "carrier-b", "B")
+		m, _ := s.CreateModel(ctx, nil, catalogue.Model{Slug: "glm-5", Name: "GLM-5", ContextTokens: 200000})
+		la, err := s.CreateListing(ctx, nil, a.ID, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, _ := s.CreateListing(ctx, nil, b.ID, m.ID)
+		if _, err := s.CreateListing(ctx, nil, a.ID, m.ID); apperr.Code(err) != apperr.EINVALID {
+			t.Errorf("duplicate listing: %v", err)
+		}
+		if _, err := s.FindListing(ctx, lb, []int64{a.ID}); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("carrier A found carrier B's listing: %v", err)
+		}
+		if _, err := s.FindListing(ctx, la, []int64{a.ID}); err != nil {
+			t.Errorf("carrier A cannot find its own listing: %v", err)
+		}
+		all, _ := s.FindListings(ctx, catalogue.ListingFilter{})
+		mine, _ := s.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{a.ID}})
+		none, _ := s.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{}})
+		if len(all) != 2 || len(mine) != 1 || mine[0].ID != la || len(none) != 0 {
+			t.Errorf("all=%d mine=%d none=%d", len(all), len(mine), len(none))
+		}
+	})
+}
+
+func TestUsersInvitesAndSessions(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		admin, err := s.CreateUser(ctx, nil, store.NewUser{Email: "Admin@Example.com", Password: "long enough pw", Staff: account.StaffAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if admin.Email != "admin@example.com" {
+			t.Errorf("email %q not normalised", admin.Email)
+		}
+		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "admin@example.com", Password: "long enough pw"}); apperr.FieldErrors(err)["email"] == "" {
+			t.Errorf("duplicate email: %v", err)
+		}
+		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "x@example.com", Password: "short"}); apperr.FieldErrors(err)["password"] == "" {
+			t.Errorf("short password: %v", err)
+		}
+
+		token, err := s.InviteCarrier(ctx, admin.ID, "orbit", "Orbit Compute", "first@orbit.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := s.FindInvite(ctx, token)
+		if err != nil || inv.Carrier.Slug != "orbit" || inv.Email != "first@orbit.example" {
+			t.Fatalf("invite %+v, %v", inv, err)
+		}
+		user, err := s.AcceptInvite(ctx, token, "First", "a strong password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AcceptInvite(ctx, token, "Again", "a strong password"); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("invite used twice: %v", err)
+		}
+		p, err := s.FindPrincipal(ctx, user.ID)
+		if err != nil || p.RoleIn(inv.Carrier.ID) != account.CarrierAdmin {
+			t.Fatalf("principal %+v, %v", p, err)
+		}
+
+		if err := s.SaveSession(ctx, "h1", store.Session{UserID: &user.ID, Data: "{}", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveSession(ctx, "h1", store.Session{UserID: &user.ID, Data: `{"flash":"x"}`, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.FindSession(ctx, "h1")
+		if err != nil || got.Data != `{"flash":"x"}` {
+			t.Fatalf("session %+v, %v", got, err)
+		}
+		if err := s.DeleteSession(ctx, "h1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FindSession(ctx, "h1"); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("deleted session found: %v", err)
+		}
+		s.SaveSession(ctx, "old", store.Session{Data: "{}", ExpiresAt: time.Now().Add(-time.Minute)})
+		if _, err := s.FindSession(ctx, "old"); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("expired session found: %v", err)
+		}
+		if n, err := s.DeleteExpiredSessions(ctx); err != nil || n != 1 {
+			t.Errorf("deleted %d expired sessions, %v", n, err)
+		}
+
+		events, err := s.FindAuditEvents(ctx, store.AuditFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var actions []string
+		for _, e := range events {
+			actions = append(actions, e.Action)
+		}
+		sort.Strings(actions)
+		if diff := cmp.Diff([]string{"carrier.create", "invite.accept", "invite.create", "user.create"}, actions); diff != "" {
+			t.Errorf("audit actions mismatch (-want, +got):\n%s", diff)
+		}
+		mine, _ := s.FindAuditEvents(ctx, store.AuditFilter{CarrierIDs: []int64{inv.Carrier.ID}})
+		if len(mine) != 3 {
+			t.Errorf("carrier sees %d audit events, want 3", len(mine))
+		}
+	})
+}
+
+func TestLoginThrottle(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "ada@example.com", Password: "the right password"}); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		svc := &account.Service{Store: s, Now: func() time.Time { return now }}
+		if _, err := svc.Authenticate(ctx, "ada@example.com", "wrong", "10.0.0.1"); apperr.Code(err) != apperr.EUNAUTHORIZED {
+			t.Fatalf("wrong password: %v", err)
+		}
+		if _, err := svc.Authenticate(ctx, "nobody@example.com", "wrong", "10.0.0.1"); err != account.ErrBadCredentials {
+			t.Errorf("unknown account gets a different message: %v", err)
+		}
+		if p, err := svc.Authenticate(ctx, "ADA@example.com", "the right password", "10.0.0.1"); err != nil || p.User.Email != "ada@example.com" {
+			t.Fatalf("right password: %v", err)
+		}
+		for range account.MaxFailuresAccount {
+			svc.Authenticate(ctx, "ada@example.com", "wrong", "10.0.0.2")
+		}
+		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.0.0.3"); apperr.Code(err) != apperr.ETHROTTLED {
+			t.Errorf("account not throttled after %d failures: %v", account.MaxFailuresAccount, err)
+		}
+		now = now.Add(account.ThrottleWindow + time.Second)
+		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.0.0.3"); err != nil {
+			t.Errorf("still throttled after the window: %v", err)
+		}
+		for i := range account.MaxFailuresAddress {
+			svc.Authenticate(ctx, "spray"+string(rune('a'+i))+"@example.com", "wrong", "10.9.9.9")
+		}
+		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.9.9.9"); apperr.Code(err) != apperr.ETHROTTLED {
+			t.Errorf("address not throttled after %d failures: %v", account.MaxFailuresAddress, err)
+		}
+	})
+}
