@@ -270,7 +270,8 @@ func (s *Store) CreateCarrier(ctx context.Context, actorID *int64, slug, name st
 	return &c, nil
 }
 
-func createCarrier(tx *gorm.DB, now time.Time, actorID *int64, slug, name string) (carrierRow, error) {
+// carrierFieldErrors checks a new carrier's slug and name.
+func carrierFieldErrors(slug, name string) map[string]string {
 	fields := map[string]string{}
 	if !account.ValidSlug(slug) {
 		fields["slug"] = "Use 3-40 lower-case letters, digits and hyphens."
@@ -278,7 +279,11 @@ func createCarrier(tx *gorm.DB, now time.Time, actorID *int64, slug, name string
 	if name == "" || len(name) > 100 {
 		fields["name"] = "Enter a name of 1-100 characters."
 	}
-	if len(fields) > 0 {
+	return fields
+}
+
+func createCarrier(tx *gorm.DB, now time.Time, actorID *int64, slug, name string) (carrierRow, error) {
+	if fields := carrierFieldErrors(slug, name); len(fields) > 0 {
 		return carrierRow{}, apperr.Invalid(fields)
 	}
 	row := carrierRow{Slug: slug, Name: name, CreatedAt: now}
@@ -299,14 +304,18 @@ const InviteTTL = 7 * 24 * time.Hour
 // admin; it returns the token (shown once, stored hashed).
 func (s *Store) InviteCarrier(ctx context.Context, actorID int64, slug, name, email string) (string, error) {
 	email = account.NormalizeEmail(email)
+	fields := carrierFieldErrors(slug, name)
+	if email == "" {
+		fields["email"] = "Enter a valid email address."
+	}
+	if len(fields) > 0 {
+		return "", apperr.Invalid(fields)
+	}
 	token, hash, err := account.NewToken()
 	if err != nil {
 		return "", err
 	}
 	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		if email == "" {
-			return apperr.Invalid(map[string]string{"email": "Enter a valid email address."})
-		}
 		c, err := createCarrier(tx, now, &actorID, slug, name)
 		if err != nil {
 			return err

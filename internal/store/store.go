@@ -17,6 +17,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -134,7 +135,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if s.dialect == Postgres {
 		gooseDialect = goose.DialectPostgres
 	}
-	provider, err := goose.NewProvider(gooseDialect, s.sql, fsys)
+	var opts []goose.ProviderOption
+	if s.dialect == Postgres {
+		// Several serve processes may start at once: an advisory lock makes
+		// them migrate one after the other.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	provider, err := goose.NewProvider(gooseDialect, s.sql, fsys, opts...)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -1,0 +1,268 @@
+// Command airside is the Airside fare portal: it serves the portal, migrates
+// and seeds its database, adds accounts, and runs elections from JSON.
+//
+// This is the only place that reads flags and the environment and wires the
+// pieces together.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/web"
+)
+
+const usage = `airside: the carrier-facing fare portal of the LLM gateway.
+
+Usage:
+  airside serve [--addr :8080] [--database URL] [--demo]   run the portal (migrates first)
+  airside migrate [--database URL]                         apply database migrations
+  airside seed --demo [--database URL]                     seed the demo catalogue (once)
+  airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
+  airside elect < input.json > result.json                 run one election (see docs/election.md)
+
+Environment (flags win):
+  AIRSIDE_ADDR          listen address (default :8080)
+  AIRSIDE_DATABASE_URL  postgres://... or sqlite:PATH (default sqlite:data/airside.db)
+  AIRSIDE_BASE_URL      public URL used in links sent by email, e.g. https://airside.example
+  AIRSIDE_LOG_FORMAT    text or json (default text)
+  AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
+`
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		var exit exitError
+		if errors.As(err, &exit) {
+			os.Exit(int(exit))
+		}
+		fmt.Fprintln(os.Stderr, "airside:", oneLine(err))
+		os.Exit(1)
+	}
+}
+
+// exitError is an exit status whose message was already printed.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError(2)
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		return cmdMigrate(ctx, args[1:], stdout, stderr)
+	case "seed":
+		return cmdSeed(ctx, args[1:], stdout, stderr)
+	case "user":
+		if len(args) < 2 || args[1] != "add" {
+			return errors.New("usage: airside user add --email E --password P ...")
+		}
+		return cmdUserAdd(ctx, args[2:], stdout, stderr)
+	case "elect":
+		return cmdElect(stdin, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "airside: unknown command %q\n\n%s", args[0], usage)
+	return exitError(2)
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(env("AIRSIDE_LOG_LEVEL", "info")))
+	opts := &slog.HandlerOptions{Level: level}
+	if env("AIRSIDE_LOG_FORMAT", "text") == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func databaseFlag(fs *flag.FlagSet) *string {
+	return fs.String("database", env("AIRSIDE_DATABASE_URL", "sqlite:data/airside.db"), "database URL: postgres://... or sqlite:PATH")
+}
+
+func openStore(ctx context.Context, url string, migrate bool) (*store.Store, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if migrate {
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "listen address")
+	dbURL := databaseFlag(fs)
+	withDemo := fs.Bool("demo", false, "seed the demo catalogue the first time and print the demo logins")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	log := newLogger(stderr)
+	slog.SetDefault(log)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := openStore(ctx, *dbURL, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *withDemo {
+		if err := seedDemo(ctx, st, stdout); err != nil {
+			return err
+		}
+	}
+	srv := web.New(st, log)
+	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
+	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
+	return srv.Run(ctx, *addr)
+}
+
+func displayAddr(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		return "http://localhost" + addr
+	}
+	return "http://" + addr
+}
+
+func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	st, err := openStore(ctx, *dbURL, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(stdout, "database migrated (%s)\n", st.Dialect())
+	return nil
+}
+
+func cmdSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	withDemo := fs.Bool("demo", false, "seed the demo catalogue")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if !*withDemo {
+		return errors.New("seed: say --demo (the only seed there is)")
+	}
+	st, err := openStore(ctx, *dbURL, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return seedDemo(ctx, st, stdout)
+}
+
+func seedDemo(ctx context.Context, st *store.Store, stdout io.Writer) error {
+	res, err := demo.Seed(ctx, st)
+	if err != nil {
+		return err
+	}
+	if res.Seeded {
+		fmt.Fprintf(stdout, "Seeded the demo catalogue: %d models, %d listings.\n", res.Models, res.Listings)
+	}
+	fmt.Fprintf(stdout, "\nDemo logins (password for all: %s)\n", demo.Password)
+	for _, l := range demo.Logins {
+		fmt.Fprintf(stdout, "  %-28s %s\n", l.Email, l.Role)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+func cmdUserAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("user add", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	email := fs.String("email", "", "email address (the login)")
+	password := fs.String("password", "", "password, at least 10 characters")
+	name := fs.String("name", "", "display name")
+	role := fs.String("role", "", "staff role: reviewer or admin")
+	carrier := fs.String("carrier", "", "carrier slug to join")
+	carrierRole := fs.String("carrier-role", "member", "role in the carrier: admin or member")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if (*role == "") == (*carrier == "") {
+		return errors.New("user add: give either --role reviewer|admin or --carrier SLUG")
+	}
+	st, err := openStore(ctx, *dbURL, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	nu := store.NewUser{Email: *email, Password: *password, Name: *name, Staff: account.StaffRole(*role)}
+	if *carrier != "" {
+		nu.CarrierSlug, nu.CarrierRole = *carrier, account.CarrierRole(*carrierRole)
+	}
+	u, err := st.CreateUser(ctx, nil, nu)
+	if err != nil {
+		if fields := apperr.FieldErrors(err); len(fields) > 0 {
+			var parts []string
+			for f, msg := range fields {
+				parts = append(parts, f+": "+msg)
+			}
+			return fmt.Errorf("user add: %s", strings.Join(parts, "; "))
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %d %s\n", u.ID, u.Email)
+	return nil
+}
+
+// cmdElect runs one election from the contract's JSON. Bad input exits 2 with
+// one line on stderr naming the field, and nothing on stdout.
+func cmdElect(stdin io.Reader, stdout, stderr io.Writer) error {
+	ballot, err := election.DecodeBallot(stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "airside elect:", oneLine(err))
+		return exitError(2)
+	}
+	out, err := json.Marshal(election.Elect(ballot))
+	if err != nil {
+		return fmt.Errorf("elect: encode result: %w", err)
+	}
+	out = append(out, '\n')
+	_, err = stdout.Write(out)
+	return err
+}

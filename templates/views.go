@@ -1,0 +1,138 @@
+// Package templates holds the portal's pages as templ components. Components
+// take view structs shaped like the screen, never a service or a database.
+package templates
+
+// Nav is what the layout needs to draw navigation for the current user.
+type Nav struct {
+	// Email is empty for an anonymous visitor.
+	Email      string
+	IsStaff    bool
+	IsAdmin    bool
+	IsReviewer bool
+	Carriers   []string // names of the user's carriers
+	Active     string   // the section to highlight
+}
+
+// Page is what every page passes to the layout.
+type Page struct {
+	Title string
+	Nav   Nav
+	Flash string
+	CSRF  string
+}
+
+// FieldErrors maps a form field to its message.
+type FieldErrors map[string]string
+
+// LoginView is the login form.
+type LoginView struct {
+	Page
+	Email string
+	Next  string
+	Error string
+}
+
+// ListingRow is one row of a listings table.
+type ListingRow struct {
+	ID          int64
+	URL         string
+	Model       string
+	ModelSlug   string
+	Carrier     string
+	Status      string
+	StatusClass string
+	Input       string
+	Output      string
+	Cached      string
+	LandingFee  string // empty when the viewer may not see it
+	Discount    string
+	Uptime      string
+	Latency     string
+	Throughput  string
+}
+
+// ListingsView is the listings page.
+type ListingsView struct {
+	Page
+	Heading     string
+	ShowCarrier bool
+	Rows        []ListingRow
+}
+
+// KV is one labelled value on a detail page.
+type KV struct {
+	Label, Value, Hint string
+}
+
+// ListingView is one listing's page.
+type ListingView struct {
+	Page
+	Row      ListingRow
+	Fare     []KV
+	Tiers    [][]string
+	Schedule []KV
+	Caps     []KV
+	Caps2    []string
+	Health   []KV
+}
+
+// UserRow is a row of the admin's user list.
+type UserRow struct {
+	Email, Name, Staff, Carriers, Created string
+}
+
+// CarrierRow is a row of the admin's carrier list.
+type CarrierRow struct {
+	Slug, Name, Created string
+	Members, Listings   int
+}
+
+// AdminUsersView lists users.
+type AdminUsersView struct {
+	Page
+	Users []UserRow
+}
+
+// AdminCarriersView lists carriers and offers the invite form.
+type AdminCarriersView struct {
+	Page
+	Carriers []CarrierRow
+	Invite   InviteForm
+	// InviteLink is shown once, right after an invite is created.
+	InviteLink string
+}
+
+// InviteForm is the carrier invite form with its values and errors.
+type InviteForm struct {
+	Slug, Name, Email string
+	Errors            FieldErrors
+}
+
+// SignupView is the invited admin's sign-up form.
+type SignupView struct {
+	Page
+	Token   string
+	Email   string
+	Carrier string
+	Name    string
+	Errors  FieldErrors
+}
+
+// AuditRow is a row of the audit log.
+type AuditRow struct {
+	At, Actor, Carrier, Action, Subject, Before, After string
+}
+
+// AuditView is the audit log page.
+type AuditView struct {
+	Page
+	Rows []AuditRow
+}
+
+// ErrorView is an error page.
+type ErrorView struct {
+	Page
+	Status  int
+	Heading string
+	Message string
+}

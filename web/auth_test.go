@@ -1,0 +1,183 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/web"
+)
+
+func TestLogin(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for _, test := range []struct {
+		name, email, password string
+		wantStatus            int
+		wantBody              string
+	}{
+		{"wrong password", "admin@nebula.example", "not-the-password", http.StatusUnauthorized, "do not match an account"},
+		{"unknown account gets the same message", "ghost@nebula.example", demo.Password, http.StatusUnauthorized, "do not match an account"},
+		{"right password", "admin@nebula.example", demo.Password, http.StatusSeeOther, ""},
+		{"email is case-insensitive", "ADMIN@nebula.example", demo.Password, http.StatusSeeOther, ""},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			c := p.client()
+			res := c.post("/login", "/login", url.Values{"email": {test.email}, "password": {test.password}})
+			wantStatus(t, "login", res, test.wantStatus)
+			if !strings.Contains(res.body, test.wantBody) {
+				t.Errorf("body lacks %q", test.wantBody)
+			}
+			if test.wantStatus == http.StatusUnauthorized && !strings.Contains(res.body, `value="`+test.email+`"`) {
+				t.Error("the typed email was not kept")
+			}
+			if test.wantStatus == http.StatusSeeOther && res.location != "/listings" {
+				t.Errorf("redirect to %q", res.location)
+			}
+		})
+	}
+}
+
+func TestSessionCookieFlags(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for _, test := range []struct {
+		name       string
+		proto      string
+		wantSecure bool
+	}{
+		{"plain HTTP", "", false},
+		{"behind TLS", "https", true},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			c := p.client()
+			if test.proto != "" {
+				c.header.Set("X-Forwarded-Proto", test.proto)
+			}
+			res := c.post("/login", "/login", url.Values{"email": {"admin@nebula.example"}, "password": {demo.Password}})
+			var session *http.Cookie
+			for _, ck := range res.cookies {
+				if ck.Name == web.SessionCookie {
+					session = ck
+				}
+			}
+			if session == nil {
+				t.Fatal("no session cookie set at login")
+			}
+			if !session.HttpOnly || session.SameSite != http.SameSiteLaxMode || session.Secure != test.wantSecure {
+				t.Errorf("cookie HttpOnly=%v SameSite=%v Secure=%v", session.HttpOnly, session.SameSite, session.Secure)
+			}
+		})
+	}
+}
+
+func TestLoginThrottledPerAccount(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	for range account.MaxFailuresAccount {
+		c.post("/login", "/login", url.Values{"email": {"admin@orbit.example"}, "password": {"wrong"}})
+	}
+	res := c.post("/login", "/login", url.Values{"email": {"admin@orbit.example"}, "password": {demo.Password}})
+	wantStatus(t, "login after failures", res, http.StatusTooManyRequests)
+	if !strings.Contains(res.body, "Too many failed logins") {
+		t.Error("no throttling message")
+	}
+	// Another account from the same address is not locked by these.
+	other := p.client()
+	other.login("admin@nebula.example")
+}
+
+func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("member@nebula.example")
+	copied := *c.cookie(web.SessionCookie)
+	wantStatus(t, "listings while logged in", c.get("/listings"), http.StatusOK)
+
+	wantStatus(t, "logout", c.post("/listings", "/logout", url.Values{}), http.StatusSeeOther)
+
+	thief := p.client()
+	req, _ := http.NewRequest("GET", thief.base+"/listings", nil)
+	req.AddCookie(&copied)
+	res := thief.do(req)
+	if res.status != http.StatusSeeOther || !strings.HasPrefix(res.location, "/login") {
+		t.Errorf("replayed cookie after logout: status %d location %q", res.status, res.location)
+	}
+}
+
+func TestLoginStartsANewSession(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("member@nebula.example")
+	first := *c.cookie(web.SessionCookie)
+	// Logging in as someone else from a logged-in page.
+	res := c.post("/listings", "/login", url.Values{"email": {"admin@orbit.example"}, "password": {demo.Password}})
+	wantStatus(t, "second login", res, http.StatusSeeOther)
+	second := c.cookie(web.SessionCookie)
+	if first.Value == second.Value {
+		t.Fatal("the session id did not change at login")
+	}
+	old := p.client()
+	req, _ := http.NewRequest("GET", old.base+"/listings", nil)
+	req.AddCookie(&first)
+	if res := old.do(req); res.status != http.StatusSeeOther {
+		t.Errorf("the pre-login session still works: %d", res.status)
+	}
+}
+
+func TestCSRF(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	creds := url.Values{"email": {"admin@nebula.example"}, "password": {demo.Password}}
+	t.Run("no token is refused", func(t *testing.T) {
+		c := p.client()
+		c.get("/login")
+		wantStatus(t, "post without token", c.postRaw("/login", creds), http.StatusForbidden)
+	})
+	t.Run("a wrong token is refused", func(t *testing.T) {
+		c := p.client()
+		c.get("/login")
+		form := url.Values{"_csrf": {strings.Repeat("x", 43)}}
+		for k, v := range creds {
+			form[k] = v
+		}
+		wantStatus(t, "post with a forged token", c.postRaw("/login", form), http.StatusForbidden)
+	})
+	t.Run("a browser's cross-site post is refused even with a token", func(t *testing.T) {
+		c := p.client()
+		c.header.Set("Sec-Fetch-Site", "cross-site")
+		wantStatus(t, "cross-site post", c.post("/login", "/login", creds), http.StatusForbidden)
+	})
+	t.Run("another origin is refused", func(t *testing.T) {
+		c := p.client()
+		c.header.Set("Origin", "https://evil.example")
+		wantStatus(t, "foreign origin", c.post("/login", "/login", creds), http.StatusForbidden)
+	})
+	t.Run("a browser's same-origin post with the token passes", func(t *testing.T) {
+		c := p.client()
+		c.header.Set("Sec-Fetch-Site", "same-origin")
+		c.header.Set("Origin", c.base)
+		wantStatus(t, "same-origin post", c.post("/login", "/login", creds), http.StatusSeeOther)
+	})
+	t.Run("a script's post with the header token passes", func(t *testing.T) {
+		c := p.client()
+		page := c.get("/login")
+		token := csrfField.FindStringSubmatch(page.body)[1]
+		req, _ := http.NewRequest("POST", c.base+"/login", strings.NewReader(creds.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-CSRF-Token", token)
+		wantStatus(t, "header token", c.do(req), http.StatusSeeOther)
+	})
+}
+
+func TestSafeRedirectAfterLogin(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for next, want := range map[string]string{"/listings/3": "/listings/3", "//evil.example": "/listings", "https://evil.example": "/listings"} {
+		c := p.client()
+		res := c.post("/login", "/login", url.Values{"email": {"admin@nebula.example"}, "password": {demo.Password}, "next": {next}})
+		if res.location != want {
+			t.Errorf("next=%q redirected to %q, want %q", next, res.location, want)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/templates"
+)
+
+// statusOf maps the domain's error codes to HTTP statuses, in one place.
+func statusOf(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	switch apperr.Code(err) {
+	case apperr.EINVALID:
+		return http.StatusUnprocessableEntity
+	case apperr.ENOTFOUND:
+		return http.StatusNotFound
+	case apperr.ECONFLICT:
+		return http.StatusConflict
+	case apperr.EFORBIDDEN:
+		return http.StatusForbidden
+	case apperr.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case apperr.ETHROTTLED:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+var headings = map[int]string{
+	http.StatusBadRequest:            "That request could not be read",
+	http.StatusUnauthorized:          "Please log in",
+	http.StatusForbidden:             "You do not have access to this",
+	http.StatusNotFound:              "Page not found",
+	http.StatusMethodNotAllowed:      "That action is not available here",
+	http.StatusConflict:              "Someone else changed this first",
+	http.StatusRequestEntityTooLarge: "That upload is too large",
+	http.StatusUnprocessableEntity:   "Some fields need attention",
+	http.StatusTooManyRequests:       "Slow down",
+	http.StatusInternalServerError:   "Something went wrong",
+	http.StatusServiceUnavailable:    "Airside is briefly unavailable",
+}
+
+// handleError renders every error: a JSON body under /api, else a page.
+// Internal errors are logged with their detail and shown without it.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := statusOf(err)
+	message := apperr.Message(err)
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		if m, ok := he.Message.(string); ok {
+			message = m
+		}
+		switch status {
+		case http.StatusNotFound:
+			message = "There is nothing at this address, or you do not have access to it."
+		case http.StatusRequestEntityTooLarge:
+			message = "The request body is larger than Airside accepts."
+		}
+	}
+	if status >= 500 {
+		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
+	}
+	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+		_ = c.JSON(status, map[string]any{"error": map[string]any{"status": status, "message": message}})
+		return
+	}
+	heading := headings[status]
+	if heading == "" {
+		heading = http.StatusText(status)
+	}
+	view := templates.ErrorView{Page: s.page(c, heading, ""), Status: status, Heading: heading, Message: message}
+	if rerr := render(c, status, templates.ErrorPage(view)); rerr != nil {
+		s.Log.Error("render error page", "err", rerr)
+	}
+}
+

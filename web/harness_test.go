@@ -1,0 +1,131 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/web"
+)
+
+// testPortal is the real portal on a fresh, demo-seeded database.
+type testPortal struct {
+	t     *testing.T
+	srv   *httptest.Server
+	store *store.Store
+}
+
+func newPortal(t *testing.T, d store.Dialect) *testPortal {
+	t.Helper()
+	st := storetest.Open(t, d)
+	if _, err := demo.Seed(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	t.Cleanup(srv.Close)
+	return &testPortal{t: t, srv: srv, store: st}
+}
+
+// client is one browser: it keeps cookies and never follows redirects, so
+// tests see every 303.
+type client struct {
+	t    *testing.T
+	base string
+	http *http.Client
+	// header is added to every request (e.g. Sec-Fetch-Site).
+	header http.Header
+}
+
+func (p *testPortal) client() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: p.t, base: p.srv.URL, header: http.Header{}, http: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+type response struct {
+	status   int
+	body     string
+	location string
+	header   http.Header
+	cookies  []*http.Cookie
+}
+
+func (c *client) do(req *http.Request) response {
+	c.t.Helper()
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, body: string(body), location: res.Header.Get("Location"), header: res.Header, cookies: res.Cookies()}
+}
+
+func (c *client) get(path string) response {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.base+path, nil)
+	return c.do(req)
+}
+
+// postRaw posts a form as is, with no CSRF token added.
+func (c *client) postRaw(path string, form url.Values) response {
+	c.t.Helper()
+	req, _ := http.NewRequest("POST", c.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req)
+}
+
+var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// post submits a form the way a person would: it loads formPage first and
+// sends the CSRF token found there.
+func (c *client) post(formPage, path string, form url.Values) response {
+	c.t.Helper()
+	page := c.get(formPage)
+	m := csrfField.FindStringSubmatch(page.body)
+	if m == nil {
+		c.t.Fatalf("no CSRF token on %s (status %d)", formPage, page.status)
+	}
+	form.Set("_csrf", m[1])
+	return c.postRaw(path, form)
+}
+
+func (c *client) login(email string) {
+	c.t.Helper()
+	res := c.post("/login", "/login", url.Values{"email": {email}, "password": {demo.Password}})
+	if res.status != http.StatusSeeOther {
+		c.t.Fatalf("login as %s: status %d\n%s", email, res.status, res.body)
+	}
+}
+
+func (c *client) cookie(name string) *http.Cookie {
+	u, _ := url.Parse(c.base)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == name {
+			return ck
+		}
+	}
+	return nil
+}
+
+func wantStatus(t *testing.T, what string, res response, want int) {
+	t.Helper()
+	if res.status != want {
+		t.Errorf("%s: status %d, want %d\n%.600s", what, res.status, want, res.body)
+	}
+}

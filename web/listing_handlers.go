@@ -1,0 +1,175 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/templates"
+)
+
+// visibleCarriers is the carrier scope of a user: nil (all) for staff, their
+// own carriers otherwise.
+func visibleCarriers(p *account.Principal) []int64 {
+	if p.IsStaff() {
+		return nil
+	}
+	return p.CarrierIDs()
+}
+
+func (s *Server) handleListings(c echo.Context) error {
+	p := principal(c)
+	listings, err := s.Store.FindListings(c.Request().Context(), catalogue.ListingFilter{CarrierIDs: visibleCarriers(p)})
+	if err != nil {
+		return err
+	}
+	heading := "All listings"
+	if !p.IsStaff() {
+		names := make([]string, len(p.Memberships))
+		for i, m := range p.Memberships {
+			names[i] = m.Carrier.Name
+		}
+		heading = "Listings of " + strings.Join(names, ", ")
+	}
+	view := templates.ListingsView{Page: s.page(c, "Listings", "listings"), Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1}
+	for i := range listings {
+		view.Rows = append(view.Rows, listingRow(&listings[i]))
+	}
+	return render(c, http.StatusOK, templates.Listings(view))
+}
+
+func (s *Server) handleListing(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	// Another carrier's listing is not found, exactly like a missing one.
+	l, err := s.Store.FindListing(c.Request().Context(), id, visibleCarriers(principal(c)))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, templates.Listing(listingView(s.page(c, l.Model.Name, "listings"), l)))
+}
+
+func dollars(m money.Micros) string { return "$" + m.String() }
+
+func optDollars(m *money.Micros) string {
+	if m == nil {
+		return "—"
+	}
+	return dollars(*m)
+}
+
+func optNumber(v *float64, format string) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// listingRow is what a listings table shows of a listing. Only the owner and
+// staff reach these pages, so the landing fee and discount may be shown.
+func listingRow(l *catalogue.Listing) templates.ListingRow {
+	row := templates.ListingRow{
+		ID: l.ID, URL: "/listings/" + strconv.FormatInt(l.ID, 10), Model: l.Model.Name, ModelSlug: l.Model.Slug,
+		Carrier: l.CarrierName, Status: l.Status.Label(), StatusClass: string(l.Status),
+		Input: "—", Output: "—", Cached: "—", LandingFee: "—", Discount: "—",
+		Uptime:     optNumber(l.Health.UptimePct, "%.2f %%"),
+		Latency:    optNumber(l.Health.LatencyMs, "%.0f ms"),
+		Throughput: optNumber(l.Health.ThroughputTPS, "%.0f"),
+	}
+	if f := l.Published; f != nil {
+		row.Input, row.Output, row.Cached = dollars(f.Input), dollars(f.Output), optDollars(f.CachedInput)
+		row.LandingFee, row.Discount = f.LandingFee.Percent()+" %", f.Discount.Percent()+" %"
+	}
+	return row
+}
+
+func listingView(page templates.Page, l *catalogue.Listing) templates.ListingView {
+	v := templates.ListingView{Page: page, Row: listingRow(l)}
+	v.Health = []templates.KV{
+		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
+		{Label: "Time to first token", Value: v.Row.Latency},
+		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
+		{Label: "Observed cache hit rate", Value: optNumber(l.Health.CacheHitRate, "%.2f")},
+	}
+	f := l.Published
+	if f == nil {
+		return v
+	}
+	effective := func(m money.Micros) string { return "routes at " + dollars(f.Effective(m)) }
+	v.Fare = []templates.KV{
+		{Label: "Input", Value: dollars(f.Input), Hint: effective(f.Input)},
+		{Label: "Output", Value: dollars(f.Output), Hint: effective(f.Output)},
+		{Label: "Cached input", Value: optDollars(f.CachedInput)},
+		{Label: "Cache read (explicit)", Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
+		{Label: "Cache write", Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
+		{Label: "Landing fee", Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
+		{Label: "Traffic discount", Value: f.Discount.Percent() + " %"},
+	}
+	for _, t := range f.Tiers {
+		v.Tiers = append(v.Tiers, []string{strconv.FormatInt(t.AboveTokens, 10), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
+	}
+	if tb := f.TimeBased; tb != nil {
+		windows := make([]string, len(tb.PeakHours))
+		for i, w := range tb.PeakHours {
+			windows[i] = fmt.Sprintf("%02d:00-%02d:00", w.Start, w.End)
+		}
+		days := make([]string, len(tb.OffPeakDays))
+		for i, d := range tb.OffPeakDays {
+			days[i] = d.String()
+		}
+		eff := "always"
+		if tb.EffectiveAt != nil {
+			eff = tb.EffectiveAt.UTC().Format(time.DateTime) + " UTC"
+		}
+		v.Schedule = []templates.KV{
+			{Label: "Peak windows (UTC)", Value: orDash(strings.Join(windows, ", "))},
+			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: fmt.Sprintf("at UTC%+.1f h", float64(tb.UTCOffsetMinutes)/60)},
+			{Label: "Peak prices", Value: priceTriple(tb.Peak)},
+			{Label: "Off-peak prices", Value: priceTriple(tb.OffPeak)},
+			{Label: "Effective from", Value: eff},
+		}
+	}
+	scope := "global"
+	if f.CapScope == fare.ScopePerOrg {
+		scope = "per organization"
+	}
+	v.Caps = []templates.KV{
+		{Label: "Requests per minute", Value: optInt(f.MaxRPM)},
+		{Label: "Requests per day", Value: optInt(f.MaxRPD)},
+		{Label: "Scope", Value: scope},
+	}
+	for _, c := range f.Capabilities {
+		v.Caps2 = append(v.Caps2, strings.ReplaceAll(c.String(), "_", " "))
+	}
+	return v
+}
+
+func priceTriple(p fare.Prices) string {
+	return "in " + optDollars(p.Input) + " · out " + optDollars(p.Output) + " · cached " + optDollars(p.CachedInput)
+}
+
+func optInt(v *int64) string {
+	if v == nil {
+		return "no cap"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

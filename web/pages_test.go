@@ -1,0 +1,189 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+// listingIDs returns each carrier's listing ids.
+func listingIDs(t *testing.T, st *store.Store) map[string][]int64 {
+	t.Helper()
+	all, err := st.FindListings(context.Background(), catalogue.ListingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string][]int64{}
+	for _, l := range all {
+		ids[l.CarrierSlug] = append(ids[l.CarrierSlug], l.ID)
+	}
+	return ids
+}
+
+func TestCarrierSeesOnlyItsOwnListings(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			p := newPortal(t, d)
+			ids := listingIDs(t, p.store)
+			for _, test := range []struct {
+				who        string
+				carrier    string
+				wantOwn    int
+				wantOthers int
+			}{
+				{"member@nebula.example", "nebula", http.StatusOK, http.StatusNotFound},
+				{"admin@orbit.example", "orbit", http.StatusOK, http.StatusNotFound},
+				{"reviewer@airside.example", "", http.StatusOK, http.StatusOK},
+				{"admin@airside.example", "", http.StatusOK, http.StatusOK},
+			} {
+				c := p.client()
+				c.login(test.who)
+				for slug, listingIDs := range ids {
+					want := test.wantOthers
+					if slug == test.carrier {
+						want = test.wantOwn
+					}
+					res := c.get(fmt.Sprintf("/listings/%d", listingIDs[0]))
+					wantStatus(t, test.who+" reads a listing of "+slug, res, want)
+				}
+				page := c.get("/listings")
+				for slug, listingIDs := range ids {
+					shown := strings.Contains(page.body, fmt.Sprintf(`href="/listings/%d"`, listingIDs[0]))
+					if wantShown := test.carrier == "" || slug == test.carrier; shown != wantShown {
+						t.Errorf("%s: listing of %s shown=%v", test.who, slug, shown)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAnotherCarriersListingLooksMissing(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	c := p.client()
+	c.login("member@nebula.example")
+	foreign := c.get(fmt.Sprintf("/listings/%d", ids["orbit"][0]))
+	missing := c.get("/listings/999999")
+	if foreign.status != http.StatusNotFound || missing.status != http.StatusNotFound {
+		t.Fatalf("foreign %d, missing %d", foreign.status, missing.status)
+	}
+	if strings.Contains(foreign.body, "Orbit") {
+		t.Error("the 404 for a foreign listing names its carrier")
+	}
+}
+
+func TestRoles(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for _, test := range []struct {
+		who, path string
+		want      int
+	}{
+		{"", "/listings", http.StatusSeeOther},
+		{"", "/admin/users", http.StatusSeeOther},
+		{"admin@nebula.example", "/admin/users", http.StatusForbidden},
+		{"reviewer@airside.example", "/admin/carriers", http.StatusForbidden},
+		{"admin@airside.example", "/admin/users", http.StatusOK},
+		{"admin@airside.example", "/admin/carriers", http.StatusOK},
+		{"member@nebula.example", "/audit", http.StatusOK},
+		{"member@nebula.example", "/nowhere", http.StatusNotFound},
+		{"member@nebula.example", "/listings/not-a-number", http.StatusNotFound},
+	} {
+		c := p.client()
+		if test.who != "" {
+			c.login(test.who)
+		}
+		res := c.get(test.path)
+		wantStatus(t, test.who+" GET "+test.path, res, test.want)
+		if test.want >= 400 && !strings.Contains(res.body, `data-testid="error-page"`) {
+			t.Errorf("%s GET %s: no error page", test.who, test.path)
+		}
+	}
+}
+
+func TestAuditLogIsScoped(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("member@nebula.example")
+	body := c.get("/audit").body
+	if !strings.Contains(body, "nebula") || strings.Contains(body, ">orbit<") {
+		t.Error("a carrier's audit log shows another carrier's events, or none of its own")
+	}
+}
+
+var inviteLink = regexp.MustCompile(`/signup/[A-Za-z0-9_-]+`)
+
+func TestInviteCarrierAndSignUp(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@airside.example")
+
+	bad := admin.post("/admin/carriers", "/admin/carriers/invite", url.Values{"name": {"Zephyr <em>AI</em>"}, "slug": {"Bad Slug"}, "email": {"not-an-email"}})
+	wantStatus(t, "invalid invite", bad, http.StatusUnprocessableEntity)
+	for _, want := range []string{`data-testid="error-slug"`, `value="Bad Slug"`, `value="Zephyr &lt;em&gt;AI&lt;/em&gt;"`} {
+		if !strings.Contains(bad.body, want) {
+			t.Errorf("invalid invite page lacks %s", want)
+		}
+	}
+	if strings.Contains(bad.body, "<em>AI</em>") {
+		t.Error("typed HTML came back unescaped")
+	}
+
+	ok := admin.post("/admin/carriers", "/admin/carriers/invite", url.Values{"name": {"Zephyr AI"}, "slug": {"zephyr"}, "email": {"first@zephyr.example"}})
+	wantStatus(t, "invite", ok, http.StatusOK)
+	link := inviteLink.FindString(ok.body)
+	if link == "" {
+		t.Fatal("no sign-up link shown")
+	}
+
+	newcomer := p.client()
+	form := newcomer.get(link)
+	wantStatus(t, "sign-up form", form, http.StatusOK)
+	short := newcomer.post(link, link, url.Values{"name": {"Zoe"}, "password": {"short"}})
+	wantStatus(t, "short password", short, http.StatusUnprocessableEntity)
+	if !strings.Contains(short.body, `data-testid="error-password"`) || !strings.Contains(short.body, `value="Zoe"`) {
+		t.Error("short password: no message next to the field, or the name was lost")
+	}
+	done := newcomer.post(link, link, url.Values{"name": {"Zoe"}, "password": {"a long enough password"}})
+	wantStatus(t, "sign up", done, http.StatusSeeOther)
+	page := newcomer.get("/listings")
+	if !strings.Contains(page.body, "Welcome to Airside, Zoe") || !strings.Contains(page.body, "Zephyr AI") {
+		t.Errorf("after sign-up the new admin does not see their carrier:\n%.500s", page.body)
+	}
+	again := p.client()
+	wantStatus(t, "reused link", again.get(link), http.StatusNotFound)
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	wantStatus(t, "healthz", c.get("/healthz"), http.StatusOK)
+	wantStatus(t, "readyz", c.get("/readyz"), http.StatusOK)
+	p.store.Close()
+	wantStatus(t, "readyz with the database closed", c.get("/readyz"), http.StatusServiceUnavailable)
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	res := p.client().get("/login")
+	for header, want := range map[string]string{
+		"Content-Security-Policy": "frame-ancestors 'none'",
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "same-origin",
+	} {
+		if !strings.Contains(res.header.Get(header), want) {
+			t.Errorf("%s = %q, want it to contain %q", header, res.header.Get(header), want)
+		}
+	}
+	if strings.Contains(res.header.Get("Content-Security-Policy"), "unsafe-inline") {
+		t.Error("CSP allows inline script")
+	}
+}

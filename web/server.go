@@ -1,0 +1,130 @@
+// Package web is Airside's HTTP side: the echo server, its middleware
+// (sessions, CSRF, authentication, roles), one error handler, and the handlers
+// that turn requests into calls on the domain and pages out of templates.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/static"
+)
+
+// MaxBodyBytes bounds every request body.
+const MaxBodyBytes = "4M"
+
+// Server is the portal.
+type Server struct {
+	Store    *store.Store
+	Accounts *account.Service
+	Log      *slog.Logger
+	// BaseURL, when set, is used for links sent outside the portal (invites);
+	// otherwise the request's own scheme and host are.
+	BaseURL string
+
+	sessions *dbSessionStore
+	echo     *echo.Echo
+}
+
+// New builds the portal on a store.
+func New(st *store.Store, log *slog.Logger) *Server {
+	s := &Server{
+		Store:    st,
+		Accounts: &account.Service{Store: st, Now: time.Now},
+		Log:      log,
+		sessions: &dbSessionStore{store: st},
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	s.echo = e
+	s.routes()
+	return s
+}
+
+// Handler is the portal as an http.Handler (for tests and servers).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the router, for tests that walk every route.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// routes registers every route of the portal, in one place.
+func (s *Server) routes() {
+	e := s.echo
+	e.Use(middleware.Recover())
+	e.Use(requestLog(s.Log))
+	e.Use(securityHeaders)
+	e.Use(middleware.BodyLimit(MaxBodyBytes))
+
+	e.GET("/healthz", s.handleHealthz)
+	e.GET("/readyz", s.handleReadyz)
+	e.StaticFS("/static", static.FS)
+
+	pages := e.Group("", csrf, s.loadPrincipal)
+	pages.GET("/", s.handleHome)
+	pages.GET("/login", s.handleLoginForm)
+	pages.POST("/login", s.handleLogin)
+	pages.POST("/logout", s.handleLogout)
+	pages.GET("/signup/:token", s.handleSignupForm)
+	pages.POST("/signup/:token", s.handleSignup)
+
+	member := pages.Group("", requireLogin)
+	member.GET("/listings", s.handleListings)
+	member.GET("/listings/:id", s.handleListing)
+	member.GET("/audit", s.handleAudit)
+
+	admin := member.Group("/admin", requireAdmin)
+	admin.GET("/users", s.handleAdminUsers)
+	admin.GET("/carriers", s.handleAdminCarriers)
+	admin.POST("/carriers/invite", s.handleInviteCarrier)
+}
+
+// Run serves on addr until ctx ends, then shuts down gracefully, giving
+// requests in flight up to 10 seconds.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go sweepSessions(ctx, s.Store, 10*time.Minute, s.Log.Info)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	s.Log.Info("shutting down", "grace", "10s")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) handleHealthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
+
+func (s *Server) handleReadyz(c echo.Context) error {
+	if err := s.Store.Ping(c.Request().Context()); err != nil {
+		s.Log.Warn("not ready", "err", err)
+		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
+	}
+	return c.String(http.StatusOK, "ready\n")
+}
+
+func (s *Server) handleHome(c echo.Context) error {
+	if principal(c) == nil {
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
+	return c.Redirect(http.StatusSeeOther, "/listings")
+}
