@@ -84,4 +84,3 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.Log.Error("render error page", "err", rerr)
 	}
 }
-
