@@ -154,7 +154,7 @@ func demoFare(rng *rand.Rand, m modelSpec, carrier string, i int) *fare.Fare {
 	// costing them the coding elections.
 	if i%4 != 3 {
 		share := m.cachedShare[0] + rng.Float64()*(m.cachedShare[1]-m.cachedShare[0])
-		f.CachedInput = ptr(input.Scale(int64(share*1000), 1000))
+		f.CachedInput = ptr(input.Scale(int64(share*1000), 1000).Scale(1, 1000).Scale(1000, 1)) // to a tenth of a cent
 	}
 	if i%3 == 0 {
 		f.Capabilities = append(f.Capabilities, election.CapJSONSchema, election.CapReasoning)
@@ -168,7 +168,7 @@ func demoFare(rng *rand.Rand, m modelSpec, carrier string, i int) *fare.Fare {
 	}
 	if m.tierAbove > 0 && i%2 == 0 {
 		f.Tiers = []fare.Tier{{AboveTokens: m.tierAbove, Prices: fare.Prices{
-			Input: ptr(f.Input * 2), Output: ptr(f.Output * 3 / 2), CachedInput: scaledPtr(f.CachedInput, 2)}}}
+			Input: ptr(f.Input * 2), Output: ptr(f.Output.Scale(3, 2)), CachedInput: scaledPtr(f.CachedInput, 2)}}}
 	}
 	if carrier == m.peakOffPeakOwner {
 		// DeepSeek-style: half price off-peak (16:30-00:30 UTC rounded to whole

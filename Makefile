@@ -1,0 +1,46 @@
+# Airside. `make run` starts the portal with a demo catalogue; `make test` runs every test.
+GO      ?= go
+DB      ?= sqlite:data/airside.db
+FUZZTIME ?= 10s
+
+.PHONY: run build test check generate bench fuzz clean
+
+## run: build and start the portal on http://localhost:8080 (embedded SQLite in ./data, demo seeded once)
+run:
+	$(GO) run ./cmd/airside serve --demo --database $(DB)
+
+## build: the airside binary in ./bin
+build:
+	$(GO) build -o bin/airside ./cmd/airside
+
+## test: formatting, vet, generated-code drift, every test (PostgreSQL, SQLite, Chromium) and short fuzz runs
+test: check
+	$(GO) test -count=1 ./...
+	$(GO) test -run '^$$' -fuzz '^FuzzElect$$' -fuzztime $(FUZZTIME) ./internal/election
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePrice$$' -fuzztime $(FUZZTIME) ./internal/money
+
+## check: gofmt, go vet, and templ output in sync with the .templ files
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool templ generate >/dev/null 2>&1
+	@git diff --exit-code --stat -- templates || (echo "generated templates are stale: run 'make generate' and commit"; exit 1)
+
+## generate: regenerate the templ components
+generate:
+	$(GO) tool templ generate
+
+## bench: the election engine's benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/election
+
+## fuzz: long fuzz runs (FUZZTIME=10m make fuzz)
+fuzz:
+	$(MAKE) FUZZTIME=$(if $(filter 10s,$(FUZZTIME)),5m,$(FUZZTIME)) fuzz-run
+fuzz-run:
+	$(GO) test -run '^$$' -fuzz '^FuzzElect$$' -fuzztime $(FUZZTIME) ./internal/election
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePrice$$' -fuzztime $(FUZZTIME) ./internal/money
+
+clean:
+	rm -rf bin data

@@ -1,0 +1,126 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+)
+
+// chromiumPath is Debian's Chromium; AIRSIDE_CHROMIUM overrides it.
+func chromiumPath() string {
+	if p := os.Getenv("AIRSIDE_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// newBrowser starts a headless Chromium tab for the test. Without Chromium the
+// test is skipped, except under CI=true where that is a failure.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Chromium is required with CI=true: %v", err)
+		}
+		t.Skipf("Chromium not found at %s; set CI=true to make this a failure", chromiumPath())
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath()),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(1300, 900),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// screenshot saves the page under the test's artifact folder (kept with
+// `go test -artifacts`).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(t.ArtifactDir(), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+func TestBrowserLoginSeeListingsLogout(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := newBrowser(t)
+
+	// A deep link sends the visitor to log in and back.
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.srv.URL+"/listings"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), "admin@nebula.example"),
+		chromedp.SendKeys(chromedp.ID("password"), "wrong password"),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-error"]`)),
+	)
+	if err != nil {
+		t.Fatalf("wrong password: %v", err)
+	}
+	typed, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("email")))
+	if err != nil || typed != "admin@nebula.example" {
+		t.Errorf("after a failed login the email field holds %q (%v)", typed, err)
+	}
+
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("password"), demo.Password),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="listings"]`)),
+	)
+	if err != nil {
+		t.Fatalf("log in: %v", err)
+	}
+	who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="who"]`)))
+	if who != "admin@nebula.example" {
+		t.Errorf("logged in as %q", who)
+	}
+	table, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="listings"]`)))
+	if !strings.Contains(table, "Kimi K2.5") || strings.Contains(table, "GLM-5") {
+		t.Errorf("Nebula's listings table shows the wrong models:\n%s", table)
+	}
+	screenshot(t, ctx, "listings")
+
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="listing-kimi-k2.5"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.kv`)),
+	)
+	if err != nil {
+		t.Fatalf("open a listing: %v", err)
+	}
+	heading, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("h1")))
+	if !strings.Contains(heading, "Kimi K2.5") {
+		t.Errorf("listing page heading %q", heading)
+	}
+	screenshot(t, ctx, "listing")
+
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`button.link`)),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.Navigate(p.srv.URL+"/listings"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+	)
+	if err != nil {
+		t.Fatalf("after logout /listings should ask to log in again: %v", err)
+	}
+}
