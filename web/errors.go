@@ -68,8 +68,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 			message = "The request body is larger than Airside accepts."
 		}
 	}
+	if status == http.StatusInternalServerError && s.Store.Ping(c.Request().Context()) != nil {
+		// The database is away: say so, and that it is passing.
+		status = http.StatusServiceUnavailable
+		message = "Airside cannot reach its database right now. Nothing you submitted was half-saved; please try again in a moment."
+	}
 	if status >= 500 {
-		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
+		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
 		_ = c.JSON(status, map[string]any{"error": map[string]any{"status": status, "message": message}})

@@ -20,9 +20,10 @@ import (
 
 // testPortal is the real portal on a fresh, demo-seeded database.
 type testPortal struct {
-	t     *testing.T
-	srv   *httptest.Server
-	store *store.Store
+	t      *testing.T
+	srv    *httptest.Server
+	store  *store.Store
+	server *web.Server
 }
 
 func newPortal(t *testing.T, d store.Dialect) *testPortal {
@@ -31,9 +32,10 @@ func newPortal(t *testing.T, d store.Dialect) *testPortal {
 	if _, err := demo.Seed(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
-	return &testPortal{t: t, srv: srv, store: st}
+	return &testPortal{t: t, srv: srv, store: st, server: server}
 }
 
 // client is one browser: it keeps cookies and never follows redirects, so

@@ -2,12 +2,15 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
@@ -185,5 +188,27 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 	if strings.Contains(res.header.Get("Content-Security-Policy"), "unsafe-inline") {
 		t.Error("CSP allows inline script")
+	}
+}
+
+func TestErrorPages(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	p.server.Echo().GET("/test/fail", func(echo.Context) error { return errors.New("secret detail: dsn=postgres://x") })
+	p.server.Echo().GET("/test/panic", func(echo.Context) error { panic("boom") })
+	c := p.client()
+	for _, path := range []string{"/test/fail", "/test/panic"} {
+		res := c.get(path)
+		wantStatus(t, path, res, http.StatusInternalServerError)
+		if !strings.Contains(res.body, "Something went wrong") || strings.Contains(res.body, "secret detail") || strings.Contains(res.body, "boom") {
+			t.Errorf("%s: the 500 page leaks or lacks its message:\n%.400s", path, res.body)
+		}
+	}
+	// With the database gone, pages answer 503 and say it is passing.
+	c.login("member@nebula.example")
+	p.store.Close()
+	res := c.get("/listings")
+	wantStatus(t, "listings without a database", res, http.StatusServiceUnavailable)
+	if !strings.Contains(res.body, "cannot reach its database") {
+		t.Errorf("503 page lacks its message:\n%.400s", res.body)
 	}
 }
