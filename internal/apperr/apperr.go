@@ -24,6 +24,9 @@ type Error struct {
 	Code    string
 	Message string
 	Fields  map[string]string
+	// Ref names another object the message is about (e.g. the filing already
+	// in flight), so the page can link to it.
+	Ref int64
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
@@ -67,4 +70,13 @@ func FieldErrors(err error) map[string]string {
 // Invalid builds an EINVALID error with per-field messages.
 func Invalid(fields map[string]string) *Error {
 	return &Error{Code: EINVALID, Message: "Some fields need attention.", Fields: fields}
+}
+
+// RefOf returns the Ref of err's *Error, 0 when none.
+func RefOf(err error) int64 {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Ref
+	}
+	return 0
 }

@@ -73,7 +73,10 @@ type AuditEvent struct {
 type AuditFilter struct {
 	// CarrierIDs limits to these carriers' events; nil means all.
 	CarrierIDs []int64
-	Limit      int
+	// SubjectType and SubjectID narrow to one object's events when set.
+	SubjectType string
+	SubjectID   int64
+	Limit       int
 }
 
 // FindAuditEvents lists audit events, newest first.
@@ -85,6 +88,9 @@ func (s *Store) FindAuditEvents(ctx context.Context, f AuditFilter) ([]AuditEven
 		Order("audit_events.id DESC")
 	if f.CarrierIDs != nil {
 		q = q.Where("audit_events.carrier_id IN ?", append(f.CarrierIDs, -1))
+	}
+	if f.SubjectType != "" {
+		q = q.Where("audit_events.subject_type = ? AND audit_events.subject_id = ?", f.SubjectType, f.SubjectID)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 200

@@ -1,0 +1,180 @@
+package fare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/airside/airside/internal/money"
+)
+
+// Kind classifies what a filing changes, for the review queue.
+type Kind string
+
+// The filing kinds.
+const (
+	KindPrice        Kind = "price"
+	KindFares        Kind = "fares" // landing fee and discount
+	KindCaps         Kind = "caps"
+	KindCapabilities Kind = "capabilities"
+	KindPause        Kind = "pause"
+)
+
+// Change is one changed field, old -> new.
+type Change struct {
+	Field string
+	Label string
+	Kind  Kind
+	Old   string
+	New   string
+	// Percent is the relative change of a number, nil when there is no old
+	// number to compare with.
+	Percent *float64
+	// Direction is +1 for an increase, -1 for a decrease, 0 when the change has
+	// no direction (text, a list).
+	Direction int
+}
+
+// Diff lists what changes from old (the published fare; nil for none) to new.
+func Diff(old, new *Fare) []Change {
+	if old == nil {
+		old = &Fare{LandingFee: BaselineLandingFee, CapScope: ScopeGlobal}
+	}
+	var out []Change
+	priceChange := func(field, label string, kind Kind, a, b *money.Micros) {
+		if a == nil && b == nil || a != nil && b != nil && *a == *b {
+			return
+		}
+		c := Change{Field: field, Label: label, Kind: kind, Old: dollars(a), New: dollars(b)}
+		if a != nil && b != nil {
+			c.Direction = sign(int64(*b) - int64(*a))
+			if *a != 0 {
+				pct := float64(int64(*b)-int64(*a)) / float64(*a) * 100
+				c.Percent = &pct
+			}
+		}
+		out = append(out, c)
+	}
+	priceChange("input", "Input", KindPrice, &old.Input, &new.Input)
+	priceChange("output", "Output", KindPrice, &old.Output, &new.Output)
+	priceChange("cached_input", "Cached input", KindPrice, old.CachedInput, new.CachedInput)
+	priceChange("cache_read", "Cache read", KindPrice, old.CacheRead, new.CacheRead)
+	priceChange("cache_write", "Cache write", KindPrice, old.CacheWrite, new.CacheWrite)
+	if a, b := tiersText(old.Tiers), tiersText(new.Tiers); a != b {
+		out = append(out, Change{Field: "tiers", Label: "Context tiers", Kind: KindPrice, Old: a, New: b})
+	}
+	if a, b := scheduleText(old.TimeBased), scheduleText(new.TimeBased); a != b {
+		out = append(out, Change{Field: "time_based", Label: "Peak / off-peak", Kind: KindPrice, Old: a, New: b})
+	}
+	rateChange := func(field, label string, a, b money.BasisPoints) {
+		if a == b {
+			return
+		}
+		c := Change{Field: field, Label: label, Kind: KindFares, Old: a.Percent() + " %", New: b.Percent() + " %", Direction: sign(int64(b - a))}
+		if a != 0 {
+			pct := float64(b-a) / float64(a) * 100
+			c.Percent = &pct
+		}
+		out = append(out, c)
+	}
+	rateChange("landing_fee", "Landing fee", old.LandingFee, new.LandingFee)
+	rateChange("discount", "Discount", old.Discount, new.Discount)
+	capChange := func(field, label string, a, b *int64) {
+		if a == nil && b == nil || a != nil && b != nil && *a == *b {
+			return
+		}
+		c := Change{Field: field, Label: label, Kind: KindCaps, Old: capText(a), New: capText(b)}
+		if a != nil && b != nil {
+			c.Direction = sign(*b - *a)
+			pct := float64(*b-*a) / float64(*a) * 100
+			c.Percent = &pct
+		}
+		out = append(out, c)
+	}
+	capChange("max_rpm", "Max requests per minute", old.MaxRPM, new.MaxRPM)
+	capChange("max_rpd", "Max requests per day", old.MaxRPD, new.MaxRPD)
+	if old.CapScope != new.CapScope {
+		out = append(out, Change{Field: "cap_scope", Label: "Cap scope", Kind: KindCaps, Old: string(old.CapScope), New: string(new.CapScope)})
+	}
+	if a, b := FormatCapabilities(old.Capabilities), FormatCapabilities(new.Capabilities); a != b {
+		out = append(out, Change{Field: "capabilities", Label: "Capabilities", Kind: KindCapabilities, Old: orNone(a), New: orNone(b)})
+	}
+	return out
+}
+
+// KindsOf is the set of kinds a list of changes touches, in a fixed order.
+func KindsOf(changes []Change) []Kind {
+	var kinds []Kind
+	for _, k := range []Kind{KindPrice, KindFares, KindCaps, KindCapabilities} {
+		if slices.ContainsFunc(changes, func(c Change) bool { return c.Kind == k }) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+func sign(v int64) int {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+func dollars(m *money.Micros) string {
+	if m == nil {
+		return "none"
+	}
+	return "$" + m.String()
+}
+
+func capText(v *int64) string {
+	if v == nil {
+		return "no cap"
+	}
+	return fmt.Sprint(*v)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return strings.ReplaceAll(s, ",", ", ")
+}
+
+func tiersText(tiers []Tier) string {
+	if len(tiers) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(tiers))
+	for i, t := range tiers {
+		parts[i] = fmt.Sprintf("above %d: in %s, out %s, cached %s", t.AboveTokens, dollars(t.Input), dollars(t.Output), dollars(t.CachedInput))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func scheduleText(tb *TimeBased) string {
+	if tb == nil {
+		return "none"
+	}
+	windows := make([]string, len(tb.PeakHours))
+	for i, w := range tb.PeakHours {
+		windows[i] = fmt.Sprintf("%02d-%02d", w.Start, w.End)
+	}
+	days := make([]string, len(tb.OffPeakDays))
+	for i, d := range tb.OffPeakDays {
+		days[i] = d.String()[:3]
+	}
+	s := fmt.Sprintf("peak %s UTC at in %s / out %s / cached %s; off-peak in %s / out %s / cached %s",
+		strings.Join(windows, ","), dollars(tb.Peak.Input), dollars(tb.Peak.Output), dollars(tb.Peak.CachedInput),
+		dollars(tb.OffPeak.Input), dollars(tb.OffPeak.Output), dollars(tb.OffPeak.CachedInput))
+	if len(days) > 0 {
+		s += fmt.Sprintf("; off-peak all day %s at UTC%+d min", strings.Join(days, ","), tb.UTCOffsetMinutes)
+	}
+	if tb.EffectiveAt != nil {
+		s += "; from " + tb.EffectiveAt.UTC().Format(TimeLayout)
+	}
+	return s
+}

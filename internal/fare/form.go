@@ -1,0 +1,318 @@
+package fare
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/money"
+)
+
+// Form is a fare as typed: every field a string, exactly as the person wrote
+// it, so a rejected form comes back with what was typed. It knows nothing of
+// HTTP; the web layer fills it.
+type Form struct {
+	Input, Output, CachedInput, CacheRead, CacheWrite string
+	LandingFee, Discount                              string // percent
+	MaxRPM, MaxRPD                                    string
+	CapScope                                          string
+	Capabilities                                      []string // flag names
+	Tiers                                             []TierForm
+	PeakWindows                                       []WindowForm
+	OffPeakDays                                       []string // "0" (Sunday) .. "6"
+	UTCOffsetMinutes                                  string
+	TODEffectiveAt                                    string // "2006-01-02T15:04" UTC, optional
+	Peak, OffPeak                                     PricesForm
+	Justification                                     string
+	EffectiveAt                                       string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
+}
+
+// TierForm is one typed context tier.
+type TierForm struct{ Above, Input, Output, CachedInput string }
+
+// WindowForm is one typed peak window, in UTC hours.
+type WindowForm struct{ Start, End string }
+
+// PricesForm is a typed price block.
+type PricesForm struct{ Input, Output, CachedInput string }
+
+func (p PricesForm) empty() bool { return p.Input == "" && p.Output == "" && p.CachedInput == "" }
+
+// FieldErrors maps a form field to what is wrong with it. Keys are the form's
+// field names: "input", "landing_fee", "tier.0.above", "peak_window.1.start".
+type FieldErrors map[string]string
+
+// MaxJustification bounds the note to the reviewer.
+const MaxJustification = 4000
+
+// TimeLayout is how the form writes times (UTC, to the minute).
+const TimeLayout = "2006-01-02T15:04"
+
+// Parsed is a valid form: the fare, and when the carrier wants it in force.
+type Parsed struct {
+	Fare          *Fare
+	Justification string
+	// EffectiveAt is nil for "as soon as approved".
+	EffectiveAt *time.Time
+}
+
+// Parse checks every rule of a filing and returns the fare, or a message for
+// each bad field. now is when the form is sent, for the effective date.
+func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
+	errs := FieldErrors{}
+	out := &Fare{CapScope: ScopeGlobal}
+	price := func(field, s string, required bool) *money.Micros {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			if required {
+				errs[field] = "Enter a price in USD per million tokens."
+			}
+			return nil
+		}
+		m, err := money.ParsePrice(strings.TrimPrefix(s, "$"))
+		if err != nil {
+			errs[field] = "The price " + err.Error() + " (use a decimal like 0.55, at most 6 decimal places)."
+			return nil
+		}
+		return &m
+	}
+	if p := price("input", f.Input, true); p != nil {
+		out.Input = *p
+	}
+	if p := price("output", f.Output, true); p != nil {
+		out.Output = *p
+	}
+	out.CachedInput = price("cached_input", f.CachedInput, false)
+	out.CacheRead = price("cache_read", f.CacheRead, false)
+	out.CacheWrite = price("cache_write", f.CacheWrite, false)
+	if _, bad := errs["input"]; !bad {
+		if out.CachedInput != nil && *out.CachedInput > out.Input {
+			errs["cached_input"] = "The cached input price cannot be above the input price (" + out.Input.String() + ")."
+		}
+		if out.CacheRead != nil && *out.CacheRead > out.Input {
+			errs["cache_read"] = "The cache read price cannot be above the input price (" + out.Input.String() + ")."
+		}
+	}
+
+	rate := func(field, s string, lo, hi money.BasisPoints, def money.BasisPoints) money.BasisPoints {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return def
+		}
+		bp, err := money.ParsePercent(s)
+		if err != nil || bp < lo || bp > hi {
+			errs[field] = fmt.Sprintf("Enter a percentage from %s to %s.", lo.Percent(), hi.Percent())
+			return def
+		}
+		return bp
+	}
+	out.LandingFee = rate("landing_fee", f.LandingFee, MinLandingFee, MaxLandingFee, BaselineLandingFee)
+	out.Discount = rate("discount", f.Discount, 0, MaxDiscount, 0)
+
+	capField := func(field, s string) *int64 {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v <= 0 || v > 1_000_000_000 {
+			errs[field] = "Enter a whole number of requests above 0, or leave it empty for no cap."
+			return nil
+		}
+		return &v
+	}
+	out.MaxRPM = capField("max_rpm", f.MaxRPM)
+	out.MaxRPD = capField("max_rpd", f.MaxRPD)
+	switch CapScope(f.CapScope) {
+	case "", ScopeGlobal:
+	case ScopePerOrg:
+		out.CapScope = ScopePerOrg
+	default:
+		errs["cap_scope"] = "Choose global or per organization."
+	}
+	for _, name := range f.Capabilities {
+		c, ok := election.ParseCapability(name)
+		if !ok {
+			errs["capabilities"] = fmt.Sprintf("Unknown capability %q.", name)
+			continue
+		}
+		if !slices.Contains(out.Capabilities, c) {
+			out.Capabilities = append(out.Capabilities, c)
+		}
+	}
+	slices.Sort(out.Capabilities)
+
+	var previous int64
+	for i, t := range f.Tiers {
+		if t == (TierForm{}) {
+			continue // an empty row left on the page
+		}
+		key := fmt.Sprintf("tier.%d.", i)
+		above, err := strconv.ParseInt(strings.TrimSpace(t.Above), 10, 64)
+		switch {
+		case err != nil || above <= 0:
+			errs[key+"above"] = "Enter a whole number of prompt tokens above 0."
+		case above <= previous:
+			errs[key+"above"] = fmt.Sprintf("Tiers must go up: this threshold must be above %d.", previous)
+		default:
+			previous = above
+		}
+		tier := Tier{AboveTokens: above, Prices: Prices{
+			Input:       price(key+"input", t.Input, false),
+			Output:      price(key+"output", t.Output, false),
+			CachedInput: price(key+"cached_input", t.CachedInput, false),
+		}}
+		if t.Input == "" && t.Output == "" && t.CachedInput == "" {
+			errs[key+"input"] = "Give the tier at least one price."
+		}
+		out.Tiers = append(out.Tiers, tier)
+	}
+
+	tb := &TimeBased{}
+	for i, w := range f.PeakWindows {
+		if w == (WindowForm{}) {
+			continue
+		}
+		key := fmt.Sprintf("peak_window.%d.", i)
+		start, err1 := strconv.Atoi(strings.TrimSpace(w.Start))
+		end, err2 := strconv.Atoi(strings.TrimSpace(w.End))
+		switch {
+		case err1 != nil || start < 0 || start > 23:
+			errs[key+"start"] = "Enter a UTC hour from 0 to 23."
+		case err2 != nil || end < 1 || end > 24:
+			errs[key+"end"] = "Enter a UTC hour from 1 to 24."
+		case start >= end:
+			errs[key+"end"] = "The window must end after it starts (windows do not wrap past midnight; split them)."
+		default:
+			for _, other := range tb.PeakHours {
+				if start < other.End && other.Start < end {
+					errs[key+"start"] = fmt.Sprintf("This window overlaps %02d-%02d.", other.Start, other.End)
+				}
+			}
+			tb.PeakHours = append(tb.PeakHours, PeakWindow{Start: start, End: end})
+		}
+	}
+	for _, d := range f.OffPeakDays {
+		v, err := strconv.Atoi(d)
+		if err != nil || v < 0 || v > 6 {
+			errs["off_peak_days"] = "Weekdays go from 0 (Sunday) to 6 (Saturday)."
+			continue
+		}
+		if !slices.Contains(tb.OffPeakDays, time.Weekday(v)) {
+			tb.OffPeakDays = append(tb.OffPeakDays, time.Weekday(v))
+		}
+	}
+	slices.Sort(tb.OffPeakDays)
+	if s := strings.TrimSpace(f.UTCOffsetMinutes); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < -720 || v > 840 {
+			errs["utc_offset"] = "Enter an offset from -720 to 840 minutes (UTC-12 to UTC+14)."
+		}
+		tb.UTCOffsetMinutes = v
+	}
+	tb.Peak = Prices{Input: price("peak_input", f.Peak.Input, false), Output: price("peak_output", f.Peak.Output, false),
+		CachedInput: price("peak_cached_input", f.Peak.CachedInput, false)}
+	tb.OffPeak = Prices{Input: price("off_peak_input", f.OffPeak.Input, false), Output: price("off_peak_output", f.OffPeak.Output, false),
+		CachedInput: price("off_peak_cached_input", f.OffPeak.CachedInput, false)}
+	if s := strings.TrimSpace(f.TODEffectiveAt); s != "" {
+		at, err := parseTime(s)
+		if err != nil {
+			errs["tod_effective_at"] = "Enter a UTC date and time like 2026-12-01T16:00."
+		}
+		tb.EffectiveAt = at
+	}
+	hasSchedule := len(tb.PeakHours) > 0 || len(tb.OffPeakDays) > 0
+	hasBlock := !f.Peak.empty() || !f.OffPeak.empty()
+	switch {
+	case hasSchedule && !hasBlock:
+		errs["peak_input"] = "Peak windows or off-peak days need peak or off-peak prices."
+	case hasBlock && !hasSchedule:
+		errs["peak_windows"] = "Peak and off-peak prices need peak windows or off-peak days."
+	case hasSchedule && hasBlock:
+		out.TimeBased = tb
+	}
+
+	parsed := &Parsed{Fare: out, Justification: strings.TrimSpace(f.Justification)}
+	if len(parsed.Justification) > MaxJustification {
+		errs["justification"] = fmt.Sprintf("Keep the note under %d characters.", MaxJustification)
+	}
+	if strings.ContainsRune(parsed.Justification, 0) {
+		errs["justification"] = "The note contains a NUL character."
+	}
+	if s := strings.TrimSpace(f.EffectiveAt); s != "" {
+		at, err := parseTime(s)
+		switch {
+		case err != nil:
+			errs["effective_at"] = "Enter a UTC date like 2026-12-01, or a date and time like 2026-12-01T16:00."
+		case at.Before(now.Truncate(time.Minute)):
+			errs["effective_at"] = "The effective date is in the past; leave it empty to apply the fare once approved."
+		default:
+			parsed.EffectiveAt = at
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return parsed, nil
+}
+
+func parseTime(s string) (*time.Time, error) {
+	for _, layout := range []string{TimeLayout, "2006-01-02T15:04:05", time.DateOnly, time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			t = t.UTC()
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("not a time: %q", s)
+}
+
+func formPrice(m *money.Micros) string {
+	if m == nil {
+		return ""
+	}
+	return m.String()
+}
+
+// FormOf is the form prefilled from a fare (nil: an empty form at the
+// baseline landing fee).
+func FormOf(f *Fare) Form {
+	if f == nil {
+		return Form{LandingFee: BaselineLandingFee.Percent(), Discount: "0", CapScope: string(ScopeGlobal)}
+	}
+	form := Form{
+		Input: f.Input.String(), Output: f.Output.String(), CachedInput: formPrice(f.CachedInput),
+		CacheRead: formPrice(f.CacheRead), CacheWrite: formPrice(f.CacheWrite),
+		LandingFee: f.LandingFee.Percent(), Discount: f.Discount.Percent(), CapScope: string(f.CapScope),
+	}
+	if f.MaxRPM != nil {
+		form.MaxRPM = strconv.FormatInt(*f.MaxRPM, 10)
+	}
+	if f.MaxRPD != nil {
+		form.MaxRPD = strconv.FormatInt(*f.MaxRPD, 10)
+	}
+	for _, c := range f.Capabilities {
+		form.Capabilities = append(form.Capabilities, c.String())
+	}
+	for _, t := range f.Tiers {
+		form.Tiers = append(form.Tiers, TierForm{Above: strconv.FormatInt(t.AboveTokens, 10),
+			Input: formPrice(t.Input), Output: formPrice(t.Output), CachedInput: formPrice(t.CachedInput)})
+	}
+	if tb := f.TimeBased; tb != nil {
+		for _, w := range tb.PeakHours {
+			form.PeakWindows = append(form.PeakWindows, WindowForm{Start: strconv.Itoa(w.Start), End: strconv.Itoa(w.End)})
+		}
+		for _, d := range tb.OffPeakDays {
+			form.OffPeakDays = append(form.OffPeakDays, strconv.Itoa(int(d)))
+		}
+		form.UTCOffsetMinutes = strconv.Itoa(tb.UTCOffsetMinutes)
+		if tb.EffectiveAt != nil {
+			form.TODEffectiveAt = tb.EffectiveAt.UTC().Format(TimeLayout)
+		}
+		form.Peak = PricesForm{formPrice(tb.Peak.Input), formPrice(tb.Peak.Output), formPrice(tb.Peak.CachedInput)}
+		form.OffPeak = PricesForm{formPrice(tb.OffPeak.Input), formPrice(tb.OffPeak.Output), formPrice(tb.OffPeak.CachedInput)}
+	}
+	return form
+}

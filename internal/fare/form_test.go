@@ -1,0 +1,193 @@
+package fare
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/money"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func validForm() Form {
+	return Form{Input: "0.55", Output: "2.20", CachedInput: "0.30", LandingFee: "20", Discount: "0", CapScope: "global"}
+}
+
+func TestParseRules(t *testing.T) {
+	for _, test := range []struct {
+		name      string
+		edit      func(f *Form)
+		wantField string // "" means valid
+		wantMsg   string
+	}{
+		{"valid", func(f *Form) {}, "", ""},
+		{"input required", func(f *Form) { f.Input = "" }, "input", "Enter a price"},
+		{"output required", func(f *Form) { f.Output = " " }, "output", "Enter a price"},
+		{"negative price", func(f *Form) { f.Output = "-1" }, "output", "negative"},
+		{"seven decimals", func(f *Form) { f.Input = "0.1234567" }, "input", "6 decimal places"},
+		{"not a number", func(f *Form) { f.Input = "cheap" }, "input", "not a number"},
+		{"dollar sign accepted", func(f *Form) { f.Input = "$0.55" }, "", ""},
+		{"cached above input", func(f *Form) { f.CachedInput = "0.56" }, "cached_input", "cannot be above"},
+		{"cached equal to input", func(f *Form) { f.CachedInput = "0.55" }, "", ""},
+		{"cache read above input", func(f *Form) { f.CacheRead = "0.6" }, "cache_read", "cannot be above"},
+		{"landing fee below 5", func(f *Form) { f.LandingFee = "4.99" }, "landing_fee", "5 to 50"},
+		{"landing fee above 50", func(f *Form) { f.LandingFee = "50.01" }, "landing_fee", "5 to 50"},
+		{"landing fee 5", func(f *Form) { f.LandingFee = "5" }, "", ""},
+		{"landing fee 50 with sign", func(f *Form) { f.LandingFee = "50 %" }, "", ""},
+		{"discount above 50", func(f *Form) { f.Discount = "51" }, "discount", "0 to 50"},
+		{"cap zero", func(f *Form) { f.MaxRPM = "0" }, "max_rpm", "above 0"},
+		{"cap fractional", func(f *Form) { f.MaxRPD = "1.5" }, "max_rpd", "whole number"},
+		{"cap scope unknown", func(f *Form) { f.CapScope = "planet" }, "cap_scope", "global or per organization"},
+		{"unknown capability", func(f *Form) { f.Capabilities = []string{"telepathy"} }, "capabilities", "Unknown"},
+		{"tier threshold zero", func(f *Form) { f.Tiers = []TierForm{{Above: "0", Input: "1"}} }, "tier.0.above", "above 0"},
+		{"tiers must increase", func(f *Form) {
+			f.Tiers = []TierForm{{Above: "32768", Input: "1"}, {Above: "32768", Input: "2"}}
+		}, "tier.1.above", "must go up"},
+		{"tier needs a price", func(f *Form) { f.Tiers = []TierForm{{Above: "1000"}} }, "tier.0.input", "at least one price"},
+		{"tier negative price", func(f *Form) { f.Tiers = []TierForm{{Above: "1000", Output: "-2"}} }, "tier.0.output", "negative"},
+		{"empty tier rows are ignored", func(f *Form) { f.Tiers = []TierForm{{}, {}} }, "", ""},
+		{"window start before end", func(f *Form) {
+			f.PeakWindows = []WindowForm{{Start: "10", End: "6"}}
+			f.Peak = PricesForm{Input: "0.6"}
+		}, "peak_window.0.end", "end after it starts"},
+		{"window past 24", func(f *Form) {
+			f.PeakWindows = []WindowForm{{Start: "1", End: "25"}}
+			f.Peak = PricesForm{Input: "0.6"}
+		}, "peak_window.0.end", "1 to 24"},
+		{"windows overlap", func(f *Form) {
+			f.PeakWindows = []WindowForm{{Start: "1", End: "4"}, {Start: "3", End: "6"}}
+			f.Peak = PricesForm{Input: "0.6"}
+		}, "peak_window.1.start", "overlaps"},
+		{"touching windows are fine", func(f *Form) {
+			f.PeakWindows = []WindowForm{{Start: "1", End: "4"}, {Start: "4", End: "6"}}
+			f.Peak = PricesForm{Input: "0.6"}
+		}, "", ""},
+		{"weekday 7", func(f *Form) {
+			f.OffPeakDays = []string{"7"}
+			f.OffPeak = PricesForm{Input: "0.3"}
+		}, "off_peak_days", "0 (Sunday) to 6"},
+		{"offset out of range", func(f *Form) {
+			f.OffPeakDays = []string{"0"}
+			f.OffPeak = PricesForm{Input: "0.3"}
+			f.UTCOffsetMinutes = "900"
+		}, "utc_offset", "-720 to 840"},
+		{"schedule without prices", func(f *Form) { f.PeakWindows = []WindowForm{{Start: "1", End: "4"}} }, "peak_input", "need peak or off-peak prices"},
+		{"prices without schedule", func(f *Form) { f.Peak = PricesForm{Input: "1"} }, "peak_windows", "need peak windows"},
+		{"effective date in the past", func(f *Form) { f.EffectiveAt = "2026-11-29" }, "effective_at", "in the past"},
+		{"effective date later today", func(f *Form) { f.EffectiveAt = "2026-11-30T18:00" }, "", ""},
+		{"effective date garbled", func(f *Form) { f.EffectiveAt = "soon" }, "effective_at", "UTC date"},
+		{"note too long", func(f *Form) { f.Justification = strings.Repeat("x", MaxJustification+1) }, "justification", "under"},
+		{"NUL in note", func(f *Form) { f.Justification = "a\x00b" }, "justification", "NUL"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			form := validForm()
+			test.edit(&form)
+			parsed, errs := form.Parse(now)
+			if test.wantField == "" {
+				if len(errs) > 0 {
+					t.Fatalf("valid form refused: %v", errs)
+				}
+				if parsed == nil || parsed.Fare == nil {
+					t.Fatal("no fare")
+				}
+				return
+			}
+			if parsed != nil {
+				t.Fatalf("invalid form accepted: %+v", parsed.Fare)
+			}
+			if msg := errs[test.wantField]; !strings.Contains(msg, test.wantMsg) {
+				t.Errorf("error on %s = %q, want %q (all: %v)", test.wantField, msg, test.wantMsg, errs)
+			}
+		})
+	}
+}
+
+func TestParseAllFields(t *testing.T) {
+	form := Form{
+		Input: "0.55", Output: "2.2", CachedInput: "0.1", CacheRead: "0.05", CacheWrite: "0.7",
+		LandingFee: "30", Discount: "10", MaxRPM: "600", MaxRPD: "100000", CapScope: "per_org",
+		Capabilities: []string{"vision", "tools", "tools"},
+		Tiers:        []TierForm{{Above: "32768", Input: "1.1", Output: "4.4", CachedInput: "0.2"}, {}},
+		PeakWindows:  []WindowForm{{Start: "6", End: "10"}, {Start: "1", End: "4"}},
+		OffPeakDays:  []string{"6", "0"}, UTCOffsetMinutes: "480", TODEffectiveAt: "2026-12-01T16:00",
+		Peak: PricesForm{Input: "0.66", Output: "2.64"}, OffPeak: PricesForm{Input: "0.33", CachedInput: "0.05"},
+		Justification: "  New hardware.  ", EffectiveAt: "2026-12-15",
+	}
+	parsed, errs := form.Parse(now)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	f := parsed.Fare
+	if f.Input != 550000 || *f.CacheWrite != 700000 || f.LandingFee != 3000 || f.Discount != 1000 || *f.MaxRPD != 100000 || f.CapScope != ScopePerOrg {
+		t.Errorf("fare %+v", f)
+	}
+	if diff := cmp.Diff([]election.Capability{election.CapTools, election.CapVision}, f.Capabilities); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if len(f.Tiers) != 1 || *f.Tiers[0].CachedInput != 200000 {
+		t.Errorf("tiers %+v", f.Tiers)
+	}
+	if tb := f.TimeBased; tb == nil || len(tb.PeakHours) != 2 || tb.OffPeakDays[0] != time.Sunday || tb.UTCOffsetMinutes != 480 || tb.EffectiveAt.Hour() != 16 {
+		t.Errorf("time block %+v", f.TimeBased)
+	}
+	if parsed.Justification != "New hardware." || !parsed.EffectiveAt.Equal(time.Date(2026, 12, 15, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("note %q effective %v", parsed.Justification, parsed.EffectiveAt)
+	}
+	// The form of a fare parses back to the same fare.
+	round := FormOf(f)
+	again, errs := round.Parse(now)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if diff := cmp.Diff(f, again.Fare); diff != "" {
+		t.Errorf("FormOf round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	p := func(s string) *money.Micros { m, _ := money.ParsePrice(s); return &m }
+	old := &Fare{Input: *p("0.50"), Output: *p("2.00"), CachedInput: p("0.10"), LandingFee: 2000, CapScope: ScopeGlobal}
+	rpm := int64(600)
+	updated := &Fare{Input: *p("0.45"), Output: *p("2.00"), CachedInput: nil, LandingFee: 3000, Discount: 500, MaxRPM: &rpm,
+		CapScope: ScopeGlobal, Capabilities: []election.Capability{election.CapTools}}
+	changes := Diff(old, updated)
+	got := map[string]Change{}
+	for _, c := range changes {
+		got[c.Field] = c
+	}
+	if c := got["input"]; c.Old != "$0.50" || c.New != "$0.45" || c.Direction != -1 || c.Percent == nil || *c.Percent != -10 {
+		t.Errorf("input change %+v", c)
+	}
+	if _, ok := got["output"]; ok {
+		t.Error("unchanged output listed")
+	}
+	if c := got["cached_input"]; c.New != "none" || c.Percent != nil {
+		t.Errorf("removed cached price %+v", c)
+	}
+	if c := got["landing_fee"]; c.Direction != 1 || *c.Percent != 50 {
+		t.Errorf("landing fee %+v", c)
+	}
+	if c := got["discount"]; c.Old != "0 %" || c.Percent != nil {
+		t.Errorf("discount from zero %+v", c)
+	}
+	if diff := cmp.Diff([]Kind{KindPrice, KindFares, KindCaps, KindCapabilities}, KindsOf(changes)); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	if len(Diff(updated, updated)) != 0 {
+		t.Error("a fare differs from itself")
+	}
+}
+
+func TestKeptAndEffective(t *testing.T) {
+	f := &Fare{LandingFee: 3000, Discount: 1000}
+	if f.KeptPerDollar() != 6300 {
+		t.Errorf("kept %v", f.KeptPerDollar())
+	}
+	if got := f.Effective(500000); got != 405000 {
+		t.Errorf("effective of 0.50 = %v, want 0.405", got)
+	}
+}

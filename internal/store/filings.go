@@ -1,0 +1,390 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/workflow"
+)
+
+var _ workflow.Store = (*Store)(nil)
+
+type filingRow struct {
+	ID            int64 `gorm:"primaryKey"`
+	ListingID     int64
+	Kind          string
+	Kinds         string
+	State         string
+	FareID        *int64
+	BaseFareID    *int64
+	TargetStatus  string
+	Justification string
+	EffectiveAt   *time.Time
+	AuthorID      int64
+	DecidedBy     *int64
+	DecidedAt     *time.Time
+	DecisionNote  string
+	PublishedAt   *time.Time
+	SubmittedAt   *time.Time
+	LockVersion   int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+func (filingRow) TableName() string { return "filings" }
+
+func kindsText(kinds []fare.Kind) (primary, all string) {
+	if len(kinds) == 0 {
+		return string(fare.KindPrice), ""
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = string(k)
+	}
+	return parts[0], strings.Join(parts, ",")
+}
+
+func parseKinds(s string) []fare.Kind {
+	var kinds []fare.Kind
+	for _, k := range strings.Split(s, ",") {
+		if k != "" {
+			kinds = append(kinds, fare.Kind(k))
+		}
+	}
+	return kinds
+}
+
+// CreateFiling records a filing (a draft, or submitted at once) against the
+// listing's published fare, audited. A submit while another filing of the
+// listing is in flight fails with ECONFLICT naming that filing.
+func (s *Store) CreateFiling(ctx context.Context, actorID int64, nf workflow.NewFiling) (int64, error) {
+	var row filingRow
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, nf.ListingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		var kinds []fare.Kind
+		row = filingRow{ListingID: l.ID, State: string(workflow.Draft), BaseFareID: l.PublishedFareID,
+			Justification: nf.Justification, EffectiveAt: nf.EffectiveAt, AuthorID: actorID, CreatedAt: now, UpdatedAt: now}
+		var changes []fare.Change
+		if nf.Fare != nil {
+			base, err := publishedFare(tx, l.PublishedFareID)
+			if err != nil {
+				return err
+			}
+			changes = fare.Diff(base, nf.Fare)
+			kinds = fare.KindsOf(changes)
+			nf.Fare.ListingID = l.ID
+			fareID, err := createFare(tx, now, &actorID, nf.Fare)
+			if err != nil {
+				return err
+			}
+			row.FareID = &fareID
+		} else {
+			kinds = []fare.Kind{fare.KindPause}
+			row.TargetStatus = string(nf.TargetStatus)
+		}
+		row.Kind, row.Kinds = kindsText(kinds)
+		if nf.Submit {
+			row.State, row.SubmittedAt = string(workflow.Submitted), &now
+		}
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		action := "filing.create"
+		if nf.Submit {
+			action = "filing.submit"
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
+			SubjectType: "filing", SubjectID: row.ID,
+			After: map[string]any{"state": row.State, "listingId": l.ID, "kinds": row.Kinds, "changes": changesForAudit(changes, nf.TargetStatus)}})
+	})
+	if err != nil {
+		return 0, s.inFlightConflict(ctx, nf.ListingID, fmt.Errorf("create filing for listing %d: %w", nf.ListingID, err))
+	}
+	return row.ID, nil
+}
+
+func changesForAudit(changes []fare.Change, target catalogue.ListingStatus) []map[string]string {
+	var out []map[string]string
+	for _, c := range changes {
+		out = append(out, map[string]string{"field": c.Field, "old": c.Old, "new": c.New})
+	}
+	if target != "" {
+		out = append(out, map[string]string{"field": "status", "new": string(target)})
+	}
+	return out
+}
+
+// inFlightConflict turns the one-in-flight index violation into a message a
+// carrier understands, naming the filing already under way.
+func (s *Store) inFlightConflict(ctx context.Context, listingID int64, err error) error {
+	if !isDuplicate(err) {
+		return err
+	}
+	var pending filingRow
+	if ferr := s.read(ctx).Where("listing_id = ? AND state IN ?", listingID, workflow.InFlightStates).First(&pending).Error; ferr != nil {
+		return apperr.Errorf(apperr.ECONFLICT, "Another filing for this listing is already in flight.")
+	}
+	e := apperr.Errorf(apperr.ECONFLICT, "Filing #%d for this listing is already %s: withdraw it or wait for its decision before submitting another.",
+		pending.ID, workflow.State(pending.State).Label())
+	e.Ref = pending.ID
+	return e
+}
+
+func publishedFare(tx *gorm.DB, id *int64) (*fare.Fare, error) {
+	if id == nil {
+		return nil, nil
+	}
+	fares, err := loadFares(tx, []int64{*id})
+	if err != nil {
+		return nil, err
+	}
+	return fares[*id], nil
+}
+
+// UpdateFiling replaces an open filing's fare and note (a new immutable fare
+// row; the old one stays for the history), and submits it when asked.
+func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u workflow.FilingUpdate) error {
+	var listingID int64
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var f filingRow
+		if err := tx.First(&f, filingID).Error; err != nil {
+			return notFound(err, "Filing")
+		}
+		listingID = f.ListingID
+		if f.LockVersion != u.LockVersion {
+			return apperr.Errorf(apperr.ECONFLICT, "This filing was changed since you opened it. Reload it to see the changes, then edit again.")
+		}
+		if !workflow.State(f.State).Open() || u.Fare == nil {
+			return apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be edited.", workflow.State(f.State).Label())
+		}
+		var l listingRow
+		if err := tx.First(&l, f.ListingID).Error; err != nil {
+			return err
+		}
+		base, err := publishedFare(tx, f.BaseFareID)
+		if err != nil {
+			return err
+		}
+		changes := fare.Diff(base, u.Fare)
+		u.Fare.ListingID = f.ListingID
+		fareID, err := createFare(tx, now, &actorID, u.Fare)
+		if err != nil {
+			return err
+		}
+		kind, kinds := kindsText(fare.KindsOf(changes))
+		updates := map[string]any{"fare_id": fareID, "kind": kind, "kinds": kinds, "justification": u.Justification,
+			"effective_at": u.EffectiveAt, "updated_at": now, "lock_version": f.LockVersion + 1}
+		action := "filing.edit"
+		if u.Submit {
+			updates["state"], updates["submitted_at"] = string(workflow.Submitted), now
+			action = "filing.submit"
+		}
+		res := tx.Model(&filingRow{}).Where("id = ? AND lock_version = ? AND state IN ?", f.ID, f.LockVersion, workflow.From(workflow.Save)).Updates(updates)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Errorf(apperr.ECONFLICT, "This filing was changed since you opened it. Reload it and edit again.")
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
+			SubjectType: "filing", SubjectID: f.ID,
+			Before: map[string]any{"state": f.State, "fareId": f.FareID},
+			After:  map[string]any{"state": stateAfter(f.State, u.Submit), "fareId": fareID, "changes": changesForAudit(changes, "")}})
+	})
+	if err != nil {
+		return s.inFlightConflict(ctx, listingID, fmt.Errorf("update filing %d: %w", filingID, err))
+	}
+	return nil
+}
+
+func stateAfter(state string, submit bool) string {
+	if submit {
+		return string(workflow.Submitted)
+	}
+	return state
+}
+
+// SubmitFiling sends an open filing to review.
+func (s *Store) SubmitFiling(ctx context.Context, actorID, filingID int64) error {
+	return s.carrierTransition(ctx, actorID, filingID, workflow.Submit)
+}
+
+// WithdrawFiling withdraws a filing not yet decided.
+func (s *Store) WithdrawFiling(ctx context.Context, actorID, filingID int64) error {
+	return s.carrierTransition(ctx, actorID, filingID, workflow.Withdraw)
+}
+
+// carrierTransition moves a filing by a conditional update: of two
+// concurrent moves, one changes the row and the other finds it moved.
+func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, action workflow.Action) error {
+	var listingID int64
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var f filingRow
+		if err := tx.First(&f, filingID).Error; err != nil {
+			return notFound(err, "Filing")
+		}
+		listingID = f.ListingID
+		next, err := workflow.Next(workflow.State(f.State), action)
+		if err != nil {
+			return err
+		}
+		updates := map[string]any{"state": string(next), "updated_at": now, "lock_version": f.LockVersion + 1}
+		if next == workflow.Submitted {
+			updates["submitted_at"] = now
+		}
+		res := tx.Model(&filingRow{}).Where("id = ? AND state = ? AND lock_version = ?", f.ID, f.State, f.LockVersion).Updates(updates)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Errorf(apperr.ECONFLICT, "This filing changed at the same moment; reload it to see its state.")
+		}
+		var l listingRow
+		if err := tx.First(&l, f.ListingID).Error; err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing." + string(action),
+			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State}, After: map[string]any{"state": next}})
+	})
+	if err != nil {
+		return s.inFlightConflict(ctx, listingID, fmt.Errorf("%s filing %d: %w", action, filingID, err))
+	}
+	return nil
+}
+
+// FilingFilter narrows FindFilings.
+type FilingFilter struct {
+	ListingID  int64
+	CarrierIDs []int64 // nil: every carrier
+	States     []workflow.State
+	Limit      int
+}
+
+// FindFiling finds one filing; outside carrierIDs (when given) it is not found.
+func (s *Store) FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error) {
+	var out []workflow.Filing
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = findFilings(tx, FilingFilter{CarrierIDs: carrierIDs}, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find filing %d: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, apperr.Errorf(apperr.ENOTFOUND, "Filing not found.")
+	}
+	return &out[0], nil
+}
+
+// FindFilings lists filings, newest first.
+func (s *Store) FindFilings(ctx context.Context, f FilingFilter) ([]workflow.Filing, error) {
+	var out []workflow.Filing
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = findFilings(tx, f, 0)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find filings: %w", err)
+	}
+	return out, nil
+}
+
+func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, error) {
+	var rows []struct {
+		Row           filingRow `gorm:"embedded"`
+		CarrierID     int64
+		CarrierSlug   string
+		CarrierName   string
+		ModelID       int64
+		ModelSlug     string
+		ModelName     string
+		ContextTokens int64
+		AuthorEmail   string
+		DeciderEmail  string
+	}
+	q := tx.Table("filings").Select(`filings.*, listings.carrier_id, carriers.slug AS carrier_slug, carriers.name AS carrier_name,
+		models.id AS model_id, models.slug AS model_slug, models.name AS model_name, models.context_tokens,
+		authors.email AS author_email, COALESCE(deciders.email, '') AS decider_email`).
+		Joins("JOIN listings ON listings.id = filings.listing_id").
+		Joins("JOIN carriers ON carriers.id = listings.carrier_id").
+		Joins("JOIN models ON models.id = listings.model_id").
+		Joins("JOIN users authors ON authors.id = filings.author_id").
+		Joins("LEFT JOIN users deciders ON deciders.id = filings.decided_by").
+		Order("filings.id DESC")
+	if f.CarrierIDs != nil {
+		q = q.Where("listings.carrier_id IN ?", append(f.CarrierIDs, -1))
+	}
+	if f.ListingID != 0 {
+		q = q.Where("filings.listing_id = ?", f.ListingID)
+	}
+	if len(f.States) > 0 {
+		q = q.Where("filings.state IN ?", f.States)
+	}
+	if id != 0 {
+		q = q.Where("filings.id = ?", id)
+	}
+	if f.Limit > 0 {
+		q = q.Limit(f.Limit)
+	}
+	if err := q.Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	var fareIDs []int64
+	for _, r := range rows {
+		for _, id := range []*int64{r.Row.FareID, r.Row.BaseFareID} {
+			if id != nil {
+				fareIDs = append(fareIDs, *id)
+			}
+		}
+	}
+	fares, err := loadFares(tx, fareIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workflow.Filing, len(rows))
+	for i, r := range rows {
+		fr := r.Row
+		out[i] = workflow.Filing{
+			ID: fr.ID, ListingID: fr.ListingID, CarrierID: r.CarrierID, CarrierSlug: r.CarrierSlug, CarrierName: r.CarrierName,
+			Model: catalogue.Model{ID: r.ModelID, Slug: r.ModelSlug, Name: r.ModelName, ContextTokens: r.ContextTokens},
+			Kinds: parseKinds(fr.Kinds), State: workflow.State(fr.State), BaseFareID: fr.BaseFareID,
+			TargetStatus: catalogue.ListingStatus(fr.TargetStatus), Justification: fr.Justification, EffectiveAt: fr.EffectiveAt,
+			AuthorID: fr.AuthorID, AuthorEmail: r.AuthorEmail, DecidedBy: fr.DecidedBy, DeciderEmail: r.DeciderEmail,
+			DecidedAt: fr.DecidedAt, DecisionNote: fr.DecisionNote, PublishedAt: fr.PublishedAt, SubmittedAt: fr.SubmittedAt,
+			LockVersion: fr.LockVersion, CreatedAt: fr.CreatedAt, UpdatedAt: fr.UpdatedAt,
+		}
+		if fr.FareID != nil {
+			out[i].Fare = fares[*fr.FareID]
+		}
+		if fr.BaseFareID != nil {
+			out[i].Base = fares[*fr.BaseFareID]
+		}
+	}
+	return out, nil
+}
+
+// InFlightFilings maps listing ids to their filing in flight.
+func (s *Store) InFlightFilings(ctx context.Context, carrierIDs []int64) (map[int64]workflow.Filing, error) {
+	filings, err := s.FindFilings(ctx, FilingFilter{CarrierIDs: carrierIDs, States: workflow.InFlightStates})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]workflow.Filing{}
+	for _, f := range filings {
+		out[f.ListingID] = f
+	}
+	return out, nil
+}
+

@@ -1,0 +1,170 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+)
+
+// NewFiling is a filing to record.
+type NewFiling struct {
+	ListingID int64
+	// Fare is the proposed fare; nil with TargetStatus for a pause or resume.
+	Fare          *fare.Fare
+	TargetStatus  catalogue.ListingStatus
+	Justification string
+	EffectiveAt   *time.Time
+	// Submit sends the filing to review at once instead of keeping a draft.
+	Submit bool
+}
+
+// FilingUpdate is an edit of an open filing.
+type FilingUpdate struct {
+	Fare          *fare.Fare
+	Justification string
+	EffectiveAt   *time.Time
+	Submit        bool
+	// LockVersion is the version the editor loaded; a filing changed since is
+	// refused, not overwritten.
+	LockVersion int64
+}
+
+// Store is what the workflow needs from storage. Each method is one
+// transaction, audited.
+type Store interface {
+	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error)
+	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*Filing, error)
+	CreateFiling(ctx context.Context, actorID int64, nf NewFiling) (int64, error)
+	UpdateFiling(ctx context.Context, actorID, filingID int64, u FilingUpdate) error
+	SubmitFiling(ctx context.Context, actorID, filingID int64) error
+	WithdrawFiling(ctx context.Context, actorID, filingID int64) error
+}
+
+// Service runs the carrier's side of filing.
+type Service struct {
+	Store Store
+	Now   func() time.Time
+}
+
+// Scope is the carriers whose filings p may see: nil (all) for staff.
+func Scope(p *account.Principal) []int64 {
+	if p.IsStaff() {
+		return nil
+	}
+	return p.CarrierIDs()
+}
+
+// listingToFile finds a listing p may file for.
+func (s *Service) listingToFile(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error) {
+	l, err := s.Store.FindListing(ctx, listingID, Scope(p))
+	if err != nil {
+		return nil, err
+	}
+	if !CanFileFor(p, l.CarrierID) {
+		return nil, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
+	}
+	if l.Status == catalogue.StatusDelisted {
+		return nil, apperr.Errorf(apperr.ECONFLICT, "This listing is delisted; it takes no filings.")
+	}
+	return l, nil
+}
+
+// File records a new filing for a listing from a typed form: a draft, or
+// submitted for review at once.
+func (s *Service) File(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool) (int64, error) {
+	if _, err := s.listingToFile(ctx, p, listingID); err != nil {
+		return 0, err
+	}
+	parsed, errs := form.Parse(s.Now())
+	if errs != nil {
+		return 0, apperr.Invalid(errs)
+	}
+	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, Fare: parsed.Fare,
+		Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt, Submit: submit})
+}
+
+// filingFor loads a filing p may see and checks p may do a to it.
+func (s *Service) filingFor(ctx context.Context, p *account.Principal, filingID int64, a Action) (*Filing, error) {
+	f, err := s.Store.FindFiling(ctx, filingID, Scope(p))
+	if err != nil {
+		return nil, err
+	}
+	if err := Authorize(p, f, a); err != nil {
+		return nil, err
+	}
+	if _, err := Next(f.State, a); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Edit replaces an open filing's fare from a typed form, and submits it when
+// asked. lockVersion is the version the form was opened at.
+func (s *Service) Edit(ctx context.Context, p *account.Principal, filingID, lockVersion int64, form fare.Form, submit bool) error {
+	if _, err := s.filingFor(ctx, p, filingID, Save); err != nil {
+		return err
+	}
+	parsed, errs := form.Parse(s.Now())
+	if errs != nil {
+		return apperr.Invalid(errs)
+	}
+	return s.Store.UpdateFiling(ctx, p.User.ID, filingID, FilingUpdate{Fare: parsed.Fare, Justification: parsed.Justification,
+		EffectiveAt: parsed.EffectiveAt, Submit: submit, LockVersion: lockVersion})
+}
+
+// Submit sends an open filing to review.
+func (s *Service) Submit(ctx context.Context, p *account.Principal, filingID int64) error {
+	if _, err := s.filingFor(ctx, p, filingID, Submit); err != nil {
+		return err
+	}
+	return s.Store.SubmitFiling(ctx, p.User.ID, filingID)
+}
+
+// Withdraw withdraws a filing not yet decided.
+func (s *Service) Withdraw(ctx context.Context, p *account.Principal, filingID int64) error {
+	if _, err := s.filingFor(ctx, p, filingID, Withdraw); err != nil {
+		return err
+	}
+	return s.Store.WithdrawFiling(ctx, p.User.ID, filingID)
+}
+
+// SetPaused files a pause (or a resume) of a listing, straight to review:
+// like any filing, it changes routing only once approved.
+func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID int64, pause bool, note string) (int64, error) {
+	l, err := s.listingToFile(ctx, p, listingID)
+	if err != nil {
+		return 0, err
+	}
+	if !CanManageListings(p, l.CarrierID) {
+		return 0, apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can pause or resume a listing.")
+	}
+	target := catalogue.StatusPaused
+	if !pause {
+		target = catalogue.StatusInService
+	}
+	switch {
+	case pause && l.Status != catalogue.StatusInService:
+		return 0, apperr.Errorf(apperr.ECONFLICT, "Only a listing in service can be paused; this one is %s.", l.Status.Label())
+	case !pause && l.Status != catalogue.StatusPaused:
+		return 0, apperr.Errorf(apperr.ECONFLICT, "Only a paused listing can be resumed; this one is %s.", l.Status.Label())
+	}
+	if len(note) > fare.MaxJustification {
+		return 0, apperr.Invalid(map[string]string{"justification": fmt.Sprintf("Keep the note under %d characters.", fare.MaxJustification)})
+	}
+	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, TargetStatus: target, Justification: note, Submit: true})
+}
+
+// AddListing adds a draft listing (no fare yet) of a catalogue model for one
+// of p's carriers; only its admins may.
+func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierID, modelID int64) (int64, error) {
+	if !CanManageListings(p, carrierID) {
+		return 0, apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can add listings.")
+	}
+	return s.Store.CreateListing(ctx, &p.User.ID, carrierID, modelID)
+}

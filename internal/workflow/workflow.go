@@ -1,0 +1,198 @@
+// Package workflow is the filing state machine: what a filing can become,
+// and who may move it. Carriers draft, submit and withdraw; reviewers decide;
+// nothing reaches routing before approval, and no one decides their own
+// filing or one of their own carrier.
+package workflow
+
+import (
+	"slices"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+)
+
+// State is where a filing is.
+type State string
+
+// The filing states.
+const (
+	Draft            State = "draft"
+	Submitted        State = "submitted"
+	ChangesRequested State = "changes_requested"
+	// Scheduled is approved, waiting for its effective date.
+	Scheduled State = "scheduled"
+	Published State = "published"
+	Rejected  State = "rejected"
+	Withdrawn State = "withdrawn"
+)
+
+// InFlightStates are the states of the one filing a listing may have under
+// way; the database enforces it with a partial unique index.
+var InFlightStates = []State{Submitted, ChangesRequested, Scheduled}
+
+// InFlight reports whether the filing is under way (submitted, sent back for
+// changes, or approved and waiting for its date).
+func (s State) InFlight() bool { return slices.Contains(InFlightStates, s) }
+
+// Open reports whether the carrier can still edit the filing.
+func (s State) Open() bool { return s == Draft || s == ChangesRequested }
+
+// Label is the state as a person reads it.
+func (s State) Label() string {
+	switch s {
+	case Submitted:
+		return "pending review"
+	case ChangesRequested:
+		return "changes requested"
+	case Scheduled:
+		return "approved, scheduled"
+	}
+	return string(s)
+}
+
+// Action is something done to a filing.
+type Action string
+
+// The actions.
+const (
+	Save           Action = "save"
+	Submit         Action = "submit"
+	Withdraw       Action = "withdraw"
+	Approve        Action = "approve"
+	Reject         Action = "reject"
+	RequestChanges Action = "request_changes"
+	Comment        Action = "comment"
+)
+
+// transition is where an action may start and where it leads.
+type transition struct {
+	from []State
+	to   State // "" keeps the state
+}
+
+var transitions = map[Action]transition{
+	Save:           {from: []State{Draft, ChangesRequested}},
+	Submit:         {from: []State{Draft, ChangesRequested}, to: Submitted},
+	Withdraw:       {from: []State{Draft, Submitted, ChangesRequested}, to: Withdrawn},
+	Approve:        {from: []State{Submitted}, to: Published}, // or Scheduled, by date
+	Reject:         {from: []State{Submitted}, to: Rejected},
+	RequestChanges: {from: []State{Submitted}, to: ChangesRequested},
+	Comment:        {from: []State{Draft, Submitted, ChangesRequested, Scheduled, Published, Rejected, Withdrawn}},
+}
+
+// From lists the states an action may start from.
+func From(a Action) []State { return transitions[a].from }
+
+// Next returns the state an action leads to from s, or ECONFLICT when the
+// action does not apply there.
+func Next(s State, a Action) (State, error) {
+	t, ok := transitions[a]
+	if !ok {
+		return "", apperr.Errorf(apperr.EINVALID, "Unknown action %q.", a)
+	}
+	if !slices.Contains(t.from, s) {
+		return "", apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be %s.", s.Label(), actionPast[a])
+	}
+	if t.to == "" {
+		return s, nil
+	}
+	return t.to, nil
+}
+
+var actionPast = map[Action]string{
+	Save: "edited", Submit: "submitted", Withdraw: "withdrawn", Approve: "approved", Reject: "rejected",
+	RequestChanges: "sent back for changes", Comment: "commented on",
+}
+
+// Filing is a proposed change to a listing.
+type Filing struct {
+	ID          int64
+	ListingID   int64
+	CarrierID   int64
+	CarrierSlug string
+	CarrierName string
+	Model       catalogue.Model
+	Kinds       []fare.Kind
+	State       State
+	// Fare is the proposed fare; nil for a pause or resume.
+	Fare *fare.Fare
+	// Base is the published fare the filing was drafted against (nil for a
+	// listing never published).
+	Base          *fare.Fare
+	BaseFareID    *int64
+	TargetStatus  catalogue.ListingStatus // for a pause or resume
+	Justification string
+	EffectiveAt   *time.Time
+	AuthorID      int64
+	AuthorEmail   string
+	DecidedBy     *int64
+	DeciderEmail  string
+	DecidedAt     *time.Time
+	DecisionNote  string
+	PublishedAt   *time.Time
+	SubmittedAt   *time.Time
+	LockVersion   int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// IsPause reports whether the filing pauses or resumes the listing.
+func (f *Filing) IsPause() bool { return slices.Contains(f.Kinds, fare.KindPause) }
+
+// Changes is the filing's change summary against its base.
+func (f *Filing) Changes() []fare.Change {
+	if f.IsPause() {
+		return []fare.Change{{Field: "status", Label: "Status", Kind: fare.KindPause, Old: "", New: f.TargetStatus.Label()}}
+	}
+	if f.Fare == nil {
+		return nil
+	}
+	return fare.Diff(f.Base, f.Fare)
+}
+
+// Authorize decides whether p may do a to f.
+func Authorize(p *account.Principal, f *Filing, a Action) error {
+	switch a {
+	case Save, Submit, Withdraw:
+		role := p.RoleIn(f.CarrierID)
+		if role == "" {
+			if p.IsStaff() {
+				return apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
+			}
+			return apperr.Errorf(apperr.ENOTFOUND, "Filing not found.")
+		}
+		if f.IsPause() && role != account.CarrierAdmin {
+			return apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can pause or resume a listing.")
+		}
+		return nil
+	case Approve, Reject, RequestChanges:
+		if !p.IsReviewer() {
+			return apperr.Errorf(apperr.EFORBIDDEN, "Only reviewers decide filings.")
+		}
+		if f.AuthorID == p.User.ID {
+			return apperr.Errorf(apperr.EFORBIDDEN, "You wrote this filing: another reviewer must decide it.")
+		}
+		if p.RoleIn(f.CarrierID) != "" {
+			return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: a reviewer from outside the carrier must decide this filing.", f.CarrierName)
+		}
+		return nil
+	case Comment:
+		if p.IsReviewer() || p.RoleIn(f.CarrierID) != "" {
+			return nil
+		}
+		return apperr.Errorf(apperr.ENOTFOUND, "Filing not found.")
+	}
+	return apperr.Errorf(apperr.EINVALID, "Unknown action %q.", a)
+}
+
+// CanFileFor reports whether p may file for a carrier (its admins and members).
+func CanFileFor(p *account.Principal, carrierID int64) bool { return p.RoleIn(carrierID) != "" }
+
+// CanManageListings reports whether p may add, pause and resume a carrier's
+// listings (its admins).
+func CanManageListings(p *account.Principal, carrierID int64) bool {
+	return p.RoleIn(carrierID) == account.CarrierAdmin
+}
