@@ -4,7 +4,7 @@ package static
 
 import "embed"
 
-// FS holds css/ (and, later, js/ and img/).
+// FS holds css/ and js/.
 //
-//go:embed css
+//go:embed css js
 var FS embed.FS

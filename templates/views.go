@@ -22,7 +22,7 @@ type Page struct {
 }
 
 // FieldErrors maps a form field to its message.
-type FieldErrors map[string]string
+type FieldErrors = map[string]string
 
 // LoginView is the login form.
 type LoginView struct {
@@ -49,6 +49,8 @@ type ListingRow struct {
 	Uptime      string
 	Latency     string
 	Throughput  string
+	FilingURL   string
+	FilingState string
 }
 
 // ListingsView is the listings page.
@@ -57,6 +59,8 @@ type ListingsView struct {
 	Heading     string
 	ShowCarrier bool
 	Rows        []ListingRow
+	AddModels   []ModelOption
+	CanBulk     bool
 }
 
 // KV is one labelled value on a detail page.
@@ -67,13 +71,19 @@ type KV struct {
 // ListingView is one listing's page.
 type ListingView struct {
 	Page
-	Row      ListingRow
-	Fare     []KV
-	Tiers    [][]string
-	Schedule []KV
-	Caps     []KV
-	Caps2    []string
-	Health   []KV
+	Row       ListingRow
+	Fare      []KV
+	Tiers     [][]string
+	Schedule  []KV
+	Caps      []KV
+	Caps2     []string
+	Health    []KV
+	InFlight  *FilingRow
+	Filings   []FilingRow
+	CanFile   bool
+	FileURL   string
+	CanPause  bool
+	CanResume bool
 }
 
 // UserRow is a row of the admin's user list.

@@ -13,6 +13,8 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
 
@@ -39,9 +41,21 @@ func (s *Server) handleListings(c echo.Context) error {
 		}
 		heading = "Listings of " + strings.Join(names, ", ")
 	}
-	view := templates.ListingsView{Page: s.page(c, "Listings", "listings"), Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1}
+	inFlight, err := s.Store.InFlightFilings(c.Request().Context(), visibleCarriers(p))
+	if err != nil {
+		return err
+	}
+	view := templates.ListingsView{Page: s.page(c, "Listings", "listings"), Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
+		CanBulk: !p.IsStaff() && len(p.Memberships) > 0}
 	for i := range listings {
-		view.Rows = append(view.Rows, listingRow(&listings[i]))
+		row := listingRow(&listings[i])
+		if f, ok := inFlight[listings[i].ID]; ok {
+			row.FilingURL, row.FilingState = fmt.Sprintf("/filings/%d", f.ID), f.State.Label()
+		}
+		view.Rows = append(view.Rows, row)
+	}
+	if view.AddModels, err = s.addableModels(c, p, listings); err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, templates.Listings(view))
 }
@@ -52,11 +66,29 @@ func (s *Server) handleListing(c echo.Context) error {
 		return err
 	}
 	// Another carrier's listing is not found, exactly like a missing one.
-	l, err := s.Store.FindListing(c.Request().Context(), id, visibleCarriers(principal(c)))
+	ctx, p := c.Request().Context(), principal(c)
+	l, err := s.Store.FindListing(ctx, id, visibleCarriers(p))
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, templates.Listing(listingView(s.page(c, l.Model.Name, "listings"), l)))
+	filings, err := s.Store.FindFilings(ctx, store.FilingFilter{ListingID: l.ID})
+	if err != nil {
+		return err
+	}
+	v := listingView(s.page(c, l.Model.Name, "listings"), l)
+	for i := range filings {
+		row := filingRow(&filings[i])
+		v.Filings = append(v.Filings, row)
+		if filings[i].State.InFlight() && v.InFlight == nil {
+			v.InFlight = &row
+		}
+	}
+	carrierAdmin := workflow.CanManageListings(p, l.CarrierID)
+	v.CanFile = workflow.CanFileFor(p, l.CarrierID) && l.Status != catalogue.StatusDelisted
+	v.FileURL = fmt.Sprintf("/listings/%d/file", l.ID)
+	v.CanPause = carrierAdmin && l.Status == catalogue.StatusInService && v.InFlight == nil
+	v.CanResume = carrierAdmin && l.Status == catalogue.StatusPaused && v.InFlight == nil
+	return render(c, http.StatusOK, templates.Listing(v))
 }
 
 func dollars(m money.Micros) string { return "$" + m.String() }
@@ -133,7 +165,7 @@ func listingView(page templates.Page, l *catalogue.Listing) templates.ListingVie
 		}
 		v.Schedule = []templates.KV{
 			{Label: "Peak windows (UTC)", Value: orDash(strings.Join(windows, ", "))},
-			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: fmt.Sprintf("at UTC%+.1f h", float64(tb.UTCOffsetMinutes)/60)},
+			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: offsetHint(len(days), tb.UTCOffsetMinutes)},
 			{Label: "Peak prices", Value: priceTriple(tb.Peak)},
 			{Label: "Off-peak prices", Value: priceTriple(tb.OffPeak)},
 			{Label: "Effective from", Value: eff},
@@ -173,3 +205,10 @@ func orDash(s string) string {
 }
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func offsetHint(days, offsetMinutes int) string {
+	if days == 0 {
+		return ""
+	}
+	return fmt.Sprintf("whole days at UTC%+.1f h", float64(offsetMinutes)/60)
+}

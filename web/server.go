@@ -16,6 +16,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
 )
 
@@ -26,6 +27,7 @@ const MaxBodyBytes = "4M"
 type Server struct {
 	Store    *store.Store
 	Accounts *account.Service
+	Filings  *workflow.Service
 	Log      *slog.Logger
 	// BaseURL, when set, is used for links sent outside the portal (invites);
 	// otherwise the request's own scheme and host are.
@@ -40,6 +42,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	s := &Server{
 		Store:    st,
 		Accounts: &account.Service{Store: st, Now: time.Now},
+		Filings:  &workflow.Service{Store: st, Now: time.Now},
 		Log:      log,
 		sessions: &dbSessionStore{store: st},
 	}
@@ -79,7 +82,20 @@ func (s *Server) routes() {
 
 	member := pages.Group("", requireLogin)
 	member.GET("/listings", s.handleListings)
+	member.POST("/listings", s.handleAddListing)
 	member.GET("/listings/:id", s.handleListing)
+	member.GET("/listings/:id/file", s.handleFileForm)
+	member.POST("/listings/:id/file", s.handleFile)
+	member.POST("/listings/:id/pause", s.handlePause)
+	member.POST("/listings/:id/resume", s.handleResume)
+	member.GET("/filings/:id", s.handleFilingPage)
+	member.GET("/filings/:id/edit", s.handleFilingEditForm)
+	member.POST("/filings/:id/edit", s.handleFilingEdit)
+	member.POST("/filings/:id/submit", s.handleFilingSubmit)
+	member.POST("/filings/:id/withdraw", s.handleFilingWithdraw)
+	member.GET("/fares/bulk", s.handleBulkForm)
+	member.POST("/fares/bulk", s.handleBulkUpload)
+	member.GET("/fares/bulk/template.csv", s.handleBulkTemplate)
 	member.GET("/audit", s.handleAudit)
 
 	admin := member.Group("/admin", requireAdmin)

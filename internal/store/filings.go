@@ -65,52 +65,78 @@ func parseKinds(s string) []fare.Kind {
 // listing's published fare, audited. A submit while another filing of the
 // listing is in flight fails with ECONFLICT naming that filing.
 func (s *Store) CreateFiling(ctx context.Context, actorID int64, nf workflow.NewFiling) (int64, error) {
-	var row filingRow
+	var id int64
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var l listingRow
-		if err := tx.First(&l, nf.ListingID).Error; err != nil {
-			return notFound(err, "Listing")
-		}
-		var kinds []fare.Kind
-		row = filingRow{ListingID: l.ID, State: string(workflow.Draft), BaseFareID: l.PublishedFareID,
-			Justification: nf.Justification, EffectiveAt: nf.EffectiveAt, AuthorID: actorID, CreatedAt: now, UpdatedAt: now}
-		var changes []fare.Change
-		if nf.Fare != nil {
-			base, err := publishedFare(tx, l.PublishedFareID)
-			if err != nil {
-				return err
-			}
-			changes = fare.Diff(base, nf.Fare)
-			kinds = fare.KindsOf(changes)
-			nf.Fare.ListingID = l.ID
-			fareID, err := createFare(tx, now, &actorID, nf.Fare)
-			if err != nil {
-				return err
-			}
-			row.FareID = &fareID
-		} else {
-			kinds = []fare.Kind{fare.KindPause}
-			row.TargetStatus = string(nf.TargetStatus)
-		}
-		row.Kind, row.Kinds = kindsText(kinds)
-		if nf.Submit {
-			row.State, row.SubmittedAt = string(workflow.Submitted), &now
-		}
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		action := "filing.create"
-		if nf.Submit {
-			action = "filing.submit"
-		}
-		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
-			SubjectType: "filing", SubjectID: row.ID,
-			After: map[string]any{"state": row.State, "listingId": l.ID, "kinds": row.Kinds, "changes": changesForAudit(changes, nf.TargetStatus)}})
+		var err error
+		id, err = createFiling(tx, now, actorID, nf)
+		return err
 	})
 	if err != nil {
 		return 0, s.inFlightConflict(ctx, nf.ListingID, fmt.Errorf("create filing for listing %d: %w", nf.ListingID, err))
 	}
-	return row.ID, nil
+	return id, nil
+}
+
+// CreateFilings records several filings in one transaction: all or none.
+func (s *Store) CreateFilings(ctx context.Context, actorID int64, nfs []workflow.NewFiling) ([]int64, error) {
+	ids := make([]int64, 0, len(nfs))
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		for _, nf := range nfs {
+			id, err := createFiling(tx, now, actorID, nf)
+			if err != nil {
+				return fmt.Errorf("listing %d: %w", nf.ListingID, err)
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create %d filings: %w", len(nfs), err)
+	}
+	return ids, nil
+}
+
+func createFiling(tx *gorm.DB, now time.Time, actorID int64, nf workflow.NewFiling) (int64, error) {
+	var l listingRow
+	if err := tx.First(&l, nf.ListingID).Error; err != nil {
+		return 0, notFound(err, "Listing")
+	}
+	var kinds []fare.Kind
+	row := filingRow{ListingID: l.ID, State: string(workflow.Draft), BaseFareID: l.PublishedFareID,
+		Justification: nf.Justification, EffectiveAt: nf.EffectiveAt, AuthorID: actorID, CreatedAt: now, UpdatedAt: now}
+	var changes []fare.Change
+	if nf.Fare != nil {
+		base, err := publishedFare(tx, l.PublishedFareID)
+		if err != nil {
+			return 0, err
+		}
+		changes = fare.Diff(base, nf.Fare)
+		kinds = fare.KindsOf(changes)
+		f := *nf.Fare
+		f.ListingID = l.ID
+		fareID, err := createFare(tx, now, &actorID, &f)
+		if err != nil {
+			return 0, err
+		}
+		row.FareID = &fareID
+	} else {
+		kinds = []fare.Kind{fare.KindPause}
+		row.TargetStatus = string(nf.TargetStatus)
+	}
+	row.Kind, row.Kinds = kindsText(kinds)
+	if nf.Submit {
+		row.State, row.SubmittedAt = string(workflow.Submitted), &now
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		return 0, err
+	}
+	action := "filing.create"
+	if nf.Submit {
+		action = "filing.submit"
+	}
+	return row.ID, appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
+		SubjectType: "filing", SubjectID: row.ID,
+		After: map[string]any{"state": row.State, "listingId": l.ID, "kinds": row.Kinds, "changes": changesForAudit(changes, nf.TargetStatus)}})
 }
 
 func changesForAudit(changes []fare.Change, target catalogue.ListingStatus) []map[string]string {
@@ -387,4 +413,3 @@ func (s *Store) InFlightFilings(ctx context.Context, carrierIDs []int64) (map[in
 	}
 	return out, nil
 }
-

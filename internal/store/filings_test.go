@@ -172,4 +172,3 @@ func TestConcurrentSubmitsOneWins(t *testing.T) {
 		}
 	})
 }
-

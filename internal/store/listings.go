@@ -447,3 +447,35 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64) ([]catalogue
 	}
 	return out, nil
 }
+
+type capabilityCheckRow struct {
+	ListingID  int64  `gorm:"primaryKey"`
+	Capability string `gorm:"primaryKey"`
+	State      string
+	Note       string
+	CheckedBy  *int64
+	UpdatedAt  time.Time
+}
+
+func (capabilityCheckRow) TableName() string { return "capability_checks" }
+
+// Verification states of a declared capability.
+const (
+	CapabilityVerified = "verified"
+	CapabilityFailed   = "failed"
+)
+
+// FindCapabilityChecks maps a listing's capability names to their
+// verification state ("verified" or "failed"); a flag not in the map has not
+// been verified yet.
+func (s *Store) FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error) {
+	var rows []capabilityCheckRow
+	if err := s.read(ctx).Where("listing_id = ?", listingID).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find capability checks of listing %d: %w", listingID, err)
+	}
+	out := map[string]string{}
+	for _, r := range rows {
+		out[r.Capability] = r.State
+	}
+	return out, nil
+}

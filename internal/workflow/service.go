@@ -38,6 +38,8 @@ type FilingUpdate struct {
 // transaction, audited.
 type Store interface {
 	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
+	CreateFilings(ctx context.Context, actorID int64, nfs []NewFiling) ([]int64, error)
 	CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error)
 	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*Filing, error)
 	CreateFiling(ctx context.Context, actorID int64, nf NewFiling) (int64, error)
@@ -167,4 +169,99 @@ func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierI
 		return 0, apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can add listings.")
 	}
 	return s.Store.CreateListing(ctx, &p.User.ID, carrierID, modelID)
+}
+
+// FileBulk creates one draft filing per row of a bulk file, all or none:
+// with any bad row nothing is created and every problem is listed. Rows name
+// listings by carrier and model slug; the time-of-day schedule, which the file
+// does not carry, is kept from each listing's published fare.
+func (s *Service) FileBulk(ctx context.Context, p *account.Principal, rows []fare.CSVRow) (BulkResult, error) {
+	if len(p.Memberships) == 0 {
+		return BulkResult{}, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
+	}
+	listings, err := s.Store.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: p.CarrierIDs()})
+	if err != nil {
+		return BulkResult{}, err
+	}
+	var res BulkResult
+	bySlug := map[string]*catalogue.Listing{}
+	carriers := map[string]bool{}
+	for i := range listings {
+		l := &listings[i]
+		bySlug[l.CarrierSlug+"/"+l.Model.Slug] = l
+	}
+	for _, m := range p.Memberships {
+		carriers[m.Carrier.Slug] = true
+	}
+	now := s.Now()
+	var problems []fare.CSVError
+	var filings []NewFiling
+	seen := map[int64]int{}
+	for _, row := range rows {
+		if !carriers[row.Carrier] {
+			problems = append(problems, fare.CSVError{Row: row.Line, Column: "carrier", Msg: fmt.Sprintf("%q is not one of your carriers.", row.Carrier)})
+			continue
+		}
+		l, ok := bySlug[row.Carrier+"/"+row.Model]
+		if !ok {
+			problems = append(problems, fare.CSVError{Row: row.Line, Column: "model", Msg: fmt.Sprintf("%s has no listing of %q.", row.Carrier, row.Model)})
+			continue
+		}
+		if first, dup := seen[l.ID]; dup {
+			problems = append(problems, fare.CSVError{Row: row.Line, Column: "model", Msg: fmt.Sprintf("%s is already on row %d.", row.Model, first)})
+			continue
+		}
+		seen[l.ID] = row.Line
+		if l.Status == catalogue.StatusDelisted {
+			problems = append(problems, fare.CSVError{Row: row.Line, Column: "model", Msg: "This listing is delisted; it takes no filings."})
+			continue
+		}
+		parsed, errs := row.Form.Parse(now)
+		if errs != nil {
+			problems = append(problems, fare.ColumnErrors(row.Line, errs)...)
+			continue
+		}
+		if l.Published != nil {
+			parsed.Fare.TimeBased = l.Published.TimeBased
+		}
+		if len(fare.Diff(l.Published, parsed.Fare)) == 0 && parsed.Justification == "" && parsed.EffectiveAt == nil {
+			res.Unchanged++ // a template row left as it was
+			continue
+		}
+		filings = append(filings, NewFiling{ListingID: l.ID, Fare: parsed.Fare, Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt})
+	}
+	if len(problems) > 0 {
+		res.Problems = problems
+		return res, nil
+	}
+	if len(filings) > 0 {
+		res.Created, err = s.Store.CreateFilings(ctx, p.User.ID, filings)
+	}
+	return res, err
+}
+
+// BulkResult is what a bulk file did: the drafts created, the rows left as
+// published, or the problems that stopped it.
+type BulkResult struct {
+	Created   []int64
+	Unchanged int
+	Problems  []fare.CSVError
+}
+
+// BulkTemplate is the bulk file prefilled with the current fares of p's
+// listings.
+func (s *Service) BulkTemplate(ctx context.Context, p *account.Principal) ([]fare.CSVRow, error) {
+	listings, err := s.Store.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: p.CarrierIDs()})
+	if err != nil {
+		return nil, err
+	}
+	var rows []fare.CSVRow
+	for _, l := range listings {
+		if l.Status == catalogue.StatusDelisted {
+			continue
+		}
+		form := fare.FormOf(l.Published)
+		rows = append(rows, fare.CSVRow{Carrier: l.CarrierSlug, Model: l.Model.Slug, Form: form})
+	}
+	return rows, nil
 }

@@ -1,0 +1,129 @@
+package templates
+
+import "github.com/airside/airside/internal/fare"
+
+// CapabilityOption is one capability checkbox with its verification state.
+type CapabilityOption struct {
+	Name         string
+	Label        string
+	Checked      bool
+	Verification string // "verified", "failed" or "not verified yet"
+}
+
+// DayOption is one weekday checkbox.
+type DayOption struct {
+	Value   string
+	Label   string
+	Checked bool
+}
+
+// Effective is the routing view of the typed prices, computed on the server
+// (and kept current by static/js/fare-form.js as the carrier types).
+type Effective struct {
+	Input, Output, CachedInput string
+	KeptCents                  string
+}
+
+// ListingHeader names the listing a page is about.
+type ListingHeader struct {
+	ID      int64
+	URL     string
+	Model   string
+	Carrier string
+	Status  string
+	Class   string
+}
+
+// FareFormView is the filing form.
+type FareFormView struct {
+	Page
+	Listing      ListingHeader
+	Heading      string
+	Action       string // where the form posts
+	LockVersion  int64
+	Form         fare.Form
+	Errors       fare.FieldErrors
+	Capabilities []CapabilityOption
+	Days         []DayOption
+	Effective    Effective
+	// Conflict explains a refused submit; ConflictURL links the filing in flight.
+	Conflict    string
+	ConflictURL string
+	Changes     []ChangeRow
+}
+
+// ChangeRow is one line of a change summary.
+type ChangeRow struct {
+	Label, Old, New, Percent string
+	// Class is "up", "down" or "" for the arrow and colour.
+	Class string
+}
+
+// FilingRow is one filing in a list.
+type FilingRow struct {
+	ID       int64
+	URL      string
+	Model    string
+	Carrier  string
+	Kinds    string
+	State    string
+	Class    string
+	Author   string
+	Created  string
+	Decided  string
+	Decision string
+}
+
+// HistoryRow is one audited step of a filing.
+type HistoryRow struct {
+	At, Who, What string
+}
+
+// FilingView is one filing's page.
+type FilingView struct {
+	Page
+	ID            int64
+	Listing       ListingHeader
+	State         string
+	StateClass    string
+	Kinds         string
+	Author        string
+	Created       string
+	Submitted     string
+	EffectiveAt   string
+	Justification string
+	DecisionNote  string
+	Changes       []ChangeRow
+	Proposed      []KV
+	Published     []KV
+	History       []HistoryRow
+	CanEdit       bool
+	CanSubmit     bool
+	CanWithdraw   bool
+	EditURL       string
+	Conflict      string
+	ConflictURL   string
+}
+
+// ModelOption is a model a carrier admin may add a listing for.
+type ModelOption struct {
+	CarrierID int64
+	ModelID   int64
+	Label     string
+}
+
+// BulkView is the CSV upload page.
+type BulkView struct {
+	Page
+	Header      string
+	RowErrors   []BulkError
+	Created     int
+	CarrierName string
+}
+
+// BulkError is one problem in an uploaded CSV.
+type BulkError struct {
+	Row    int
+	Column string
+	Msg    string
+}

@@ -1,0 +1,140 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// TestBrowserFileAFare: a carrier files a fare with a tier and a peak window,
+// watches the effective price follow the landing fee, saves a draft, submits
+// it and sees it pending review.
+func TestBrowserFileAFare(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	listing := ids["nebula"][0]
+	ctx := newBrowser(t)
+
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
+	}
+	// retype replaces a field's value the way a person would: select all, type.
+	retype := func(id, value string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			chromedp.Focus(chromedp.ID(id)),
+			chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+				_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("`+id+`").select() || true`))
+				return err
+			}),
+			chromedp.SendKeys(chromedp.ID(id), value),
+		)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.srv.URL+"/login"),
+		chromedp.SendKeys(chromedp.ID("email"), "admin@nebula.example"),
+		chromedp.SendKeys(chromedp.ID("password"), demo.Password),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="listings"]`)),
+		chromedp.Navigate(fmt.Sprintf("%s/listings/%d", p.srv.URL, listing)),
+		chromedp.Click(chromedp.CSS(`[data-testid="file-fare"]`)),
+		chromedp.WaitVisible(chromedp.ID("fare-form")),
+		retype("input", "1.00"),
+		retype("landing_fee", "20"),
+		retype("discount", "0"),
+	)
+	if err != nil {
+		t.Fatalf("open the form: %v", err)
+	}
+	if got := text(`[data-testid="effective-input"]`); got != "$1.00" {
+		t.Errorf("at the baseline the effective input is %q, want $1.00", got)
+	}
+	err = chromedp.Do(ctx,
+		retype("landing_fee", "30"),
+		retype("discount", "10"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(`[data-testid="effective-input"]`); got != "$0.81" {
+		t.Errorf("at 30 %% and a 10 %% discount the effective input is %q, want $0.81", got)
+	}
+	if got := text(`[data-testid="kept"]`); got != "63" {
+		t.Errorf("kept %q cents, want 63", got)
+	}
+
+	// A tier and a peak window, added on the page.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-add-row="tier"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-rows="tier"] tr:last-child input[name="tier_above"]`), "200000"),
+		chromedp.SendKeys(chromedp.CSS(`[data-rows="tier"] tr:last-child input[name="tier_input"]`), "2.00"),
+		chromedp.Click(chromedp.CSS(`[data-add-row="window"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[data-rows="window"] tr:last-child input[name="peak_start"]`), "8"),
+		chromedp.SendKeys(chromedp.CSS(`[data-rows="window"] tr:last-child input[name="peak_end"]`), "18"),
+		chromedp.SendKeys(chromedp.ID("peak_input"), "1.20"),
+		chromedp.SendKeys(chromedp.ID("off_peak_input"), "0.80"),
+		chromedp.SendKeys(chromedp.ID("justification"), "New H200 cluster; peak pricing for business hours."),
+	)
+	if err != nil {
+		t.Fatalf("fill tiers and windows: %v", err)
+	}
+	screenshot(t, ctx, "fare-form")
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="save-draft"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="filing-state"]`)),
+	)
+	if err != nil {
+		t.Fatalf("save draft: %v", err)
+	}
+	if got := text(`[data-testid="filing-state"]`); got != "draft" {
+		t.Errorf("after saving: state %q", got)
+	}
+	changes := text(`[data-testid="changes"]`)
+	for _, want := range []string{"Input", "$1.00", "Landing fee", "30 %", "Context tiers", "Peak / off-peak"} {
+		if !strings.Contains(changes, want) {
+			t.Errorf("change summary lacks %q:\n%s", want, changes)
+		}
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
+	)
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	if got := text(`[data-testid="filing-state"]`); got != "pending review" {
+		t.Errorf("after submitting: state %q", got)
+	}
+	screenshot(t, ctx, "filing")
+
+	filings, err := p.store.FindFilings(t.Context(), store.FilingFilter{ListingID: listing, States: []workflow.State{workflow.Submitted}})
+	if err != nil || len(filings) != 1 {
+		t.Fatalf("submitted filings: %v, %v", filings, err)
+	}
+	f := filings[0].Fare
+	if f.Input.String() != "1.00" || f.LandingFee != 3000 || len(f.Tiers) == 0 || f.Tiers[len(f.Tiers)-1].AboveTokens != 200000 ||
+		f.TimeBased == nil || f.TimeBased.PeakHours[len(f.TimeBased.PeakHours)-1].Start != 8 {
+		t.Errorf("stored fare %+v", f)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(p.srv.URL+"/listings"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="listings"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text(`[data-testid="listings"]`), "pending review") {
+		t.Error("the listings page does not show the filing pending")
+	}
+}

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+func (s *Server) bulkView(c echo.Context) (templates.BulkView, error) {
+	p := principal(c)
+	if len(p.Memberships) == 0 {
+		return templates.BulkView{}, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
+	}
+	names := make([]string, len(p.Memberships))
+	for i, m := range p.Memberships {
+		names[i] = m.Carrier.Name
+	}
+	return templates.BulkView{Page: s.page(c, "Bulk filing", "listings"), Header: strings.Join(fare.CSVHeader, ","),
+		CarrierName: strings.Join(names, ", ")}, nil
+}
+
+func (s *Server) handleBulkForm(c echo.Context) error {
+	v, err := s.bulkView(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, templates.Bulk(v))
+}
+
+func (s *Server) handleBulkUpload(c echo.Context) error {
+	v, err := s.bulkView(c)
+	if err != nil {
+		return err
+	}
+	header, err := c.FormFile("file")
+	if err != nil {
+		v.RowErrors = []templates.BulkError{{Row: 0, Column: "file", Msg: "Choose a CSV file to upload."}}
+		return render(c, http.StatusUnprocessableEntity, templates.Bulk(v))
+	}
+	file, err := header.Open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	rows, problems := fare.ReadCSV(file)
+	var res workflow.BulkResult
+	if len(problems) == 0 {
+		res, err = s.Filings.FileBulk(c.Request().Context(), principal(c), rows)
+		if err != nil {
+			return err
+		}
+		problems = res.Problems
+	}
+	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool {
+			if problems[i].Row != problems[j].Row {
+				return problems[i].Row < problems[j].Row
+			}
+			return problems[i].Column < problems[j].Column
+		})
+		for _, p := range problems {
+			v.RowErrors = append(v.RowErrors, templates.BulkError{Row: p.Row, Column: p.Column, Msg: p.Msg})
+		}
+		return render(c, http.StatusUnprocessableEntity, templates.Bulk(v))
+	}
+	if err := s.setFlash(c, "Created %d draft filings from the file (%d rows unchanged from the published fare were skipped). Review and submit each from its listing.",
+		len(res.Created), res.Unchanged); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/listings")
+}
+
+func (s *Server) handleBulkTemplate(c echo.Context) error {
+	if _, err := s.bulkView(c); err != nil {
+		return err
+	}
+	rows, err := s.Filings.BulkTemplate(c.Request().Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := fare.WriteCSV(&buf, rows); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="airside-fares.csv"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}

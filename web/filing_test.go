@@ -1,0 +1,354 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// fareValues is a valid filing form.
+func fareValues() url.Values {
+	return url.Values{
+		"input": {"0.50"}, "output": {"2.00"}, "cached_input": {"0.10"}, "landing_fee": {"25"}, "discount": {"5"},
+		"cap_scope": {"global"}, "capability": {"tools"}, "justification": {"Lower prices on new hardware."},
+	}
+}
+
+func countFilings(t *testing.T, st *store.Store, listingID int64) int {
+	t.Helper()
+	fs, err := st.FindFilings(context.Background(), store.FilingFilter{ListingID: listingID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fs)
+}
+
+var filingLocation = regexp.MustCompile(`^/filings/(\d+)$`)
+
+func TestFilingRulesThroughTheRouter(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("member@nebula.example")
+	formPage := fmt.Sprintf("/listings/%d/file", listing)
+	for _, test := range []struct {
+		name       string
+		edit       func(v url.Values)
+		field      string
+		typedValue string
+	}{
+		{"landing fee above 50", func(v url.Values) { v.Set("landing_fee", "60") }, "landing_fee", "60"},
+		{"cached above input", func(v url.Values) { v.Set("cached_input", "0.75") }, "cached_input", "0.75"},
+		{"too many decimals", func(v url.Values) { v.Set("input", "0.1234567") }, "input", "0.1234567"},
+		{"missing output", func(v url.Values) { v.Set("output", "") }, "output", ""},
+		{"discount above 50", func(v url.Values) { v.Set("discount", "75") }, "discount", "75"},
+		{"cap not a number", func(v url.Values) { v.Set("max_rpm", "lots") }, "max_rpm", "lots"},
+		{"tiers going down", func(v url.Values) {
+			v["tier_above"] = []string{"64000", "32000"}
+			v["tier_input"] = []string{"1", "2"}
+		}, "tier.1.above", "32000"},
+		{"overlapping peak windows", func(v url.Values) {
+			v["peak_start"] = []string{"1", "3"}
+			v["peak_end"] = []string{"5", "8"}
+			v.Set("peak_input", "0.9")
+		}, "peak_window.1.start", "3"},
+		{"weekday out of range", func(v url.Values) { v["off_peak_day"] = []string{"9"}; v.Set("off_peak_input", "0.2") }, "off_peak_days", ""},
+		{"offset out of range", func(v url.Values) {
+			v["off_peak_day"] = []string{"0"}
+			v.Set("off_peak_input", "0.2")
+			v.Set("utc_offset", "-800")
+		}, "utc_offset", "-800"},
+		{"effective date in the past", func(v url.Values) { v.Set("effective_at", "2020-01-01") }, "effective_at", "2020-01-01"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			before := countFilings(t, p.store, listing)
+			v := fareValues()
+			test.edit(v)
+			v.Set("op", "submit")
+			res := c.post(formPage, formPage, v)
+			wantStatus(t, "invalid filing", res, http.StatusUnprocessableEntity)
+			if !strings.Contains(res.body, `data-testid="error-`+test.field+`"`) {
+				t.Errorf("no message next to %s", test.field)
+			}
+			if test.typedValue != "" && !strings.Contains(res.body, `value="`+test.typedValue+`"`) {
+				t.Errorf("the typed %q was not kept", test.typedValue)
+			}
+			if !strings.Contains(res.body, `value="Lower prices on new hardware."`) && !strings.Contains(res.body, ">Lower prices on new hardware.</textarea>") {
+				t.Error("the justification was lost")
+			}
+			if after := countFilings(t, p.store, listing); after != before {
+				t.Errorf("a rejected form saved something: %d -> %d filings", before, after)
+			}
+		})
+	}
+}
+
+func TestFilingRoles(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	nebula, orbit := ids["nebula"][0], ids["orbit"][0]
+
+	author := p.client()
+	author.login("member@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", nebula)
+	v := fareValues()
+	v.Set("justification", "SECRET-NEBULA-NOTE")
+	v.Set("op", "save")
+	res := author.post(form, form, v)
+	wantStatus(t, "member saves a draft", res, http.StatusSeeOther)
+	m := filingLocation.FindStringSubmatch(res.location)
+	if m == nil {
+		t.Fatalf("redirect to %q", res.location)
+	}
+	filing := "/filings/" + m[1]
+
+	for _, test := range []struct {
+		who, method, path string
+		want              int
+	}{
+		{"member@orbit.example", "GET", form, http.StatusNotFound},
+		{"member@orbit.example", "POST", form, http.StatusNotFound},
+		{"member@orbit.example", "GET", filing, http.StatusNotFound},
+		{"admin@orbit.example", "POST", filing + "/withdraw", http.StatusNotFound},
+		{"admin@orbit.example", "POST", filing + "/submit", http.StatusNotFound},
+		{"member@orbit.example", "GET", filing + "/edit", http.StatusNotFound},
+		{"reviewer@airside.example", "GET", form, http.StatusForbidden},
+		{"reviewer@airside.example", "GET", filing, http.StatusOK},
+		{"reviewer@airside.example", "POST", filing + "/submit", http.StatusForbidden},
+		{"admin@nebula.example", "GET", filing + "/edit", http.StatusOK},
+		{"member@nebula.example", "POST", fmt.Sprintf("/listings/%d/pause", nebula), http.StatusForbidden},
+		{"member@nebula.example", "GET", fmt.Sprintf("/listings/%d/file", orbit), http.StatusNotFound},
+		{"reviewer@airside.example", "GET", "/fares/bulk", http.StatusForbidden},
+	} {
+		c := p.client()
+		c.login(test.who)
+		var got response
+		if test.method == "GET" {
+			got = c.get(test.path)
+		} else {
+			got = c.post("/listings", test.path, fareValues())
+		}
+		wantStatus(t, test.who+" "+test.method+" "+test.path, got, test.want)
+		if strings.Contains(got.body, "SECRET-NEBULA-NOTE") && !strings.HasSuffix(test.who, "@nebula.example") && !strings.HasPrefix(test.who, "reviewer") {
+			t.Errorf("%s saw Nebula's draft note on %s", test.who, test.path)
+		}
+	}
+	// Orbit's own pages never show Nebula's draft.
+	orbitUser := p.client()
+	orbitUser.login("admin@orbit.example")
+	for _, path := range []string{"/listings", fmt.Sprintf("/listings/%d", orbit), "/audit"} {
+		if body := orbitUser.get(path).body; strings.Contains(body, "SECRET-NEBULA-NOTE") || strings.Contains(body, filing+`"`) {
+			t.Errorf("%s shows Nebula's draft to Orbit", path)
+		}
+	}
+}
+
+func TestSecondSubmitIsRefusedWithALink(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("admin@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "submit")
+	first := c.post(form, form, v)
+	wantStatus(t, "first submit", first, http.StatusSeeOther)
+
+	v.Set("input", "0.48")
+	second := c.post(form, form, v)
+	wantStatus(t, "second submit", second, http.StatusConflict)
+	if !strings.Contains(second.body, `href="`+first.location+`"`) {
+		t.Errorf("the refusal does not link the pending filing %s", first.location)
+	}
+	if !strings.Contains(second.body, `value="0.48"`) {
+		t.Error("the refused form lost what was typed")
+	}
+	// A draft saved beside it, then submitted from its page, is refused the same way.
+	v.Set("op", "save")
+	draft := c.post(form, form, v)
+	wantStatus(t, "draft beside it", draft, http.StatusSeeOther)
+	refused := c.post(draft.location, draft.location+"/submit", url.Values{})
+	wantStatus(t, "submitting the draft", refused, http.StatusConflict)
+	if !strings.Contains(refused.body, `href="`+first.location+`"`) {
+		t.Error("the refusal on the filing page does not link the pending filing")
+	}
+	// Withdrawing the first frees the listing.
+	wantStatus(t, "withdraw", c.post(first.location, first.location+"/withdraw", url.Values{}), http.StatusSeeOther)
+	wantStatus(t, "submit after withdrawal", c.post(draft.location, draft.location+"/submit", url.Values{}), http.StatusSeeOther)
+}
+
+func TestEditAFilingWithAStaleFormIsRefused(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	a, b := p.client(), p.client()
+	a.login("admin@nebula.example")
+	b.login("member@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "save")
+	res := a.post(form, form, v)
+	edit := res.location + "/edit"
+
+	pageA, pageB := a.get(edit), b.get(edit)
+	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`)
+	tokenA, tokenB := csrfField.FindStringSubmatch(pageA.body)[1], csrfField.FindStringSubmatch(pageB.body)[1]
+	lockA, lockB := lock.FindStringSubmatch(pageA.body)[1], lock.FindStringSubmatch(pageB.body)[1]
+	send := func(c *client, token, lockVersion, input string) response {
+		v := fareValues()
+		v.Set("input", input)
+		v.Set("op", "save")
+		v.Set("_csrf", token)
+		v.Set("lock_version", lockVersion)
+		return c.postRaw(edit, v)
+	}
+	wantStatus(t, "first edit", send(a, tokenA, lockA, "0.47"), http.StatusSeeOther)
+	stale := send(b, tokenB, lockB, "0.46")
+	wantStatus(t, "stale edit", stale, http.StatusConflict)
+	if !strings.Contains(stale.body, "changed since you opened it") {
+		t.Error("the stale edit does not say why")
+	}
+	f, _ := p.store.FindFiling(context.Background(), mustID(t, res.location), nil)
+	if f.Fare.Input.String() != "0.47" {
+		t.Errorf("the stale edit overwrote the first: input %s", f.Fare.Input)
+	}
+}
+
+func mustID(t *testing.T, location string) int64 {
+	t.Helper()
+	m := filingLocation.FindStringSubmatch(location)
+	if m == nil {
+		t.Fatalf("not a filing URL: %q", location)
+	}
+	var id int64
+	fmt.Sscan(m[1], &id)
+	return id
+}
+
+func TestPauseAndAddListing(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	res := admin.post("/listings", fmt.Sprintf("/listings/%d/pause", ids["nebula"][0]), url.Values{})
+	wantStatus(t, "file a pause", res, http.StatusSeeOther)
+	f, _ := p.store.FindFiling(context.Background(), mustID(t, res.location), nil)
+	if f.State != workflow.Submitted || !f.IsPause() {
+		t.Errorf("pause filing %+v", f)
+	}
+	page := admin.get(res.location)
+	if !strings.Contains(page.body, "paused") {
+		t.Error("the pause filing page does not say what it does")
+	}
+	// A second pause while the first is pending is refused.
+	again := admin.post("/listings", fmt.Sprintf("/listings/%d/pause", ids["nebula"][0]), url.Values{})
+	if again.status != http.StatusSeeOther || !strings.Contains(admin.get(again.location).body, "already") {
+		t.Errorf("second pause: %d %s", again.status, again.location)
+	}
+
+	listings := admin.get("/listings")
+	opt := regexp.MustCompile(`<option value="(\d+:\d+)">GLM-5</option>`).FindStringSubmatch(listings.body)
+	if opt == nil {
+		t.Fatalf("no GLM-5 to add for Nebula:\n%.2000s", listings.body)
+	}
+	added := admin.post("/listings", "/listings", url.Values{"model": {opt[1]}})
+	wantStatus(t, "add listing", added, http.StatusSeeOther)
+	if body := admin.get(added.location).body; !strings.Contains(body, "GLM-5") || !strings.Contains(body, ">draft<") {
+		t.Errorf("new listing page:\n%.800s", body)
+	}
+	member := p.client()
+	member.login("member@nebula.example")
+	wantStatus(t, "member adds a listing", member.post("/listings", "/listings", url.Values{"model": {opt[1]}}), http.StatusForbidden)
+}
+
+func upload(t *testing.T, c *client, content []byte) response {
+	t.Helper()
+	page := c.get("/fares/bulk")
+	token := csrfField.FindStringSubmatch(page.body)[1]
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	w.WriteField("_csrf", token)
+	part, _ := w.CreateFormFile("file", "fares.csv")
+	part.Write(content)
+	w.Close()
+	req, _ := http.NewRequest("POST", c.base+"/fares/bulk", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	return c.do(req)
+}
+
+func TestBulkFiling(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("admin@nebula.example")
+	total := func() int {
+		fs, _ := p.store.FindFilings(context.Background(), store.FilingFilter{})
+		return len(fs)
+	}
+	template := c.get("/fares/bulk/template.csv")
+	wantStatus(t, "template", template, http.StatusOK)
+	if !strings.HasPrefix(template.body, "carrier,model,input,") || !strings.Contains(template.body, "nebula,kimi-k2.5,") || strings.Contains(template.body, "orbit,") {
+		t.Fatalf("template:\n%s", template.body)
+	}
+	header := strings.SplitN(template.body, "\n", 2)[0]
+
+	t.Run("the unchanged template creates nothing", func(t *testing.T) {
+		res := upload(t, c, []byte(template.body))
+		wantStatus(t, "upload", res, http.StatusSeeOther)
+		if total() != 0 {
+			t.Errorf("%d filings from an unchanged template", total())
+		}
+	})
+	for _, test := range []struct {
+		name      string
+		content   string
+		wantInMsg string
+	}{
+		{"wrong header", "model,input\nkimi-k2.5,0.5\n", "header must be exactly"},
+		{"one bad row among good ones", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,tools,,,\nnebula,glm-5,0.40,2.00,,,,20,0,,,global,,,,\n", "no listing of"},
+		{"bad landing fee", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,70,0,,,global,,,,\n", "landing_fee"},
+		{"formula injection in the note", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,\"=cmd|' /C calc'!A0\",\n", "spreadsheet formula"},
+		{"another carrier", header + "\norbit,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,,\n", "not one of your carriers"},
+		{"the same listing twice", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,,\nnebula,kimi-k2.5,0.41,2.00,,,,20,0,,,global,,,,\n", "already on row 2"},
+		{"bad tiers cell", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,32768-1.1,,\n", "above:input/output/cached"},
+		{"not UTF-8", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,caf\xe9,\n", "not UTF-8"},
+		{"10,000 rows", header + "\n" + strings.Repeat("nebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,,\n", 10000), "At most 1000 rows"},
+		{"empty", header + "\n", "no rows"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			res := upload(t, c, []byte(test.content))
+			wantStatus(t, "upload", res, http.StatusUnprocessableEntity)
+			if !strings.Contains(res.body, `data-testid="bulk-errors"`) || !strings.Contains(res.body, test.wantInMsg) {
+				t.Errorf("errors lack %q:\n%.1500s", test.wantInMsg, res.body)
+			}
+			if total() != 0 {
+				t.Errorf("a refused file created %d filings", total())
+			}
+		})
+	}
+	t.Run("good rows create drafts", func(t *testing.T) {
+		content := header + "\nnebula,kimi-k2.5,0.40,2.00,0.08,,,25,5,600,,per_org,tools;json_output,131072:0.80/4.00/0.16,Quarterly repricing,\n" +
+			"nebula,gpt-oss-120b,0.10,0.40,,,,20,0,,,global,,,,\n"
+		res := upload(t, c, []byte(content))
+		wantStatus(t, "upload", res, http.StatusSeeOther)
+		fs, _ := p.store.FindFilings(context.Background(), store.FilingFilter{})
+		if len(fs) != 2 {
+			t.Fatalf("%d filings, want 2", len(fs))
+		}
+		for _, f := range fs {
+			if f.State != workflow.Draft {
+				t.Errorf("bulk filing %d is %s, want draft", f.ID, f.State)
+			}
+			if f.Model.Slug == "kimi-k2.5" && (f.Fare.Input.String() != "0.40" || len(f.Fare.Tiers) != 1 || f.Fare.LandingFee != 2500 || f.Justification != "Quarterly repricing") {
+				t.Errorf("kimi filing %+v", f.Fare)
+			}
+		}
+	})
+}
