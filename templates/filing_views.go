@@ -103,6 +103,75 @@ type FilingView struct {
 	EditURL       string
 	Conflict      string
 	ConflictURL   string
+	// Reviewer's view.
+	Impact      []ImpactRow
+	CanDecide   bool
+	DecideNote  string // why this reviewer may not decide, when they may not
+	Note        string // the reason as typed, kept on a refused decision
+	NoteError   string
+	Comments    []CommentRow
+	CanComment  bool
+	Stale       string // why the filing cannot be approved as it stands
+	CanRefresh  bool
+	ImpactTitle string
+}
+
+// ImpactRow is a listing's standing in one scenario before and after.
+type ImpactRow struct {
+	Scenario              string
+	BeforeRank, AfterRank string
+	BeforeScore           string
+	AfterScore            string
+	Winner                string
+	Class                 string // "better", "worse" or ""
+}
+
+// CommentRow is one message of a filing's thread.
+type CommentRow struct {
+	Author string
+	Staff  bool
+	At     string
+	Body   string
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// QueueRow is one filing awaiting review.
+type QueueRow struct {
+	ID        int64
+	URL       string
+	Carrier   string
+	Model     string
+	Kinds     string
+	Author    string
+	Submitted string
+	Age       string
+	Stale     bool
+}
+
+// QueueView is the review queue.
+type QueueView struct {
+	Page
+	Rows     []QueueRow
+	Carriers []Option
+	Models   []Option
+	Kinds    []Option
+}
+
+// InboxRow is one inbox message.
+type InboxRow struct {
+	Message, URL, At string
+	Unread           bool
+}
+
+// InboxView is a user's inbox.
+type InboxView struct {
+	Page
+	Rows []InboxRow
 }
 
 // ModelOption is a model a carrier admin may add a listing for.

@@ -11,6 +11,8 @@ type Nav struct {
 	IsReviewer bool
 	Carriers   []string // names of the user's carriers
 	Active     string   // the section to highlight
+	Unread     int      // unread inbox messages
+	Pending    int      // filings awaiting review (reviewers)
 }
 
 // Page is what every page passes to the layout.
@@ -84,6 +86,14 @@ type ListingView struct {
 	FileURL   string
 	CanPause  bool
 	CanResume bool
+	// CanVerify shows the reviewer's capability verification form.
+	CanVerify bool
+	Verify    []VerifyRow
+}
+
+// VerifyRow is one declared capability and its verification.
+type VerifyRow struct {
+	Capability, Label, State string
 }
 
 // UserRow is a row of the admin's user list.

@@ -330,6 +330,8 @@ func (s *Server) filingAction(c echo.Context, action workflow.Action, done strin
 		err = s.Filings.Submit(ctx, p, f.ID)
 	case workflow.Withdraw:
 		err = s.Filings.Withdraw(ctx, p, f.ID)
+	case "refresh":
+		err = s.Filings.Refresh(ctx, p, f.ID)
 	}
 	if apperr.Code(err) == apperr.ECONFLICT {
 		v, verr := s.filingView(c, f)
@@ -390,6 +392,9 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 	}
 	for _, e := range events {
 		v.History = append(v.History, templates.HistoryRow{At: e.At.UTC().Format(time.DateTime), Who: orDash(e.ActorEmail), What: historyText(e)})
+	}
+	if err := s.addReviewPanels(c, f, &v); err != nil {
+		return templates.FilingView{}, err
 	}
 	canCarrier := workflow.Authorize(p, f, workflow.Save) == nil
 	v.CanEdit = canCarrier && f.State.Open() && !f.IsPause()

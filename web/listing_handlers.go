@@ -80,6 +80,9 @@ func (s *Server) handleListing(c echo.Context) error {
 		row := filingRow(&filings[i])
 		v.Filings = append(v.Filings, row)
 		if filings[i].State.InFlight() && v.InFlight == nil {
+			if filings[i].State == workflow.Scheduled && filings[i].EffectiveAt != nil {
+				row.State = "approved, effective " + stamp(filings[i].EffectiveAt)
+			}
 			v.InFlight = &row
 		}
 	}
@@ -88,6 +91,20 @@ func (s *Server) handleListing(c echo.Context) error {
 	v.FileURL = fmt.Sprintf("/listings/%d/file", l.ID)
 	v.CanPause = carrierAdmin && l.Status == catalogue.StatusInService && v.InFlight == nil
 	v.CanResume = carrierAdmin && l.Status == catalogue.StatusPaused && v.InFlight == nil
+	if canVerify(p, l.CarrierID) {
+		checks, err := s.Store.FindCapabilityChecks(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		var inFlight *workflow.Filing
+		for i := range filings {
+			if filings[i].State.InFlight() {
+				inFlight = &filings[i]
+			}
+		}
+		v.Verify = verifyRows(l, inFlight, checks)
+		v.CanVerify = len(v.Verify) > 0
+	}
 	return render(c, http.StatusOK, templates.Listing(v))
 }
 

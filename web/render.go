@@ -30,6 +30,15 @@ func (s *Server) page(c echo.Context, title, active string) templates.Page {
 		for _, m := range pr.Memberships {
 			p.Nav.Carriers = append(p.Nav.Carriers, m.Carrier.Name+" · "+string(m.Role))
 		}
+		ctx := c.Request().Context()
+		if n, err := s.Store.CountUnread(ctx, pr.User.ID); err == nil {
+			p.Nav.Unread = n
+		}
+		if pr.IsReviewer() {
+			if n, err := s.Store.CountAwaitingReview(ctx); err == nil {
+				p.Nav.Pending = n
+			}
+		}
 	}
 	if sess, err := s.sessions.Get(c.Request(), SessionCookie); err == nil {
 		if flash, ok := sess.Values[sessionFlashKey].(string); ok {

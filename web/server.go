@@ -32,6 +32,9 @@ type Server struct {
 	// BaseURL, when set, is used for links sent outside the portal (invites);
 	// otherwise the request's own scheme and host are.
 	BaseURL string
+	// ScheduleEvery is how often serve publishes filings whose effective date
+	// has come (default 30 s).
+	ScheduleEvery time.Duration
 
 	sessions *dbSessionStore
 	echo     *echo.Echo
@@ -93,6 +96,13 @@ func (s *Server) routes() {
 	member.POST("/filings/:id/edit", s.handleFilingEdit)
 	member.POST("/filings/:id/submit", s.handleFilingSubmit)
 	member.POST("/filings/:id/withdraw", s.handleFilingWithdraw)
+	member.POST("/filings/:id/refresh", s.handleRefresh)
+	member.POST("/filings/:id/comment", s.handleComment)
+	member.POST("/filings/:id/approve", s.handleApprove, requireReviewer)
+	member.POST("/filings/:id/decline", s.handleDecline, requireReviewer)
+	member.POST("/listings/:id/capabilities", s.handleVerifyCapability, requireReviewer)
+	member.GET("/review", s.handleQueue, requireReviewer)
+	member.GET("/inbox", s.handleInbox)
 	member.GET("/fares/bulk", s.handleBulkForm)
 	member.POST("/fares/bulk", s.handleBulkUpload)
 	member.GET("/fares/bulk/template.csv", s.handleBulkTemplate)
@@ -109,6 +119,11 @@ func (s *Server) routes() {
 func (s *Server) Run(ctx context.Context, addr string) error {
 	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go sweepSessions(ctx, s.Store, 10*time.Minute, s.Log.Info)
+	every := s.ScheduleEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	go s.runScheduler(ctx, every)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {

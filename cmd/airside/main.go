@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
@@ -41,6 +42,7 @@ Environment (flags win):
   AIRSIDE_BASE_URL      public URL used in links sent by email, e.g. https://airside.example
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
+  AIRSIDE_SCHEDULE_EVERY  how often serve publishes filings that reached their effective date (default 30s)
 `
 
 func main() {
@@ -129,6 +131,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "listen address")
 	dbURL := databaseFlag(fs)
 	withDemo := fs.Bool("demo", false, "seed the demo catalogue the first time and print the demo logins")
+	scheduleEvery := fs.Duration("schedule-every", envDuration("AIRSIDE_SCHEDULE_EVERY", 30*time.Second), "how often to publish filings whose effective date has come")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -148,8 +151,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
+	srv.ScheduleEvery = *scheduleEvery
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }
 
 func displayAddr(addr string) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
@@ -133,6 +134,9 @@ func createFiling(tx *gorm.DB, now time.Time, actorID int64, nf workflow.NewFili
 	action := "filing.create"
 	if nf.Submit {
 		action = "filing.submit"
+		if err := notifyReviewers(tx, now, row.ID, actorID, "New filing "+filingLabel(tx, &row)+" awaits review."); err != nil {
+			return 0, err
+		}
 	}
 	return row.ID, appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
 		SubjectType: "filing", SubjectID: row.ID,
@@ -222,6 +226,11 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 		if res.RowsAffected != 1 {
 			return apperr.Errorf(apperr.ECONFLICT, "This filing was changed since you opened it. Reload it and edit again.")
 		}
+		if u.Submit {
+			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
+				return err
+			}
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
 			SubjectType: "filing", SubjectID: f.ID,
 			Before: map[string]any{"state": f.State, "fareId": f.FareID},
@@ -231,6 +240,13 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 		return s.inFlightConflict(ctx, listingID, fmt.Errorf("update filing %d: %w", filingID, err))
 	}
 	return nil
+}
+
+func submittedMessage(tx *gorm.DB, f *filingRow) string {
+	if f.State == string(workflow.ChangesRequested) {
+		return "Filing " + filingLabel(tx, f) + " was resubmitted after changes."
+	}
+	return "New filing " + filingLabel(tx, f) + " awaits review."
 }
 
 func stateAfter(state string, submit bool) string {
@@ -279,6 +295,16 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 		if err := tx.First(&l, f.ListingID).Error; err != nil {
 			return err
 		}
+		switch {
+		case next == workflow.Submitted:
+			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
+				return err
+			}
+		case next == workflow.Withdrawn && f.State == string(workflow.Submitted):
+			if err := notifyReviewers(tx, now, f.ID, actorID, "Filing "+filingLabel(tx, &f)+" was withdrawn by the carrier."); err != nil {
+				return err
+			}
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing." + string(action),
 			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State}, After: map[string]any{"state": next}})
 	})
@@ -293,7 +319,12 @@ type FilingFilter struct {
 	ListingID  int64
 	CarrierIDs []int64 // nil: every carrier
 	States     []workflow.State
-	Limit      int
+	// CarrierID, ModelID and Kind narrow the review queue.
+	CarrierID   int64
+	ModelID     int64
+	Kind        fare.Kind
+	OldestFirst bool
+	Limit       int
 }
 
 // FindFiling finds one filing; outside carrierIDs (when given) it is not found.
@@ -339,16 +370,20 @@ func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, erro
 		ContextTokens int64
 		AuthorEmail   string
 		DeciderEmail  string
+		CurrentFareID *int64
 	}
 	q := tx.Table("filings").Select(`filings.*, listings.carrier_id, carriers.slug AS carrier_slug, carriers.name AS carrier_name,
 		models.id AS model_id, models.slug AS model_slug, models.name AS model_name, models.context_tokens,
-		authors.email AS author_email, COALESCE(deciders.email, '') AS decider_email`).
+		authors.email AS author_email, COALESCE(deciders.email, '') AS decider_email,
+		listings.published_fare_id AS current_fare_id`).
 		Joins("JOIN listings ON listings.id = filings.listing_id").
 		Joins("JOIN carriers ON carriers.id = listings.carrier_id").
 		Joins("JOIN models ON models.id = listings.model_id").
 		Joins("JOIN users authors ON authors.id = filings.author_id").
-		Joins("LEFT JOIN users deciders ON deciders.id = filings.decided_by").
-		Order("filings.id DESC")
+		Joins("LEFT JOIN users deciders ON deciders.id = filings.decided_by")
+	if !f.OldestFirst {
+		q = q.Order("filings.id DESC")
+	}
 	if f.CarrierIDs != nil {
 		q = q.Where("listings.carrier_id IN ?", append(f.CarrierIDs, -1))
 	}
@@ -357,6 +392,19 @@ func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, erro
 	}
 	if len(f.States) > 0 {
 		q = q.Where("filings.state IN ?", f.States)
+	}
+	if f.CarrierID != 0 {
+		q = q.Where("listings.carrier_id = ?", f.CarrierID)
+	}
+	if f.ModelID != 0 {
+		q = q.Where("listings.model_id = ?", f.ModelID)
+	}
+	if f.Kind != "" {
+		// kinds is a short comma-separated list; match it whole-word.
+		q = q.Where("(',' || filings.kinds || ',') LIKE ?", "%,"+string(f.Kind)+",%")
+	}
+	if f.OldestFirst {
+		q = q.Order(clause.OrderByColumn{Column: clause.Column{Name: "filings.submitted_at"}}).Order("filings.id")
 	}
 	if id != 0 {
 		q = q.Where("filings.id = ?", id)
@@ -385,7 +433,7 @@ func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, erro
 		out[i] = workflow.Filing{
 			ID: fr.ID, ListingID: fr.ListingID, CarrierID: r.CarrierID, CarrierSlug: r.CarrierSlug, CarrierName: r.CarrierName,
 			Model: catalogue.Model{ID: r.ModelID, Slug: r.ModelSlug, Name: r.ModelName, ContextTokens: r.ContextTokens},
-			Kinds: parseKinds(fr.Kinds), State: workflow.State(fr.State), BaseFareID: fr.BaseFareID,
+			Kinds: parseKinds(fr.Kinds), State: workflow.State(fr.State), BaseFareID: fr.BaseFareID, CurrentFareID: r.CurrentFareID,
 			TargetStatus: catalogue.ListingStatus(fr.TargetStatus), Justification: fr.Justification, EffectiveAt: fr.EffectiveAt,
 			AuthorID: fr.AuthorID, AuthorEmail: r.AuthorEmail, DecidedBy: fr.DecidedBy, DeciderEmail: r.DeciderEmail,
 			DecidedAt: fr.DecidedAt, DecisionNote: fr.DecisionNote, PublishedAt: fr.PublishedAt, SubmittedAt: fr.SubmittedAt,
@@ -413,3 +461,6 @@ func (s *Store) InFlightFilings(ctx context.Context, carrierIDs []int64) (map[in
 	}
 	return out, nil
 }
+
+// fareKinds is the kinds of change from base to proposed.
+func fareKinds(base, proposed *fare.Fare) []fare.Kind { return fare.KindsOf(fare.Diff(base, proposed)) }

@@ -29,3 +29,14 @@ func (s *Store) Columns(ctx context.Context) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// ExecForTest runs raw statements; tests use it to simulate faults (a
+// trigger that fails a step). Production code never calls it.
+func (s *Store) ExecForTest(ctx context.Context, statements ...string) error {
+	for _, stmt := range statements {
+		if err := s.db.WithContext(ctx).Exec(stmt).Error; err != nil {
+			return fmt.Errorf("exec %q: %w", stmt, err)
+		}
+	}
+	return nil
+}

@@ -67,7 +67,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, err
 	}
 	cfg := &gorm.Config{
-		Logger:                 logger.Default.LogMode(logger.Silent),
+		Logger:                 logger.Default.LogMode(logLevel()),
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
@@ -82,7 +82,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 				return nil, fmt.Errorf("create database folder: %w", err)
 			}
 		}
-		db, err = gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_time_format=sqlite"), cfg)
+		db, err = gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate"), cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
@@ -93,7 +93,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	if dialect == SQLite {
 		// One writer at a time is SQLite's model; one connection makes every
-		// transaction wait its turn instead of failing with SQLITE_BUSY.
+		// transaction of this process wait its turn, and _txlock=immediate
+		// (in the DSN) makes another process's writer wait on busy_timeout
+		// instead of failing with SQLITE_BUSY on a lock upgrade. (No
+		// _time_format here: go-sqlite v1.23 stops reading parameters after
+		// it, silently dropping _txlock. Times are all UTC, so the driver's
+		// default text format sorts correctly.)
 		sqlDB.SetMaxOpenConns(1)
 	} else {
 		sqlDB.SetMaxOpenConns(20)
@@ -184,4 +189,11 @@ func isDuplicate(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505")
+}
+
+func logLevel() logger.LogLevel {
+	if os.Getenv("AIRSIDE_SQL_LOG") != "" {
+		return logger.Info
+	}
+	return logger.Silent
 }

@@ -3,11 +3,13 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 )
 
@@ -46,6 +48,10 @@ type Store interface {
 	UpdateFiling(ctx context.Context, actorID, filingID int64, u FilingUpdate) error
 	SubmitFiling(ctx context.Context, actorID, filingID int64) error
 	WithdrawFiling(ctx context.Context, actorID, filingID int64) error
+	DecideFiling(ctx context.Context, reviewerID, filingID int64, action Action, note string) (State, error)
+	RebaseFiling(ctx context.Context, actorID, filingID int64) error
+	AddComment(ctx context.Context, actorID, filingID int64, body string, fromStaff bool) error
+	SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error
 }
 
 // Service runs the carrier's side of filing.
@@ -264,4 +270,68 @@ func (s *Service) BulkTemplate(ctx context.Context, p *account.Principal) ([]far
 		rows = append(rows, fare.CSVRow{Carrier: l.CarrierSlug, Model: l.Model.Slug, Form: form})
 	}
 	return rows, nil
+}
+
+// MaxNote bounds a decision's reason.
+const MaxNote = 4000
+
+// Decide records a reviewer's decision: approve (publishing now, or at the
+// filing's effective date), reject or ask for changes (both need a reason).
+// No one decides a filing they wrote or one of a carrier they belong to.
+func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int64, action Action, note string) (State, error) {
+	f, err := s.Store.FindFiling(ctx, filingID, Scope(p))
+	if err != nil {
+		return "", err
+	}
+	if err := Authorize(p, f, action); err != nil {
+		return "", err
+	}
+	note = strings.TrimSpace(note)
+	if (action == Reject || action == RequestChanges) && note == "" {
+		return "", apperr.Invalid(map[string]string{"note": "Give the carrier a reason."})
+	}
+	if len(note) > MaxNote {
+		return "", apperr.Invalid(map[string]string{"note": fmt.Sprintf("Keep the reason under %d characters.", MaxNote)})
+	}
+	return s.Store.DecideFiling(ctx, p.User.ID, filingID, action, note)
+}
+
+// Comment adds a message to a filing's thread, from its carrier or a reviewer.
+func (s *Service) Comment(ctx context.Context, p *account.Principal, filingID int64, body string) error {
+	f, err := s.Store.FindFiling(ctx, filingID, Scope(p))
+	if err != nil {
+		return err
+	}
+	if err := Authorize(p, f, Comment); err != nil {
+		return err
+	}
+	return s.Store.AddComment(ctx, p.User.ID, filingID, strings.TrimSpace(body), p.IsStaff() && p.RoleIn(f.CarrierID) == "")
+}
+
+// Refresh points an open filing at the fare published now (after another
+// filing changed it), so it can be submitted and approved again.
+func (s *Service) Refresh(ctx context.Context, p *account.Principal, filingID int64) error {
+	if _, err := s.filingFor(ctx, p, filingID, Save); err != nil {
+		return err
+	}
+	return s.Store.RebaseFiling(ctx, p.User.ID, filingID)
+}
+
+// VerifyCapability records a reviewer's verification of a declared flag
+// ("verified" or "failed"); only verified flags reach routing.
+func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, listingID int64, capability, state, note string) error {
+	if !p.IsReviewer() {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only reviewers verify capabilities.")
+	}
+	l, err := s.Store.FindListing(ctx, listingID, nil)
+	if err != nil {
+		return err
+	}
+	if p.RoleIn(l.CarrierID) != "" {
+		return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: a reviewer from outside the carrier must verify its capabilities.", l.CarrierName)
+	}
+	if _, ok := election.ParseCapability(capability); !ok {
+		return apperr.Invalid(map[string]string{"capability": "Unknown capability."})
+	}
+	return s.Store.SetCapabilityCheck(ctx, p.User.ID, listingID, capability, state, strings.TrimSpace(note))
 }

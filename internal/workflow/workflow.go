@@ -123,6 +123,8 @@ type Filing struct {
 	// listing never published).
 	Base          *fare.Fare
 	BaseFareID    *int64
+	// CurrentFareID is the listing's published fare now.
+	CurrentFareID *int64
 	TargetStatus  catalogue.ListingStatus // for a pause or resume
 	Justification string
 	EffectiveAt   *time.Time
@@ -137,6 +139,14 @@ type Filing struct {
 	LockVersion   int64
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+}
+
+// StaleBase reports whether the listing's published fare changed after the
+// filing was drafted: such a filing cannot be approved until refreshed.
+func (f *Filing) StaleBase() bool {
+	a, b := f.BaseFareID, f.CurrentFareID
+	same := a == nil && b == nil || a != nil && b != nil && *a == *b
+	return !same && f.State != Published && f.State != Scheduled
 }
 
 // IsPause reports whether the filing pauses or resumes the listing.

@@ -1,0 +1,185 @@
+// Package preview answers "where does this fare land?": it turns a model's
+// published listings into election ballots for the standard scenarios, and
+// computes standings, impacts, break-even fares, projections and chart data on
+// top of internal/election, so what a carrier or reviewer sees is what
+// routing will do.
+package preview
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+)
+
+// Scenario is a standard request shape.
+type Scenario struct {
+	Key            string
+	Name           string
+	PromptTokens   int64
+	Workload       election.Workload
+	Streaming      bool
+	SessionOpening bool
+	Routing        election.Mode
+	Requires       election.Capabilities
+}
+
+// Request is the scenario as an election request at time at.
+func (s Scenario) Request(model string, at time.Time) election.Request {
+	return election.Request{Model: model, PromptTokens: s.PromptTokens, Streaming: s.Streaming, Routing: s.Routing,
+		Workload: s.Workload, SessionOpening: s.SessionOpening, Requires: s.Requires, At: at}
+}
+
+// shapes are the workloads that matter, each run under auto and price routing.
+var shapes = []Scenario{
+	{Key: "small", Name: "Small one-shot", PromptTokens: 1000, Workload: election.WorkloadGeneral},
+	{Key: "large", Name: "Large prompt, general API", PromptTokens: 20000, Workload: election.WorkloadGeneral},
+	{Key: "coding", Name: "Coding agent session opener", PromptTokens: 40000, Workload: election.WorkloadCoding, Streaming: true, SessionOpening: true},
+	{Key: "chat", Name: "Chat", PromptTokens: 8000, Workload: election.WorkloadChat, Streaming: true},
+}
+
+// StandardScenarios are the four shapes under auto, then under price routing.
+func StandardScenarios() []Scenario {
+	var out []Scenario
+	for _, mode := range []election.Mode{election.ModeAuto, election.ModePrice} {
+		for _, s := range shapes {
+			s.Routing = mode
+			s.Key += "-" + mode.String()
+			s.Name += " (" + mode.String() + ")"
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// CandidateID names a listing on the ballot: "carrier/model".
+func CandidateID(l *catalogue.Listing) string { return l.CarrierSlug + "/" + l.Model.Slug }
+
+// Candidate turns a listing with fare f into a ballot candidate. Only
+// capabilities declared in the fare and verified count.
+func Candidate(l *catalogue.Listing, f *fare.Fare, verified map[string]string) election.Candidate {
+	priority := float64(l.PriorityBP) / 10000
+	c := election.Candidate{
+		ID:       CandidateID(l),
+		Priority: &priority,
+		Metrics: election.Metrics{Uptime: l.Health.UptimePct, LatencyMs: l.Health.LatencyMs,
+			Throughput: l.Health.ThroughputTPS, CacheHitRate: l.Health.CacheHitRate},
+		Fare: f.ForElection(),
+	}
+	for _, flag := range f.Capabilities {
+		if verified[flag.String()] == "verified" {
+			c.Capabilities = c.Capabilities.With(flag)
+		}
+	}
+	return c
+}
+
+// Market is one model's listings with their capability verifications.
+type Market struct {
+	Listings []catalogue.Listing
+	// Checks maps listing ids to capability name -> "verified" or "failed".
+	Checks map[int64]map[string]string
+}
+
+// Change is a what-if for one listing: a proposed fare, or a status change.
+type Change struct {
+	ListingID int64
+	// Fare replaces the listing's published fare when set.
+	Fare *fare.Fare
+	// Status replaces the listing's status when set (a pause or a resume).
+	Status catalogue.ListingStatus
+}
+
+// onBallot reports whether a listing with status and fare is elected on.
+func onBallot(status catalogue.ListingStatus, f *fare.Fare) bool {
+	return f != nil && status == catalogue.StatusInService
+}
+
+// Ballot builds the election for req over the market with change applied,
+// and returns the subject's index on it (-1 when it is not on the ballot).
+func (m Market) Ballot(req election.Request, change Change) (election.Ballot, int) {
+	b := election.Ballot{Request: req, Candidates: make([]election.Candidate, 0, len(m.Listings))}
+	subject := -1
+	for i := range m.Listings {
+		l := &m.Listings[i]
+		f, status := l.Published, l.Status
+		if l.ID == change.ListingID {
+			if change.Fare != nil {
+				f = change.Fare
+				if status == catalogue.StatusDraft {
+					status = catalogue.StatusInService // its first fare brings it into service
+				}
+			}
+			if change.Status != "" {
+				status = change.Status
+			}
+		}
+		if !onBallot(status, f) {
+			continue
+		}
+		if l.ID == change.ListingID {
+			subject = len(b.Candidates)
+		}
+		b.Candidates = append(b.Candidates, Candidate(l, f, m.Checks[l.ID]))
+	}
+	return b, subject
+}
+
+// Standing is where one listing stands in one election.
+type Standing struct {
+	OnBallot bool
+	Eligible bool
+	Rank     int
+	Of       int // eligible candidates
+	Score    float64
+	Winner   string
+	// Gap is the score points between the listing and the winner (0 when it
+	// wins).
+	Gap      float64
+	Excluded []string
+}
+
+// StandingIn runs the election and reads the subject's standing.
+func StandingIn(b *election.Ballot, subject int) (Standing, election.Result) {
+	res := election.Elect(b)
+	st := Standing{Winner: res.WinnerID()}
+	for _, o := range res.Candidates {
+		if o.Eligible {
+			st.Of++
+		}
+	}
+	if subject < 0 {
+		return st, res
+	}
+	o := res.Candidates[subject]
+	st.OnBallot, st.Eligible, st.Rank, st.Score = true, o.Eligible, o.Rank, o.Score
+	if !o.Eligible {
+		st.Excluded = o.Excluded.Reasons()
+	} else if res.Winner >= 0 {
+		st.Gap = o.Score - res.Candidates[res.Winner].Score
+	}
+	return st, res
+}
+
+// ScenarioImpact is a listing's standing in one scenario before and after a
+// change.
+type ScenarioImpact struct {
+	Scenario      Scenario
+	Before, After Standing
+}
+
+// Impact computes, for every standard scenario, the listing's standing as
+// published and with the change applied, against the same competitors.
+func Impact(m Market, model string, change Change, at time.Time) []ScenarioImpact {
+	var out []ScenarioImpact
+	for _, sc := range StandardScenarios() {
+		req := sc.Request(model, at)
+		before, bi := m.Ballot(req, Change{ListingID: change.ListingID})
+		after, ai := m.Ballot(req, change)
+		b, _ := StandingIn(&before, bi)
+		a, _ := StandingIn(&after, ai)
+		out = append(out, ScenarioImpact{Scenario: sc, Before: b, After: a})
+	}
+	return out
+}
