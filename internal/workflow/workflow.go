@@ -121,8 +121,8 @@ type Filing struct {
 	Fare *fare.Fare
 	// Base is the published fare the filing was drafted against (nil for a
 	// listing never published).
-	Base          *fare.Fare
-	BaseFareID    *int64
+	Base       *fare.Fare
+	BaseFareID *int64
 	// CurrentFareID is the listing's published fare now.
 	CurrentFareID *int64
 	TargetStatus  catalogue.ListingStatus // for a pause or resume
