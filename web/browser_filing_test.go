@@ -90,15 +90,11 @@ func TestBrowserFileAFare(t *testing.T) {
 		t.Fatalf("fill tiers and windows: %v", err)
 	}
 	screenshot(t, ctx, "fare-form")
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`[data-testid="save-draft"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="filing-state"]`)),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="save-draft"]`))); err != nil {
 		t.Fatalf("save draft: %v", err)
 	}
-	if got := text(`[data-testid="filing-state"]`); got != "draft" {
-		t.Errorf("after saving: state %q", got)
+	if err := waitText(ctx, `[data-testid="filing-state"]`, "draft"); err != nil {
+		t.Fatalf("after saving: %v", err)
 	}
 	changes := text(`[data-testid="changes"]`)
 	for _, want := range []string{"Input", "$1.00", "Landing fee", "30 %", "Context tiers", "Peak / off-peak"} {
@@ -106,15 +102,11 @@ func TestBrowserFileAFare(t *testing.T) {
 			t.Errorf("change summary lacks %q:\n%s", want, changes)
 		}
 	}
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`[data-testid="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="submit"]`))); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
-	if got := text(`[data-testid="filing-state"]`); got != "pending review" {
-		t.Errorf("after submitting: state %q", got)
+	if err := waitText(ctx, `[data-testid="filing-state"]`, "pending review"); err != nil {
+		t.Errorf("after submitting: %v", err)
 	}
 	screenshot(t, ctx, "filing")
 

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,21 @@ func TestBrowserLoginSeeListingsLogout(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("after logout /listings should ask to log in again: %v", err)
+	}
+}
+
+// waitText polls until the element's text contains want (navigation after a
+// click can briefly leave the previous page's elements in place).
+func waitText(ctx context.Context, sel, want string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), chromedp.AtLeast(0)))
+		if err == nil && strings.Contains(got, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s never showed %q (last %q, %v)", sel, want, got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -66,7 +66,13 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // routes registers every route of the portal, in one place.
 func (s *Server) routes() {
 	e := s.echo
-	e.Use(middleware.Recover())
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.Log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
+			return err
+		},
+	}))
 	e.Use(requestLog(s.Log))
 	e.Use(securityHeaders)
 	e.Use(middleware.BodyLimit(MaxBodyBytes))

@@ -1,0 +1,190 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// submitFiling files and submits a fare for a listing as the given carrier
+// user, returning the filing's URL.
+func submitFiling(t *testing.T, p *testPortal, who string, listing int64, input string) string {
+	t.Helper()
+	c := p.client()
+	c.login(who)
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("input", input)
+	v.Set("op", "submit")
+	res := c.post(form, form, v)
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("submit as %s: %d\n%.600s", who, res.status, res.body)
+	}
+	return res.location
+}
+
+func TestReviewQueueAndDecisions(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	first := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.41")
+	second := submitFiling(t, p, "admin@orbit.example", ids["orbit"][0], "0.42")
+
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	queue := rev.get("/review")
+	wantStatus(t, "queue", queue, http.StatusOK)
+	i1, i2 := strings.Index(queue.body, `href="`+first+`"`), strings.Index(queue.body, `href="`+second+`"`)
+	if i1 < 0 || i2 < 0 || i1 > i2 {
+		t.Errorf("queue is not oldest first (%d, %d)", i1, i2)
+	}
+	orbit, _ := p.store.FindCarrierBySlug(context.Background(), "orbit")
+	filtered := rev.get(fmt.Sprintf("/review?carrier=%d", orbit.ID))
+	if strings.Contains(filtered.body, `href="`+first+`"`) || !strings.Contains(filtered.body, `href="`+second+`"`) {
+		t.Error("the carrier filter does not filter")
+	}
+	if byKind := rev.get("/review?kind=pause"); strings.Contains(byKind.body, `href="`+first+`"`) {
+		t.Error("the kind filter does not filter")
+	}
+	if !strings.Contains(queue.body, `data-testid="nav-review"`) {
+		t.Error("reviewers have no review link")
+	}
+
+	page := rev.get(first)
+	for _, want := range []string{`data-testid="impact"`, `data-testid="decide"`, `data-testid="changes"`, "Coding agent session opener"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the reviewer's filing page lacks %s", want)
+		}
+	}
+	// A reason is required to reject; the typed text is kept.
+	res := rev.post(first, first+"/decline", url.Values{"action": {"reject"}, "note": {"  "}})
+	wantStatus(t, "reject without reason", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, `data-testid="error-note"`) {
+		t.Error("no message next to the reason")
+	}
+	res = rev.post(first, first+"/decline", url.Values{"action": {"request_changes"}, "note": {"Please add a cached price."}})
+	wantStatus(t, "ask for changes", res, http.StatusSeeOther)
+
+	carrier := p.client()
+	carrier.login("member@nebula.example")
+	inbox := carrier.get("/inbox")
+	if !strings.Contains(inbox.body, "Changes were requested") || !strings.Contains(inbox.body, "Please add a cached price.") {
+		t.Errorf("the carrier's inbox lacks the request:\n%.1000s", inbox.body)
+	}
+	if strings.Contains(carrier.get("/listings").body, `data-testid="unread"`) {
+		t.Error("messages stay unread after opening the inbox")
+	}
+	// Approving the second publishes it.
+	res = rev.post(second, second+"/approve", url.Values{})
+	wantStatus(t, "approve", res, http.StatusSeeOther)
+	l, _ := p.store.FindListing(context.Background(), ids["orbit"][0], nil)
+	if l.Published.Input.String() != "0.42" {
+		t.Errorf("after approval orbit's input is %s", l.Published.Input)
+	}
+	// Deciding again says who did.
+	again := rev.post(second, second+"/decline", url.Values{"action": {"reject"}, "note": {"late"}})
+	wantStatus(t, "decide twice", again, http.StatusConflict)
+	if !strings.Contains(again.body, "Already decided by reviewer@airside.example") {
+		t.Error("the second decision does not say who decided")
+	}
+}
+
+func TestTwoPersonRule(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	// A reviewer who also belongs to Nebula.
+	if _, err := p.store.CreateUser(context.Background(), nil, store.NewUser{Email: "dual@nebula.example", Password: demo.Password,
+		Staff: account.StaffReviewer, CarrierSlug: "nebula", CarrierRole: account.CarrierMember}); err != nil {
+		t.Fatal(err)
+	}
+	filing := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.41")
+	dual := p.client()
+	dual.login("dual@nebula.example")
+	page := dual.get(filing)
+	if strings.Contains(page.body, `data-testid="decide"`) || !strings.Contains(page.body, `data-testid="cannot-decide"`) {
+		t.Error("a reviewer of the carrier is offered the decision")
+	}
+	wantStatus(t, "approve own carrier's filing", dual.post(filing, filing+"/approve", url.Values{}), http.StatusForbidden)
+	carrierAdmin := p.client()
+	carrierAdmin.login("admin@nebula.example")
+	wantStatus(t, "carrier approves", carrierAdmin.post(filing, filing+"/approve", url.Values{}), http.StatusForbidden)
+	wantStatus(t, "carrier opens the queue", carrierAdmin.get("/review"), http.StatusForbidden)
+	f, _ := p.store.FindFiling(context.Background(), mustID(t, filing), nil)
+	if f.State != workflow.Submitted {
+		t.Errorf("filing is %s after refused decisions", f.State)
+	}
+}
+
+func TestCommentsAndCapabilityVerification(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	filing := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "reviewer comments", rev.post(filing, filing+"/comment", url.Values{"body": {"Is the <b>cache</b> price final?"}}), http.StatusSeeOther)
+	carrier := p.client()
+	carrier.login("member@nebula.example")
+	page := carrier.get(filing)
+	if !strings.Contains(page.body, "Is the &lt;b&gt;cache&lt;/b&gt; price final?") {
+		t.Error("the comment is not shown escaped to the carrier")
+	}
+	wantStatus(t, "carrier replies", carrier.post(filing, filing+"/comment", url.Values{"body": {"Yes."}}), http.StatusSeeOther)
+	wantStatus(t, "empty comment", carrier.post(filing, filing+"/comment", url.Values{"body": {""}}), http.StatusUnprocessableEntity)
+	other := p.client()
+	other.login("member@orbit.example")
+	wantStatus(t, "another carrier comments", other.post("/listings", filing+"/comment", url.Values{"body": {"hi"}}), http.StatusNotFound)
+
+	listing := fmt.Sprintf("/listings/%d", ids["nebula"][0])
+	lp := rev.get(listing)
+	if !strings.Contains(lp.body, `data-testid="verify"`) {
+		t.Fatal("no verification form for the reviewer")
+	}
+	wantStatus(t, "verify tools", rev.post(listing, listing+"/capabilities", url.Values{"capability": {"tools"}, "state": {"verified"}, "note": {"preflight ok"}}), http.StatusSeeOther)
+	checks, _ := p.store.FindCapabilityChecks(context.Background(), ids["nebula"][0])
+	if checks["tools"] != "verified" {
+		t.Errorf("checks %v", checks)
+	}
+	wantStatus(t, "carrier verifies", carrier.post(listing, listing+"/capabilities", url.Values{"capability": {"tools"}, "state": {"verified"}}), http.StatusForbidden)
+}
+
+func TestStaleFilingIsRefreshed(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	author := p.client()
+	author.login("admin@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "save")
+	draft := author.post(form, form, v)
+	approved := submitFiling(t, p, "member@nebula.example", listing, "0.39")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve the other", rev.post(approved, approved+"/approve", url.Values{}), http.StatusSeeOther)
+
+	wantStatus(t, "submit the stale draft", author.post(draft.location, draft.location+"/submit", url.Values{}), http.StatusSeeOther)
+	page := rev.get(draft.location)
+	if !strings.Contains(page.body, `data-testid="stale"`) {
+		t.Error("the reviewer is not told the filing is stale")
+	}
+	res := rev.post(draft.location, draft.location+"/approve", url.Values{})
+	wantStatus(t, "approve stale", res, http.StatusConflict)
+	wantStatus(t, "send back", rev.post(draft.location, draft.location+"/decline", url.Values{"action": {"request_changes"}, "note": {"Refresh please."}}), http.StatusSeeOther)
+	carrierPage := author.get(draft.location)
+	if !strings.Contains(carrierPage.body, `data-testid="refresh"`) {
+		t.Fatal("the carrier is not offered a refresh")
+	}
+	wantStatus(t, "refresh", author.post(draft.location, draft.location+"/refresh", url.Values{}), http.StatusSeeOther)
+	refreshed := author.get(draft.location)
+	if strings.Contains(refreshed.body, `data-testid="stale"`) || !strings.Contains(refreshed.body, "$0.39") {
+		t.Error("after refresh the filing is still stale or does not show the new base")
+	}
+	wantStatus(t, "resubmit", author.post(draft.location, draft.location+"/submit", url.Values{}), http.StatusSeeOther)
+	wantStatus(t, "approve refreshed", rev.post(draft.location, draft.location+"/approve", url.Values{}), http.StatusSeeOther)
+}
