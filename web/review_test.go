@@ -188,3 +188,27 @@ func TestStaleFilingIsRefreshed(t *testing.T) {
 	wantStatus(t, "resubmit", author.post(draft.location, draft.location+"/submit", url.Values{}), http.StatusSeeOther)
 	wantStatus(t, "approve refreshed", rev.post(draft.location, draft.location+"/approve", url.Values{}), http.StatusSeeOther)
 }
+
+func TestScheduledApprovalShowsItsDate(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("admin@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "submit")
+	v.Set("effective_at", "2099-01-01T00:00")
+	res := c.post(form, form, v)
+	wantStatus(t, "submit dated filing", res, http.StatusSeeOther)
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve", rev.post(res.location, res.location+"/approve", url.Values{}), http.StatusSeeOther)
+	page := c.get(fmt.Sprintf("/listings/%d", listing))
+	if !strings.Contains(page.body, "approved, effective 2099-01-01 00:00 UTC") {
+		t.Errorf("listing page lacks the scheduled date:\n%.1500s", page.body)
+	}
+	l, _ := p.store.FindListing(context.Background(), listing, nil)
+	if l.Published.Input.String() == "0.50" {
+		t.Error("a filing dated 2099 reached routing today")
+	}
+}
