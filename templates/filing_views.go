@@ -50,6 +50,7 @@ type FareFormView struct {
 	Conflict    string
 	ConflictURL string
 	Changes     []ChangeRow
+	Preview     PreviewPanel
 }
 
 // ChangeRow is one line of a change summary.

@@ -106,6 +106,9 @@ func (s *Server) fareFormView(c echo.Context, l *catalogue.Listing, form fare.Fo
 		value := strconv.Itoa(i)
 		v.Days = append(v.Days, templates.DayOption{Value: value, Label: d, Checked: contains(form.OffPeakDays, value)})
 	}
+	if v.Preview, err = s.panelFor(c, l, form, "fare-form"); err != nil {
+		return templates.FareFormView{}, err
+	}
 	return v, nil
 }
 
@@ -157,6 +160,7 @@ func (s *Server) handleFileForm(c echo.Context) error {
 // JavaScript): the same form again with one more empty row, nothing saved.
 func rowOp(op string, form *fare.Form) bool {
 	switch op {
+	case "preview": // the no-JavaScript Preview button: show the form with its preview
 	case "add_tier":
 		form.Tiers = append(form.Tiers, fare.TierForm{})
 	case "add_window":

@@ -95,6 +95,8 @@ func (s *Server) routes() {
 	member.GET("/listings/:id", s.handleListing)
 	member.GET("/listings/:id/file", s.handleFileForm)
 	member.POST("/listings/:id/file", s.handleFile)
+	member.GET("/listings/:id/preview", s.handlePreviewPage)
+	member.POST("/listings/:id/preview", s.handlePreview)
 	member.POST("/listings/:id/pause", s.handlePause)
 	member.POST("/listings/:id/resume", s.handleResume)
 	member.GET("/filings/:id", s.handleFilingPage)

@@ -61,6 +61,20 @@ type Solver struct {
 	ballot *Ballot
 	index  int
 	res    Result
+	// margin is the lead over every other eligible candidate that counts as
+	// winning (0: plain rank 1).
+	margin float64
+}
+
+// IncumbentMargin is the lead a challenger needs over a stable incumbent.
+const IncumbentMargin = 0.15
+
+// WithMargin makes the solver ask for a lead of more than m score points
+// over every other candidate (IncumbentMargin to displace a stable
+// incumbent), not just rank 1.
+func (s *Solver) WithMargin(m float64) *Solver {
+	s.margin = m
+	return s
 }
 
 // NewSolver prepares a solver for candidate index of b. The ballot is read,
@@ -78,7 +92,24 @@ func (s *Solver) Current() *Result {
 func (s *Solver) winsWith(adj adjustment) bool {
 	adj.index = s.index
 	elect(s.ballot, &s.res, &adj)
-	return s.res.Winner == s.index
+	return s.wins()
+}
+
+// wins reads the last election: rank 1, with the margin when one is asked.
+func (s *Solver) wins() bool {
+	if s.res.Winner != s.index {
+		return false
+	}
+	if s.margin <= 0 {
+		return true
+	}
+	mine := s.res.Candidates[s.index].Score
+	for _, i := range s.res.order {
+		if int(i) != s.index && s.res.Candidates[i].Score-mine <= s.margin {
+			return false
+		}
+	}
+	return true
 }
 
 // exclusionReason reports a candidate that no lever can bring on the ballot.
@@ -99,7 +130,7 @@ func (s *Solver) PriceMultiplier() Solution {
 		sol.Reason = reason
 		return sol
 	}
-	sol.WinsNow = s.res.Winner == s.index
+	sol.WinsNow = s.wins()
 	if s.res.Candidates[s.index].RoutingPrice == 0 {
 		// A free fare scales to itself: only the other factors decide.
 		sol.CanWin, sol.Value = sol.WinsNow, 1
@@ -163,7 +194,7 @@ func (s *Solver) solveRate(lever Lever, lower, upper float64, adj func(float64) 
 		sol.Reason = reason
 		return sol
 	}
-	sol.WinsNow = s.res.Winner == s.index
+	sol.WinsNow = s.wins()
 	wins := func(v float64) bool { return s.winsWith(adj(v)) }
 	if !wins(upper) {
 		sol.Reason = s.cannotWinReason(adj(upper))

@@ -188,3 +188,19 @@ func TestSolverUnboundedAlone(t *testing.T) {
 		t.Errorf("a lone candidate should win at any price: %+v", sol)
 	}
 }
+
+func TestSolverMarginToDisplaceAnIncumbent(t *testing.T) {
+	b := solverBallots()["three carriers, small prompt"]
+	plain := election.NewSolver(&b, 0).PriceMultiplier()
+	lead := election.NewSolver(&b, 0).WithMargin(election.IncumbentMargin).PriceMultiplier()
+	if !lead.CanWin || lead.Value >= plain.Value {
+		t.Fatalf("displacing the incumbent should take a deeper cut: plain %v, with margin %v", plain.Value, lead.Value)
+	}
+	res := election.Elect(withCandidate(b, 0, scaled(b.Candidates[0], lead.Value)))
+	mine := res.Candidates[0].Score
+	for i, o := range res.Candidates {
+		if i != 0 && o.Eligible && o.Score-mine <= election.IncumbentMargin {
+			t.Errorf("at %v the lead over %s is only %v", lead.Value, o.ID, o.Score-mine)
+		}
+	}
+}

@@ -23,10 +23,16 @@ type Scenario struct {
 	SessionOpening bool
 	Routing        election.Mode
 	Requires       election.Capabilities
+	// At, when set, is the time the scenario is elected at (a custom time of
+	// day); otherwise the preview's time is used.
+	At time.Time
 }
 
 // Request is the scenario as an election request at time at.
 func (s Scenario) Request(model string, at time.Time) election.Request {
+	if !s.At.IsZero() {
+		at = s.At
+	}
 	return election.Request{Model: model, PromptTokens: s.PromptTokens, Streaming: s.Streaming, Routing: s.Routing,
 		Workload: s.Workload, SessionOpening: s.SessionOpening, Requires: s.Requires, At: at}
 }
@@ -96,10 +102,23 @@ func onBallot(status catalogue.ListingStatus, f *fare.Fare) bool {
 	return f != nil && status == catalogue.StatusInService
 }
 
+// Entry is one listing on a ballot with the fare it is elected on.
+type Entry struct {
+	Listing *catalogue.Listing
+	Fare    *fare.Fare
+}
+
 // Ballot builds the election for req over the market with change applied,
 // and returns the subject's index on it (-1 when it is not on the ballot).
 func (m Market) Ballot(req election.Request, change Change) (election.Ballot, int) {
+	b, _, subject := m.BallotEntries(req, change)
+	return b, subject
+}
+
+// BallotEntries is Ballot with the listing and fare behind each candidate.
+func (m Market) BallotEntries(req election.Request, change Change) (election.Ballot, []Entry, int) {
 	b := election.Ballot{Request: req, Candidates: make([]election.Candidate, 0, len(m.Listings))}
+	entries := make([]Entry, 0, len(m.Listings))
 	subject := -1
 	for i := range m.Listings {
 		l := &m.Listings[i]
@@ -122,8 +141,9 @@ func (m Market) Ballot(req election.Request, change Change) (election.Ballot, in
 			subject = len(b.Candidates)
 		}
 		b.Candidates = append(b.Candidates, Candidate(l, f, m.Checks[l.ID]))
+		entries = append(entries, Entry{Listing: l, Fare: f})
 	}
-	return b, subject
+	return b, entries, subject
 }
 
 // Standing is where one listing stands in one election.

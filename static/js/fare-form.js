@@ -4,8 +4,47 @@
 // computes the same numbers and the "Add" buttons post the form back.
 (function () {
   "use strict";
-  var form = document.getElementById("fare-form");
+  var form = document.getElementById("fare-form") || document.getElementById("preview-form");
   if (!form) return;
+
+  // The preview panel follows the form: after a pause in typing, the form is
+  // posted to the preview endpoint and the panel replaced by the answer.
+  // Answers to older requests are dropped.
+  var previewURL = form.getAttribute("data-preview-url");
+  var timer = null, sequence = 0;
+  function refreshPreview() {
+    if (!previewURL) return;
+    var mine = ++sequence;
+    var panel = document.getElementById("preview-panel");
+    if (panel) panel.classList.add("updating");
+    fetch(previewURL, { method: "POST", body: new FormData(form), headers: { "X-Preview": "fragment" }, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        if (mine !== sequence) return;
+        var current = document.getElementById("preview-panel");
+        if (!current) return;
+        var open = Array.prototype.map.call(current.querySelectorAll("details[open]"), function (d) { return d.getAttribute("data-testid"); });
+        current.outerHTML = html;
+        open.forEach(function (id) {
+          var d = document.querySelector('details[data-testid="' + id + '"]');
+          if (d) d.open = true;
+        });
+      })
+      .catch(function () {
+        var current = document.getElementById("preview-panel");
+        if (current) current.classList.remove("updating");
+      });
+  }
+  function schedulePreview() {
+    clearTimeout(timer);
+    timer = setTimeout(refreshPreview, 300);
+  }
+  document.addEventListener("input", function (event) {
+    if (event.target.form === form) schedulePreview();
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.form === form) schedulePreview();
+  });
 
   // Exact decimal arithmetic in integer micro-dollars and basis points, with
   // BigInt, so the page shows what the server would.
@@ -32,6 +71,7 @@
   }
 
   function update() {
+    if (!form.elements.landing_fee || !form.elements.discount) return;
     var lf = form.elements.landing_fee.value.trim() === "" ? 2000n : parseFixed(form.elements.landing_fee.value, 2);
     var d = form.elements.discount.value.trim() === "" ? 0n : parseFixed(form.elements.discount.value, 2);
     var ok = lf !== null && d !== null && lf >= 500n && lf <= 5000n && d <= 5000n;
@@ -55,12 +95,14 @@
       body.appendChild(template.content.cloneNode(true));
       var inputs = body.lastElementChild.querySelectorAll("input");
       if (inputs.length) inputs[0].focus();
+      schedulePreview();
       return;
     }
     var remove = event.target.closest("[data-remove-row]");
     if (remove) {
       event.preventDefault();
       remove.closest("tr").remove();
+      schedulePreview();
     }
   });
   update();

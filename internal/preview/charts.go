@@ -1,0 +1,113 @@
+package preview
+
+import (
+	"math"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+)
+
+// FeeCurve is the carrier's score, and every competitor's, as the carrier's
+// landing fee goes from 5 % to 50 %, in one scenario.
+type FeeCurve struct {
+	Scenario string
+	// FeesBP are the x values, basis points.
+	FeesBP []int
+	Series []Series
+	// CurrentBP is the fee in the fare, marked on the chart.
+	CurrentBP int
+}
+
+// Series is one line of a chart.
+type Series struct {
+	Name   string
+	IsMe   bool
+	Points []float64 // one per x; NaN where not eligible
+}
+
+func feeCurve(in Input, sc Scenario, change Change) FeeCurve {
+	curve := FeeCurve{Scenario: sc.Name}
+	if in.Fare != nil {
+		curve.CurrentBP = int(in.Fare.LandingFee)
+	}
+	ballot, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
+	if me < 0 {
+		return curve
+	}
+	for i, e := range entries {
+		curve.Series = append(curve.Series, Series{Name: e.Listing.CarrierName, IsMe: i == me})
+	}
+	var res election.Result
+	for bp := 500; bp <= 5000; bp += 100 {
+		curve.FeesBP = append(curve.FeesBP, bp)
+		b := withLandingFee(ballot, me, float64(bp)/10000)
+		election.ElectInto(&b, &res)
+		for i, o := range res.Candidates {
+			v := o.Score
+			if !o.Eligible {
+				v = nan
+			}
+			curve.Series[i].Points = append(curve.Series[i].Points, v)
+		}
+	}
+	return curve
+}
+
+// Bars are the routing prices of one scenario's candidates.
+type Bars struct {
+	Scenario string
+	Bars     []Bar
+}
+
+// Bar is one candidate's routing price, USD per million tokens.
+type Bar struct {
+	Name  string
+	IsMe  bool
+	Value float64
+}
+
+func barsOf(s ScenarioResult) Bars {
+	out := Bars{Scenario: s.Scenario.Name}
+	for _, c := range s.Ballot {
+		if c.Eligible {
+			out.Bars = append(out.Bars, Bar{Name: c.Name, IsMe: c.IsMe, Value: c.RoutingPrice})
+		}
+	}
+	return out
+}
+
+// Heatmap is the carrier's rank for each hour of a week (UTC).
+type Heatmap struct {
+	Scenario string
+	// Ranks[d][h] is the rank on weekday d (0 = Sunday) at UTC hour h; 0 when
+	// not eligible.
+	Ranks [7][24]int
+	Of    int
+}
+
+func heatmap(in Input, sc Scenario, change Change) Heatmap {
+	h := Heatmap{Scenario: sc.Name}
+	at := in.At.UTC()
+	sunday := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -int(at.Weekday()))
+	var res election.Result
+	for d := range 7 {
+		for hour := range 24 {
+			ballot, _, me := in.Market.BallotEntries(sc.Request(in.Model, sunday.Add(time.Duration(d*24+hour)*time.Hour)), change)
+			if me < 0 {
+				continue
+			}
+			election.ElectInto(&ballot, &res)
+			h.Ranks[d][hour] = res.Candidates[me].Rank
+			eligible := 0
+			for _, o := range res.Candidates {
+				if o.Eligible {
+					eligible++
+				}
+			}
+			h.Of = max(h.Of, eligible)
+		}
+	}
+	return h
+}
+
+var nan = math.NaN()

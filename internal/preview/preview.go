@@ -1,0 +1,267 @@
+package preview
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+)
+
+// Input is one preview: a listing's market and the fare being considered.
+type Input struct {
+	Market    Market
+	Model     string
+	ListingID int64
+	// Fare is the fare being typed; it replaces the listing's published one.
+	Fare *fare.Fare
+	// At is when the elections run (the time-of-day block in force).
+	At time.Time
+	// Custom is an extra scenario the carrier set up, if any.
+	Custom *Scenario
+	// Mix is the percent of traffic per shape key ("small", "large",
+	// "coding", "chat"); nil or all zero means an even mix.
+	Mix map[string]float64
+	// Focus is the scenario key the charts are drawn for ("" = the first).
+	Focus string
+}
+
+// Effective is what each filed component routes at, and what the carrier
+// keeps.
+type Effective struct {
+	Input, Output money.Micros
+	CachedInput   *money.Micros
+	// Kept is what the carrier keeps of every filed dollar, in basis points.
+	Kept money.BasisPoints
+}
+
+// Mine is the carrier's standing in one scenario.
+type Mine struct {
+	OnBallot bool
+	Eligible bool
+	Excluded []string
+	Rank, Of int
+	HitRate  float64
+	Prices   election.Prices
+	// TokenPrice and RoutingPrice are USD per million tokens.
+	TokenPrice, RoutingPrice float64
+	// Contributions are the weighted factors: what each adds to the score.
+	Contributions                  election.Factors
+	UptimePenalty, PriorityPenalty float64
+	Score                          float64
+	// Gap is the score points between the carrier and the winner.
+	Gap float64
+}
+
+// Competitor is one candidate of a ballot as any carrier may see it: public
+// list prices and health, score and rank. Never a landing fee, an unpublished
+// discount or a draft.
+type Competitor struct {
+	Name                 string
+	IsMe                 bool
+	Input, Output        money.Micros
+	CachedInput          *money.Micros
+	Uptime, Latency, TPS *float64
+	Eligible             bool
+	Excluded             []string
+	Score                float64
+	Rank                 int
+	RoutingPrice         float64
+}
+
+// WinPlan is what it takes to become rank 1 in one scenario.
+type WinPlan struct {
+	WinsNow bool
+	// Price is the price multiplier lever; New* are the resulting prices
+	// (rounded down to the micro-dollar, so they still win).
+	Price               election.Solution
+	NewInput, NewOutput money.Micros
+	NewCachedInput      *money.Micros
+	LandingFee          election.Solution
+	LandingFeeBP        money.BasisPoints // rounded up to the basis point
+	Discount            election.Solution
+	DiscountBP          money.BasisPoints
+	Displace            election.Solution // with the incumbent margin
+	DisplaceInput       money.Micros
+	DisplaceOutput      money.Micros
+	Uptime              election.Solution
+	// Reason says why no fare wins, when none does.
+	Reason string
+}
+
+// ScenarioResult is one scenario of the preview.
+type ScenarioResult struct {
+	Scenario Scenario
+	Weights  election.Weights
+	Mine     Mine
+	Winner   string // the winner's carrier name
+	Ballot   []Competitor
+	Win      WinPlan
+}
+
+// Result is a whole preview.
+type Result struct {
+	Effective Effective
+	Scenarios []ScenarioResult
+	Share     Share
+	Focus     string
+	FeeCurve  FeeCurve
+	Bars      []Bars
+	Heatmap   *Heatmap
+}
+
+// Build computes a preview. It only reads its input.
+func Build(in Input) Result {
+	if in.Fare == nil {
+		for i := range in.Market.Listings {
+			if l := &in.Market.Listings[i]; l.ID == in.ListingID {
+				in.Fare = l.Published
+			}
+		}
+	}
+	res := Result{Effective: effectiveOf(in.Fare)}
+	scenarios := StandardScenarios()
+	if in.Custom != nil {
+		scenarios = append(scenarios, *in.Custom)
+	}
+	change := Change{ListingID: in.ListingID, Fare: in.Fare}
+	for _, sc := range scenarios {
+		res.Scenarios = append(res.Scenarios, scenarioResult(in, sc, change))
+	}
+	res.Share = projectShare(in, res.Scenarios)
+	focus := res.Scenarios[0]
+	for _, s := range res.Scenarios {
+		if s.Scenario.Key == in.Focus {
+			focus = s
+		}
+	}
+	res.Focus = focus.Scenario.Key
+	res.FeeCurve = feeCurve(in, focus.Scenario, change)
+	for _, s := range res.Scenarios {
+		res.Bars = append(res.Bars, barsOf(s))
+	}
+	if in.Fare != nil && in.Fare.TimeBased != nil {
+		h := heatmap(in, focus.Scenario, change)
+		res.Heatmap = &h
+	}
+	return res
+}
+
+func effectiveOf(f *fare.Fare) Effective {
+	if f == nil {
+		return Effective{}
+	}
+	e := Effective{Input: f.Effective(f.Input), Output: f.Effective(f.Output), Kept: f.KeptPerDollar()}
+	if f.CachedInput != nil {
+		c := f.Effective(*f.CachedInput)
+		e.CachedInput = &c
+	}
+	return e
+}
+
+func scenarioResult(in Input, sc Scenario, change Change) ScenarioResult {
+	ballot, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
+	res := election.Elect(&ballot)
+	out := ScenarioResult{Scenario: sc, Weights: res.Weights}
+	if res.Winner >= 0 {
+		out.Winner = entries[res.Winner].Listing.CarrierName
+	}
+	for i, o := range res.Candidates {
+		if o.Eligible {
+			out.Mine.Of++
+		}
+		e := entries[i]
+		c := Competitor{Name: e.Listing.CarrierName, IsMe: i == me, Input: e.Fare.Input, Output: e.Fare.Output, CachedInput: e.Fare.CachedInput,
+			Uptime: e.Listing.Health.UptimePct, Latency: e.Listing.Health.LatencyMs, TPS: e.Listing.Health.ThroughputTPS,
+			Eligible: o.Eligible, Excluded: o.Excluded.Reasons(), Score: o.Score, Rank: o.Rank, RoutingPrice: o.RoutingPrice}
+		out.Ballot = append(out.Ballot, c)
+	}
+	sort.SliceStable(out.Ballot, func(a, b int) bool {
+		ra, rb := out.Ballot[a].Rank, out.Ballot[b].Rank
+		if ra == 0 || rb == 0 {
+			return rb == 0 && ra != 0
+		}
+		return ra < rb
+	})
+	if me < 0 {
+		out.Win.Reason = "not on the ballot: the listing has no fare in service"
+		return out
+	}
+	o := res.Candidates[me]
+	m := Mine{OnBallot: true, Eligible: o.Eligible, Excluded: o.Excluded.Reasons(), Rank: o.Rank, Of: out.Mine.Of}
+	if o.Eligible {
+		w := res.Weights
+		m.HitRate, m.Prices, m.TokenPrice, m.RoutingPrice = o.HitRate, o.Prices, o.TokenPrice, o.RoutingPrice
+		m.Contributions = election.Factors{Price: w.Price * o.Factors.Price, Uptime: w.Uptime * o.Factors.Uptime,
+			Throughput: w.Throughput * o.Factors.Throughput, Latency: w.Latency * o.Factors.Latency, Cache: w.Cache * o.Factors.Cache}
+		m.UptimePenalty, m.PriorityPenalty, m.Score = o.UptimePenalty, o.PriorityPenalty, o.Score
+		if res.Winner >= 0 {
+			m.Gap = o.Score - res.Candidates[res.Winner].Score
+		}
+	}
+	out.Mine = m
+	out.Win = winPlan(&ballot, me, change.Fare)
+	return out
+}
+
+// winPlan runs the solver on every lever.
+func winPlan(b *election.Ballot, me int, f *fare.Fare) WinPlan {
+	s := election.NewSolver(b, me)
+	w := WinPlan{Price: s.PriceMultiplier()}
+	w.WinsNow = w.Price.WinsNow
+	if w.Price.CanWin && !w.Price.Unbounded {
+		w.NewInput, w.NewOutput, w.NewCachedInput = scaledPrices(f, w.Price.Value)
+	}
+	w.LandingFee = s.LandingFee()
+	if w.LandingFee.CanWin {
+		w.LandingFeeBP = ceilBP(w.LandingFee.Value)
+	}
+	w.Discount = s.Discount()
+	if w.Discount.CanWin {
+		w.DiscountBP = ceilBP(w.Discount.Value)
+	}
+	w.Displace = election.NewSolver(b, me).WithMargin(election.IncumbentMargin).PriceMultiplier()
+	if w.Displace.CanWin && !w.Displace.Unbounded {
+		w.DisplaceInput, w.DisplaceOutput, _ = scaledPrices(f, w.Displace.Value)
+	}
+	if !w.WinsNow {
+		w.Uptime = s.Uptime()
+	}
+	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
+		w.Reason = w.Price.Reason
+	}
+	return w
+}
+
+// scaledPrices multiplies the filed prices by m, rounding down to the
+// micro-dollar: a lower price never ranks worse, so the result still wins.
+func scaledPrices(f *fare.Fare, m float64) (input, output money.Micros, cached *money.Micros) {
+	if f == nil {
+		return 0, 0, nil
+	}
+	scale := func(p money.Micros) money.Micros { return money.Micros(math.Floor(float64(p) * m)) }
+	input, output = scale(f.Input), scale(f.Output)
+	if f.CachedInput != nil {
+		c := scale(*f.CachedInput)
+		cached = &c
+	}
+	return input, output, cached
+}
+
+// ceilBP rounds a fraction up to the next basis point, within 0-100 %.
+func ceilBP(v float64) money.BasisPoints {
+	bp := money.BasisPoints(math.Ceil(v*10000 - 1e-9))
+	return min(max(bp, 0), 10000)
+}
+
+// withLandingFee returns the ballot with the subject's landing fee replaced.
+func withLandingFee(b election.Ballot, me int, lf float64) election.Ballot {
+	cands := append([]election.Candidate(nil), b.Candidates...)
+	f := cands[me].Fare
+	f.LandingFee = &lf
+	cands[me].Fare = f
+	b.Candidates = cands
+	return b
+}

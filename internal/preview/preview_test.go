@@ -1,0 +1,257 @@
+package preview
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+)
+
+func price(s string) money.Micros {
+	m, err := money.ParsePrice(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// market is four carriers of one model; listing 1 is "ours".
+func market() Market {
+	mk := func(id int64, slug string, in, out string, cached *money.Micros, lf money.BasisPoints, uptime, ttft, tps float64) catalogue.Listing {
+		return catalogue.Listing{ID: id, CarrierID: id, CarrierSlug: slug, CarrierName: slug, Status: catalogue.StatusInService, PriorityBP: 10000,
+			Model: catalogue.Model{ID: 1, Slug: "kimi-k2.5", Name: "Kimi K2.5"},
+			Published: &fare.Fare{ListingID: id, Input: price(in), Output: price(out), CachedInput: cached, LandingFee: lf, CapScope: fare.ScopeGlobal,
+				Capabilities: []election.Capability{election.CapTools}},
+			Health: catalogue.Health{UptimePct: ptr(uptime), LatencyMs: ptr(ttft), ThroughputTPS: ptr(tps)}}
+	}
+	return Market{
+		Listings: []catalogue.Listing{
+			mk(1, "ours", "0.60", "2.50", ptr(price("0.15")), 2000, 99.5, 400, 70),
+			mk(2, "rival", "0.55", "2.20", ptr(price("0.30")), 2000, 99.0, 350, 90),
+			mk(3, "cheap-shaky", "0.40", "1.80", nil, 3000, 92.0, 900, 40),
+			mk(4, "fast", "0.70", "2.80", ptr(price("0.10")), 2000, 99.9, 200, 160),
+		},
+		Checks: map[int64]map[string]string{2: {"tools": "verified"}, 4: {"tools": "verified"}},
+	}
+}
+
+var at = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+func TestStandardScenarios(t *testing.T) {
+	sc := StandardScenarios()
+	if len(sc) != 8 {
+		t.Fatalf("%d scenarios", len(sc))
+	}
+	want := map[string]Scenario{
+		"small-auto":  {PromptTokens: 1000, Workload: election.WorkloadGeneral, Routing: election.ModeAuto},
+		"large-price": {PromptTokens: 20000, Workload: election.WorkloadGeneral, Routing: election.ModePrice},
+		"coding-auto": {PromptTokens: 40000, Workload: election.WorkloadCoding, Streaming: true, SessionOpening: true, Routing: election.ModeAuto},
+		"chat-price":  {PromptTokens: 8000, Workload: election.WorkloadChat, Streaming: true, Routing: election.ModePrice},
+	}
+	seen := map[string]bool{}
+	for _, s := range sc {
+		seen[s.Key] = true
+		if w, ok := want[s.Key]; ok && (s.PromptTokens != w.PromptTokens || s.Workload != w.Workload || s.Streaming != w.Streaming ||
+			s.SessionOpening != w.SessionOpening || s.Routing != w.Routing) {
+			t.Errorf("%s = %+v", s.Key, s)
+		}
+	}
+	for k := range want {
+		if !seen[k] {
+			t.Errorf("no scenario %s", k)
+		}
+	}
+}
+
+func TestOnlyVerifiedCapabilitiesCount(t *testing.T) {
+	m := market()
+	custom := Scenario{Key: "tools", Name: "Tools", PromptTokens: 1000, Requires: election.CapabilitySet(election.CapTools)}
+	res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at, Custom: &custom})
+	last := res.Scenarios[len(res.Scenarios)-1]
+	if last.Mine.Eligible || len(last.Mine.Excluded) != 1 || last.Mine.Excluded[0] != "capability:tools" {
+		t.Errorf("declared but unverified tools: %+v", last.Mine)
+	}
+	if last.Win.Price.CanWin || last.Win.Reason == "" {
+		t.Errorf("an excluded listing was told it can win: %+v", last.Win)
+	}
+}
+
+// TestProposalsWinAndNoLess feeds each proposal back into a real election:
+// it must reach rank 1, and one cent less ambitious must not.
+func TestProposalsWinAndNoLess(t *testing.T) {
+	m := market()
+	res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at})
+	mine := m.Listings[0].Published
+	for _, s := range res.Scenarios {
+		t.Run(s.Scenario.Key, func(t *testing.T) {
+			if s.Win.WinsNow {
+				return
+			}
+			if !s.Win.Price.CanWin {
+				t.Fatalf("no price wins: %s", s.Win.Reason)
+			}
+			rankWith := func(f *fare.Fare) int {
+				b, me := m.Ballot(s.Scenario.Request("kimi-k2.5", at), Change{ListingID: 1, Fare: f})
+				return election.Elect(&b).Candidates[me].Rank
+			}
+			proposed := *mine
+			proposed.Input, proposed.Output, proposed.CachedInput = s.Win.NewInput, s.Win.NewOutput, s.Win.NewCachedInput
+			if r := rankWith(&proposed); r != 1 {
+				t.Errorf("the proposed fare %s/%s ranks %d", proposed.Input, proposed.Output, r)
+			}
+			// One cent more on the input, the other prices scaled alike.
+			m2 := s.Win.Price.Value + 0.01/mine.Input.Float()
+			lessAmbitious := *mine
+			lessAmbitious.Input, lessAmbitious.Output, lessAmbitious.CachedInput = scaledPrices(mine, m2)
+			if r := rankWith(&lessAmbitious); r == 1 {
+				t.Errorf("one cent less ambitious (%s) still wins", lessAmbitious.Input)
+			}
+			if s.Win.LandingFee.CanWin {
+				withFee := *mine
+				withFee.LandingFee = s.Win.LandingFeeBP
+				if r := rankWith(&withFee); r != 1 {
+					t.Errorf("landing fee %s %% ranks %d", s.Win.LandingFeeBP.Percent(), r)
+				}
+				withFee.LandingFee = s.Win.LandingFeeBP - 1
+				if s.Win.LandingFeeBP > fare.MinLandingFee && rankWith(&withFee) == 1 {
+					t.Errorf("a basis point below the proposed fee still wins")
+				}
+			}
+		})
+	}
+}
+
+func TestShareProjectionByHand(t *testing.T) {
+	m := market()
+	mix := map[string]float64{"small": 50, "large": 50}
+	res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at, Mix: mix})
+	var want float64
+	for _, s := range res.Scenarios {
+		if s.Scenario.Key != "small-auto" && s.Scenario.Key != "large-auto" {
+			continue
+		}
+		share := ExplorationRate / float64(s.Mine.Of)
+		if s.Mine.Rank == 1 {
+			share += 1 - ExplorationRate
+		}
+		want += 0.5 * share
+	}
+	if math.Abs(res.Share.Total-want) > 1e-12 {
+		t.Errorf("share %v, want %v", res.Share.Total, want)
+	}
+	if res.Share.Mix[2].Percent != 0 || res.Share.Mix[0].Percent != 50 {
+		t.Errorf("mix %+v", res.Share.Mix)
+	}
+	// Revenue for the small one-shot by hand: 1,000 prompt tokens at the input
+	// price and 200 output tokens, times (1 - 0) x (1 - 0.20).
+	small := res.Share.Mix[0]
+	wantPerRequest := (1000*0.60 + 200*2.50) / 1e6 * 0.8
+	if math.Abs(small.RevenuePerRequest-wantPerRequest) > 1e-15 {
+		t.Errorf("revenue per small request %v, want %v", small.RevenuePerRequest, wantPerRequest)
+	}
+	even := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at})
+	for _, ms := range even.Share.Mix {
+		if ms.Percent != 25 {
+			t.Errorf("even mix gives %s %v %%", ms.Key, ms.Percent)
+		}
+	}
+}
+
+func TestFeeCurveFollowsTheElection(t *testing.T) {
+	m := market()
+	res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at, Focus: "small-price"})
+	c := res.FeeCurve
+	if len(c.FeesBP) != 46 || c.FeesBP[0] != 500 || c.FeesBP[45] != 5000 || c.CurrentBP != 2000 {
+		t.Fatalf("fee axis %v", c.FeesBP)
+	}
+	var mine Series
+	for _, s := range c.Series {
+		if s.IsMe {
+			mine = s
+		}
+	}
+	for i := 1; i < len(mine.Points); i++ {
+		if mine.Points[i] > mine.Points[i-1]+1e-12 {
+			t.Errorf("a higher landing fee raised our score at %d bp", c.FeesBP[i])
+		}
+	}
+	// The point at the current fee is the scenario's own score.
+	for _, s := range res.Scenarios {
+		if s.Scenario.Key == "small-price" && math.Abs(mine.Points[15]-s.Mine.Score) > 1e-12 {
+			t.Errorf("curve at 20 %% = %v, scenario score %v", mine.Points[15], s.Mine.Score)
+		}
+	}
+}
+
+func TestHeatmapFollowsPeakHours(t *testing.T) {
+	m := market()
+	f := *m.Listings[0].Published
+	f.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 8, End: 18}},
+		Peak: fare.Prices{Input: ptr(price("5.00")), Output: ptr(price("9.00"))}, OffPeak: fare.Prices{Input: ptr(price("0.10")), Output: ptr(price("0.20"))}}
+	res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at, Focus: "small-price"})
+	if res.Heatmap == nil {
+		t.Fatal("no heatmap for a peak/off-peak fare")
+	}
+	for d := range 7 {
+		for h := range 24 {
+			rank := res.Heatmap.Ranks[d][h]
+			peak := h >= 8 && h < 18
+			if peak && rank == 1 || !peak && rank != 1 {
+				t.Errorf("day %d hour %d: rank %d (peak=%v)", d, h, rank, peak)
+			}
+		}
+	}
+	if Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at}).Heatmap != nil {
+		t.Error("a heatmap for a fare without peak/off-peak prices")
+	}
+}
+
+func TestBallotHidesNothingItShouldShowAndShowsNothingPrivate(t *testing.T) {
+	res := Build(Input{Market: market(), Model: "kimi-k2.5", ListingID: 1, At: at})
+	s := res.Scenarios[0]
+	if len(s.Ballot) != 4 || s.Ballot[0].Rank != 1 {
+		t.Fatalf("ballot %+v", s.Ballot)
+	}
+	me := 0
+	for _, c := range s.Ballot {
+		if c.IsMe {
+			me++
+		}
+	}
+	if me != 1 {
+		t.Errorf("%d entries marked as ours", me)
+	}
+	// Competitor carries no field for a landing fee or discount: the type is
+	// the guarantee; check the values shown are the list prices.
+	if fmt.Sprint(s.Ballot[len(s.Ballot)-1].Input) == "" {
+		t.Error("no list price")
+	}
+}
+
+func BenchmarkFullPreview(b *testing.B) {
+	m := market()
+	base := m.Listings[1]
+	for i := range 17 {
+		l := base
+		l.ID = int64(10 + i)
+		l.CarrierName = fmt.Sprintf("c%d", i)
+		l.CarrierSlug = l.CarrierName
+		f := *base.Published
+		f.Input = f.Input + money.Micros(i*7000)
+		l.Published = &f
+		m.Listings = append(m.Listings, l)
+	}
+	f := *m.Listings[0].Published
+	f.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 8, End: 18}}, Peak: fare.Prices{Input: ptr(price("0.90"))}, OffPeak: fare.Prices{Input: ptr(price("0.30"))}}
+	b.ReportAllocs()
+	for b.Loop() {
+		Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at})
+	}
+}

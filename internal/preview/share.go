@@ -1,0 +1,89 @@
+package preview
+
+import "github.com/airside/airside/internal/election"
+
+// ExplorationRate is the share of auto requests sent to a uniformly random
+// eligible candidate.
+const ExplorationRate = 0.01
+
+// MixShare is one shape of the workload mix.
+type MixShare struct {
+	Key, Name string
+	Percent   float64 // of the carrier's projected traffic mix
+	Wins      bool
+	Eligible  int
+	// Share is the expected fraction of this shape's requests the carrier
+	// gets under auto routing.
+	Share float64
+	// RevenuePerRequest is what one such request earns the carrier, in USD.
+	RevenuePerRequest float64
+}
+
+// Share is the projected share of a model's auto traffic.
+type Share struct {
+	Mix []MixShare
+	// Total is the expected fraction of all requests the carrier serves.
+	Total float64
+	// RevenuePerMillion is the carrier's projected revenue per million
+	// requests of the model, in USD.
+	RevenuePerMillion float64
+}
+
+// projectShare weighs each shape's auto election by the mix: the winner gets
+// 99 % of a shape's requests and every eligible candidate an equal part of the
+// 1 % exploration. Revenue per request is the scenario's prompt at the
+// resolved prices (cache hits at the cached price), plus output tokens at the
+// workload's default ratio, times (1 - discount) x (1 - landing fee).
+func projectShare(in Input, results []ScenarioResult) Share {
+	mix := in.Mix
+	total := 0.0
+	for _, s := range shapes {
+		total += max(mix[s.Key], 0)
+	}
+	var out Share
+	for _, shape := range shapes {
+		pct := 100.0 / float64(len(shapes))
+		if total > 0 {
+			pct = max(mix[shape.Key], 0) / total * 100
+		}
+		ms := MixShare{Key: shape.Key, Name: shape.Name, Percent: pct}
+		for _, r := range results {
+			if r.Scenario.Key != shape.Key+"-auto" {
+				continue
+			}
+			ms.Eligible = r.Mine.Of
+			if r.Mine.Eligible {
+				ms.Wins = r.Mine.Rank == 1
+				if ms.Wins {
+					ms.Share = 1 - ExplorationRate
+				}
+				ms.Share += ExplorationRate / float64(r.Mine.Of)
+				ms.RevenuePerRequest = revenuePerRequest(in, r)
+			}
+		}
+		out.Total += pct / 100 * ms.Share
+		out.RevenuePerMillion += 1e6 * pct / 100 * ms.Share * ms.RevenuePerRequest
+		out.Mix = append(out.Mix, ms)
+	}
+	return out
+}
+
+var defaultOutputRatio = map[election.Workload]float64{
+	election.WorkloadGeneral: 0.2, election.WorkloadCoding: 0.02, election.WorkloadChat: 0.1,
+}
+
+func revenuePerRequest(in Input, r ScenarioResult) float64 {
+	if in.Fare == nil {
+		return 0
+	}
+	p := r.Mine.Prices
+	cached := p.Input
+	if p.HasCachedInput {
+		cached = p.CachedInput
+	}
+	h := r.Mine.HitRate
+	prompt := float64(r.Scenario.PromptTokens)
+	output := prompt * defaultOutputRatio[r.Scenario.Workload]
+	billed := (prompt*((1-h)*p.Input+h*cached) + output*p.Output) / 1e6
+	return billed * (1 - in.Fare.Discount.Fraction()) * (1 - in.Fare.LandingFee.Fraction())
+}

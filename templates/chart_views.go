@@ -1,0 +1,252 @@
+package templates
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The charts are inline SVG drawn on the server: readable without
+// JavaScript, with axis labels and units, and testable as text. This file
+// turns chart data into geometry; charts.templ draws it.
+
+// Point is a pixel position.
+type Point struct{ X, Y float64 }
+
+// Tick is an axis tick with its label.
+type Tick struct {
+	Pos   float64
+	Label string
+}
+
+// Line is one polyline of a chart.
+type Line struct {
+	Name   string
+	Points string // "x,y x,y ..." for <polyline>
+	Class  string
+	Label  Point // where the legend label goes
+}
+
+// ChartFrame is the shared geometry of a chart.
+type ChartFrame struct {
+	Width, Height                      float64
+	Left, Right, Top, Bottom           float64
+	XTicks, YTicks                     []Tick
+	XLabel, YLabel, Title, Description string
+}
+
+// FeeChartView is score against landing fee, one line per candidate.
+type FeeChartView struct {
+	ChartFrame
+	Lines   []Line
+	Current float64 // x of the carrier's current fee
+}
+
+// BarRect is one bar.
+type BarRect struct {
+	X, Y, W, H float64
+	Class      string
+	Title      string
+}
+
+// BarGroup is one scenario's bars with its label.
+type BarGroup struct {
+	Label  string
+	LabelX float64
+	Bars   []BarRect
+}
+
+// BarsChartView is routing prices per scenario.
+type BarsChartView struct {
+	ChartFrame
+	Groups []BarGroup
+}
+
+// HeatCell is one hour of the week.
+type HeatCell struct {
+	X, Y, W, H float64
+	Class      string
+	Title      string
+	Text       string
+}
+
+// HeatmapView is the rank for each hour of the week.
+type HeatmapView struct {
+	ChartFrame
+	Cells   []HeatCell
+	Days    []Tick
+	Hours   []Tick
+	Legend  []HeatCell
+	Present bool
+}
+
+// FeeSeries is chart input: a line's name and y values (NaN = not eligible).
+type FeeSeries struct {
+	Name   string
+	IsMe   bool
+	Points []float64
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// niceMax rounds a maximum up to 1, 2 or 5 times a power of ten.
+func niceMax(v float64) float64 {
+	if v <= 0 || math.IsNaN(v) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func frame(title, desc, xLabel, yLabel string) ChartFrame {
+	return ChartFrame{Width: 680, Height: 320, Left: 64, Right: 150, Top: 28, Bottom: 48,
+		Title: title, Description: desc, XLabel: xLabel, YLabel: yLabel}
+}
+
+func (f ChartFrame) plotW() float64 { return f.Width - f.Left - f.Right }
+func (f ChartFrame) plotH() float64 { return f.Height - f.Top - f.Bottom }
+
+// yTicks puts five ticks from 0 to max.
+func (f *ChartFrame) yTicks(max float64, format func(float64) string) func(float64) float64 {
+	y := func(v float64) float64 { return f.Top + f.plotH()*(1-v/max) }
+	for i := range 5 {
+		v := max * float64(i) / 4
+		f.YTicks = append(f.YTicks, Tick{Pos: y(v), Label: format(v)})
+	}
+	return y
+}
+
+// NewFeeChart lays out score against landing fee (basis points on x).
+func NewFeeChart(scenario string, feesBP []int, series []FeeSeries, currentBP int) FeeChartView {
+	v := FeeChartView{ChartFrame: frame("Score against your landing fee", "Scores of every candidate in "+scenario+
+		" as your landing fee goes from 5 % to 50 %; lower wins.", "Your landing fee (%)", "Score (lower wins)")}
+	if len(feesBP) < 2 {
+		return v
+	}
+	maxY := 0.0
+	for _, s := range series {
+		for _, p := range s.Points {
+			if !math.IsNaN(p) {
+				maxY = math.Max(maxY, p)
+			}
+		}
+	}
+	maxY = niceMax(maxY)
+	lo, hi := float64(feesBP[0]), float64(feesBP[len(feesBP)-1])
+	x := func(bp float64) float64 { return v.Left + v.plotW()*(bp-lo)/(hi-lo) }
+	y := v.yTicks(maxY, func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) })
+	for bp := 500; bp <= 5000; bp += 500 {
+		v.XTicks = append(v.XTicks, Tick{Pos: x(float64(bp)), Label: fmtNum(float64(bp) / 100)})
+	}
+	v.Current = x(float64(currentBP))
+	for i, s := range series {
+		var pts []string
+		var last Point
+		for j, p := range s.Points {
+			if math.IsNaN(p) {
+				continue
+			}
+			last = Point{X: x(float64(feesBP[j])), Y: y(p)}
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", last.X, last.Y))
+		}
+		class := fmt.Sprintf("series s%d", i%6)
+		if s.IsMe {
+			class = "series me"
+		}
+		v.Lines = append(v.Lines, Line{Name: s.Name, Points: strings.Join(pts, " "), Class: class, Label: Point{X: last.X + 6, Y: last.Y + 4}})
+	}
+	return v
+}
+
+// BarInput is one bar of chart input.
+type BarInput struct {
+	Name  string
+	IsMe  bool
+	Value float64
+}
+
+// NewBarsChart lays out routing prices per scenario.
+func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
+	v := BarsChartView{ChartFrame: frame("Routing price by scenario", "Routing price of every eligible candidate in each scenario, "+
+		"USD per million tokens; your bar is highlighted.", "Scenario", "Routing price (USD / M tokens)")}
+	v.Right = 20
+	v.Height = 340
+	v.Bottom = 76
+	maxY := 0.0
+	for _, g := range bars {
+		for _, b := range g {
+			maxY = math.Max(maxY, b.Value)
+		}
+	}
+	maxY = niceMax(maxY)
+	y := v.yTicks(maxY, func(f float64) string { return "$" + strconv.FormatFloat(f, 'g', 3, 64) })
+	if len(groups) == 0 {
+		return v
+	}
+	slot := v.plotW() / float64(len(groups))
+	for i, name := range groups {
+		g := BarGroup{Label: name, LabelX: v.Left + slot*(float64(i)+0.5)}
+		n := len(bars[i])
+		if n > 0 {
+			w := math.Min(18, (slot-8)/float64(n))
+			start := v.Left + slot*float64(i) + (slot-w*float64(n))/2
+			for j, b := range bars[i] {
+				class := "bar"
+				if b.IsMe {
+					class = "bar me"
+				}
+				top := y(b.Value)
+				g.Bars = append(g.Bars, BarRect{X: start + w*float64(j), Y: top, W: w - 1, H: v.Top + v.plotH() - top, Class: class,
+					Title: fmt.Sprintf("%s: $%.4f", b.Name, b.Value)})
+			}
+		}
+		v.Groups = append(v.Groups, g)
+	}
+	return v
+}
+
+var dayNames = []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+
+// NewHeatmap lays out ranks per weekday and UTC hour (0 = not eligible).
+func NewHeatmap(scenario string, ranks [7][24]int, of int) HeatmapView {
+	v := HeatmapView{ChartFrame: frame("Rank for each hour of the week", "Your rank in "+scenario+" for each UTC hour of each weekday.",
+		"Hour (UTC)", "Weekday"), Present: true}
+	v.Height = 260
+	v.Right = 20
+	cw, ch := v.plotW()/24, (v.plotH()-16)/7
+	for d := range 7 {
+		v.Days = append(v.Days, Tick{Pos: v.Top + ch*(float64(d)+0.5), Label: dayNames[d]})
+		for h := range 24 {
+			r := ranks[d][h]
+			class, text := "heat excluded", "–"
+			switch {
+			case r == 1:
+				class, text = "heat r1", "1"
+			case r == 2:
+				class, text = "heat r2", "2"
+			case r > 2:
+				class, text = "heat r3", strconv.Itoa(r)
+			}
+			title := fmt.Sprintf("%s %02d:00 UTC: rank %d of %d", dayNames[d], h, r, of)
+			if r == 0 {
+				title = fmt.Sprintf("%s %02d:00 UTC: not eligible", dayNames[d], h)
+			}
+			v.Cells = append(v.Cells, HeatCell{X: v.Left + cw*float64(h), Y: v.Top + ch*float64(d), W: cw - 1, H: ch - 1, Class: class, Title: title, Text: text})
+		}
+	}
+	for h := 0; h < 24; h += 3 {
+		v.Hours = append(v.Hours, Tick{Pos: v.Left + cw*(float64(h)+0.5), Label: fmt.Sprintf("%02d", h)})
+	}
+	for i, l := range []struct{ class, text string }{{"heat r1", "rank 1"}, {"heat r2", "rank 2"}, {"heat r3", "rank 3+"}, {"heat excluded", "not eligible"}} {
+		v.Legend = append(v.Legend, HeatCell{X: v.Left + float64(i)*120, Y: v.Height - 22, W: 14, H: 14, Class: l.class, Text: l.text})
+	}
+	return v
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

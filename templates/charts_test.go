@@ -1,0 +1,90 @@
+package templates
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/a-h/templ"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, c templ.Component) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := c.Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	path := filepath.Join("testdata", name+".svg.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./templates -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s; if the change is intended, run go test ./templates -update\ngot:\n%s", name, path, got)
+	}
+	for _, must := range []string{"<svg", "viewBox", "<desc>"} {
+		if !strings.Contains(got, must) {
+			t.Errorf("%s lacks %s", name, must)
+		}
+	}
+}
+
+func TestFeeChartGolden(t *testing.T) {
+	fees := []int{500, 1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500, 5000}
+	mine := make([]float64, len(fees))
+	for i := range fees {
+		mine[i] = 0.4 - 0.04*float64(i)
+	}
+	rival := []float64{0.1, 0.1, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.22, 0.24}
+	excluded := []float64{math.NaN(), math.NaN(), 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3}
+	v := NewFeeChart("Small one-shot (auto)", fees, []FeeSeries{{Name: "Nebula", IsMe: true, Points: mine}, {Name: "Orbit", Points: rival}, {Name: "Fathom", Points: excluded}}, 2000)
+	if len(v.Lines) != 3 || v.Current <= v.Left || v.Current >= v.Left+v.plotW() {
+		t.Fatalf("layout %+v", v)
+	}
+	if n := strings.Count(v.Lines[2].Points, ","); n != 8 {
+		t.Errorf("the not-eligible points were drawn: %d points", n)
+	}
+	golden(t, "fee-chart", FeeChart(v))
+}
+
+func TestBarsChartGolden(t *testing.T) {
+	v := NewBarsChart([]string{"small/auto", "large/auto"}, [][]BarInput{
+		{{Name: "Nebula", IsMe: true, Value: 1.2}, {Name: "Orbit", Value: 1.5}},
+		{{Name: "Nebula", IsMe: true, Value: 0.4}, {Name: "Orbit", Value: 0.35}},
+	})
+	if v.Groups[0].Bars[1].H <= v.Groups[0].Bars[0].H {
+		t.Error("a higher price drew a shorter bar")
+	}
+	golden(t, "bars-chart", BarsChart(v))
+}
+
+func TestHeatmapGolden(t *testing.T) {
+	var ranks [7][24]int
+	for d := range 7 {
+		for h := range 24 {
+			ranks[d][h] = 1
+			if h >= 8 && h < 18 {
+				ranks[d][h] = 3
+			}
+		}
+	}
+	ranks[0][0] = 0
+	v := NewHeatmap("Chat (auto)", ranks, 4)
+	if len(v.Cells) != 168 {
+		t.Fatalf("%d cells", len(v.Cells))
+	}
+	golden(t, "heatmap", HeatmapChart(v))
+}

@@ -1,0 +1,89 @@
+package templates
+
+import "github.com/airside/airside/internal/fare"
+
+// PreviewView is the standalone preview page of a listing.
+type PreviewView struct {
+	Page
+	Listing     ListingHeader
+	Action      string
+	FragmentURL string
+	Form        fare.Form
+	Errors      FieldErrors
+	Panel       PreviewPanel
+	FileURL     string
+}
+
+// PreviewPanel is where a fare lands: the part that updates as the carrier
+// types. Its inputs belong to the form named FormID.
+type PreviewPanel struct {
+	FormID      string
+	FragmentURL string
+	Error       string
+	Effective   []KV
+	Rows        []ScenarioRow
+	Ballots     []BallotView
+	Win         []WinRow
+	Share       ShareView
+	Mix         []MixInput
+	Custom      CustomScenario
+	Focus       []Option
+	FeeChart    FeeChartView
+	Bars        BarsChartView
+	Heatmap     HeatmapView
+}
+
+// ScenarioRow is the carrier's standing in one scenario.
+type ScenarioRow struct {
+	Key, Name                                 string
+	TokenPrice, RoutingPrice                  string
+	Price, Uptime, Throughput, Latency, Cache string
+	Penalties, Score, Rank, Winner, Gap       string
+	Class                                     string // "win", "lose" or "excluded"
+}
+
+// BallotView is one scenario's ranked ballot.
+type BallotView struct {
+	Scenario string
+	Key      string
+	Rows     []BallotRow
+}
+
+// BallotRow is a candidate as any carrier may see it: list prices, health,
+// score and rank.
+type BallotRow struct {
+	Rank, Name, Input, Output, Cached, Uptime, TTFT, TPS, Score string
+	Me                                                          bool
+}
+
+// WinRow says what it takes to win one scenario.
+type WinRow struct {
+	Scenario string
+	Status   string
+	Class    string
+	Lines    []string
+}
+
+// ShareView is the projected share under auto routing.
+type ShareView struct {
+	Rows    []ShareRow
+	Total   string
+	Revenue string
+}
+
+// ShareRow is one shape of the mix.
+type ShareRow struct {
+	Name, Percent, Outcome, Share, PerRequest string
+}
+
+// MixInput is one workload-mix percentage field.
+type MixInput struct {
+	Name, Label, Value string
+}
+
+// CustomScenario is the custom scenario's fields as typed.
+type CustomScenario struct {
+	Prompt, Workload, Routing, Hour, Day string
+	Streaming                            bool
+	Requires                             []CapabilityOption
+}

@@ -1,0 +1,113 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// TestPreviewShowsNoCompetitorsPrivateValues gives Orbit's Kimi listing a
+// landing fee, a discount and a draft with values found nowhere else, and
+// checks Nebula's preview of Kimi shows Orbit without any of them.
+func TestPreviewShowsNoCompetitorsPrivateValues(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	all, _ := p.store.FindListings(ctx, catalogue.ListingFilter{})
+	var nebulaKimi, orbitKimi catalogue.Listing
+	for _, l := range all {
+		if l.Model.Slug == "kimi-k2.5" && l.CarrierSlug == "nebula" {
+			nebulaKimi = l
+		}
+		if l.Model.Slug == "kimi-k2.5" && l.CarrierSlug == "orbit" {
+			orbitKimi = l
+		}
+	}
+	secret := *orbitKimi.Published
+	secret.LandingFee, secret.Discount = 4777, 1234
+	if _, err := p.store.PublishSeedFare(ctx, &secret); err != nil {
+		t.Fatal(err)
+	}
+	draft := secret
+	draft.Discount = 3333
+	draft.Input = money.Micros(987654)
+	orbitAdmin, _ := p.store.FindUserByEmail(ctx, "admin@orbit.example")
+	if _, err := p.store.CreateFiling(ctx, orbitAdmin.ID, workflow.NewFiling{ListingID: orbitKimi.ID, Fare: &draft, Justification: "ORBIT-SECRET-PLAN"}); err != nil {
+		t.Fatal(err)
+	}
+	c := p.client()
+	c.login("admin@nebula.example")
+	page := fmt.Sprintf("/listings/%d/preview", nebulaKimi.ID)
+	fragment := func(values url.Values) response {
+		token := csrfField.FindStringSubmatch(c.get(page).body)[1]
+		values.Set("_csrf", token)
+		req, _ := http.NewRequest("POST", c.base+page, strings.NewReader(values.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Preview", "fragment")
+		return c.do(req)
+	}
+	bodies := map[string]string{
+		"page":        c.get(page).body,
+		"fragment":    fragment(url.Values{"input": {"0.40"}, "landing_fee": {"30"}, "discount": {"5"}}).body,
+		"file form":   c.get(fmt.Sprintf("/listings/%d/file", nebulaKimi.ID)).body,
+		"custom, all": fragment(url.Values{"custom_prompt": {"12000"}, "custom_workload": {"coding"}, "custom_routing": {"price"}}).body,
+	}
+	for name, body := range bodies {
+		if !strings.Contains(body, "Orbit Compute") {
+			t.Errorf("%s: Orbit is not on the ballot, so the test proves nothing", name)
+		}
+		for _, private := range []string{"47.77", "0.4777", "12.34", "0.1234", "33.33", "ORBIT-SECRET-PLAN", "0.987654"} {
+			if strings.Contains(body, private) {
+				t.Errorf("%s shows Orbit's private value %q", name, private)
+			}
+		}
+	}
+	if !strings.Contains(bodies["custom, all"], "Custom: 12000 tokens, coding, price") {
+		t.Error("the custom scenario is not shown")
+	}
+	// Orbit cannot preview Nebula's listing.
+	o := p.client()
+	o.login("member@orbit.example")
+	wantStatus(t, "orbit previews nebula", o.get(page), http.StatusNotFound)
+}
+
+func TestPreviewWithoutJavaScript(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("member@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "preview")
+	v.Set("full_form", "1")
+	v.Set("landing_fee", "45")
+	before := countFilings(t, p.store, listing)
+	res := c.post(form, form, v)
+	wantStatus(t, "preview button", res, http.StatusOK)
+	if !strings.Contains(res.body, `data-testid="scenarios"`) || !strings.Contains(res.body, `value="45"`) {
+		t.Error("the Preview button does not show the preview of what was typed")
+	}
+	if countFilings(t, p.store, listing) != before {
+		t.Error("previewing saved a filing")
+	}
+	v.Set("landing_fee", "70")
+	bad := c.post(form, form, v)
+	if !strings.Contains(bad.body, `data-testid="preview-error"`) || !strings.Contains(bad.body, "landing fee") {
+		t.Error("a preview of an invalid fare does not say which field to fix")
+	}
+	page := c.post(fmt.Sprintf("/listings/%d/preview", listing), fmt.Sprintf("/listings/%d/preview", listing),
+		url.Values{"input": {"0.10"}, "landing_fee": {"20"}, "mix_small": {"100"}, "mix_large": {"0"}, "mix_coding": {"0"}, "mix_chat": {"0"}})
+	wantStatus(t, "standalone preview", page, http.StatusOK)
+	if !strings.Contains(page.body, `name="mix_small" value="100"`) || !strings.Contains(page.body, `name="mix_chat" value="0"`) {
+		t.Errorf("the workload mix was not kept:\n%.3000s", page.body)
+	}
+	_ = fare.Form{}
+}
