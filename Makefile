@@ -3,11 +3,11 @@ GO      ?= go
 DB      ?= sqlite:data/airside.db
 FUZZTIME ?= 10s
 
-.PHONY: run build test check generate bench fuzz clean
+.PHONY: run build test check generate bench fuzz fuzz-run clean
 
 ## run: build and start the portal on http://localhost:8080 (embedded SQLite in ./data, demo seeded once)
 run:
-	$(GO) run ./cmd/airside serve --demo --database $(DB)
+	$(GO) run ./cmd/airside serve --demo --simulate --database $(DB)
 
 ## build: the airside binary in ./bin
 build:
@@ -33,9 +33,12 @@ check:
 generate:
 	$(GO) tool templ generate
 
-## bench: the election engine's benchmarks
+## bench: the engine and preview benchmarks, then the API load test (LOAD=10s, CONCURRENCY=32)
+LOAD ?= 10s
+CONCURRENCY ?= 32
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/election
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/election ./internal/preview
+	$(GO) run ./cmd/airside-load --duration $(LOAD) --concurrency $(CONCURRENCY)
 
 ## fuzz: long fuzz runs (FUZZTIME=10m make fuzz)
 fuzz:

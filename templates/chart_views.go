@@ -250,3 +250,38 @@ func NewHeatmap(scenario string, ranks [7][24]int, of int) HeatmapView {
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// TrafficStep is chart input: one step's successful and failed requests.
+type TrafficStep struct {
+	Label       string
+	OK, Failed  int64
+	Description string
+}
+
+// NewTrafficChart lays out requests per step, failures stacked on top.
+func NewTrafficChart(steps []TrafficStep) TrafficView {
+	v := TrafficView{ChartFrame: frame("Requests, last 6 hours", "Your successful (blue) and failed (red) requests per 10 minutes, as the gateway reported them.",
+		"Time (UTC)", "Requests per 10 min"), Present: len(steps) > 0}
+	v.Right, v.Height = 20, 240
+	maxY := 0.0
+	for _, s := range steps {
+		maxY = math.Max(maxY, float64(s.OK+s.Failed))
+	}
+	maxY = niceMax(maxY)
+	y := v.yTicks(maxY, func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) })
+	if len(steps) == 0 {
+		return v
+	}
+	w := v.plotW() / float64(len(steps))
+	base := v.Top + v.plotH()
+	for i, s := range steps {
+		x := v.Left + w*float64(i)
+		okTop := y(float64(s.OK))
+		errTop := y(float64(s.OK + s.Failed))
+		v.Bars = append(v.Bars, TrafficBar{X: x, W: math.Max(w-1, 1), OkY: okTop, OkH: base - okTop, ErrY: errTop, ErrH: okTop - errTop, Title: s.Description})
+		if i%6 == 0 {
+			v.XTicks = append(v.XTicks, Tick{Pos: x + w/2, Label: s.Label})
+		}
+	}
+	return v
+}

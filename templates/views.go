@@ -89,6 +89,7 @@ type ListingView struct {
 	// CanVerify shows the reviewer's capability verification form.
 	CanVerify bool
 	Verify    []VerifyRow
+	Traffic   TrafficView
 }
 
 // VerifyRow is one declared capability and its verification.

@@ -77,7 +77,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
-		_ = c.JSON(status, map[string]any{"error": map[string]any{"status": status, "message": message}})
+		body := map[string]any{"status": status, "message": message}
+		if fields := apperr.FieldErrors(err); len(fields) > 0 {
+			body["fields"] = fields
+		}
+		_ = c.JSON(status, map[string]any{"error": body})
 		return
 	}
 	heading := headings[status]

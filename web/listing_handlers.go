@@ -86,6 +86,9 @@ func (s *Server) handleListing(c echo.Context) error {
 			v.InFlight = &row
 		}
 	}
+	if v.Traffic, err = s.trafficChart(c, l.ID); err != nil {
+		return err
+	}
 	carrierAdmin := workflow.CanManageListings(p, l.CarrierID)
 	v.CanFile = workflow.CanFileFor(p, l.CarrierID) && l.Status != catalogue.StatusDelisted
 	v.FileURL = fmt.Sprintf("/listings/%d/file", l.ID)

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
@@ -35,6 +36,9 @@ type Server struct {
 	// ScheduleEvery is how often serve publishes filings whose effective date
 	// has come (default 30 s).
 	ScheduleEvery time.Duration
+	// LongPollRecheck is how often a held changes request looks again even
+	// without a wake-up (default 5 s): a safety net under LISTEN/NOTIFY.
+	LongPollRecheck time.Duration
 
 	sessions *dbSessionStore
 	echo     *echo.Echo
@@ -81,6 +85,13 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.handleReadyz)
 	e.StaticFS("/static", static.FS)
 
+	api := e.Group("/api/v1")
+	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(store.ScopeCatalogueRead))
+	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(store.ScopeCatalogueRead))
+	api.POST("/elect", s.handleAPIElect, s.apiAuth(store.ScopeElect))
+	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(store.ScopeMetricsWrite))
+	api.RouteNotFound("/*", func(echo.Context) error { return apperr.Errorf(apperr.ENOTFOUND, "No such API endpoint.") })
+
 	pages := e.Group("", csrf, s.loadPrincipal)
 	pages.GET("/", s.handleHome)
 	pages.GET("/login", s.handleLoginForm)
@@ -120,6 +131,9 @@ func (s *Server) routes() {
 	admin.GET("/users", s.handleAdminUsers)
 	admin.GET("/carriers", s.handleAdminCarriers)
 	admin.POST("/carriers/invite", s.handleInviteCarrier)
+	admin.GET("/tokens", s.handleTokens)
+	admin.POST("/tokens", s.handleCreateToken)
+	admin.POST("/tokens/:id/revoke", s.handleRevokeToken)
 }
 
 // Run serves on addr until ctx ends, then shuts down gracefully, giving
@@ -132,6 +146,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 		every = 30 * time.Second
 	}
 	go s.runScheduler(ctx, every)
+	go s.Store.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
@@ -30,11 +31,12 @@ import (
 const usage = `airside: the carrier-facing fare portal of the LLM gateway.
 
 Usage:
-  airside serve [--addr :8080] [--database URL] [--demo]   run the portal (migrates first)
+  airside serve [--addr :8080] [--database URL] [--demo] [--simulate]   run the portal (migrates first)
   airside migrate [--database URL]                         apply database migrations
   airside seed --demo [--database URL]                     seed the demo catalogue (once)
   airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
   airside elect < input.json > result.json                 run one election (see docs/election.md)
+  airside simulate-traffic [--minutes 60] [--database URL]  feed simulated gateway metrics for every listing in service
 
 Environment (flags win):
   AIRSIDE_ADDR          listen address (default :8080)
@@ -89,6 +91,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUserAdd(ctx, args[2:], stdout, stderr)
 	case "elect":
 		return cmdElect(stdin, stdout, stderr)
+	case "simulate-traffic":
+		return cmdSimulateTraffic(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -131,6 +135,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "listen address")
 	dbURL := databaseFlag(fs)
 	withDemo := fs.Bool("demo", false, "seed the demo catalogue the first time and print the demo logins")
+	simulate := fs.Bool("simulate", false, "feed simulated gateway traffic for the demo catalogue every minute")
 	scheduleEvery := fs.Duration("schedule-every", envDuration("AIRSIDE_SCHEDULE_EVERY", 30*time.Second), "how often to publish filings whose effective date has come")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
@@ -148,6 +153,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := seedDemo(ctx, st, stdout); err != nil {
 			return err
 		}
+	}
+	if *simulate {
+		go demo.RunTraffic(ctx, st, func(err error) { log.Warn("traffic simulation", "err", err) })
 	}
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
@@ -276,4 +284,28 @@ func cmdElect(stdin io.Reader, stdout, stderr io.Writer) error {
 	out = append(out, '\n')
 	_, err = stdout.Write(out)
 	return err
+}
+
+func cmdSimulateTraffic(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simulate-traffic", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	minutes := fs.Int("minutes", 60, "minutes of traffic to write, ending now")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if *minutes < 1 || *minutes > 24*60 {
+		return errors.New("simulate-traffic: --minutes must be 1 to 1440")
+	}
+	st, err := openStore(ctx, *dbURL, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	n, err := demo.SimulateTraffic(ctx, st, *minutes, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %d metric buckets\n", n)
+	return nil
 }

@@ -43,7 +43,9 @@ type Health struct {
 	LatencyMs     *float64
 	ThroughputTPS *float64
 	CacheHitRate  *float64
-	UpdatedAt     time.Time
+	// OutputRatio is the observed output-to-input token ratio.
+	OutputRatio *float64
+	UpdatedAt   time.Time
 }
 
 // Listing is a carrier serving a model.
@@ -59,6 +61,8 @@ type Listing struct {
 	// Published is the fare in force, nil for a listing never approved.
 	Published *fare.Fare
 	Health    Health
+	// Revision is the catalogue revision at which the listing last changed.
+	Revision  int64
 	CreatedAt time.Time
 }
 
@@ -67,4 +71,10 @@ type ListingFilter struct {
 	// CarrierIDs limits to these carriers; nil means every carrier.
 	CarrierIDs []int64
 	ModelID    int64
+	// ModelSlug narrows to one model by slug.
+	ModelSlug string
+	// Published keeps only listings with a published fare.
+	Published bool
+	// ChangedAfter keeps listings changed after this catalogue revision.
+	ChangedAfter int64
 }

@@ -36,6 +36,7 @@ type listingRow struct {
 	Status          string
 	PriorityBP      int64 `gorm:"column:priority_bp"`
 	PublishedFareID *int64
+	Revision        int64
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -291,7 +292,7 @@ func (s *Store) PublishSeedFare(ctx context.Context, f *fare.Fare) (int64, error
 			Updates(map[string]any{"published_fare_id": fareID, "status": string(catalogue.StatusInService), "updated_at": now}).Error; err != nil {
 			return err
 		}
-		rev, err := bumpRevision(tx, now, fmt.Sprintf("seed listing %d", l.ID))
+		rev, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("seed listing %d", l.ID))
 		if err != nil {
 			return err
 		}
@@ -312,9 +313,10 @@ type revisionRow struct {
 
 func (revisionRow) TableName() string { return "catalogue_revisions" }
 
-// bumpRevision records the next catalogue revision. The primary key makes two
-// concurrent publishers collide instead of sharing a number.
-func bumpRevision(tx *gorm.DB, now time.Time, note string) (int64, error) {
+// bumpRevision records the next catalogue revision for a change of a
+// listing, marks the listing changed at it, and announces it. The primary key
+// makes two concurrent publishers collide instead of sharing a number.
+func bumpRevision(tx *gorm.DB, now time.Time, listingID int64, note string) (int64, error) {
 	var current int64
 	if err := tx.Model(&revisionRow{}).Select("COALESCE(MAX(revision), 0)").Scan(&current).Error; err != nil {
 		return 0, fmt.Errorf("read catalogue revision: %w", err)
@@ -326,7 +328,11 @@ func bumpRevision(tx *gorm.DB, now time.Time, note string) (int64, error) {
 		}
 		return 0, fmt.Errorf("write catalogue revision: %w", err)
 	}
-	return next.Revision, nil
+	if err := tx.Model(&listingRow{}).Where("id = ?", listingID).Update("revision", next.Revision).Error; err != nil {
+		return 0, fmt.Errorf("mark listing %d changed: %w", listingID, err)
+	}
+	markPublished(tx)
+	return next.Revision, notifyPublication(tx, next.Revision)
 }
 
 // CatalogueRevision returns the current catalogue revision (0 when empty).
@@ -364,7 +370,7 @@ func (s *Store) FindListings(ctx context.Context, f catalogue.ListingFilter) ([]
 	var out []catalogue.Listing
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = findListings(tx, f, 0)
+		out, err = findListings(tx, f, 0, s.Now())
 		return err
 	})
 	if err != nil {
@@ -379,7 +385,7 @@ func (s *Store) FindListing(ctx context.Context, id int64, carrierIDs []int64) (
 	var out []catalogue.Listing
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = findListings(tx, catalogue.ListingFilter{CarrierIDs: carrierIDs}, id)
+		out, err = findListings(tx, catalogue.ListingFilter{CarrierIDs: carrierIDs}, id, s.Now())
 		return err
 	})
 	if err != nil {
@@ -391,7 +397,7 @@ func (s *Store) FindListing(ctx context.Context, id int64, carrierIDs []int64) (
 	return &out[0], nil
 }
 
-func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64) ([]catalogue.Listing, error) {
+func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Time) ([]catalogue.Listing, error) {
 	var rows []struct {
 		Row           listingRow `gorm:"embedded"`
 		CarrierSlug   string
@@ -417,6 +423,15 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64) ([]catalogue
 	if f.ModelID != 0 {
 		q = q.Where("listings.model_id = ?", f.ModelID)
 	}
+	if f.ModelSlug != "" {
+		q = q.Where("models.slug = ?", f.ModelSlug)
+	}
+	if f.Published {
+		q = q.Where("listings.published_fare_id IS NOT NULL")
+	}
+	if f.ChangedAfter > 0 {
+		q = q.Where("listings.revision > ?", f.ChangedAfter)
+	}
 	if id != 0 {
 		q = q.Where("listings.id = ?", id)
 	}
@@ -438,11 +453,29 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64) ([]catalogue
 		out[i] = catalogue.Listing{
 			ID: r.Row.ID, CarrierID: r.Row.CarrierID, CarrierSlug: r.CarrierSlug, CarrierName: r.CarrierName,
 			Model:  catalogue.Model{ID: r.Row.ModelID, Slug: r.ModelSlug, Name: r.ModelName, ContextTokens: r.ContextTokens},
-			Status: catalogue.ListingStatus(r.Row.Status), PriorityBP: r.Row.PriorityBP, CreatedAt: r.Row.CreatedAt,
+			Status: catalogue.ListingStatus(r.Row.Status), PriorityBP: r.Row.PriorityBP, CreatedAt: r.Row.CreatedAt, Revision: r.Row.Revision,
 			Health: catalogue.Health{UptimePct: r.UptimePct, LatencyMs: r.LatencyMs, ThroughputTPS: r.ThroughputTPS, CacheHitRate: r.CacheHitRate},
 		}
 		if r.Row.PublishedFareID != nil {
 			out[i].Published = fares[*r.Row.PublishedFareID]
+		}
+	}
+	// Live health from the gateway's buckets replaces the stored snapshot
+	// wherever the gateway has reported (a zero now asks for the snapshot).
+	if now.IsZero() {
+		return out, nil
+	}
+	ids := make([]int64, len(out))
+	for i := range out {
+		ids[i] = out[i].ID
+	}
+	live, err := liveHealth(tx, ids, now)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if h, ok := live[out[i].ID]; ok {
+			out[i].Health = h
 		}
 	}
 	return out, nil
@@ -476,6 +509,21 @@ func (s *Store) FindCapabilityChecks(ctx context.Context, listingID int64) (map[
 	out := map[string]string{}
 	for _, r := range rows {
 		out[r.Capability] = r.State
+	}
+	return out, nil
+}
+
+// FindListingSnapshots lists every listing with its stored health snapshot
+// (not the live one computed from buckets): the demo simulator's baseline.
+func (s *Store) FindListingSnapshots(ctx context.Context) ([]catalogue.Listing, error) {
+	var out []catalogue.Listing
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		out, err = findListings(tx, catalogue.ListingFilter{}, 0, time.Time{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find listing snapshots: %w", err)
 	}
 	return out, nil
 }

@@ -189,7 +189,7 @@ func publishFiling(tx *gorm.DB, now time.Time, f *filingRow, l *listingRow, acto
 	if err := tx.Model(&filingRow{}).Where("id = ?", f.ID).Updates(map[string]any{"state": string(workflow.Published), "published_at": now}).Error; err != nil {
 		return fmt.Errorf("publish filing %d: %w", f.ID, err)
 	}
-	rev, err := bumpRevision(tx, now, fmt.Sprintf("filing %d", f.ID))
+	rev, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("filing %d", f.ID))
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,8 @@ type Store struct {
 	db      *gorm.DB
 	sql     *sql.DB
 	dialect Dialect
+	url     string // the driver's DSN, for the LISTEN connection
+	pubs    publications
 	// Now stamps every change; one timestamp per transaction.
 	Now func() time.Time
 }
@@ -104,7 +106,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	s := &Store{db: db, sql: sqlDB, dialect: dialect, Now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, sql: sqlDB, dialect: dialect, url: dsn, Now: func() time.Time { return time.Now().UTC() }}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -164,10 +166,28 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// tx runs fn in one transaction with one timestamp.
+// tx runs fn in one transaction with one timestamp. A transaction that
+// published (raised the catalogue revision) wakes this process's waiters once
+// it has committed.
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB, now time.Time) error) error {
 	now := s.Now().UTC()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return fn(tx, now) })
+	published := false
+	ctx = context.WithValue(ctx, publishedKey{}, &published)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return fn(tx, now) })
+	if err == nil && published {
+		s.pubs.signal()
+	}
+	return err
+}
+
+// publishedKey marks, in a transaction's context, that it raised the
+// revision.
+type publishedKey struct{}
+
+func markPublished(tx *gorm.DB) {
+	if v, ok := tx.Statement.Context.Value(publishedKey{}).(*bool); ok {
+		*v = true
+	}
 }
 
 // read runs fn without a transaction (a single consistent statement or a read

@@ -1,0 +1,161 @@
+package catalogue
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bucket is one minute of a listing's traffic as the gateway reports it.
+type Bucket struct {
+	ListingID         int64
+	Minute            time.Time
+	Requests          int64
+	Errors            int64 // failures of the listing (5xx, timeouts, broken responses)
+	ClientErrors      int64 // the caller's fault; not held against uptime
+	TTFTMsSum         int64 // time to first token, summed over successful requests
+	OutputTokens      int64
+	DurationMs        int64 // summed over successful requests
+	InputTokens       int64
+	CachedInputTokens int64
+}
+
+// MaxBucketValue bounds every counter: far past any real minute, well inside
+// int64 once multiplied by the window's weights.
+const MaxBucketValue = int64(1) << 40
+
+// Validate returns a message per bad field (by its JSON name).
+func (b *Bucket) Validate(now time.Time) map[string]string {
+	errs := map[string]string{}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"requests", b.Requests}, {"errors", b.Errors}, {"clientErrors", b.ClientErrors}, {"ttftMsSum", b.TTFTMsSum},
+		{"outputTokens", b.OutputTokens}, {"durationMs", b.DurationMs}, {"inputTokens", b.InputTokens}, {"cachedInputTokens", b.CachedInputTokens},
+	} {
+		if f.v < 0 || f.v > MaxBucketValue {
+			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
+		}
+	}
+	if b.Errors+b.ClientErrors > b.Requests {
+		errs["errors"] = "errors and clientErrors cannot add up to more than requests"
+	}
+	if b.CachedInputTokens > b.InputTokens {
+		errs["cachedInputTokens"] = "cannot exceed inputTokens"
+	}
+	switch {
+	case b.Minute.IsZero():
+		errs["minute"] = "required, an RFC 3339 time"
+	case !b.Minute.Equal(b.Minute.Truncate(time.Minute)):
+		errs["minute"] = "must be the start of a minute (seconds zero)"
+	case b.Minute.After(now.Add(2 * time.Minute)):
+		errs["minute"] = "is in the future"
+	}
+	return errs
+}
+
+// The decayed window: the last minute counts 10 times, the four before it 3
+// times, the rest of the hour once.
+const (
+	WindowMinutes = 60
+	weightLast    = 10
+	weightRecent  = 3
+	weightRest    = 1
+)
+
+// MinuteWeight is the weight of a bucket age minutes old (0 = the current
+// minute); 0 outside the window.
+func MinuteWeight(age int) int64 {
+	switch {
+	case age < 0:
+		return 0
+	case age == 0:
+		return weightLast
+	case age < 5:
+		return weightRecent
+	case age < WindowMinutes:
+		return weightRest
+	}
+	return 0
+}
+
+// WindowSums are a listing's weighted sums over the decayed window.
+type WindowSums struct {
+	Requests, Successes, TTFTMsSum, OutputTokens, DurationMs int64
+}
+
+// DaySums are a listing's plain sums over the last 24 hours.
+type DaySums struct {
+	Successes, InputTokens, CachedInputTokens, OutputTokens int64
+}
+
+// Gates for observed rates: the last 24 hours must hold at least this much.
+const (
+	MinObservedRequests    = 20
+	MinObservedInputTokens = 20000
+)
+
+// HealthFrom turns window and day sums into health: uptime (percent of
+// successful requests), time to first token (ms), throughput (output tokens
+// per second of generation), and, once past the gates, the observed cache hit
+// rate and output ratio. A metric without data is nil (missing).
+func HealthFrom(w WindowSums, d DaySums) Health {
+	var h Health
+	if w.Requests > 0 {
+		h.UptimePct = ptr(100 * float64(w.Successes) / float64(w.Requests))
+	}
+	if w.Successes > 0 {
+		h.LatencyMs = ptr(float64(w.TTFTMsSum) / float64(w.Successes))
+	}
+	if w.DurationMs > 0 {
+		h.ThroughputTPS = ptr(float64(w.OutputTokens) / (float64(w.DurationMs) / 1000))
+	}
+	if PassesGates(d) {
+		h.CacheHitRate = ptr(float64(d.CachedInputTokens) / float64(d.InputTokens))
+		h.OutputRatio = ptr(float64(d.OutputTokens) / float64(d.InputTokens))
+	}
+	return h
+}
+
+// PassesGates reports whether a day of traffic is enough to count observed
+// rates.
+func PassesGates(d DaySums) bool {
+	return d.Successes >= MinObservedRequests && d.InputTokens >= MinObservedInputTokens
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// WindowOf computes the window sums of buckets at time now (pure; the store
+// does the same in SQL).
+func WindowOf(buckets []Bucket, now time.Time) WindowSums {
+	var w WindowSums
+	current := now.Truncate(time.Minute)
+	for _, b := range buckets {
+		weight := MinuteWeight(int(current.Sub(b.Minute) / time.Minute))
+		if b.Minute.After(current) {
+			weight = weightLast
+		}
+		ok := b.Requests - b.Errors - b.ClientErrors
+		w.Requests += weight * (b.Requests - b.ClientErrors)
+		w.Successes += weight * ok
+		w.TTFTMsSum += weight * b.TTFTMsSum
+		w.OutputTokens += weight * b.OutputTokens
+		w.DurationMs += weight * b.DurationMs
+	}
+	return w
+}
+
+// DayOf computes the day sums of buckets at time now.
+func DayOf(buckets []Bucket, now time.Time) DaySums {
+	var d DaySums
+	for _, b := range buckets {
+		if !b.Minute.After(now.Add(-24 * time.Hour)) {
+			continue
+		}
+		d.Successes += b.Requests - b.Errors - b.ClientErrors
+		d.InputTokens += b.InputTokens
+		d.CachedInputTokens += b.CachedInputTokens
+		d.OutputTokens += b.OutputTokens
+	}
+	return d
+}

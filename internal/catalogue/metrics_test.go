@@ -1,0 +1,111 @@
+package catalogue
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 30, 0, time.UTC)
+
+func minute(ago int) time.Time {
+	return now.Truncate(time.Minute).Add(-time.Duration(ago) * time.Minute)
+}
+
+func TestMinuteWeights(t *testing.T) {
+	for age, want := range map[int]int64{-1: 0, 0: 10, 1: 3, 4: 3, 5: 1, 59: 1, 60: 0, 600: 0} {
+		if got := MinuteWeight(age); got != want {
+			t.Errorf("MinuteWeight(%d) = %d, want %d", age, got, want)
+		}
+	}
+}
+
+// TestDecayedWindowByHand: a bad last minute shows at once.
+func TestDecayedWindowByHand(t *testing.T) {
+	buckets := []Bucket{
+		// this minute: 10 requests, 5 errors, 1 client error (weight 10)
+		{Minute: minute(0), Requests: 10, Errors: 5, ClientErrors: 1, TTFTMsSum: 4 * 500, OutputTokens: 400, DurationMs: 8000},
+		// 3 minutes ago: 20 requests, all good (weight 3)
+		{Minute: minute(3), Requests: 20, TTFTMsSum: 20 * 300, OutputTokens: 2000, DurationMs: 20000},
+		// 30 minutes ago: 100 requests, 1 error (weight 1)
+		{Minute: minute(30), Requests: 100, Errors: 1, TTFTMsSum: 99 * 400, OutputTokens: 9900, DurationMs: 99000},
+		// 61 minutes ago: outside the window
+		{Minute: minute(61), Requests: 1000, Errors: 1000},
+	}
+	w := WindowOf(buckets, now)
+	// Requests (less client errors): 10*9 + 3*20 + 1*100 = 250; successes: 10*4 + 3*20 + 1*99 = 199.
+	if w.Requests != 250 || w.Successes != 199 {
+		t.Fatalf("sums %+v", w)
+	}
+	h := HealthFrom(w, DaySums{})
+	if want := 100 * 199.0 / 250; math.Abs(*h.UptimePct-want) > 1e-12 {
+		t.Errorf("uptime %v, want %v", *h.UptimePct, want)
+	}
+	// TTFT: (10*2000 + 3*6000 + 39600) / 199
+	if want := (10*2000.0 + 3*6000 + 39600) / 199; math.Abs(*h.LatencyMs-want) > 1e-9 {
+		t.Errorf("latency %v, want %v", *h.LatencyMs, want)
+	}
+	// Throughput: (10*400 + 3*2000 + 9900) / ((10*8000 + 3*20000 + 99000)/1000)
+	if want := (10*400.0 + 3*2000 + 9900) / ((10*8000.0 + 3*20000 + 99000) / 1000); math.Abs(*h.ThroughputTPS-want) > 1e-9 {
+		t.Errorf("throughput %v, want %v", *h.ThroughputTPS, want)
+	}
+	if h.CacheHitRate != nil || h.OutputRatio != nil {
+		t.Error("observed rates without a day of data")
+	}
+	if empty := HealthFrom(WindowOf(nil, now), DaySums{}); empty.UptimePct != nil || empty.LatencyMs != nil || empty.ThroughputTPS != nil {
+		t.Error("health without traffic is not missing")
+	}
+}
+
+func TestDayGates(t *testing.T) {
+	for _, test := range []struct {
+		name string
+		day  DaySums
+		pass bool
+	}{
+		{"both met", DaySums{Successes: 20, InputTokens: 20000, CachedInputTokens: 5000, OutputTokens: 1000}, true},
+		{"19 requests", DaySums{Successes: 19, InputTokens: 50000}, false},
+		{"19,999 tokens", DaySums{Successes: 100, InputTokens: 19999}, false},
+	} {
+		h := HealthFrom(WindowSums{}, test.day)
+		if (h.CacheHitRate != nil) != test.pass {
+			t.Errorf("%s: observed=%v, want %v", test.name, h.CacheHitRate != nil, test.pass)
+		}
+		if test.pass && (*h.CacheHitRate != 0.25 || *h.OutputRatio != 0.05) {
+			t.Errorf("%s: hit rate %v, output ratio %v", test.name, *h.CacheHitRate, *h.OutputRatio)
+		}
+	}
+	// Only the last 24 hours count.
+	buckets := []Bucket{
+		{Minute: minute(10), Requests: 15, InputTokens: 15000},
+		{Minute: minute(23 * 60), Requests: 5, InputTokens: 5000},
+		{Minute: minute(25 * 60), Requests: 500, InputTokens: 500000},
+	}
+	if d := DayOf(buckets, now); d.Successes != 20 || d.InputTokens != 20000 || !PassesGates(d) {
+		t.Errorf("day %+v", d)
+	}
+}
+
+func TestBucketValidation(t *testing.T) {
+	for _, test := range []struct {
+		name  string
+		b     Bucket
+		field string
+	}{
+		{"negative", Bucket{Minute: minute(1), Requests: -1}, "requests"},
+		{"more errors than requests", Bucket{Minute: minute(1), Requests: 2, Errors: 2, ClientErrors: 1}, "errors"},
+		{"cached above input", Bucket{Minute: minute(1), InputTokens: 5, CachedInputTokens: 6}, "cachedInputTokens"},
+		{"seconds", Bucket{Minute: minute(1).Add(time.Second)}, "minute"},
+		{"future", Bucket{Minute: minute(-5)}, "minute"},
+		{"missing minute", Bucket{}, "minute"},
+		{"too large", Bucket{Minute: minute(1), InputTokens: MaxBucketValue + 1}, "inputTokens"},
+	} {
+		if errs := test.b.Validate(now); errs[test.field] == "" {
+			t.Errorf("%s: no error on %s (%v)", test.name, test.field, errs)
+		}
+	}
+	ok := Bucket{Minute: minute(1), Requests: 3, Errors: 1, ClientErrors: 1, InputTokens: 10, CachedInputTokens: 10}
+	if errs := ok.Validate(now); len(errs) > 0 {
+		t.Errorf("valid bucket refused: %v", errs)
+	}
+}

@@ -1,0 +1,92 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/store"
+)
+
+// TrafficFor makes one minute of plausible traffic for a listing from its
+// seeded health: requests around a base rate, failures at its uptime, first
+// tokens at its latency and generation at its throughput, with noise.
+func TrafficFor(rng *rand.Rand, l *catalogue.Listing, base catalogue.Health, minute time.Time) catalogue.Bucket {
+	uptime, ttft, tps := 99.0, 600.0, 60.0
+	if base.UptimePct != nil {
+		uptime = *base.UptimePct
+	}
+	if base.LatencyMs != nil {
+		ttft = *base.LatencyMs
+	}
+	if base.ThroughputTPS != nil {
+		tps = *base.ThroughputTPS
+	}
+	requests := int64(40 + rng.IntN(120))
+	failRate := math.Max(0, (100-uptime)/100*(0.5+rng.Float64()))
+	errs := int64(math.Round(float64(requests) * failRate))
+	clientErrs := int64(rng.IntN(3))
+	if errs+clientErrs > requests {
+		errs, clientErrs = requests, 0
+	}
+	ok := requests - errs - clientErrs
+	outPer := int64(150 + rng.IntN(500))
+	output := ok * outPer
+	inputPer := int64(2000 + rng.IntN(18000))
+	input := requests * inputPer
+	return catalogue.Bucket{
+		ListingID: l.ID, Minute: minute, Requests: requests, Errors: errs, ClientErrors: clientErrs,
+		TTFTMsSum:    int64(float64(ok) * ttft * (0.85 + 0.3*rng.Float64())),
+		OutputTokens: output,
+		DurationMs:   int64(float64(output) / tps * 1000 * (0.9 + 0.2*rng.Float64())),
+		InputTokens:  input, CachedInputTokens: int64(float64(input) * (0.3 + 0.4*rng.Float64())),
+	}
+}
+
+// SimulateTraffic writes minutes of traffic, ending at the current minute,
+// for every listing in service, from each listing's seeded health.
+func SimulateTraffic(ctx context.Context, st *store.Store, minutes int, rng *rand.Rand) (int, error) {
+	listings, err := st.FindListingSnapshots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := st.Now().UTC().Truncate(time.Minute)
+	var buckets []catalogue.Bucket
+	for i := range listings {
+		l := &listings[i]
+		if l.Status != catalogue.StatusInService {
+			continue
+		}
+		for m := minutes - 1; m >= 0; m-- {
+			buckets = append(buckets, TrafficFor(rng, l, l.Health, now.Add(-time.Duration(m)*time.Minute)))
+		}
+	}
+	if err := st.RecordBuckets(ctx, buckets); err != nil {
+		return 0, fmt.Errorf("simulate traffic: %w", err)
+	}
+	return len(buckets), nil
+}
+
+// RunTraffic backfills an hour and then feeds one minute of traffic every
+// minute until ctx ends, so the demo's health and previews move.
+func RunTraffic(ctx context.Context, st *store.Store, onError func(error)) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	if _, err := SimulateTraffic(ctx, st, catalogue.WindowMinutes, rng); err != nil {
+		onError(err)
+	}
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := SimulateTraffic(ctx, st, 1, rng); err != nil && ctx.Err() == nil {
+				onError(err)
+			}
+		}
+	}
+}

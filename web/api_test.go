@@ -1,0 +1,324 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/web"
+)
+
+func apiToken(t *testing.T, st *store.Store, scopes ...string) string {
+	t.Helper()
+	admin, err := st.FindUserByEmail(context.Background(), "admin@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := st.CreateToken(context.Background(), admin.ID, "test "+strings.Join(scopes, "+"), scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func apiCall(t *testing.T, base, method, path, token, body string, header ...string) response {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, body: string(b), header: res.Header}
+}
+
+func TestAPIAuth(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	read := apiToken(t, p.store, store.ScopeCatalogueRead)
+	for _, test := range []struct {
+		name, method, path, token string
+		want                      int
+	}{
+		{"no token", "GET", "/api/v1/catalogue", "", http.StatusUnauthorized},
+		{"bad token", "GET", "/api/v1/catalogue", "airside_nope", http.StatusUnauthorized},
+		{"right scope", "GET", "/api/v1/catalogue", read, http.StatusOK},
+		{"wrong scope for elect", "POST", "/api/v1/elect", read, http.StatusForbidden},
+		{"wrong scope for metrics", "POST", "/api/v1/metrics", read, http.StatusForbidden},
+		{"unknown endpoint", "GET", "/api/v1/nothing", read, http.StatusNotFound},
+	} {
+		res := apiCall(t, p.srv.URL, test.method, test.path, test.token, "{}")
+		wantStatus(t, test.name, res, test.want)
+		if test.want >= 400 {
+			var body struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(res.body), &body); err != nil || body.Error.Message == "" {
+				t.Errorf("%s: not a JSON error: %s", test.name, res.body)
+			}
+		}
+		if test.want == http.StatusUnauthorized && res.header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: no WWW-Authenticate", test.name)
+		}
+	}
+	// A revoked token stops at once.
+	tokens, _ := p.store.FindTokens(context.Background())
+	admin, _ := p.store.FindUserByEmail(context.Background(), "admin@airside.example")
+	p.store.RevokeToken(context.Background(), admin.ID, tokens[0].ID)
+	wantStatus(t, "revoked", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", read, ""), http.StatusUnauthorized)
+}
+
+func TestAPICatalogue(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, store.ScopeCatalogueRead)
+	res := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "")
+	wantStatus(t, "catalogue", res, http.StatusOK)
+	var body web.CatalogueResponse
+	if err := json.Unmarshal([]byte(res.body), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Revision != 26 || len(body.Listings) != 26 || res.header.Get("ETag") != `"26"` {
+		t.Fatalf("revision %d, %d listings, ETag %s", body.Revision, len(body.Listings), res.header.Get("ETag"))
+	}
+	first := body.Listings[0]
+	if first.ID == "" || first.Fare.InputPrice == "" || first.Fare.LandingFee == "" || first.Metrics.Uptime == nil {
+		t.Errorf("listing %+v", first)
+	}
+	wantStatus(t, "If-None-Match", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", `"26"`), http.StatusNotModified)
+	wantStatus(t, "stale ETag", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", `"25"`), http.StatusOK)
+	glm := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue?model=glm-5", tok, "")
+	json.Unmarshal([]byte(glm.body), &body)
+	if len(body.Listings) != 3 || body.Listings[0].Model != "glm-5" {
+		t.Errorf("?model=glm-5 gave %d listings", len(body.Listings))
+	}
+	// Only verified capabilities are published.
+	for _, l := range body.Listings {
+		if len(l.Capabilities) != 0 {
+			t.Errorf("%s publishes unverified capabilities %v", l.ID, l.Capabilities)
+		}
+	}
+}
+
+func TestAPIChangesFeed(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, store.ScopeCatalogueRead)
+	var body web.CatalogueResponse
+	res := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=20", tok, "")
+	json.Unmarshal([]byte(res.body), &body)
+	if body.Revision != 26 || len(body.Listings) != 6 {
+		t.Errorf("since 20: revision %d, %d listings (want 26, 6)", body.Revision, len(body.Listings))
+	}
+	res = apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=26", tok, "")
+	json.Unmarshal([]byte(res.body), &body)
+	if len(body.Listings) != 0 {
+		t.Errorf("since the current revision: %d listings", len(body.Listings))
+	}
+	wantStatus(t, "bad since", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=x", tok, ""), http.StatusUnprocessableEntity)
+	wantStatus(t, "bad wait", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=1&wait=2h", tok, ""), http.StatusUnprocessableEntity)
+
+	// A held request is answered by a publication.
+	done := make(chan web.CatalogueResponse)
+	go func() {
+		r := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=26&wait=30s", tok, "")
+		var b web.CatalogueResponse
+		json.Unmarshal([]byte(r.body), &b)
+		done <- b
+	}()
+	time.Sleep(200 * time.Millisecond)
+	publishOne(t, p)
+	got := <-done
+	if got.Revision != 27 || len(got.Listings) != 1 {
+		t.Errorf("long poll answered revision %d with %d listings", got.Revision, len(got.Listings))
+	}
+}
+
+// publishOne files and approves a fare through the portal.
+func publishOne(t *testing.T, p *testPortal) {
+	t.Helper()
+	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+}
+
+// TestAPILongPollAcrossServers: two serve processes on one PostgreSQL; a
+// publication on one wakes a waiter on the other through LISTEN/NOTIFY (the
+// periodic recheck is off, so nothing else could).
+func TestAPILongPollAcrossServers(t *testing.T) {
+	dbURL := storetest.URL(t, store.Postgres)
+	open := func() *store.Store {
+		st, err := store.Open(context.Background(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA := open()
+	if err := stA.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(context.Background(), stA); err != nil {
+		t.Fatal(err)
+	}
+	stB := open()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, b := web.New(stA, quiet), web.New(stB, quiet)
+	b.LongPollRecheck = time.Hour
+	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
+	defer srvA.Close()
+	defer srvB.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go stB.ListenForPublications(ctx, func(err error) { t.Logf("listener: %v", err) })
+	time.Sleep(300 * time.Millisecond)
+
+	tok := apiToken(t, stA, store.ScopeCatalogueRead)
+	done := make(chan web.CatalogueResponse)
+	go func() {
+		r := apiCall(t, srvB.URL, "GET", "/api/v1/catalogue/changes?since=26&wait=60s", tok, "")
+		var body web.CatalogueResponse
+		json.Unmarshal([]byte(r.body), &body)
+		done <- body
+	}()
+	time.Sleep(300 * time.Millisecond)
+	pa := &testPortal{t: t, srv: srvA, store: stA, server: a}
+	publishOne(t, pa)
+	select {
+	case got := <-done:
+		if got.Revision != 27 || len(got.Listings) != 1 {
+			t.Errorf("server B answered revision %d with %d listings", got.Revision, len(got.Listings))
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("server B's waiter was not woken by server A's publication")
+	}
+}
+
+func TestAPIElect(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, store.ScopeElect)
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","promptTokens":20000,"streaming":true,"workload":"coding"}`)
+	wantStatus(t, "elect", res, http.StatusOK)
+	var out struct {
+		Winner     *string
+		Candidates []struct {
+			ID       string
+			Eligible bool
+			Rank     int
+		}
+	}
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil || out.Winner == nil || len(out.Candidates) != 6 {
+		t.Fatalf("result %s (%v)", res.body, err)
+	}
+	if res.header.Get("X-Airside-Revision") != "26" {
+		t.Errorf("revision header %q", res.header.Get("X-Airside-Revision"))
+	}
+	// Requiring tools excludes everyone: no capability is verified yet.
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","requires":["tools"]}`)
+	json.Unmarshal([]byte(res.body), &out)
+	if out.Winner != nil {
+		t.Errorf("an unverified capability won: %s", *out.Winner)
+	}
+	// Usage at a cap takes a listing off the ballot.
+	capped := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":100000}}}`)
+	if !strings.Contains(capped.body, "rate_cap:rpm") {
+		t.Errorf("usage over the cap did not exclude: %.300s", capped.body)
+	}
+	for _, bad := range []struct {
+		body string
+		want int
+		msg  string
+	}{
+		{`{"model":"no-such-model"}`, http.StatusNotFound, "Unknown model"},
+		{`{"model":"kimi-k2.5","routing":"fastest"}`, http.StatusUnprocessableEntity, "routing"},
+		{`{"model":`, http.StatusBadRequest, "not valid JSON"},
+		{`{}`, http.StatusUnprocessableEntity, "model"},
+	} {
+		res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, bad.body)
+		wantStatus(t, bad.body, res, bad.want)
+		if !strings.Contains(res.body, bad.msg) {
+			t.Errorf("%s: %s", bad.body, res.body)
+		}
+	}
+	big := `{"model":"kimi-k2.5","pad":"` + strings.Repeat("x", 5<<20) + `"}`
+	wantStatus(t, "oversized body", apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, big), http.StatusRequestEntityTooLarge)
+}
+
+func TestAPIMetrics(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, store.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute)
+	batch := func(requests, errors int, extra string) string {
+		return fmt.Sprintf(`{"buckets":[
+			{"listing":"nebula/kimi-k2.5","minute":%q,"requests":%d,"errors":%d,"ttftMsSum":%d,"outputTokens":5000,"durationMs":50000,"inputTokens":40000,"cachedInputTokens":20000},
+			{"listing":"orbit/glm-5","minute":%q,"requests":10,"errors":0,"ttftMsSum":3000,"outputTokens":1000,"durationMs":10000,"inputTokens":5000,"cachedInputTokens":0}%s]}`,
+			minute.Format(time.RFC3339), requests, errors, (requests-errors)*400, minute.Add(-time.Minute).Format(time.RFC3339), extra)
+	}
+	wantStatus(t, "batch", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, batch(50, 5, "")), http.StatusAccepted)
+	wantStatus(t, "retried batch", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, batch(50, 5, "")), http.StatusAccepted)
+	health := func() catalogue.Health {
+		ls, _ := p.store.FindListings(context.Background(), catalogue.ListingFilter{ModelSlug: "kimi-k2.5"})
+		for _, l := range ls {
+			if l.CarrierSlug == "nebula" {
+				return l.Health
+			}
+		}
+		return catalogue.Health{}
+	}
+	h := health()
+	if h.UptimePct == nil || *h.UptimePct != 90 {
+		t.Fatalf("uptime after a retried batch: %v (want 90: retries must not double count)", deref(h.UptimePct))
+	}
+	if h.CacheHitRate == nil || *h.CacheHitRate != 0.5 {
+		t.Errorf("observed hit rate %v, want 0.5 (45 successes, 40,000 input tokens pass the gates)", deref(h.CacheHitRate))
+	}
+	// A batch with one bad bucket stores nothing and names the bucket and field.
+	bad := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, batch(50, 0, `,{"listing":"nebula/kimi-k2.5","minute":"2026-01-01T00:00:30Z","requests":-1}`))
+	wantStatus(t, "bad bucket", bad, http.StatusUnprocessableEntity)
+	for _, field := range []string{"buckets[2].requests", "buckets[2].minute"} {
+		if !strings.Contains(bad.body, field) {
+			t.Errorf("error does not name %s: %s", field, bad.body)
+		}
+	}
+	if h := health(); *h.UptimePct != 90 {
+		t.Errorf("a refused batch changed the metrics: uptime %v", *h.UptimePct)
+	}
+	for _, test := range []struct{ name, body, want string }{
+		{"unknown listing", `{"buckets":[{"listing":"nobody/x","minute":"` + minute.Format(time.RFC3339) + `","requests":1}]}`, "buckets[0].listing"},
+		{"duplicate bucket", `{"buckets":[{"listing":"orbit/glm-5","minute":"` + minute.Format(time.RFC3339) + `","requests":1},{"listing":"orbit/glm-5","minute":"` + minute.Format(time.RFC3339) + `","requests":2}]}`, "buckets[1].minute"},
+		{"empty", `{"buckets":[]}`, "buckets"},
+	} {
+		res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, test.body)
+		wantStatus(t, test.name, res, http.StatusUnprocessableEntity)
+		if !strings.Contains(res.body, test.want) {
+			t.Errorf("%s: %s", test.name, res.body)
+		}
+	}
+	wantStatus(t, "bad JSON", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, `{"buckets":`), http.StatusBadRequest)
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
