@@ -322,3 +322,28 @@ func deref(v *float64) float64 {
 	}
 	return *v
 }
+
+func TestCarrierSeesItsOwnTraffic(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, store.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
+	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":120,"errors":12,"ttftMsSum":43200,"outputTokens":30000,"durationMs":400000,"inputTokens":100000,"cachedInputTokens":1000}]}`,
+		minute.Format(time.RFC3339))
+	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
+	var kimi int64
+	ls, _ := p.store.FindListings(context.Background(), catalogue.ListingFilter{ModelSlug: "kimi-k2.5"})
+	for _, l := range ls {
+		if l.CarrierSlug == "nebula" {
+			kimi = l.ID
+		}
+	}
+	c := p.client()
+	c.login("member@nebula.example")
+	page := c.get(fmt.Sprintf("/listings/%d", kimi))
+	if !strings.Contains(page.body, `data-testid="traffic-chart"`) || !strings.Contains(page.body, "90.00 %") {
+		t.Errorf("the carrier does not see its live metrics and chart:\n%.2000s", page.body)
+	}
+	other := p.client()
+	other.login("member@orbit.example")
+	wantStatus(t, "another carrier's metrics", other.get(fmt.Sprintf("/listings/%d", kimi)), http.StatusNotFound)
+}
