@@ -1,0 +1,355 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/web"
+)
+
+// The roles of the matrix.
+const (
+	anon     = "anonymous"
+	memberA  = "member@nebula.example"
+	adminA   = "admin@nebula.example"
+	memberB  = "member@orbit.example"
+	adminB   = "admin@orbit.example"
+	reviewer = "reviewer@airside.example"
+	admin    = "admin@airside.example"
+	tokCat   = "token:" + store.ScopeCatalogueRead
+	tokMet   = "token:" + store.ScopeMetricsWrite
+	tokElect = "token:" + store.ScopeElect
+)
+
+var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect}
+
+// Secrets planted in carrier B's (Orbit's) private data: none may reach a
+// page or body served to carrier A's users.
+var carrierBSecrets = []string{"47.77", "0.4777", "12.34", "ORBIT-SECRET-NOTE", "ORBIT-DRAFT-0.987654", "0.987654"}
+
+// fixture is the template database every request of the matrix runs on a
+// copy of.
+type fixture struct {
+	path       string
+	listingA   int64 // Nebula's Kimi listing
+	filingA    int64 // a submitted filing of Nebula's
+	tokenID    int64
+	addModel   string // a "carrier:model" Nebula does not list yet
+	sessions   map[string]string
+	apiSecrets map[string]string
+}
+
+func buildFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	fx := fixture{path: filepath.Join(dir, "template.db"), sessions: map[string]string{}, apiSecrets: map[string]string{}}
+	st, err := store.Open(ctx, "sqlite:"+fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := st.FindListings(ctx, catalogue.ListingFilter{})
+	var orbitKimi catalogue.Listing
+	for _, l := range all {
+		switch {
+		case l.CarrierSlug == "nebula" && l.Model.Slug == "kimi-k2.5":
+			fx.listingA = l.ID
+		case l.CarrierSlug == "orbit" && l.Model.Slug == "kimi-k2.5":
+			orbitKimi = l
+		}
+	}
+	secret := *orbitKimi.Published
+	secret.LandingFee, secret.Discount = 4777, 1234
+	if _, err := st.PublishSeedFare(ctx, &secret); err != nil {
+		t.Fatal(err)
+	}
+	orbitAdmin, _ := st.FindUserByEmail(ctx, adminB)
+	draft := secret
+	draft.Input = 987654
+	if _, err := st.CreateFiling(ctx, orbitAdmin.ID, workflow.NewFiling{ListingID: orbitKimi.ID, Fare: &draft, Justification: "ORBIT-SECRET-NOTE"}); err != nil {
+		t.Fatal(err)
+	}
+	nebulaMember, _ := st.FindUserByEmail(ctx, memberA)
+	proposal := *all[0].Published
+	for _, l := range all {
+		if l.ID == fx.listingA {
+			proposal = *l.Published
+		}
+	}
+	proposal.Input++
+	if fx.filingA, err = st.CreateFiling(ctx, nebulaMember.ID, workflow.NewFiling{ListingID: fx.listingA, Fare: &proposal, Submit: true, Justification: "nebula note"}); err != nil {
+		t.Fatal(err)
+	}
+	models, _ := st.FindModels(ctx)
+	nebula, _ := st.FindCarrierBySlug(ctx, "nebula")
+	for _, m := range models {
+		if m.Slug == "glm-5" {
+			fx.addModel = fmt.Sprintf("%d:%d", nebula.ID, m.ID)
+		}
+	}
+	siteAdmin, _ := st.FindUserByEmail(ctx, admin)
+	for _, scope := range store.Scopes {
+		tok, err := st.CreateToken(ctx, siteAdmin.ID, "matrix "+scope, []string{scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fx.apiSecrets["token:"+scope] = tok
+	}
+	tokens, _ := st.FindTokens(ctx)
+	fx.tokenID = tokens[0].ID
+	// Log every person in once; the sessions live in the database and so in
+	// every copy of it.
+	srv := httptest.NewServer(web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	p := &testPortal{t: t, srv: srv, store: st}
+	for _, r := range roles {
+		if r == anon || strings.HasPrefix(r, "token:") {
+			continue
+		}
+		c := p.client()
+		c.login(r)
+		fx.sessions[r] = c.cookie(web.SessionCookie).Value
+	}
+	srv.Close()
+	if err := st.ExecForTest(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return fx
+}
+
+// request builds the request of a route for a role.
+func (fx fixture) request(method, path, role string) *http.Request {
+	r := strings.NewReplacer(":token", "no-such-invite")
+	switch {
+	case strings.HasPrefix(path, "/listings/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(fx.listingA), 1)
+	case strings.HasPrefix(path, "/filings/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(fx.filingA), 1)
+	case strings.HasPrefix(path, "/admin/tokens/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(fx.tokenID), 1)
+	case path == "/static*":
+		path = "/static/css/airside.css"
+	case path == "/api/v1/catalogue/changes":
+		path += "?since=0"
+	}
+	path = r.Replace(path)
+	body, contentType := fx.body(method, path)
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	const csrfToken = "matrix-csrf-token-matrix-csrf-token-0123456"
+	req.AddCookie(&http.Cookie{Name: "airside_csrf", Value: csrfToken})
+	req.Header.Set("X-CSRF-Token", csrfToken)
+	if s := fx.sessions[role]; s != "" {
+		req.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: s})
+	}
+	if s := fx.apiSecrets[role]; s != "" {
+		req.Header.Set("Authorization", "Bearer "+s)
+	}
+	return req
+}
+
+func (fx fixture) body(method, path string) (string, string) {
+	if method != "POST" {
+		return "", ""
+	}
+	if strings.HasPrefix(path, "/api/v1/elect") {
+		return `{"model":"kimi-k2.5"}`, "application/json"
+	}
+	if strings.HasPrefix(path, "/api/v1/metrics") {
+		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+		return `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":1}]}`, "application/json"
+	}
+	form := url.Values{}
+	switch {
+	case strings.HasSuffix(path, "/file"), strings.HasSuffix(path, "/edit"), strings.HasSuffix(path, "/preview"):
+		form = fareValues()
+		form.Set("op", "save")
+		form.Set("lock_version", "1")
+	case strings.HasSuffix(path, "/comment"):
+		form.Set("body", "a question")
+	case strings.HasSuffix(path, "/decline"):
+		form.Set("action", "reject")
+		form.Set("note", "no")
+	case strings.HasSuffix(path, "/capabilities"):
+		form.Set("capability", "tools")
+		form.Set("state", "verified")
+	case path == "/listings":
+		form.Set("model", fx.addModel)
+	case path == "/admin/carriers/invite":
+		form = url.Values{"name": {"Zephyr"}, "slug": {"zephyr"}, "email": {"first@zephyr.example"}}
+	case path == "/admin/tokens":
+		form = url.Values{"name": {"gw"}, "scope": {store.ScopeElect}}
+	case path == "/login":
+		form = url.Values{"email": {"nobody@example.com"}, "password": {"wrong password"}}
+	}
+	return form.Encode(), "application/x-www-form-urlencoded"
+}
+
+// expect maps "METHOD path" to the status each role gets. A page for
+// logged-in people sends the anonymous to log in (303 for GET, 401 for
+// POST); another carrier's objects are 404; the wrong role is 403; API
+// routes want a token with the scope.
+func expect() map[string]map[string]int {
+	page := func(anonStatus, a, b, staff, siteAdmin int) map[string]int {
+		return map[string]int{anon: anonStatus, memberA: a, adminA: a, memberB: b, adminB: b, reviewer: staff, admin: siteAdmin}
+	}
+	api := func(scope string, ok int) map[string]int {
+		m := map[string]int{}
+		for _, r := range roles {
+			switch {
+			case r == "token:"+scope:
+				m[r] = ok
+			case strings.HasPrefix(r, "token:"):
+				m[r] = 403
+			default:
+				m[r] = 401
+			}
+		}
+		return m
+	}
+	all := func(status int) map[string]int { return page(status, status, status, status, status) }
+	e := map[string]map[string]int{
+		"GET /":                           all(303),
+		"GET /healthz":                    all(200),
+		"GET /readyz":                     all(200),
+		"GET /static*":                    all(200),
+		"GET /login":                      page(200, 303, 303, 303, 303),
+		"POST /login":                     all(401),
+		"POST /logout":                    all(303),
+		"GET /signup/:token":              all(404),
+		"POST /signup/:token":             all(404),
+		"GET /listings":                   page(303, 200, 200, 200, 200),
+		"POST /listings":                  {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 404, admin: 404},
+		"GET /listings/:id":               page(303, 200, 404, 200, 200),
+		"GET /listings/:id/file":          page(303, 200, 404, 403, 403),
+		"POST /listings/:id/file":         page(401, 303, 404, 403, 403),
+		"GET /listings/:id/preview":       page(303, 200, 404, 200, 200),
+		"POST /listings/:id/preview":      page(401, 200, 404, 200, 200),
+		"POST /listings/:id/pause":        {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
+		"POST /listings/:id/resume":       {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
+		"POST /listings/:id/capabilities": page(401, 403, 403, 303, 303),
+		"GET /filings/:id":                page(303, 200, 404, 200, 200),
+		"GET /filings/:id/edit":           page(303, 409, 404, 403, 403),
+		"POST /filings/:id/edit":          page(401, 409, 404, 403, 403),
+		"POST /filings/:id/submit":        page(401, 409, 404, 403, 403),
+		"POST /filings/:id/refresh":       page(401, 409, 404, 403, 403),
+		"POST /filings/:id/withdraw":      page(401, 303, 404, 403, 403),
+		"POST /filings/:id/comment":       page(401, 303, 404, 303, 303),
+		"POST /filings/:id/approve":       page(401, 403, 403, 303, 303),
+		"POST /filings/:id/decline":       page(401, 403, 403, 303, 303),
+		"GET /review":                     page(303, 403, 403, 200, 200),
+		"GET /inbox":                      page(303, 200, 200, 200, 200),
+		"GET /audit":                      page(303, 200, 200, 200, 200),
+		"GET /fares/bulk":                 page(303, 200, 200, 403, 403),
+		"POST /fares/bulk":                page(401, 422, 422, 403, 403),
+		"GET /fares/bulk/template.csv":    page(303, 200, 200, 403, 403),
+		"GET /admin/users":                page(303, 403, 403, 403, 200),
+		"GET /admin/carriers":             page(303, 403, 403, 403, 200),
+		"POST /admin/carriers/invite":     page(401, 403, 403, 403, 200),
+		"GET /admin/tokens":               page(303, 403, 403, 403, 200),
+		"POST /admin/tokens":              page(401, 403, 403, 403, 200),
+		"POST /admin/tokens/:id/revoke":   page(401, 403, 403, 403, 303),
+		"GET /api/v1/catalogue":           api(store.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/changes":   api(store.ScopeCatalogueRead, 200),
+		"POST /api/v1/elect":              api(store.ScopeElect, 200),
+		"POST /api/v1/metrics":            api(store.ScopeMetricsWrite, 202),
+	}
+	// A token on a page is no login: tokens get what the anonymous get.
+	for route, m := range e {
+		if strings.Contains(route, "/api/") {
+			continue
+		}
+		for _, r := range roles {
+			if strings.HasPrefix(r, "token:") {
+				m[r] = m[anon]
+			}
+		}
+	}
+	return e
+}
+
+func TestAuthorizationMatrix(t *testing.T) {
+	fx := buildFixture(t)
+	template, err := os.ReadFile(fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected := expect()
+	probe := web.New(mustOpen(t, fx.path), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var routes []string
+	for _, r := range probe.Echo().Routes() {
+		if slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
+			routes = append(routes, r.Method+" "+r.Path)
+		}
+	}
+	sort.Strings(routes)
+	for _, route := range routes {
+		want, ok := expected[route]
+		if !ok {
+			t.Errorf("route %s is missing from the authorization matrix: add what each role gets", route)
+			continue
+		}
+		method, path, _ := strings.Cut(route, " ")
+		t.Run(strings.ReplaceAll(route, "/", "_"), func(t *testing.T) {
+			for _, role := range roles {
+				copyPath := filepath.Join(t.TempDir(), "copy.db")
+				if err := os.WriteFile(copyPath, template, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				st := mustOpen(t, copyPath)
+				srv := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				rec := httptest.NewRecorder()
+				srv.Handler().ServeHTTP(rec, fx.request(method, path, role))
+				if rec.Code != want[role] {
+					t.Errorf("%s as %s: status %d, want %d\n%.300s", route, role, rec.Code, want[role], rec.Body.String())
+				}
+				if role == memberA || role == adminA {
+					for _, secret := range carrierBSecrets {
+						if strings.Contains(rec.Body.String(), secret) {
+							t.Errorf("%s as %s shows carrier B's private value %q", route, role, secret)
+						}
+					}
+				}
+				st.Close()
+			}
+		})
+	}
+	for route := range expected {
+		if !slices.Contains(routes, route) {
+			t.Errorf("the matrix lists %s, which the router does not have", route)
+		}
+	}
+}
+
+func mustOpen(t *testing.T, path string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
