@@ -19,6 +19,7 @@ import (
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 const ctxToken = "api_token"
@@ -200,6 +201,9 @@ type CatalogueResponse struct {
 // revision) with the revision they are current at.
 func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (CatalogueResponse, error) {
 	ctx := c.Request().Context()
+	if msg := textcheck.Problem(model, 200); msg != "" {
+		return CatalogueResponse{}, apperr.Errorf(apperr.EINVALID, "model: %s", msg)
+	}
 	// The revision first: a listing published meanwhile is then included and
 	// reported again next time, never skipped.
 	rev, err := s.Store.CatalogueRevision(ctx)
@@ -320,6 +324,9 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	ctx := c.Request().Context()
 	if ballot.Request.Model == "" {
 		return apperr.Errorf(apperr.EINVALID, "model is required.")
+	}
+	if msg := textcheck.Problem(ballot.Request.Model, 200); msg != "" {
+		return apperr.Errorf(apperr.EINVALID, "model: %s", msg)
 	}
 	rev, err := s.Store.CatalogueRevision(ctx)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/textcheck"
 	"github.com/airside/airside/templates"
 )
 
@@ -91,7 +92,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 		return err
 	}
 	view := templates.SignupView{Page: s.page(c, "Sign up", ""), Token: token, Email: inv.Email, Carrier: inv.Carrier.Name, Name: name}
-	if name == "" || len(name) > 100 {
+	if name == "" || textcheck.Problem(name, 100) != "" {
 		view.Errors = templates.FieldErrors{"name": "Enter your name (up to 100 characters)."}
 		return render(c, http.StatusUnprocessableEntity, templates.Signup(view))
 	}

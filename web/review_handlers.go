@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ func (s *Server) handleQueue(c echo.Context) error {
 	carrierID, _ := strconv.ParseInt(c.QueryParam("carrier"), 10, 64)
 	modelID, _ := strconv.ParseInt(c.QueryParam("model"), 10, 64)
 	kind := fare.Kind(c.QueryParam("kind"))
+	if !slices.Contains(allKinds, kind) {
+		kind = "" // an unknown kind filters nothing
+	}
 	filings, err := s.Store.FindFilings(ctx, store.FilingFilter{States: []workflow.State{workflow.Submitted}, OldestFirst: true,
 		CarrierID: carrierID, ModelID: modelID, Kind: kind})
 	if err != nil {
@@ -209,8 +213,10 @@ func (s *Server) decide(c echo.Context, action workflow.Action, note string) err
 			return verr
 		}
 		v.Note = note
-		if msg := apperr.FieldErrors(err)["note"]; msg != "" {
+		if msg := apperr.FieldErrors(err)["note"]; msg != "" && v.CanDecide {
 			v.NoteError = msg
+		} else if msg != "" {
+			v.Conflict = msg
 		} else {
 			v.Conflict = apperr.Message(err)
 		}

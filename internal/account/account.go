@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 // StaffRole is a gateway-staff role; carrier users have none.
@@ -232,6 +233,9 @@ var ErrBadCredentials = apperr.Errorf(apperr.EUNAUTHORIZED, "That email and pass
 func (s *Service) Authenticate(ctx context.Context, email, password, addr string) (*Principal, error) {
 	now := s.Now()
 	email = strings.ToLower(strings.TrimSpace(email))
+	if textcheck.Problem(email, 254) != "" || textcheck.Problem(addr, 100) != "" {
+		return nil, ErrBadCredentials // not an address any account has; nothing to look up
+	}
 	accountKey, addrKey := "account:"+email, "addr:"+addr
 	for _, limit := range []struct {
 		key string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 // Form is a fare as typed: every field a string, exactly as the person wrote
@@ -236,11 +237,8 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	}
 
 	parsed := &Parsed{Fare: out, Justification: strings.TrimSpace(f.Justification)}
-	if len(parsed.Justification) > MaxJustification {
-		errs["justification"] = fmt.Sprintf("Keep the note under %d characters.", MaxJustification)
-	}
-	if strings.ContainsRune(parsed.Justification, 0) {
-		errs["justification"] = "The note contains a NUL character."
+	if msg := textcheck.Problem(parsed.Justification, MaxJustification); msg != "" {
+		errs["justification"] = msg
 	}
 	if s := strings.TrimSpace(f.EffectiveAt); s != "" {
 		at, err := parseTime(s)

@@ -81,6 +81,7 @@ func TestParseRules(t *testing.T) {
 		{"effective date later today", func(f *Form) { f.EffectiveAt = "2026-11-30T18:00" }, "", ""},
 		{"effective date garbled", func(f *Form) { f.EffectiveAt = "soon" }, "effective_at", "UTC date"},
 		{"note too long", func(f *Form) { f.Justification = strings.Repeat("x", MaxJustification+1) }, "justification", "under"},
+		{"note not UTF-8", func(f *Form) { f.Justification = "caf\xe9" }, "justification", "UTF-8"},
 		{"NUL in note", func(f *Form) { f.Justification = "a\x00b" }, "justification", "NUL"},
 	} {
 		t.Run(test.name, func(t *testing.T) {

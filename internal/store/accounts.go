@@ -9,6 +9,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 var _ account.Store = (*Store)(nil)
@@ -100,6 +101,9 @@ func (s *Store) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*ac
 	}
 	if msg := account.ValidatePassword(nu.Password); msg != "" {
 		return nil, apperr.Invalid(map[string]string{"password": msg})
+	}
+	if msg := textcheck.Problem(nu.Name, 100); msg != "" {
+		return nil, apperr.Invalid(map[string]string{"name": msg})
 	}
 	switch nu.Staff {
 	case account.StaffNone, account.StaffReviewer, account.StaffAdmin:
@@ -276,8 +280,8 @@ func carrierFieldErrors(slug, name string) map[string]string {
 	if !account.ValidSlug(slug) {
 		fields["slug"] = "Use 3-40 lower-case letters, digits and hyphens."
 	}
-	if name == "" || len(name) > 100 {
-		fields["name"] = "Enter a name of 1-100 characters."
+	if msg := textcheck.Problem(name, 100); name == "" || msg != "" {
+		fields["name"] = "Enter a name of 1-100 characters (valid text, no NUL)."
 	}
 	return fields
 }

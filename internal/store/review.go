@@ -11,6 +11,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/textcheck"
 	"github.com/airside/airside/internal/workflow"
 )
 
@@ -307,8 +308,11 @@ const MaxComment = 4000
 
 // AddComment adds a message to a filing's thread and tells the other side.
 func (s *Store) AddComment(ctx context.Context, actorID, filingID int64, body string, fromStaff bool) error {
-	if body == "" || len(body) > MaxComment {
-		return apperr.Invalid(map[string]string{"body": fmt.Sprintf("Write a comment of 1-%d characters.", MaxComment)})
+	if body == "" {
+		return apperr.Invalid(map[string]string{"body": "Write a comment first."})
+	}
+	if msg := textcheck.Problem(body, MaxComment); msg != "" {
+		return apperr.Invalid(map[string]string{"body": msg})
 	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var f filingRow
@@ -400,8 +404,8 @@ func (s *Store) SetCapabilityCheck(ctx context.Context, reviewerID, listingID in
 	if state != CapabilityVerified && state != CapabilityFailed {
 		return apperr.Invalid(map[string]string{"state": "Choose verified or failed."})
 	}
-	if len(note) > MaxComment {
-		return apperr.Invalid(map[string]string{"note": "Keep the note shorter."})
+	if msg := textcheck.Problem(note, MaxComment); msg != "" {
+		return apperr.Invalid(map[string]string{"note": msg})
 	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var l listingRow

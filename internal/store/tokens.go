@@ -11,6 +11,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 // API token scopes.
@@ -61,7 +62,7 @@ const TokenPrefix = "airside_"
 func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, scopes []string) (string, error) {
 	fields := map[string]string{}
 	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 100 {
+	if name == "" || textcheck.Problem(name, 100) != "" {
 		fields["name"] = "Name the token (1-100 characters), e.g. the gateway that uses it."
 	}
 	if len(scopes) == 0 {

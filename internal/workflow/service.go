@@ -11,6 +11,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/textcheck"
 )
 
 // NewFiling is a filing to record.
@@ -162,8 +163,8 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 	case !pause && l.Status != catalogue.StatusPaused:
 		return 0, apperr.Errorf(apperr.ECONFLICT, "Only a paused listing can be resumed; this one is %s.", l.Status.Label())
 	}
-	if len(note) > fare.MaxJustification {
-		return 0, apperr.Invalid(map[string]string{"justification": fmt.Sprintf("Keep the note under %d characters.", fare.MaxJustification)})
+	if msg := textcheck.Problem(note, fare.MaxJustification); msg != "" {
+		return 0, apperr.Invalid(map[string]string{"justification": msg})
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, TargetStatus: target, Justification: note, Submit: true})
 }
@@ -286,12 +287,18 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 	if err := Authorize(p, f, action); err != nil {
 		return "", err
 	}
+	if f.State != Submitted { // say it is decided before judging the reason
+		if f.DeciderEmail != "" {
+			return "", apperr.Errorf(apperr.ECONFLICT, "Already decided by %s: the filing is %s.", f.DeciderEmail, f.State.Label())
+		}
+		return "", apperr.Errorf(apperr.ECONFLICT, "This filing is %s, not awaiting review.", f.State.Label())
+	}
 	note = strings.TrimSpace(note)
 	if (action == Reject || action == RequestChanges) && note == "" {
 		return "", apperr.Invalid(map[string]string{"note": "Give the carrier a reason."})
 	}
-	if len(note) > MaxNote {
-		return "", apperr.Invalid(map[string]string{"note": fmt.Sprintf("Keep the reason under %d characters.", MaxNote)})
+	if msg := textcheck.Problem(note, MaxNote); msg != "" {
+		return "", apperr.Invalid(map[string]string{"note": msg})
 	}
 	return s.Store.DecideFiling(ctx, p.User.ID, filingID, action, note)
 }
