@@ -1,7 +1,10 @@
 # Airside. `make run` starts the portal with a demo catalogue; `make test` runs every test.
 GO      ?= go
 DB      ?= sqlite:data/airside.db
-FUZZTIME ?= 10s
+FUZZTIME ?= 5s
+# package:target pairs of every fuzz test; make test runs each for FUZZTIME.
+FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
+       internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV
 
 .PHONY: run build test check generate bench fuzz fuzz-run clean
 
@@ -16,8 +19,7 @@ build:
 ## test: formatting, vet, generated-code drift, every test (PostgreSQL, SQLite, Chromium) and short fuzz runs
 test: check
 	$(GO) test -count=1 ./...
-	$(GO) test -run '^$$' -fuzz '^FuzzElect$$' -fuzztime $(FUZZTIME) ./internal/election
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePrice$$' -fuzztime $(FUZZTIME) ./internal/money
+	@$(MAKE) --no-print-directory fuzz-run
 
 ## check: gofmt, go vet, and templ output in sync with the .templ files
 check:
@@ -40,12 +42,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/election ./internal/preview
 	$(GO) run ./cmd/airside-load --duration $(LOAD) --concurrency $(CONCURRENCY)
 
-## fuzz: long fuzz runs (FUZZTIME=10m make fuzz)
+## fuzz: long fuzz runs, 5 minutes per target (FUZZTIME=30m make fuzz for longer)
 fuzz:
-	$(MAKE) FUZZTIME=$(if $(filter 10s,$(FUZZTIME)),5m,$(FUZZTIME)) fuzz-run
+	$(MAKE) FUZZTIME=$(if $(filter 5s,$(FUZZTIME)),5m,$(FUZZTIME)) fuzz-run
 fuzz-run:
-	$(GO) test -run '^$$' -fuzz '^FuzzElect$$' -fuzztime $(FUZZTIME) ./internal/election
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePrice$$' -fuzztime $(FUZZTIME) ./internal/money
+	@set -e; for t in $(FUZZ); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$name ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg; done
 
 clean:
 	rm -rf bin data

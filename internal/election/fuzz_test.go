@@ -1,7 +1,10 @@
 package election_test
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
+	"strings"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -140,4 +143,41 @@ func checkInvariants(t *testing.T, b *election.Ballot, res *election.Result) {
 			t.Fatalf("%s scores %v below the winner %s at %v", o.ID, o.Score, w.ID, w.Score)
 		}
 	}
+}
+
+// FuzzDecodeBallot: any input either fails with an *InputError naming a
+// field, or decodes to a ballot inside the contract's ranges that elects
+// without panicking.
+func FuzzDecodeBallot(f *testing.F) {
+	for _, seed := range []string{
+		`{"request":{"model":"m","promptTokens":20000,"routing":"auto","workload":"coding","at":"2026-11-30T02:00:00Z"},"candidates":[{"id":"a","fare":{"inputPrice":"0.55","outputPrice":"2.20","cachedInputPrice":"0.30","landingFee":"0.3","discount":"0.1","tiers":[{"aboveTokens":32768,"inputPrice":"1.1"}],"timeBased":{"peakHoursUtc":[[1,4]],"offPeakDays":{"daysOfWeek":[0,6],"utcOffsetMinutes":480},"peak":{"inputPrice":"0.66"}}}}]}`,
+		`{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":-1,"outputPrice":1}}]}`,
+		`{"request":{"routing":"cheapest"},"candidates":[]}`,
+		`{"request":`, `null`, `[]`, `{"request":{},"weights":{"price":1e308,"uptime":1e308},"candidates":[{"id":"x","fare":{"inputPrice":"1e300","outputPrice":"0"}}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := election.UnmarshalBallot(data)
+		if err != nil {
+			var ie *election.InputError
+			if !errors.As(err, &ie) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("not a one-line InputError: %v", err)
+			}
+			return
+		}
+		for _, c := range b.Candidates {
+			if c.Fare.Input < 0 || c.Fare.Output < 0 || c.Fare.Discount < 0 || c.Fare.Discount > 0.5 {
+				t.Fatalf("out of range fare accepted: %+v", c.Fare)
+			}
+			if lf := c.Fare.LandingFee; lf != nil && (*lf < 0.05 || *lf > 0.5) {
+				t.Fatalf("landing fee %v accepted", *lf)
+			}
+		}
+		res := election.Elect(b)
+		checkInvariants(t, b, &res)
+		if _, err := json.Marshal(res); err != nil && !strings.Contains(err.Error(), "unsupported value") {
+			t.Fatalf("result does not encode: %v", err)
+		}
+	})
 }

@@ -95,3 +95,22 @@ func FuzzParsePrice(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParsePercent(f *testing.F) {
+	for _, s := range []string{"20", "12.5", "7.25 %", "100", "100.01", "-5", "1e2", " 5 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		bp, err := ParsePercent(s)
+		if err != nil {
+			return
+		}
+		if bp < 0 || bp > 10000 {
+			t.Fatalf("accepted %q as out-of-range %d", s, bp)
+		}
+		back, err := ParsePercent(bp.Percent())
+		if err != nil || back != bp {
+			t.Fatalf("round trip of %q: %q -> %v, %v", s, bp.Percent(), back, err)
+		}
+	})
+}
