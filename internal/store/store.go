@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"gorm.io/driver/postgres"
@@ -77,7 +80,17 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	var db *gorm.DB
 	switch dialect {
 	case Postgres:
-		db, err = gorm.Open(postgres.Open(dsn), cfg)
+		// A pooled connection is checked when handed out: after the database
+		// dropped connections (a restart, a failover), a dead one is replaced
+		// instead of failing the request that drew it.
+		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn, OptionOpenDB: []stdlib.OptionOpenDB{
+			stdlib.OptionResetSession(func(ctx context.Context, conn *pgx.Conn) error {
+				if conn.IsClosed() || conn.Ping(ctx) != nil {
+					return driver.ErrBadConn
+				}
+				return nil
+			}),
+		}}), cfg)
 	case SQLite:
 		if dir := filepath.Dir(dsn); dir != "." {
 			if err := os.MkdirAll(dir, 0o750); err != nil {

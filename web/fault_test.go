@@ -1,0 +1,177 @@
+package web_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/web"
+)
+
+// TestDatabaseOutage cuts every connection to the database in the middle of
+// filings and approvals and refuses new ones, then lets it back.
+func TestDatabaseOutage(t *testing.T) {
+	dbURL := storetest.URL(t, store.Postgres)
+	u, _ := url.Parse(dbURL)
+	dbName := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", storetest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage := func(down bool) {
+		t.Helper()
+		allow := "true"
+		if down {
+			allow = "false"
+		}
+		if _, err := admin.Exec("ALTER DATABASE " + dbName + " WITH ALLOW_CONNECTIONS " + allow); err != nil {
+			t.Fatal(err)
+		}
+		if down {
+			if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", dbName); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { outage(false); admin.Close() })
+
+	ctx := context.Background()
+	open := func() *store.Store {
+		st, err := store.Open(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA := open()
+	if err := stA.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(ctx, stA); err != nil {
+		t.Fatal(err)
+	}
+	stB := open()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, b := web.New(stA, quiet), web.New(stB, quiet)
+	b.LongPollRecheck = time.Hour // only a notification may wake B's waiters
+	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
+	defer srvA.Close()
+	defer srvB.Close()
+	listenCtx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	go stB.ListenForPublications(listenCtx, func(error) {})
+
+	p := &testPortal{t: t, srv: srvA, store: stA, server: a}
+	ids := listingIDs(t, stA)
+	tok := apiToken(t, stA, store.ScopeElect)
+	readTok := apiToken(t, stA, store.ScopeCatalogueRead)
+
+	// Work committed before the fault.
+	approved := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.21")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve before the fault", rev.post(approved, approved+"/approve", url.Values{}), http.StatusSeeOther)
+	pending := submitFiling(t, p, "member@orbit.example", ids["orbit"][0], "0.22")
+	carrier := p.client()
+	carrier.login("admin@nebula.example")
+	form := "/listings/" + itoa(ids["nebula"][1]) + "/file"
+	page := carrier.get(form) // the form is open when the database goes away
+	token := csrfField.FindStringSubmatch(page.body)[1]
+
+	revToken := csrfField.FindStringSubmatch(rev.get(pending).body)[1]
+	outage(true)
+	for name, res := range map[string]response{
+		"listings page":   carrier.get("/listings"),
+		"filing page":     rev.get(pending),
+		"approve":         rev.postRaw(pending+"/approve", url.Values{"_csrf": {revToken}}),
+		"submit a filing": carrier.postRaw(form, withCSRF(fareValues(), token, "submit")),
+		"readyz":          carrier.get("/readyz"),
+	} {
+		if res.status != http.StatusServiceUnavailable {
+			t.Errorf("%s during the outage: status %d, want 503\n%.300s", name, res.status, res.body)
+		}
+		if name != "readyz" && !strings.Contains(res.body, "cannot reach its database") {
+			t.Errorf("%s during the outage: no clear message", name)
+		}
+	}
+	api := apiCall(t, srvA.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5"}`)
+	var apiErr struct {
+		Error struct {
+			Status  int
+			Message string
+		}
+	}
+	if api.status != http.StatusServiceUnavailable || json.Unmarshal([]byte(api.body), &apiErr) != nil || apiErr.Error.Status != 503 {
+		t.Errorf("API during the outage: %d %s", api.status, api.body)
+	}
+	if _, err := stA.PublishDue(ctx); err == nil {
+		t.Error("the scheduler claims success without a database")
+	}
+	healthz := carrier.get("/healthz")
+	wantStatus(t, "healthz (process up) during the outage", healthz, http.StatusOK)
+
+	outage(false)
+	// The app recovers by itself: the pool reconnects on the next request.
+	var back response
+	for range 50 {
+		if back = carrier.get("/listings"); back.status == http.StatusOK {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wantStatus(t, "listings after the outage", back, http.StatusOK)
+	wantStatus(t, "readyz after the outage", carrier.get("/readyz"), http.StatusOK)
+	f, err := stA.FindFiling(ctx, mustID(t, approved), nil)
+	if err != nil || f.State != workflow.Published {
+		t.Errorf("the approval committed before the fault: %v %v", f, err)
+	}
+	if n := countFilings(t, stA, ids["nebula"][1]); n != 0 {
+		t.Errorf("the submit refused during the outage left %d filings", n)
+	}
+	if f, _ := stA.FindFiling(ctx, mustID(t, pending), nil); f.State != workflow.Submitted {
+		t.Errorf("the pending filing is %s after the outage", f.State)
+	}
+	if _, err := stA.PublishDue(ctx); err != nil {
+		t.Errorf("the scheduler did not recover: %v", err)
+	}
+	// Long polls recover too: B's listener reconnects and is woken by A.
+	done := make(chan int)
+	go func() {
+		r := apiCall(t, srvB.URL, "GET", "/api/v1/catalogue/changes?since=27&wait=60s", readTok, "")
+		var body web.CatalogueResponse
+		json.Unmarshal([]byte(r.body), &body)
+		done <- len(body.Listings)
+	}()
+	time.Sleep(3 * time.Second) // the listener retries every 2 s
+	wantStatus(t, "approve after the outage", rev.post(pending, pending+"/approve", url.Values{}), http.StatusSeeOther)
+	select {
+	case n := <-done:
+		if n != 1 {
+			t.Errorf("the long poll after the outage returned %d listings", n)
+		}
+	case <-time.After(45 * time.Second):
+		t.Error("the long poll on the other server was not woken after the outage")
+	}
+}
+
+func withCSRF(v url.Values, token, op string) url.Values {
+	v.Set("_csrf", token)
+	v.Set("op", op)
+	return v
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
