@@ -6,7 +6,7 @@ FUZZTIME ?= 5s
 FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
        internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV
 
-.PHONY: run build test check generate bench fuzz fuzz-run clean
+.PHONY: run build test check generate bench fuzz fuzz-run soak clean
 
 ## run: build and start the portal on http://localhost:8080 (embedded SQLite in ./data, demo seeded once)
 run:
@@ -49,6 +49,11 @@ fuzz-run:
 	@set -e; for t in $(FUZZ); do pkg=$${t%%:*}; name=$${t##*:}; \
 	  echo "fuzz $$name ($(FUZZTIME))"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg; done
+
+## soak: the realistic mix for SOAK (default 2m), then the invariants
+SOAK ?= 2m
+soak:
+	$(GO) run ./cmd/airside-soak --duration $(SOAK)
 
 clean:
 	rm -rf bin data

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
