@@ -186,9 +186,9 @@ func publishedFare(tx *gorm.DB, id *int64) (*fare.Fare, error) {
 func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u workflow.FilingUpdate) error {
 	var listingID int64
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var f filingRow
-		if err := tx.First(&f, filingID).Error; err != nil {
-			return notFound(err, "Filing")
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
+			return err
 		}
 		listingID = f.ListingID
 		if f.LockVersion != u.LockVersion {
@@ -196,10 +196,6 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 		}
 		if !workflow.State(f.State).Open() || u.Fare == nil {
 			return apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be edited.", workflow.State(f.State).Label())
-		}
-		var l listingRow
-		if err := tx.First(&l, f.ListingID).Error; err != nil {
-			return err
 		}
 		base, err := publishedFare(tx, f.BaseFareID)
 		if err != nil {
@@ -271,9 +267,9 @@ func (s *Store) WithdrawFiling(ctx context.Context, actorID, filingID int64) err
 func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, action workflow.Action) error {
 	var listingID int64
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var f filingRow
-		if err := tx.First(&f, filingID).Error; err != nil {
-			return notFound(err, "Filing")
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
+			return err
 		}
 		listingID = f.ListingID
 		next, err := workflow.Next(workflow.State(f.State), action)
@@ -290,10 +286,6 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 		}
 		if res.RowsAffected != 1 {
 			return apperr.Errorf(apperr.ECONFLICT, "This filing changed at the same moment; reload it to see its state.")
-		}
-		var l listingRow
-		if err := tx.First(&l, f.ListingID).Error; err != nil {
-			return err
 		}
 		switch {
 		case next == workflow.Submitted:

@@ -92,18 +92,13 @@ const StaleBaseMessage = "The published fare changed after this filing was draft
 func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, action workflow.Action, note string) (workflow.State, error) {
 	var next workflow.State
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var f filingRow
-		if err := tx.First(&f, filingID).Error; err != nil {
-			return notFound(err, "Filing")
-		}
-		var l listingRow
-		if err := tx.First(&l, f.ListingID).Error; err != nil {
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
 			return err
 		}
 		if workflow.State(f.State) != workflow.Submitted {
 			return alreadyDecided(tx, &f)
 		}
-		var err error
 		if next, err = workflow.Next(workflow.State(f.State), action); err != nil {
 			return err
 		}
@@ -158,6 +153,19 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 		return "", fmt.Errorf("%s filing %d: %w", action, filingID, err)
 	}
 	return next, nil
+}
+
+// filingWithListing loads a filing and its listing inside a transaction.
+func filingWithListing(tx *gorm.DB, filingID int64) (filingRow, listingRow, error) {
+	var f filingRow
+	var l listingRow
+	if err := tx.First(&f, filingID).Error; err != nil {
+		return f, l, notFound(err, "Filing")
+	}
+	if err := tx.First(&l, f.ListingID).Error; err != nil {
+		return f, l, fmt.Errorf("listing of filing %d: %w", filingID, err)
+	}
+	return f, l, nil
 }
 
 func alreadyDecided(tx *gorm.DB, f *filingRow) error {
@@ -255,12 +263,8 @@ func (s *Store) PublishDue(ctx context.Context) (int, error) {
 // as it was and the change summary is recomputed against the new base.
 func (s *Store) RebaseFiling(ctx context.Context, actorID, filingID int64) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var f filingRow
-		if err := tx.First(&f, filingID).Error; err != nil {
-			return notFound(err, "Filing")
-		}
-		var l listingRow
-		if err := tx.First(&l, f.ListingID).Error; err != nil {
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
 			return err
 		}
 		if !workflow.State(f.State).Open() {
@@ -315,12 +319,8 @@ func (s *Store) AddComment(ctx context.Context, actorID, filingID int64, body st
 		return apperr.Invalid(map[string]string{"body": msg})
 	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var f filingRow
-		if err := tx.First(&f, filingID).Error; err != nil {
-			return notFound(err, "Filing")
-		}
-		var l listingRow
-		if err := tx.First(&l, f.ListingID).Error; err != nil {
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
 			return err
 		}
 		row := commentRow{FilingID: f.ID, AuthorID: actorID, Body: body, CreatedAt: now}
