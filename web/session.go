@@ -124,7 +124,8 @@ const (
 	sessionFlashKey = "flash"
 )
 
-// sweepSessions deletes expired sessions periodically until ctx ends.
+// sweepSessions deletes expired sessions, and metric buckets older than any
+// metric reads (a day, plus an hour of slack), periodically until ctx ends.
 func sweepSessions(ctx context.Context, s *store.Store, every time.Duration, log func(msg string, args ...any)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -137,6 +138,11 @@ func sweepSessions(ctx context.Context, s *store.Store, every time.Duration, log
 				log("session sweep failed", "err", err)
 			} else if n > 0 {
 				log("expired sessions removed", "count", n)
+			}
+			if n, err := s.DeleteBucketsBefore(ctx, s.Now().Add(-25*time.Hour)); err != nil {
+				log("metric bucket sweep failed", "err", err)
+			} else if n > 0 {
+				log("old metric buckets removed", "count", n)
 			}
 		}
 	}

@@ -128,3 +128,28 @@ func TestPublicationWakesOtherProcesses(t *testing.T) {
 		t.Errorf("changes after revision 1: %v, %v", changed, err)
 	}
 }
+
+func TestOldBucketsAreDeleted(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC().Truncate(time.Minute)
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
+			{ListingID: fx.listingID, Minute: now.Add(-30 * time.Hour), Requests: 5},
+			{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Requests: 7},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.DeleteBucketsBefore(ctx, now.Add(-25*time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("deleted %d, %v", n, err)
+		}
+		points, _ := s.MetricSeries(ctx, fx.listingID, now.Add(-2*time.Hour), time.Hour)
+		total := int64(0)
+		for _, p := range points {
+			total += p.Requests
+		}
+		if total != 7 {
+			t.Errorf("the recent bucket went too: %d requests left", total)
+		}
+	})
+}
