@@ -90,6 +90,11 @@ type ListingView struct {
 	CanVerify bool
 	Verify    []VerifyRow
 	Traffic   TrafficView
+	// Priority is the routing priority set by gateway staff; CanAdminister
+	// shows the admin's priority and delist forms.
+	Priority      string
+	CanAdminister bool
+	FieldErrors   FieldErrors
 }
 
 // VerifyRow is one declared capability and its verification.

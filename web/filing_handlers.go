@@ -126,22 +126,13 @@ func listingHeader(l *catalogue.Listing) templates.ListingHeader {
 		Status: l.Status.Label(), Class: string(l.Status)}
 }
 
-// listingToFile finds a listing the current user may file for: another
-// carrier's is not found, and staff are told they do not file.
+// listingToFile finds the path's listing if the current user may file for it.
 func (s *Server) listingToFile(c echo.Context) (*catalogue.Listing, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
-	p := principal(c)
-	l, err := s.Store.FindListing(c.Request().Context(), id, workflow.Scope(p))
-	if err != nil {
-		return nil, err
-	}
-	if !workflow.CanFileFor(p, l.CarrierID) {
-		return nil, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
-	}
-	return l, nil
+	return s.Filings.ListingToFile(c.Request().Context(), principal(c), id)
 }
 
 func (s *Server) handleFileForm(c echo.Context) error {

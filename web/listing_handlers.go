@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
@@ -94,6 +95,7 @@ func (s *Server) handleListing(c echo.Context) error {
 	v.FileURL = fmt.Sprintf("/listings/%d/file", l.ID)
 	v.CanPause = carrierAdmin && l.Status == catalogue.StatusInService && v.InFlight == nil
 	v.CanResume = carrierAdmin && l.Status == catalogue.StatusPaused && v.InFlight == nil
+	v.CanAdminister = p.IsAdmin()
 	if canVerify(p, l.CarrierID) {
 		checks, err := s.Store.FindCapabilityChecks(ctx, l.ID)
 		if err != nil {
@@ -147,7 +149,9 @@ func listingRow(l *catalogue.Listing) templates.ListingRow {
 
 func listingView(page templates.Page, l *catalogue.Listing) templates.ListingView {
 	v := templates.ListingView{Page: page, Row: listingRow(l)}
+	v.Priority = strconv.FormatFloat(float64(l.PriorityBP)/10000, 'f', -1, 64)
 	v.Health = []templates.KV{
+		{Label: "Routing priority", Value: v.Priority, Hint: "set by gateway staff"},
 		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
 		{Label: "Time to first token", Value: v.Row.Latency},
 		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
@@ -231,4 +235,47 @@ func offsetHint(days, offsetMinutes int) string {
 		return ""
 	}
 	return fmt.Sprintf("whole days at UTC%+.1f h", float64(offsetMinutes)/60)
+}
+
+func (s *Server) handleSetPriority(c echo.Context) error {
+	return s.administer(c, func(id int64) (string, error) {
+		err := s.Filings.SetPriority(c.Request().Context(), principal(c), id, c.FormValue("priority"))
+		return "Priority set; the catalogue revision rose with it.", err
+	})
+}
+
+func (s *Server) handleDelist(c echo.Context) error {
+	return s.administer(c, func(id int64) (string, error) {
+		err := s.Filings.Delist(c.Request().Context(), principal(c), id, c.FormValue("reason"))
+		return "Listing delisted; its carrier has been told.", err
+	})
+}
+
+// administer runs an admin's action on a listing; a refused value is shown
+// next to its field on the listing page.
+func (s *Server) administer(c echo.Context, act func(id int64) (string, error)) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	done, err := act(id)
+	switch apperr.Code(err) {
+	case "":
+		if err := s.setFlash(c, "%s", done); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+	case apperr.EINVALID:
+		l, lerr := s.Store.FindListing(c.Request().Context(), id, nil)
+		if lerr != nil {
+			return lerr
+		}
+		v := listingView(s.page(c, l.Model.Name, "listings"), l)
+		v.CanAdminister, v.FieldErrors = true, apperr.FieldErrors(err)
+		if typed := c.FormValue("priority"); typed != "" {
+			v.Priority = typed
+		}
+		return render(c, http.StatusUnprocessableEntity, templates.Listing(v))
+	}
+	return err
 }

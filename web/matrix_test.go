@@ -194,6 +194,10 @@ func (fx fixture) body(method, path string) (string, string) {
 	case strings.HasSuffix(path, "/decline"):
 		form.Set("action", "reject")
 		form.Set("note", "no")
+	case strings.HasSuffix(path, "/priority"):
+		form.Set("priority", "0.5")
+	case strings.HasSuffix(path, "/delist"):
+		form.Set("reason", "matrix")
 	case strings.HasSuffix(path, "/capabilities"):
 		form.Set("capability", "tools")
 		form.Set("state", "verified")
@@ -252,6 +256,8 @@ func expect() map[string]map[string]int {
 		"POST /listings/:id/pause":        {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
 		"POST /listings/:id/resume":       {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
 		"POST /listings/:id/capabilities": page(401, 403, 403, 303, 303),
+		"POST /listings/:id/priority":     page(401, 403, 403, 403, 303),
+		"POST /listings/:id/delist":       page(401, 403, 403, 403, 303),
 		"GET /filings/:id":                page(303, 200, 404, 200, 200),
 		"GET /filings/:id/edit":           page(303, 409, 404, 403, 403),
 		"POST /filings/:id/edit":          page(401, 409, 404, 403, 403),

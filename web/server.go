@@ -120,6 +120,8 @@ func (s *Server) routes() {
 	member.POST("/filings/:id/approve", s.handleApprove, requireReviewer)
 	member.POST("/filings/:id/decline", s.handleDecline, requireReviewer)
 	member.POST("/listings/:id/capabilities", s.handleVerifyCapability, requireReviewer)
+	member.POST("/listings/:id/priority", s.handleSetPriority, requireAdmin)
+	member.POST("/listings/:id/delist", s.handleDelist, requireAdmin)
 	member.GET("/review", s.handleQueue, requireReviewer)
 	member.GET("/inbox", s.handleInbox)
 	member.GET("/fares/bulk", s.handleBulkForm)

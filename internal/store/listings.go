@@ -13,6 +13,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/workflow"
 )
 
 type modelRow struct {
@@ -526,4 +527,70 @@ func (s *Store) FindListingSnapshots(ctx context.Context) ([]catalogue.Listing, 
 		return nil, fmt.Errorf("find listing snapshots: %w", err)
 	}
 	return out, nil
+}
+
+// SetListingPriority sets a listing's routing priority (gateway staff only;
+// 10000 basis points is the default priority 1, 0 or below takes it off every
+// ballot). It changes routing, so it raises the catalogue revision.
+func (s *Store) SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error {
+	if priorityBP < 0 || priorityBP > 100000 {
+		return apperr.Invalid(map[string]string{"priority": "Enter a priority from 0 to 10."})
+	}
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		if l.PriorityBP == priorityBP {
+			return nil
+		}
+		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(map[string]any{"priority_bp": priorityBP, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("priority of listing %d", l.ID)); err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.priority",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"priorityBp": l.PriorityBP}, After: map[string]any{"priorityBp": priorityBP}})
+	})
+}
+
+// DelistListing takes a listing out of the catalogue for good (gateway
+// staff only). A filing in flight is withdrawn with it; the carrier is told.
+func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, reason string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		if l.Status == string(catalogue.StatusDelisted) {
+			return apperr.Errorf(apperr.ECONFLICT, "The listing is already delisted.")
+		}
+		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(map[string]any{"status": string(catalogue.StatusDelisted), "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&filingRow{}).Where("listing_id = ? AND state IN ?", l.ID, append(workflow.InFlightStates, workflow.Draft)).
+			Updates(map[string]any{"state": string(workflow.Withdrawn), "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("delisted listing %d", l.ID)); err != nil {
+			return err
+		}
+		if err := appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.delist",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"status": l.Status},
+			After: map[string]any{"status": catalogue.StatusDelisted, "reason": reason}}); err != nil {
+			return err
+		}
+		var userIDs []int64
+		if err := tx.Model(&membershipRow{}).Where("carrier_id = ?", l.CarrierID).Pluck("user_id", &userIDs).Error; err != nil {
+			return err
+		}
+		for _, id := range userIDs {
+			msg := fmt.Sprintf("Listing %d was delisted by the gateway: %s", l.ID, reason)
+			if err := tx.Create(&notificationRow{UserID: id, Message: msg, CreatedAt: now}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

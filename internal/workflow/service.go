@@ -11,6 +11,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/textcheck"
 )
 
@@ -53,6 +54,8 @@ type Store interface {
 	RebaseFiling(ctx context.Context, actorID, filingID int64) error
 	AddComment(ctx context.Context, actorID, filingID int64, body string, fromStaff bool) error
 	SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error
+	SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error
+	DelistListing(ctx context.Context, actorID, listingID int64, reason string) error
 }
 
 // Service runs the carrier's side of filing.
@@ -69,8 +72,9 @@ func Scope(p *account.Principal) []int64 {
 	return p.CarrierIDs()
 }
 
-// listingToFile finds a listing p may file for.
-func (s *Service) listingToFile(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error) {
+// ListingToFile finds a listing p may file for: another carrier's is not
+// found, staff are told they do not file, and a delisted one takes no filings.
+func (s *Service) ListingToFile(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error) {
 	l, err := s.Store.FindListing(ctx, listingID, Scope(p))
 	if err != nil {
 		return nil, err
@@ -87,7 +91,7 @@ func (s *Service) listingToFile(ctx context.Context, p *account.Principal, listi
 // File records a new filing for a listing from a typed form: a draft, or
 // submitted for review at once.
 func (s *Service) File(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool) (int64, error) {
-	if _, err := s.listingToFile(ctx, p, listingID); err != nil {
+	if _, err := s.ListingToFile(ctx, p, listingID); err != nil {
 		return 0, err
 	}
 	parsed, errs := form.Parse(s.Now())
@@ -146,7 +150,7 @@ func (s *Service) Withdraw(ctx context.Context, p *account.Principal, filingID i
 // SetPaused files a pause (or a resume) of a listing, straight to review:
 // like any filing, it changes routing only once approved.
 func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID int64, pause bool, note string) (int64, error) {
-	l, err := s.listingToFile(ctx, p, listingID)
+	l, err := s.ListingToFile(ctx, p, listingID)
 	if err != nil {
 		return 0, err
 	}
@@ -341,4 +345,31 @@ func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, li
 		return apperr.Invalid(map[string]string{"capability": "Unknown capability."})
 	}
 	return s.Store.SetCapabilityCheck(ctx, p.User.ID, listingID, capability, state, strings.TrimSpace(note))
+}
+
+// SetPriority sets a listing's routing priority; only gateway admins may.
+// Priority is typed as a decimal ("1", "0.5", "0" takes it off every ballot).
+func (s *Service) SetPriority(ctx context.Context, p *account.Principal, listingID int64, typed string) error {
+	if !p.IsAdmin() {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins set priorities.")
+	}
+	bp, err := money.ParsePercent(strings.TrimSpace(typed))
+	if err != nil || bp > 1000 {
+		return apperr.Invalid(map[string]string{"priority": "Enter a priority from 0 to 10 with at most 2 decimals, e.g. 1 or 0.5."})
+	}
+	// ParsePercent reads "1" as 100 basis points; priority 1 is 10000.
+	return s.Store.SetListingPriority(ctx, p.User.ID, listingID, int64(bp)*100)
+}
+
+// Delist takes a listing out of the catalogue; only gateway admins may, with
+// a reason the carrier is told.
+func (s *Service) Delist(ctx context.Context, p *account.Principal, listingID int64, reason string) error {
+	if !p.IsAdmin() {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins delist listings.")
+	}
+	reason = strings.TrimSpace(reason)
+	if reason == "" || textcheck.Problem(reason, MaxNote) != "" {
+		return apperr.Invalid(map[string]string{"reason": "Give the carrier a reason (valid text, under 4000 characters)."})
+	}
+	return s.Store.DelistListing(ctx, p.User.ID, listingID, reason)
 }
