@@ -272,7 +272,7 @@ func (s *Server) editableFiling(c echo.Context) (*workflow.Filing, *catalogue.Li
 	if !f.State.Open() || f.Fare == nil {
 		return nil, nil, apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be edited.", f.State.Label())
 	}
-	l, err := s.Store.FindListing(c.Request().Context(), f.ListingID, workflow.Scope(p))
+	l, err := s.Store.FindListingHeader(c.Request().Context(), f.ListingID, workflow.Scope(p))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -362,7 +362,7 @@ func (s *Server) handleFilingPage(c echo.Context) error {
 
 func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.FilingView, error) {
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Store.FindListing(ctx, f.ListingID, workflow.Scope(p))
+	l, err := s.Store.FindListingHeader(ctx, f.ListingID, workflow.Scope(p))
 	if err != nil {
 		return templates.FilingView{}, err
 	}

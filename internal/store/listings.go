@@ -380,13 +380,24 @@ func (s *Store) FindListings(ctx context.Context, f catalogue.ListingFilter) ([]
 	return out, nil
 }
 
-// FindListing finds one listing. A caller limited to some carriers passes
-// them: another carrier's listing is then simply not found.
+// FindListing finds one listing with its live health. A caller limited to
+// some carriers passes them: another carrier's listing is then simply not
+// found.
 func (s *Store) FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error) {
+	return s.findListing(ctx, id, carrierIDs, s.Now())
+}
+
+// FindListingHeader is FindListing without computing live health (its
+// Health is the stored snapshot): for checking access and naming a listing.
+func (s *Store) FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error) {
+	return s.findListing(ctx, id, carrierIDs, time.Time{})
+}
+
+func (s *Store) findListing(ctx context.Context, id int64, carrierIDs []int64, now time.Time) (*catalogue.Listing, error) {
 	var out []catalogue.Listing
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = findListings(tx, catalogue.ListingFilter{CarrierIDs: carrierIDs}, id, s.Now())
+		out, err = findListings(tx, catalogue.ListingFilter{CarrierIDs: carrierIDs}, id, now)
 		return err
 	})
 	if err != nil {

@@ -41,7 +41,7 @@ type FilingUpdate struct {
 // Store is what the workflow needs from storage. Each method is one
 // transaction, audited.
 type Store interface {
-	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
 	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
 	CreateFilings(ctx context.Context, actorID int64, nfs []NewFiling) ([]int64, error)
 	CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error)
@@ -75,7 +75,7 @@ func Scope(p *account.Principal) []int64 {
 // ListingToFile finds a listing p may file for: another carrier's is not
 // found, staff are told they do not file, and a delisted one takes no filings.
 func (s *Service) ListingToFile(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error) {
-	l, err := s.Store.FindListing(ctx, listingID, Scope(p))
+	l, err := s.Store.FindListingHeader(ctx, listingID, Scope(p))
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +334,7 @@ func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, li
 	if !p.IsReviewer() {
 		return apperr.Errorf(apperr.EFORBIDDEN, "Only reviewers verify capabilities.")
 	}
-	l, err := s.Store.FindListing(ctx, listingID, nil)
+	l, err := s.Store.FindListingHeader(ctx, listingID, nil)
 	if err != nil {
 		return err
 	}
