@@ -24,11 +24,15 @@ test: check
 	$(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz-run
 
-## check: gofmt, go vet, and templ output in sync with the .templ files
+## check: gofmt, go vet, staticcheck, the import rules, go.mod tidy, and templ output in sync with the .templ files
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) test -count=1 ./internal/archrules
+	@before=$$(cat go.mod go.sum | sha256sum); $(GO) mod tidy; after=$$(cat go.mod go.sum | sha256sum); \
+	if [ "$$before" != "$$after" ]; then echo "go.mod/go.sum were not tidy (now tidied): commit them"; exit 1; fi
 	@before=$$(cat templates/*_templ.go | sha256sum); \
 	$(GO) tool templ generate >/dev/null 2>&1 || { echo "templ generate failed"; exit 1; }; \
 	after=$$(cat templates/*_templ.go | sha256sum); \

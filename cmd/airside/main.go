@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdSeed(ctx, args[1:], stdout, stderr)
 	case "user":
 		if len(args) < 2 || args[1] != "add" {
-			return errors.New("usage: airside user add --email E --password P ...")
+			return errors.New("usage: airside user add --email E --password P (see airside help)")
 		}
 		return cmdUserAdd(ctx, args[2:], stdout, stderr)
 	case "elect":

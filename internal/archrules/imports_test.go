@@ -1,0 +1,105 @@
+package archrules
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/airside/airside"
+
+// modulePackages lists every package directory of the module with its direct
+// imports (production and test files alike).
+func modulePackages(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "data" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, build.ImportComment)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		imports := slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+		pkgs[filepath.ToSlash(rel)] = imports
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk module: %v", err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d packages under %s: the walk is broken", len(pkgs), root)
+	}
+	return pkgs
+}
+
+func isStandard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// TestImportRules fails when a package imports across the lines drawn in
+// docs/architecture: the engine is pure, only the store speaks gorm, the
+// domain knows nothing of HTTP or pages, and templates take view structs.
+func TestImportRules(t *testing.T) {
+	for dir, imports := range modulePackages(t) {
+		for _, imp := range imports {
+			switch {
+			case imp == module+"/"+dir: // an external test importing its own package
+			case dir == "internal/election" && !isStandard(imp):
+				t.Errorf("%s imports %s: the election engine uses the standard library only", dir, imp)
+			case strings.HasPrefix(imp, "gorm.io/") && dir != "internal/store" && !strings.HasPrefix(dir, "internal/store/"):
+				t.Errorf("%s imports %s: only internal/store speaks gorm", dir, imp)
+			case dir == "templates" && (imp == module+"/internal/store" || strings.HasPrefix(imp, "github.com/labstack/echo")):
+				t.Errorf("%s imports %s: templates take view structs, never the store or echo", dir, imp)
+			case strings.HasPrefix(dir, "internal/") && !strings.HasPrefix(dir, "internal/archrules") && isWebSide(imp):
+				t.Errorf("%s imports %s: the domain knows nothing of HTTP, templates or sessions", dir, imp)
+			}
+		}
+	}
+}
+
+func isWebSide(imp string) bool {
+	for _, p := range []string{"github.com/labstack/echo", "github.com/a-h/templ", "github.com/gorilla/sessions",
+		module + "/web", module + "/templates"} {
+		if imp == p || strings.HasPrefix(imp, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportRulesCatchViolations proves the walk sees real imports: the store
+// must be found importing gorm, or the rule above checks nothing.
+func TestImportRulesCatchViolations(t *testing.T) {
+	pkgs := modulePackages(t)
+	if !slices.ContainsFunc(pkgs["internal/store"], func(s string) bool { return strings.HasPrefix(s, "gorm.io/") }) {
+		t.Fatalf("internal/store is not seen importing gorm: imports %v", pkgs["internal/store"])
+	}
+	if _, err := os.Stat("../../internal/election"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pkgs["internal/election"]; !ok {
+		t.Fatal("internal/election not walked")
+	}
+}
