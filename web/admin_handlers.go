@@ -5,15 +5,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/workflow"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/templates"
 )
 
 func (s *Server) handleAdminUsers(c echo.Context) error {
-	users, err := s.Store.FindUsers(c.Request().Context())
+	users, err := s.Reads.FindUsers(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -30,7 +32,7 @@ func (s *Server) handleAdminUsers(c echo.Context) error {
 }
 
 func (s *Server) carriersView(c echo.Context) (templates.AdminCarriersView, error) {
-	carriers, err := s.Store.FindCarriers(c.Request().Context())
+	carriers, err := s.Reads.FindCarriers(c.Request().Context())
 	if err != nil {
 		return templates.AdminCarriersView{}, err
 	}
@@ -56,7 +58,7 @@ func (s *Server) handleInviteCarrier(c echo.Context) error {
 		Name:  strings.TrimSpace(c.FormValue("name")),
 		Email: strings.TrimSpace(c.FormValue("email")),
 	}
-	token, err := s.Store.InviteCarrier(c.Request().Context(), principal(c).User.ID, form.Slug, form.Name, form.Email)
+	token, err := s.Accounts.InviteCarrier(c.Request().Context(), principal(c), form.Slug, form.Name, form.Email)
 	if apperr.Code(err) == apperr.EINVALID {
 		view, verr := s.carriersView(c)
 		if verr != nil {
@@ -91,7 +93,7 @@ func (s *Server) externalURL(c echo.Context, path string) string {
 }
 
 func (s *Server) handleAudit(c echo.Context) error {
-	events, err := s.Store.FindAuditEvents(c.Request().Context(), store.AuditFilter{CarrierIDs: visibleCarriers(principal(c))})
+	events, err := s.Reads.FindAuditEvents(c.Request().Context(), audit.Filter{CarrierIDs: workflow.Scope(principal(c))})
 	if err != nil {
 		return err
 	}

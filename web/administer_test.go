@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
@@ -36,7 +37,7 @@ func TestAdminSetsPriorityAndDelists(t *testing.T) {
 	if rev, _ := p.store.CatalogueRevision(ctx); rev != before+1 {
 		t.Errorf("revision %d after a priority change, want %d", rev, before+1)
 	}
-	tok := apiToken(t, p.store, store.ScopeElect)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
 	res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, fmt.Sprintf(`{"model":%q}`, l.Model.Slug))
 	if !strings.Contains(res.body, `"id":"nebula/`+l.Model.Slug+`","eligible":false,"excluded":["priority"]`) {
 		t.Errorf("priority 0 did not take the listing off the ballot: %.400s", res.body)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airside/airside/internal/workflow"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
@@ -18,7 +20,6 @@ import (
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/textcheck"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) apiAuth(scope string) echo.MiddlewareFunc {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="airside"`)
 				return apperr.Errorf(apperr.EUNAUTHORIZED, "Send an API token: Authorization: Bearer <token>.")
 			}
-			tok, err := s.Store.AuthenticateToken(c.Request().Context(), strings.TrimSpace(secret))
+			tok, err := s.Tokens.Authenticate(c.Request().Context(), strings.TrimSpace(secret))
 			if apperr.Code(err) == apperr.ENOTFOUND {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="airside", error="invalid_token"`)
 				return apperr.Errorf(apperr.EUNAUTHORIZED, "The API token is unknown or revoked.")
@@ -167,7 +168,7 @@ func catalogueListing(l *catalogue.Listing, verified map[string]string) Catalogu
 			CapScope: string(f.CapScope), Tiers: []CatalogueTier{}},
 	}
 	for _, flag := range f.Capabilities {
-		if verified[flag.String()] == store.CapabilityVerified {
+		if verified[flag.String()] == workflow.CapabilityVerified {
 			out.Capabilities = append(out.Capabilities, flag.String())
 		}
 	}
@@ -206,22 +207,15 @@ func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (
 	}
 	// The revision first: a listing published meanwhile is then included and
 	// reported again next time, never skipped.
-	rev, err := s.Store.CatalogueRevision(ctx)
+	rev, err := s.Reads.CatalogueRevision(ctx)
 	if err != nil {
 		return CatalogueResponse{}, err
 	}
-	listings, err := s.Store.FindListings(ctx, catalogue.ListingFilter{ModelSlug: model, Published: true, ChangedAfter: changedAfter})
+	m, err := preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelSlug: model, Published: true, ChangedAfter: changedAfter})
 	if err != nil {
 		return CatalogueResponse{}, err
 	}
-	ids := make([]int64, len(listings))
-	for i, l := range listings {
-		ids[i] = l.ID
-	}
-	checks, err := s.Store.FindCapabilityChecksFor(ctx, ids)
-	if err != nil {
-		return CatalogueResponse{}, err
-	}
+	listings, checks := m.Listings, m.Checks
 	out := CatalogueResponse{Revision: rev, Listings: make([]CatalogueListing, 0, len(listings))}
 	for i := range listings {
 		out.Listings = append(out.Listings, catalogueListing(&listings[i], checks[listings[i].ID]))
@@ -230,7 +224,7 @@ func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (
 }
 
 func (s *Server) handleAPICatalogue(c echo.Context) error {
-	rev, err := s.Store.CatalogueRevision(c.Request().Context())
+	rev, err := s.Reads.CatalogueRevision(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -266,9 +260,9 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 			return apperr.Errorf(apperr.EINVALID, "wait must be a duration up to %s, like 30s.", MaxWait)
 		}
 	}
-	deadline := time.Now().Add(wait)
+	deadline := s.Now().Add(wait)
 	for {
-		woken := s.Store.Published() // before reading, so no publication slips between
+		woken := s.Publications.Published() // before reading, so no publication slips between
 		body, err := s.catalogueAt(c, c.QueryParam("model"), since)
 		if err != nil {
 			return err
@@ -328,26 +322,17 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if msg := textcheck.Problem(ballot.Request.Model, 200); msg != "" {
 		return apperr.Errorf(apperr.EINVALID, "model: %s", msg)
 	}
-	rev, err := s.Store.CatalogueRevision(ctx)
+	rev, err := s.Reads.CatalogueRevision(ctx)
 	if err != nil {
 		return err
 	}
-	listings, err := s.Store.FindListings(ctx, catalogue.ListingFilter{ModelSlug: ballot.Request.Model})
+	market, err := preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelSlug: ballot.Request.Model})
 	if err != nil {
 		return err
 	}
-	if len(listings) == 0 {
+	if len(market.Listings) == 0 {
 		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", ballot.Request.Model)
 	}
-	ids := make([]int64, len(listings))
-	for i, l := range listings {
-		ids[i] = l.ID
-	}
-	checks, err := s.Store.FindCapabilityChecksFor(ctx, ids)
-	if err != nil {
-		return err
-	}
-	market := preview.Market{Listings: listings, Checks: checks}
 	full, _ := market.Ballot(ballot.Request, preview.Change{})
 	full.AutoWeights = ballot.AutoWeights
 	for i := range full.Candidates {
@@ -381,9 +366,6 @@ type bucketBody struct {
 	CachedInputTokens int64     `json:"cachedInputTokens"`
 }
 
-// MaxBuckets bounds one metrics batch.
-const MaxBuckets = 10000
-
 // handleAPIMetrics stores a batch of per-minute buckets: all or nothing,
 // idempotent per (listing, minute). Problems are named by bucket and field.
 func (s *Server) handleAPIMetrics(c echo.Context) error {
@@ -393,49 +375,15 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	if len(body.Buckets) == 0 || len(body.Buckets) > MaxBuckets {
-		return apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
+	posted := make([]catalogue.PostedBucket, len(body.Buckets))
+	for i, b := range body.Buckets {
+		posted[i] = catalogue.PostedBucket{Listing: b.Listing, ListingID: b.ListingID, Bucket: catalogue.Bucket{
+			Minute: b.Minute, Requests: b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum,
+			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}}
 	}
-	ctx := c.Request().Context()
-	ids, err := s.Store.ListingIDsBySlug(ctx)
+	n, err := s.Metrics.Record(c.Request().Context(), posted)
 	if err != nil {
 		return err
 	}
-	known := map[int64]bool{}
-	for _, id := range ids {
-		known[id] = true
-	}
-	now := s.Store.Now()
-	fields := map[string]string{}
-	buckets := make([]catalogue.Bucket, len(body.Buckets))
-	seen := map[string]int{}
-	for i, b := range body.Buckets {
-		name := fmt.Sprintf("buckets[%d]", i)
-		id := b.ListingID
-		if b.Listing != "" {
-			id = ids[b.Listing]
-		}
-		if !known[id] {
-			fields[name+".listing"] = "unknown listing; name it as \"carrier/model\" or by listingId"
-			continue
-		}
-		bucket := catalogue.Bucket{ListingID: id, Minute: b.Minute.UTC(), Requests: b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors,
-			TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}
-		for f, msg := range bucket.Validate(now) {
-			fields[name+"."+f] = msg
-		}
-		key := fmt.Sprintf("%d/%d", id, bucket.Minute.Unix())
-		if first, dup := seen[key]; dup {
-			fields[name+".minute"] = fmt.Sprintf("the same listing and minute as buckets[%d]", first)
-		}
-		seen[key] = i
-		buckets[i] = bucket
-	}
-	if len(fields) > 0 {
-		return apperr.Invalid(fields)
-	}
-	if err := s.Store.RecordBuckets(ctx, buckets); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, map[string]any{"accepted": len(buckets)})
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
 }

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/account"
+
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -26,7 +29,7 @@ func apiToken(t *testing.T, st *store.Store, scopes ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := st.CreateToken(context.Background(), admin.ID, "test "+strings.Join(scopes, "+"), scopes)
+	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, "test "+strings.Join(scopes, "+"), scopes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func apiCall(t *testing.T, base, method, path, token, body string, header ...str
 
 func TestAPIAuth(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	read := apiToken(t, p.store, store.ScopeCatalogueRead)
+	read := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
 	for _, test := range []struct {
 		name, method, path, token string
 		want                      int
@@ -89,7 +92,7 @@ func TestAPIAuth(t *testing.T) {
 
 func TestAPICatalogue(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, store.ScopeCatalogueRead)
+	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
 	res := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "")
 	wantStatus(t, "catalogue", res, http.StatusOK)
 	var body web.CatalogueResponse
@@ -120,7 +123,7 @@ func TestAPICatalogue(t *testing.T) {
 
 func TestAPIChangesFeed(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, store.ScopeCatalogueRead)
+	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
 	var body web.CatalogueResponse
 	res := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=20", tok, "")
 	json.Unmarshal([]byte(res.body), &body)
@@ -192,7 +195,7 @@ func TestAPILongPollAcrossServers(t *testing.T) {
 	go stB.ListenForPublications(ctx, func(err error) { t.Logf("listener: %v", err) })
 	time.Sleep(300 * time.Millisecond)
 
-	tok := apiToken(t, stA, store.ScopeCatalogueRead)
+	tok := apiToken(t, stA, apitoken.ScopeCatalogueRead)
 	done := make(chan web.CatalogueResponse)
 	go func() {
 		r := apiCall(t, srvB.URL, "GET", "/api/v1/catalogue/changes?since=26&wait=60s", tok, "")
@@ -215,7 +218,7 @@ func TestAPILongPollAcrossServers(t *testing.T) {
 
 func TestAPIElect(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, store.ScopeElect)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
 	res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","promptTokens":20000,"streaming":true,"workload":"coding"}`)
 	wantStatus(t, "elect", res, http.StatusOK)
 	var out struct {
@@ -265,7 +268,7 @@ func TestAPIElect(t *testing.T) {
 
 func TestAPIMetrics(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, store.ScopeMetricsWrite)
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
 	minute := time.Now().UTC().Truncate(time.Minute)
 	batch := func(requests, errors int, extra string) string {
 		return fmt.Sprintf(`{"buckets":[
@@ -325,7 +328,7 @@ func deref(v *float64) float64 {
 
 func TestCarrierSeesItsOwnTraffic(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, store.ScopeMetricsWrite)
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
 	minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
 	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":120,"errors":12,"ttftMsSum":43200,"outputTokens":30000,"durationMs":400000,"inputTokens":100000,"cachedInputTokens":1000}]}`,
 		minute.Format(time.RFC3339))

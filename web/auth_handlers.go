@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/textcheck"
 	"github.com/airside/airside/templates"
 )
 
@@ -52,7 +51,7 @@ func (s *Server) startSession(c echo.Context, userID int64) error {
 		return err
 	}
 	if !sess.IsNew && sess.ID != "" {
-		if err := s.Store.DeleteSession(c.Request().Context(), hashSessionID(sess.ID)); err != nil {
+		if err := s.Accounts.EndSession(c.Request().Context(), sess.ID); err != nil {
 			return err
 		}
 	}
@@ -76,7 +75,7 @@ func (s *Server) handleLogout(c echo.Context) error {
 
 func (s *Server) handleSignupForm(c echo.Context) error {
 	token := c.Param("token")
-	inv, err := s.Store.FindInvite(c.Request().Context(), token)
+	inv, err := s.Accounts.FindInvite(c.Request().Context(), token)
 	if err != nil {
 		return err
 	}
@@ -87,16 +86,12 @@ func (s *Server) handleSignupForm(c echo.Context) error {
 func (s *Server) handleSignup(c echo.Context) error {
 	ctx := c.Request().Context()
 	token, name := c.Param("token"), strings.TrimSpace(c.FormValue("name"))
-	inv, err := s.Store.FindInvite(ctx, token)
+	inv, err := s.Accounts.FindInvite(ctx, token)
 	if err != nil {
 		return err
 	}
 	view := templates.SignupView{Page: s.page(c, "Sign up", ""), Token: token, Email: inv.Email, Carrier: inv.Carrier.Name, Name: name}
-	if name == "" || textcheck.Problem(name, 100) != "" {
-		view.Errors = templates.FieldErrors{"name": "Enter your name (up to 100 characters)."}
-		return render(c, http.StatusUnprocessableEntity, templates.Signup(view))
-	}
-	user, err := s.Store.AcceptInvite(ctx, token, name, c.FormValue("password"))
+	user, err := s.Accounts.AcceptInvite(ctx, token, name, c.FormValue("password"))
 	if apperr.Code(err) == apperr.EINVALID {
 		view.Errors = apperr.FieldErrors(err)
 		return render(c, http.StatusUnprocessableEntity, templates.Signup(view))

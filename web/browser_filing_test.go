@@ -110,7 +110,7 @@ func TestBrowserFileAFare(t *testing.T) {
 	}
 	screenshot(t, ctx, "filing")
 
-	filings, err := p.store.FindFilings(t.Context(), store.FilingFilter{ListingID: listing, States: []workflow.State{workflow.Submitted}})
+	filings, err := p.store.FindFilings(t.Context(), workflow.FilingFilter{ListingID: listing, States: []workflow.State{workflow.Submitted}})
 	if err != nil || len(filings) != 1 {
 		t.Fatalf("submitted filings: %v, %v", filings, err)
 	}

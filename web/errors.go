@@ -68,7 +68,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			message = "The request body is larger than Airside accepts."
 		}
 	}
-	if status == http.StatusInternalServerError && s.Store.Ping(c.Request().Context()) != nil {
+	if status == http.StatusInternalServerError && s.Reads.Ping(c.Request().Context()) != nil {
 		// The database is away: say so, and that it is passing.
 		status = http.StatusServiceUnavailable
 		message = "Airside cannot reach its database right now. Nothing you submitted was half-saved; please try again in a moment."

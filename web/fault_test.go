@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -77,8 +78,8 @@ func TestDatabaseOutage(t *testing.T) {
 
 	p := &testPortal{t: t, srv: srvA, store: stA, server: a}
 	ids := listingIDs(t, stA)
-	tok := apiToken(t, stA, store.ScopeElect)
-	readTok := apiToken(t, stA, store.ScopeCatalogueRead)
+	tok := apiToken(t, stA, apitoken.ScopeElect)
+	readTok := apiToken(t, stA, apitoken.ScopeCatalogueRead)
 
 	// Work committed before the fault.
 	approved := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.21")

@@ -25,7 +25,7 @@ func fareValues() url.Values {
 
 func countFilings(t *testing.T, st *store.Store, listingID int64) int {
 	t.Helper()
-	fs, err := st.FindFilings(context.Background(), store.FilingFilter{ListingID: listingID})
+	fs, err := st.FindFilings(context.Background(), workflow.FilingFilter{ListingID: listingID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestBulkFiling(t *testing.T) {
 	c := p.client()
 	c.login("admin@nebula.example")
 	total := func() int {
-		fs, _ := p.store.FindFilings(context.Background(), store.FilingFilter{})
+		fs, _ := p.store.FindFilings(context.Background(), workflow.FilingFilter{})
 		return len(fs)
 	}
 	template := c.get("/fares/bulk/template.csv")
@@ -338,7 +338,7 @@ func TestBulkFiling(t *testing.T) {
 			"nebula,gpt-oss-120b,0.10,0.40,,,,20,0,,,global,,,,\n"
 		res := upload(t, c, []byte(content))
 		wantStatus(t, "upload", res, http.StatusSeeOther)
-		fs, _ := p.store.FindFilings(context.Background(), store.FilingFilter{})
+		fs, _ := p.store.FindFilings(context.Background(), workflow.FilingFilter{})
 		if len(fs) != 2 {
 			t.Fatalf("%d filings, want 2", len(fs))
 		}

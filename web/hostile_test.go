@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
+
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/web"
@@ -67,7 +70,7 @@ func textFields(p *testPortal) []textField {
 			return url.Values{"name": {"Nasty"}, "slug": {"nasty-co"}, "email": {s}}
 		}, "/admin/carriers"},
 		{"token name", "admin@airside.example", "/admin/tokens", "/admin/tokens", func(s string) url.Values {
-			return url.Values{"name": {s}, "scope": {store.ScopeElect}}
+			return url.Values{"name": {s}, "scope": {apitoken.ScopeElect}}
 		}, "/admin/tokens"},
 		{"login email", "", "/login", "/login", func(s string) url.Values { return url.Values{"email": {s}, "password": {"whatever pw"}} }, ""},
 		{"review filter", "reviewer@airside.example", "/review", "", nil, ""},
@@ -124,7 +127,7 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 	var logs bytes.Buffer
 	st := storetest.Open(t, store.SQLite)
 	p := &testPortal{t: t, store: st}
-	if _, err := st.CreateUser(t.Context(), nil, store.NewUser{Email: "admin@airside.example", Password: "a secret password 1", Staff: "admin"}); err != nil {
+	if _, err := account.NewService(st).CreateUser(t.Context(), nil, account.NewUser{Email: "admin@airside.example", Password: "a secret password 1", Staff: "admin"}); err != nil {
 		t.Fatal(err)
 	}
 	server := web.New(st, slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -135,7 +138,7 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 	wantStatus(t, "login", res, http.StatusSeeOther)
 	created := c.post("/admin/carriers", "/admin/carriers/invite", url.Values{"name": {"Log Co"}, "slug": {"log-co"}, "email": {"first@log.example"}})
 	link := inviteLink.FindString(created.body)
-	tokenPage := c.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw"}, "scope": {store.ScopeElect}})
+	tokenPage := c.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}})
 	token := strings.TrimSpace(strings.Split(strings.Split(tokenPage.body, "<code>")[1], "</code>")[0])
 	apiCall(t, p.srv.URL, "POST", "/api/v1/elect", token, `{"model":"x"}`)
 	c.get(link)

@@ -5,60 +5,32 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/money"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
 
-// visibleCarriers is the carrier scope of a user: nil (all) for staff, their
-// own carriers otherwise.
-func visibleCarriers(p *account.Principal) []int64 {
-	if p.IsStaff() {
-		return nil
-	}
-	return p.CarrierIDs()
-}
-
 func (s *Server) handleListings(c echo.Context) error {
-	p := principal(c)
-	listings, err := s.Store.FindListings(c.Request().Context(), catalogue.ListingFilter{CarrierIDs: visibleCarriers(p)})
+	ctx, p := c.Request().Context(), principal(c)
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p)})
 	if err != nil {
 		return err
 	}
-	heading := "All listings"
-	if !p.IsStaff() {
-		names := make([]string, len(p.Memberships))
-		for i, m := range p.Memberships {
-			names[i] = m.Carrier.Name
-		}
-		heading = "Listings of " + strings.Join(names, ", ")
-	}
-	inFlight, err := s.Store.InFlightFilings(c.Request().Context(), visibleCarriers(p))
+	inFlight, err := s.Reads.InFlightFilings(ctx, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
-	view := templates.ListingsView{Page: s.page(c, "Listings", "listings"), Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
-		CanBulk: !p.IsStaff() && len(p.Memberships) > 0}
-	for i := range listings {
-		row := listingRow(&listings[i])
-		if f, ok := inFlight[listings[i].ID]; ok {
-			row.FilingURL, row.FilingState = fmt.Sprintf("/filings/%d", f.ID), f.State.Label()
+	var models []catalogue.Model
+	if len(adminMemberships(p)) > 0 {
+		if models, err = s.Reads.FindModels(ctx); err != nil {
+			return err
 		}
-		view.Rows = append(view.Rows, row)
 	}
-	if view.AddModels, err = s.addableModels(c, p, listings); err != nil {
-		return err
-	}
-	return render(c, http.StatusOK, templates.Listings(view))
+	return render(c, http.StatusOK, templates.Listings(listingsView(s.page(c, "Listings", "listings"), p, listings, inFlight, models)))
 }
 
 func (s *Server) handleListing(c echo.Context) error {
@@ -68,173 +40,78 @@ func (s *Server) handleListing(c echo.Context) error {
 	}
 	// Another carrier's listing is not found, exactly like a missing one.
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Store.FindListing(ctx, id, visibleCarriers(p))
+	l, err := s.Reads.FindListing(ctx, id, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
-	filings, err := s.Store.FindFilings(ctx, store.FilingFilter{ListingID: l.ID})
+	filings, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{ListingID: l.ID})
 	if err != nil {
 		return err
 	}
-	v := listingView(s.page(c, l.Model.Name, "listings"), l)
-	for i := range filings {
-		row := filingRow(&filings[i])
-		v.Filings = append(v.Filings, row)
-		if filings[i].State.InFlight() && v.InFlight == nil {
-			if filings[i].State == workflow.Scheduled && filings[i].EffectiveAt != nil {
-				row.State = "approved, effective " + stamp(filings[i].EffectiveAt)
-			}
-			v.InFlight = &row
-		}
-	}
+	v := listingPageView(s.page(c, l.Model.Name, "listings"), p, l, filings)
 	if v.Traffic, err = s.trafficChart(c, l.ID); err != nil {
 		return err
 	}
-	carrierAdmin := workflow.CanManageListings(p, l.CarrierID)
-	v.CanFile = workflow.CanFileFor(p, l.CarrierID) && l.Status != catalogue.StatusDelisted
-	v.FileURL = fmt.Sprintf("/listings/%d/file", l.ID)
-	v.CanPause = carrierAdmin && l.Status == catalogue.StatusInService && v.InFlight == nil
-	v.CanResume = carrierAdmin && l.Status == catalogue.StatusPaused && v.InFlight == nil
-	v.CanAdminister = p.IsAdmin()
-	if canVerify(p, l.CarrierID) {
-		checks, err := s.Store.FindCapabilityChecks(ctx, l.ID)
+	if v.CanVerify {
+		checks, err := s.Reads.FindCapabilityChecks(ctx, l.ID)
 		if err != nil {
 			return err
 		}
-		var inFlight *workflow.Filing
-		for i := range filings {
-			if filings[i].State.InFlight() {
-				inFlight = &filings[i]
-			}
-		}
-		v.Verify = verifyRows(l, inFlight, checks)
+		v.Verify = verifyRows(l, inFlightOf(filings), checks)
 		v.CanVerify = len(v.Verify) > 0
 	}
 	return render(c, http.StatusOK, templates.Listing(v))
 }
 
-func dollars(m money.Micros) string { return "$" + m.String() }
-
-func optDollars(m *money.Micros) string {
-	if m == nil {
-		return "—"
+func (s *Server) handleAddListing(c echo.Context) error {
+	carrierText, modelText, _ := strings.Cut(c.FormValue("model"), ":")
+	carrierID, err1 := strconv.ParseInt(carrierText, 10, 64)
+	modelID, err2 := strconv.ParseInt(modelText, 10, 64)
+	if err1 != nil || err2 != nil {
+		return apperr.Errorf(apperr.EINVALID, "Choose a model to list.")
 	}
-	return dollars(*m)
-}
-
-func optNumber(v *float64, format string) string {
-	if v == nil {
-		return "—"
-	}
-	return fmt.Sprintf(format, *v)
-}
-
-// listingRow is what a listings table shows of a listing. Only the owner and
-// staff reach these pages, so the landing fee and discount may be shown.
-func listingRow(l *catalogue.Listing) templates.ListingRow {
-	row := templates.ListingRow{
-		ID: l.ID, URL: "/listings/" + strconv.FormatInt(l.ID, 10), Model: l.Model.Name, ModelSlug: l.Model.Slug,
-		Carrier: l.CarrierName, Status: l.Status.Label(), StatusClass: string(l.Status),
-		Input: "—", Output: "—", Cached: "—", LandingFee: "—", Discount: "—",
-		Uptime:     optNumber(l.Health.UptimePct, "%.2f %%"),
-		Latency:    optNumber(l.Health.LatencyMs, "%.0f ms"),
-		Throughput: optNumber(l.Health.ThroughputTPS, "%.0f"),
-	}
-	if f := l.Published; f != nil {
-		row.Input, row.Output, row.Cached = dollars(f.Input), dollars(f.Output), optDollars(f.CachedInput)
-		row.LandingFee, row.Discount = f.LandingFee.Percent()+" %", f.Discount.Percent()+" %"
-	}
-	return row
-}
-
-func listingView(page templates.Page, l *catalogue.Listing) templates.ListingView {
-	v := templates.ListingView{Page: page, Row: listingRow(l)}
-	v.Priority = strconv.FormatFloat(float64(l.PriorityBP)/10000, 'f', -1, 64)
-	v.Health = []templates.KV{
-		{Label: "Routing priority", Value: v.Priority, Hint: "set by gateway staff"},
-		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
-		{Label: "Time to first token", Value: v.Row.Latency},
-		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
-		{Label: "Observed cache hit rate", Value: optNumber(l.Health.CacheHitRate, "%.2f")},
-	}
-	f := l.Published
-	if f == nil {
-		return v
-	}
-	effective := func(m money.Micros) string { return "routes at " + dollars(f.Effective(m)) }
-	v.Fare = []templates.KV{
-		{Label: "Input", Value: dollars(f.Input), Hint: effective(f.Input)},
-		{Label: "Output", Value: dollars(f.Output), Hint: effective(f.Output)},
-		{Label: "Cached input", Value: optDollars(f.CachedInput)},
-		{Label: "Cache read (explicit)", Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
-		{Label: "Cache write", Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
-		{Label: "Landing fee", Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
-		{Label: "Traffic discount", Value: f.Discount.Percent() + " %"},
-	}
-	for _, t := range f.Tiers {
-		v.Tiers = append(v.Tiers, []string{strconv.FormatInt(t.AboveTokens, 10), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
-	}
-	if tb := f.TimeBased; tb != nil {
-		windows := make([]string, len(tb.PeakHours))
-		for i, w := range tb.PeakHours {
-			windows[i] = fmt.Sprintf("%02d:00-%02d:00", w.Start, w.End)
+	id, err := s.Filings.AddListing(c.Request().Context(), principal(c), carrierID, modelID)
+	if apperr.Code(err) == apperr.EINVALID {
+		if ferr := s.setFlash(c, "%s", strings.Join(mapValues(apperr.FieldErrors(err)), " ")); ferr != nil {
+			return ferr
 		}
-		days := make([]string, len(tb.OffPeakDays))
-		for i, d := range tb.OffPeakDays {
-			days[i] = d.String()
+		return c.Redirect(http.StatusSeeOther, "/listings")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.setFlash(c, "Listing added as a draft. File its first fare to bring it into service."); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+}
+
+func (s *Server) handlePause(c echo.Context) error  { return s.setPaused(c, true) }
+func (s *Server) handleResume(c echo.Context) error { return s.setPaused(c, false) }
+
+func (s *Server) setPaused(c echo.Context, pause bool) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	filingID, err := s.Filings.SetPaused(c.Request().Context(), principal(c), id, pause, strings.TrimSpace(c.FormValue("justification")))
+	if apperr.Code(err) == apperr.ECONFLICT {
+		if ferr := s.setFlash(c, "%s", apperr.Message(err)); ferr != nil {
+			return ferr
 		}
-		eff := "always"
-		if tb.EffectiveAt != nil {
-			eff = tb.EffectiveAt.UTC().Format(time.DateTime) + " UTC"
-		}
-		v.Schedule = []templates.KV{
-			{Label: "Peak windows (UTC)", Value: orDash(strings.Join(windows, ", "))},
-			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: offsetHint(len(days), tb.UTCOffsetMinutes)},
-			{Label: "Peak prices", Value: priceTriple(tb.Peak)},
-			{Label: "Off-peak prices", Value: priceTriple(tb.OffPeak)},
-			{Label: "Effective from", Value: eff},
-		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
 	}
-	scope := "global"
-	if f.CapScope == fare.ScopePerOrg {
-		scope = "per organization"
+	if err != nil {
+		return err
 	}
-	v.Caps = []templates.KV{
-		{Label: "Requests per minute", Value: optInt(f.MaxRPM)},
-		{Label: "Requests per day", Value: optInt(f.MaxRPD)},
-		{Label: "Scope", Value: scope},
+	what := "pause"
+	if !pause {
+		what = "resume"
 	}
-	for _, c := range f.Capabilities {
-		v.Caps2 = append(v.Caps2, strings.ReplaceAll(c.String(), "_", " "))
+	if err := s.setFlash(c, "The %s was filed for review; the listing changes once a reviewer approves it.", what); err != nil {
+		return err
 	}
-	return v
-}
-
-func priceTriple(p fare.Prices) string {
-	return "in " + optDollars(p.Input) + " · out " + optDollars(p.Output) + " · cached " + optDollars(p.CachedInput)
-}
-
-func optInt(v *int64) string {
-	if v == nil {
-		return "no cap"
-	}
-	return strconv.FormatInt(*v, 10)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
-
-func offsetHint(days, offsetMinutes int) string {
-	if days == 0 {
-		return ""
-	}
-	return fmt.Sprintf("whole days at UTC%+.1f h", float64(offsetMinutes)/60)
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/filings/%d", filingID))
 }
 
 func (s *Server) handleSetPriority(c echo.Context) error {
@@ -266,7 +143,7 @@ func (s *Server) administer(c echo.Context, act func(id int64) (string, error)) 
 		}
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
 	case apperr.EINVALID:
-		l, lerr := s.Store.FindListing(c.Request().Context(), id, nil)
+		l, lerr := s.Reads.FindListing(c.Request().Context(), id, nil)
 		if lerr != nil {
 			return lerr
 		}

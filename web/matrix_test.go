@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/account"
+
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -32,9 +35,9 @@ const (
 	adminB   = "admin@orbit.example"
 	reviewer = "reviewer@airside.example"
 	admin    = "admin@airside.example"
-	tokCat   = "token:" + store.ScopeCatalogueRead
-	tokMet   = "token:" + store.ScopeMetricsWrite
-	tokElect = "token:" + store.ScopeElect
+	tokCat   = "token:" + apitoken.ScopeCatalogueRead
+	tokMet   = "token:" + apitoken.ScopeMetricsWrite
+	tokElect = "token:" + apitoken.ScopeElect
 )
 
 var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect}
@@ -110,8 +113,8 @@ func buildFixture(t *testing.T) fixture {
 		}
 	}
 	siteAdmin, _ := st.FindUserByEmail(ctx, admin)
-	for _, scope := range store.Scopes {
-		tok, err := st.CreateToken(ctx, siteAdmin.ID, "matrix "+scope, []string{scope})
+	for _, scope := range apitoken.Scopes {
+		tok, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *siteAdmin}, "matrix "+scope, []string{scope})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +209,7 @@ func (fx fixture) body(method, path string) (string, string) {
 	case path == "/admin/carriers/invite":
 		form = url.Values{"name": {"Zephyr"}, "slug": {"zephyr"}, "email": {"first@zephyr.example"}}
 	case path == "/admin/tokens":
-		form = url.Values{"name": {"gw"}, "scope": {store.ScopeElect}}
+		form = url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}}
 	case path == "/login":
 		form = url.Values{"email": {"nobody@example.com"}, "password": {"wrong password"}}
 	}
@@ -279,10 +282,10 @@ func expect() map[string]map[string]int {
 		"GET /admin/tokens":               page(303, 403, 403, 403, 200),
 		"POST /admin/tokens":              page(401, 403, 403, 403, 200),
 		"POST /admin/tokens/:id/revoke":   page(401, 403, 403, 403, 303),
-		"GET /api/v1/catalogue":           api(store.ScopeCatalogueRead, 200),
-		"GET /api/v1/catalogue/changes":   api(store.ScopeCatalogueRead, 200),
-		"POST /api/v1/elect":              api(store.ScopeElect, 200),
-		"POST /api/v1/metrics":            api(store.ScopeMetricsWrite, 202),
+		"GET /api/v1/catalogue":           api(apitoken.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/changes":   api(apitoken.ScopeCatalogueRead, 200),
+		"POST /api/v1/elect":              api(apitoken.ScopeElect, 200),
+		"POST /api/v1/metrics":            api(apitoken.ScopeMetricsWrite, 202),
 	}
 	// A token on a page is no login: tokens get what the anonymous get.
 	for route, m := range e {

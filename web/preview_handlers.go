@@ -286,7 +286,7 @@ func (s *Server) previewTarget(c echo.Context) (*catalogue.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.FindListingHeader(c.Request().Context(), id, workflow.Scope(principal(c)))
+	return s.Reads.FindListingHeader(c.Request().Context(), id, workflow.Scope(principal(c)))
 }
 
 func (s *Server) handlePreviewPage(c echo.Context) error {

@@ -100,7 +100,7 @@ func TestTwoPersonRule(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ids := listingIDs(t, p.store)
 	// A reviewer who also belongs to Nebula.
-	if _, err := p.store.CreateUser(context.Background(), nil, store.NewUser{Email: "dual@nebula.example", Password: demo.Password,
+	if _, err := account.NewService(p.store).CreateUser(context.Background(), nil, account.NewUser{Email: "dual@nebula.example", Password: demo.Password,
 		Staff: account.StaffReviewer, CarrierSlug: "nebula", CarrierRole: account.CarrierMember}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,21 +15,35 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
 )
 
+var (
+	_ Reads        = (*store.Store)(nil)
+	_ Publications = (*store.Store)(nil)
+)
+
 // MaxBodyBytes bounds every request body.
 const MaxBodyBytes = "4M"
 
-// Server is the portal.
+// Server is the portal. Handlers change things only through the services;
+// pages and the API read through Reads.
 type Server struct {
-	Store    *store.Store
+	Reads    Reads
 	Accounts *account.Service
 	Filings  *workflow.Service
-	Log      *slog.Logger
+	Tokens   *apitoken.Service
+	Metrics  *catalogue.Ingest
+	// Publications wakes long polls when any process publishes a revision.
+	Publications Publications
+	// Now is the one clock of the portal; tests move it without sleeping.
+	Now func() time.Time
+	Log *slog.Logger
 	// BaseURL, when set, is used for links sent outside the portal (invites);
 	// otherwise the request's own scheme and host are.
 	BaseURL string
@@ -44,14 +58,19 @@ type Server struct {
 	echo     *echo.Echo
 }
 
-// New builds the portal on a store.
+// New builds the portal on a store: the one place its services are wired.
 func New(st *store.Store, log *slog.Logger) *Server {
+	now := func() time.Time { return st.Now() } // follows the store's clock, which tests move
 	s := &Server{
-		Store:    st,
-		Accounts: &account.Service{Store: st, Now: time.Now},
-		Filings:  &workflow.Service{Store: st, Now: time.Now},
-		Log:      log,
-		sessions: &dbSessionStore{store: st},
+		Reads:        st,
+		Accounts:     &account.Service{Store: st, Now: now},
+		Filings:      &workflow.Service{Store: st, Now: now},
+		Tokens:       &apitoken.Service{Store: st, Now: now},
+		Metrics:      &catalogue.Ingest{Store: st, Now: now},
+		Publications: st,
+		Now:          now,
+		Log:          log,
+		sessions:     &dbSessionStore{store: st, now: now},
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -86,10 +105,10 @@ func (s *Server) routes() {
 	e.StaticFS("/static", static.FS)
 
 	api := e.Group("/api/v1")
-	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(store.ScopeCatalogueRead))
-	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(store.ScopeCatalogueRead))
-	api.POST("/elect", s.handleAPIElect, s.apiAuth(store.ScopeElect))
-	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(store.ScopeMetricsWrite))
+	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
+	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
+	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
+	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.RouteNotFound("/*", func(echo.Context) error { return apperr.Errorf(apperr.ENOTFOUND, "No such API endpoint.") })
 
 	pages := e.Group("", csrf, s.loadPrincipal)
@@ -142,13 +161,7 @@ func (s *Server) routes() {
 // requests in flight up to 10 seconds.
 func (s *Server) Run(ctx context.Context, addr string) error {
 	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go sweepSessions(ctx, s.Store, 10*time.Minute, s.Log.Info)
-	every := s.ScheduleEvery
-	if every <= 0 {
-		every = 30 * time.Second
-	}
-	go s.runScheduler(ctx, every)
-	go s.Store.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
+	s.startBackground(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {
@@ -171,7 +184,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 func (s *Server) handleHealthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
 
 func (s *Server) handleReadyz(c echo.Context) error {
-	if err := s.Store.Ping(c.Request().Context()); err != nil {
+	if err := s.Reads.Ping(c.Request().Context()); err != nil {
 		s.Log.Warn("not ready", "err", err)
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
 	}

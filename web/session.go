@@ -11,7 +11,6 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/store"
 )
 
 // SessionCookie is the session cookie's name.
@@ -24,7 +23,16 @@ const SessionTTL = 12 * time.Hour
 // database: the cookie holds only a random id, the database only its hash, so
 // every serve process shares sessions and a logout ends one everywhere.
 type dbSessionStore struct {
-	store *store.Store
+	store sessionRecords
+	now   func() time.Time
+}
+
+// sessionRecords is where sessions are kept: the database, so every serve
+// process shares them and a logout ends a session everywhere.
+type sessionRecords interface {
+	SaveSession(ctx context.Context, idHash string, sess account.Session) error
+	FindSession(ctx context.Context, idHash string) (*account.Session, error)
+	DeleteSession(ctx context.Context, idHash string) error
 }
 
 var _ sessions.Store = (*dbSessionStore)(nil)
@@ -93,7 +101,7 @@ func (s *dbSessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sess
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
-	rec := store.Session{Data: string(data), ExpiresAt: time.Now().Add(time.Duration(sess.Options.MaxAge) * time.Second)}
+	rec := account.Session{Data: string(data), ExpiresAt: s.now().Add(time.Duration(sess.Options.MaxAge) * time.Second)}
 	if uid, ok := values[sessionUserKey]; ok {
 		var id int64
 		if _, err := fmt.Sscan(uid, &id); err == nil {
@@ -123,30 +131,6 @@ const (
 	sessionUserKey  = "uid"
 	sessionFlashKey = "flash"
 )
-
-// sweepSessions deletes expired sessions, and metric buckets older than any
-// metric reads (a day, plus an hour of slack), periodically until ctx ends.
-func sweepSessions(ctx context.Context, s *store.Store, every time.Duration, log func(msg string, args ...any)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := s.DeleteExpiredSessions(ctx); err != nil {
-				log("session sweep failed", "err", err)
-			} else if n > 0 {
-				log("expired sessions removed", "count", n)
-			}
-			if n, err := s.DeleteBucketsBefore(ctx, s.Now().Add(-25*time.Hour)); err != nil {
-				log("metric bucket sweep failed", "err", err)
-			} else if n > 0 {
-				log("old metric buckets removed", "count", n)
-			}
-		}
-	}
-}
 
 // hashSessionID is the stored form of a session id.
 func hashSessionID(id string) string { return account.HashToken(id) }

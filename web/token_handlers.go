@@ -1,20 +1,19 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/airside/airside/internal/apitoken"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/templates"
 )
 
 func (s *Server) tokensView(c echo.Context, chosen []string) (templates.TokensView, error) {
-	tokens, err := s.Store.FindTokens(c.Request().Context())
+	tokens, err := s.Tokens.List(c.Request().Context(), principal(c))
 	if err != nil {
 		return templates.TokensView{}, err
 	}
@@ -24,7 +23,7 @@ func (s *Server) tokensView(c echo.Context, chosen []string) (templates.TokensVi
 			Used: orDash(stamp(t.LastUsedAt)), Revoked: stamp(t.RevokedAt)}
 		v.Rows = append(v.Rows, row)
 	}
-	for _, sc := range store.Scopes {
+	for _, sc := range apitoken.Scopes {
 		v.Scopes = append(v.Scopes, templates.CapabilityOption{Name: sc, Label: sc, Checked: contains(chosen, sc)})
 	}
 	return v, nil
@@ -43,7 +42,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 		return apperr.Errorf(apperr.EINVALID, "The form could not be read.")
 	}
 	name, scopes := c.FormValue("name"), c.Request().PostForm["scope"]
-	token, err := s.Store.CreateToken(c.Request().Context(), principal(c).User.ID, name, scopes)
+	token, err := s.Tokens.Create(c.Request().Context(), principal(c), name, scopes)
 	v, verr := s.tokensView(c, scopes)
 	if verr != nil {
 		return verr
@@ -64,32 +63,11 @@ func (s *Server) handleRevokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Store.RevokeToken(c.Request().Context(), principal(c).User.ID, id); err != nil {
+	if err := s.Tokens.Revoke(c.Request().Context(), principal(c), id); err != nil {
 		return err
 	}
 	if err := s.setFlash(c, "Token revoked; it stops working at once."); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
-}
-
-// trafficChart draws a listing's last six hours of reported traffic.
-func (s *Server) trafficChart(c echo.Context, listingID int64) (templates.TrafficView, error) {
-	now := s.Store.Now().UTC()
-	since := now.Add(-6 * time.Hour).Truncate(10 * time.Minute)
-	points, err := s.Store.MetricSeries(c.Request().Context(), listingID, since, 10*time.Minute)
-	if err != nil {
-		return templates.TrafficView{}, err
-	}
-	var steps []templates.TrafficStep
-	any := false
-	for _, p := range points {
-		any = any || p.Requests > 0
-		steps = append(steps, templates.TrafficStep{Label: p.At.Format("15:04"), OK: p.SuccessCount, Failed: p.Errors,
-			Description: fmt.Sprintf("%s UTC: %d requests, %d failed", p.At.Format("15:04"), p.Requests, p.Errors)})
-	}
-	if !any {
-		return templates.TrafficView{}, nil
-	}
-	return templates.NewTrafficChart(steps), nil
 }

@@ -23,6 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
+
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
@@ -71,11 +74,11 @@ func run(duration time.Duration, concurrency int, dbURL string, models, perModel
 	if err != nil {
 		return err
 	}
-	admin, err := st.CreateUser(ctx, nil, store.NewUser{Email: "load@airside.example", Password: "load-test-password", Staff: "admin"})
+	admin, err := account.NewService(st).CreateUser(ctx, nil, account.NewUser{Email: "load@airside.example", Password: "load-test-password", Staff: "admin"})
 	if err != nil {
 		return err
 	}
-	token, err := st.CreateToken(ctx, admin.ID, "load", store.Scopes)
+	token, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "load", apitoken.Scopes)
 	if err != nil {
 		return err
 	}

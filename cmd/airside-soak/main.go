@@ -27,6 +27,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/audit"
+
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -114,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	token, err := st.CreateToken(ctx, admin.ID, "soak gateway", store.Scopes)
+	token, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "soak gateway", apitoken.Scopes)
 	if err != nil {
 		return "", err
 	}
@@ -366,7 +370,7 @@ func (s *stats) report(ctx context.Context, st *store.Store, cfg Config, startRe
 	if len(s.serverEr) > 0 {
 		broken = append(broken, fmt.Sprintf("%d server errors, first: %s", len(s.serverEr), s.serverEr[0]))
 	}
-	filings, err := st.FindFilings(ctx, store.FilingFilter{})
+	filings, err := st.FindFilings(ctx, workflow.FilingFilter{})
 	if err != nil {
 		return b.String(), err
 	}
@@ -397,7 +401,7 @@ func (s *stats) report(ctx context.Context, st *store.Store, cfg Config, startRe
 			decisions++
 		}
 	}
-	events, err := st.FindAuditEvents(ctx, store.AuditFilter{SubjectType: "", Limit: 1_000_000})
+	events, err := st.FindAuditEvents(ctx, audit.Filter{SubjectType: "", Limit: 1_000_000})
 	if err != nil {
 		return b.String(), err
 	}

@@ -250,11 +250,11 @@ func cmdUserAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer st.Close()
-	nu := store.NewUser{Email: *email, Password: *password, Name: *name, Staff: account.StaffRole(*role)}
+	nu := account.NewUser{Email: *email, Password: *password, Name: *name, Staff: account.StaffRole(*role)}
 	if *carrier != "" {
 		nu.CarrierSlug, nu.CarrierRole = *carrier, account.CarrierRole(*carrierRole)
 	}
-	u, err := st.CreateUser(ctx, nil, nu)
+	u, err := account.NewService(st).CreateUser(ctx, nil, nu)
 	if err != nil {
 		if fields := apperr.FieldErrors(err); len(fields) > 0 {
 			var parts []string

@@ -93,12 +93,6 @@ func (p *Principal) RoleIn(carrierID int64) CarrierRole {
 	return ""
 }
 
-// CanSeeCarrier reports whether the user may read a carrier's private data:
-// staff see every carrier, members only their own.
-func (p *Principal) CanSeeCarrier(carrierID int64) bool {
-	return p.IsStaff() || p.RoleIn(carrierID) != ""
-}
-
 // CarrierIDs lists the carriers the user belongs to.
 func (p *Principal) CarrierIDs() []int64 {
 	ids := make([]int64, len(p.Memberships))
@@ -216,6 +210,12 @@ type Store interface {
 	CountLoginFailures(ctx context.Context, subject string, since time.Time) (int, error)
 	RecordLoginFailure(ctx context.Context, subjects []string, at time.Time) error
 	ClearLoginFailures(ctx context.Context, subject string) error
+	CreateUser(ctx context.Context, actorID *int64, u UserRecord) (*User, error)
+	InviteCarrier(ctx context.Context, actorID int64, inv InviteRecord) error
+	FindInvite(ctx context.Context, tokenHash string) (*Invite, error)
+	AcceptInvite(ctx context.Context, tokenHash, name, passwordHash string) (*User, error)
+	DeleteSession(ctx context.Context, idHash string) error
+	DeleteExpiredSessions(ctx context.Context) (int64, error)
 }
 
 // Service runs logins.

@@ -159,3 +159,11 @@ func DayOf(buckets []Bucket, now time.Time) DaySums {
 	}
 	return d
 }
+
+// SeriesPoint is one step of a listing's recent traffic.
+type SeriesPoint struct {
+	At                       time.Time
+	Requests, Errors         int64
+	TTFTMsSum, SuccessCount  int64
+	OutputTokens, DurationMs int64
+}

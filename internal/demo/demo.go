@@ -84,7 +84,7 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 	}
 	// A fixed seed: every demo looks the same, so screenshots and docs agree.
 	rng := rand.New(rand.NewPCG(2026, 11))
-	users := []store.NewUser{
+	users := []account.NewUser{
 		{Email: "admin@airside.example", Name: "Ada Admin", Password: Password, Staff: account.StaffAdmin},
 		{Email: "reviewer@airside.example", Name: "Rene Reviewer", Password: Password, Staff: account.StaffReviewer},
 	}
@@ -98,11 +98,11 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 	}
 	for _, slug := range []string{"nebula", "orbit"} {
 		users = append(users,
-			store.NewUser{Email: "admin@" + slug + ".example", Name: "Admin of " + slug, Password: Password, CarrierSlug: slug, CarrierRole: account.CarrierAdmin},
-			store.NewUser{Email: "member@" + slug + ".example", Name: "Member of " + slug, Password: Password, CarrierSlug: slug, CarrierRole: account.CarrierMember})
+			account.NewUser{Email: "admin@" + slug + ".example", Name: "Admin of " + slug, Password: Password, CarrierSlug: slug, CarrierRole: account.CarrierAdmin},
+			account.NewUser{Email: "member@" + slug + ".example", Name: "Member of " + slug, Password: Password, CarrierSlug: slug, CarrierRole: account.CarrierMember})
 	}
 	for _, u := range users {
-		if _, err := st.CreateUser(ctx, nil, u); err != nil {
+		if _, err := account.NewService(st).CreateUser(ctx, nil, u); err != nil {
 			return Result{}, fmt.Errorf("seed demo: %w", err)
 		}
 	}

@@ -237,8 +237,26 @@ type TimeBased struct {
 	OffPeak     PriceBlock
 }
 
-// BaselineLandingFee is the landing fee at which the fare factor is 1.
-const BaselineLandingFee = 0.20
+// The fare levers, in basis points of a unit: the one definition of the
+// landing fee's baseline and bounds and the discount's bound. internal/fare
+// (exact) and the fare form's script (rendered into data attributes) take
+// them from here, so changing the baseline is one edit.
+const (
+	BasisPointsPerUnit   = 10000
+	BaselineLandingFeeBP = 2000
+	MinLandingFeeBP      = 500
+	MaxLandingFeeBP      = 5000
+	MaxDiscountBP        = 5000
+)
+
+// The same levers as fractions, the engine's float view.
+const (
+	// BaselineLandingFee is the landing fee at which the fare factor is 1.
+	BaselineLandingFee = float64(BaselineLandingFeeBP) / BasisPointsPerUnit
+	MinLandingFee      = float64(MinLandingFeeBP) / BasisPointsPerUnit
+	MaxLandingFee      = float64(MaxLandingFeeBP) / BasisPointsPerUnit
+	MaxDiscount        = float64(MaxDiscountBP) / BasisPointsPerUnit
+)
 
 // Fare is what a carrier filed for a listing, as the engine sees it.
 type Fare struct {

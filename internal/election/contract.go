@@ -441,16 +441,16 @@ func (f *jsonFare) convert(path string, out *Fare) error {
 		return err
 	}
 	if discount != nil {
-		if *discount < 0 || *discount > 0.5 {
-			return inputErr(path+".discount", "must be between 0 and 0.50, got %g", *discount)
+		if *discount < 0 || *discount > MaxDiscount {
+			return inputErr(path+".discount", "must be between 0 and %.2f, got %g", MaxDiscount, *discount)
 		}
 		out.Discount = *discount
 	}
 	if out.LandingFee, err = f.LandingFee.value(path + ".landingFee"); err != nil {
 		return err
 	}
-	if lf := out.LandingFee; lf != nil && (*lf < 0.05 || *lf > 0.5) {
-		return inputErr(path+".landingFee", "must be between 0.05 and 0.50, got %g", *lf)
+	if lf := out.LandingFee; lf != nil && (*lf < MinLandingFee || *lf > MaxLandingFee) {
+		return inputErr(path+".landingFee", "must be between %.2f and %.2f, got %g", MinLandingFee, MaxLandingFee, *lf)
 	}
 	if f.MaxRpm != nil && *f.MaxRpm < 0 {
 		return inputErr(path+".maxRpm", "must not be negative")

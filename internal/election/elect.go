@@ -405,16 +405,6 @@ func FareFactor(discount, landingFee float64) float64 {
 	return (1 - discount) * (1 + BaselineLandingFee - landingFee)
 }
 
-// KeptPerDollar is what a carrier keeps of every filed dollar.
-func KeptPerDollar(discount, landingFee float64) float64 {
-	return (1 - discount) * (1 - landingFee)
-}
-
-// EffectivePrice is the price routing ranks a filed price at.
-func EffectivePrice(filed, discount, landingFee float64) float64 {
-	return filed * FareFactor(discount, landingFee)
-}
-
 // UptimePenalty is 0 at 95 % uptime and above, else ((95 - u) / 95 x 5)^2.
 func UptimePenalty(uptime float64) float64 {
 	if uptime >= 95 {

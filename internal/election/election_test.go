@@ -459,24 +459,23 @@ func TestUptimePenalty(t *testing.T) {
 	}
 }
 
-func TestFareHelpers(t *testing.T) {
+// TestFareFactor: the engine's float view of the fare formula. The exact
+// one, with what the carrier keeps, is internal/fare's (TestFareFormula).
+func TestFareFactor(t *testing.T) {
 	for _, test := range []struct {
-		name                          string
-		filed, discount, landingFee   float64
-		wantEffective, wantKeptPerDol float64
+		name                        string
+		filed, discount, landingFee float64
+		wantEffective               float64
 	}{
-		{"baseline", 0.50, 0, 0.20, 0.50, 0.80},
-		{"30% landing fee", 0.50, 0, 0.30, 0.45, 0.70},
-		{"30% landing fee and 10% discount", 0.50, 0.10, 0.30, 0.405, 0.63},
-		{"lowest landing fee", 1, 0, 0.05, 1.15, 0.95},
-		{"highest landing fee and discount", 1, 0.5, 0.5, 0.35, 0.25},
+		{"baseline", 0.50, 0, 0.20, 0.50},
+		{"30% landing fee", 0.50, 0, 0.30, 0.45},
+		{"30% landing fee and 10% discount", 0.50, 0.10, 0.30, 0.405},
+		{"lowest landing fee", 1, 0, election.MinLandingFee, 1.15},
+		{"highest landing fee and discount", 1, election.MaxDiscount, election.MaxLandingFee, 0.35},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			if got := election.EffectivePrice(test.filed, test.discount, test.landingFee); !approx(got, test.wantEffective) {
+			if got := test.filed * election.FareFactor(test.discount, test.landingFee); !approx(got, test.wantEffective) {
 				t.Errorf("effective %v, want %v", got, test.wantEffective)
-			}
-			if got := election.KeptPerDollar(test.discount, test.landingFee); !approx(got, test.wantKeptPerDol) {
-				t.Errorf("kept %v, want %v", got, test.wantKeptPerDol)
 			}
 		})
 	}

@@ -43,11 +43,8 @@ type Solution struct {
 	Reason  string
 }
 
-// Ranges of the filed levers.
+// Bounds of the search.
 const (
-	MinLandingFee = 0.05
-	MaxLandingFee = 0.50
-	MaxDiscount   = 0.50
 	// maxMultiplier bounds the upward search: a fare 10,000 times its filing is
 	// "any price" for a person reading the answer.
 	maxMultiplier = 1e4

@@ -11,12 +11,13 @@ import (
 	"github.com/airside/airside/internal/money"
 )
 
-// Baselines of the fare factor.
+// The fare levers, exactly, in basis points: the engine's one definition.
 const (
-	BaselineLandingFee = money.BasisPoints(2000)
-	MinLandingFee      = money.BasisPoints(500)
-	MaxLandingFee      = money.BasisPoints(5000)
-	MaxDiscount        = money.BasisPoints(5000)
+	BaselineLandingFee = money.BasisPoints(election.BaselineLandingFeeBP)
+	MinLandingFee      = money.BasisPoints(election.MinLandingFeeBP)
+	MaxLandingFee      = money.BasisPoints(election.MaxLandingFeeBP)
+	MaxDiscount        = money.BasisPoints(election.MaxDiscountBP)
+	unit               = election.BasisPointsPerUnit
 )
 
 // CapScope is whether rate caps count all traffic or each organization's.
@@ -139,11 +140,11 @@ func (f *Fare) ForElection() election.Fare {
 // KeptPerDollar is the share of every filed dollar the carrier keeps, in
 // basis points, exactly: (1 - discount) x (1 - landing fee).
 func (f *Fare) KeptPerDollar() money.BasisPoints {
-	return money.BasisPoints((10000 - int64(f.Discount)) * (10000 - int64(f.LandingFee)) / 10000)
+	return money.BasisPoints((unit - int64(f.Discount)) * (unit - int64(f.LandingFee)) / unit)
 }
 
 // Effective is a filed price as routing ranks it, exactly (rounded to the
 // micro-dollar): filed x (1 - discount) x (1 + 0.20 - landing fee).
 func (f *Fare) Effective(filed money.Micros) money.Micros {
-	return filed.Scale((10000-int64(f.Discount))*(12000-int64(f.LandingFee)), 10000*10000)
+	return filed.Scale((unit-int64(f.Discount))*(unit+int64(BaselineLandingFee)-int64(f.LandingFee)), unit*unit)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/textcheck"
 )
 
 var _ account.Store = (*Store)(nil)
@@ -84,38 +83,11 @@ type loginFailureRow struct {
 
 func (loginFailureRow) TableName() string { return "login_failures" }
 
-// NewUser is what CreateUser needs.
-type NewUser struct {
-	Email, Name, Password string
-	Staff                 account.StaffRole
-	// CarrierSlug and CarrierRole add a membership when set.
-	CarrierSlug string
-	CarrierRole account.CarrierRole
-}
-
-// CreateUser creates a user (and its membership), audited.
-func (s *Store) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*account.User, error) {
-	email := account.NormalizeEmail(nu.Email)
-	if email == "" {
-		return nil, apperr.Invalid(map[string]string{"email": "Enter a valid email address."})
-	}
-	if msg := account.ValidatePassword(nu.Password); msg != "" {
-		return nil, apperr.Invalid(map[string]string{"password": msg})
-	}
-	if msg := textcheck.Problem(nu.Name, 100); msg != "" {
-		return nil, apperr.Invalid(map[string]string{"name": msg})
-	}
-	switch nu.Staff {
-	case account.StaffNone, account.StaffReviewer, account.StaffAdmin:
-	default:
-		return nil, apperr.Invalid(map[string]string{"role": "Role must be reviewer or admin."})
-	}
-	hash, err := account.HashPassword(nu.Password)
-	if err != nil {
-		return nil, err
-	}
-	row := userRow{Email: email, Name: nu.Name, PasswordHash: hash, StaffRole: string(nu.Staff)}
-	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+// CreateUser inserts a validated user (and its membership), audited.
+func (s *Store) CreateUser(ctx context.Context, actorID *int64, nu account.UserRecord) (*account.User, error) {
+	email := nu.Email
+	row := userRow{Email: email, Name: nu.Name, PasswordHash: nu.PasswordHash, StaffRole: string(nu.Staff)}
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		row.CreatedAt = now
 		if err := tx.Create(&row).Error; err != nil {
 			if isDuplicate(err) {
@@ -128,9 +100,6 @@ func (s *Store) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*ac
 			var c carrierRow
 			if err := tx.Where("slug = ?", nu.CarrierSlug).First(&c).Error; err != nil {
 				return notFound(err, "Carrier "+nu.CarrierSlug)
-			}
-			if nu.CarrierRole != account.CarrierAdmin && nu.CarrierRole != account.CarrierMember {
-				return apperr.Invalid(map[string]string{"carrier_role": "Carrier role must be admin or member."})
 			}
 			if err := tx.Create(&membershipRow{UserID: row.ID, CarrierID: c.ID, Role: string(nu.CarrierRole), CreatedAt: now}).Error; err != nil {
 				return err
@@ -188,14 +157,8 @@ func (s *Store) FindPrincipal(ctx context.Context, userID int64) (*account.Princ
 	return p, nil
 }
 
-// UserSummary is a row of the admin's user list.
-type UserSummary struct {
-	account.User
-	Carriers string // "slug (role), ..."
-}
-
 // FindUsers lists every user with their carriers.
-func (s *Store) FindUsers(ctx context.Context) ([]UserSummary, error) {
+func (s *Store) FindUsers(ctx context.Context) ([]account.UserSummary, error) {
 	var rows []struct {
 		Row      userRow `gorm:"embedded"`
 		Carriers string
@@ -207,9 +170,9 @@ func (s *Store) FindUsers(ctx context.Context) ([]UserSummary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find users: %w", err)
 	}
-	out := make([]UserSummary, len(rows))
+	out := make([]account.UserSummary, len(rows))
 	for i := range rows {
-		out[i] = UserSummary{User: *rows[i].Row.toDomain(), Carriers: rows[i].Carriers}
+		out[i] = account.UserSummary{User: *rows[i].Row.toDomain(), Carriers: rows[i].Carriers}
 	}
 	return out, nil
 }
@@ -221,15 +184,8 @@ func (s *Store) groupConcat(expr string) string {
 	return "group_concat(" + expr + ", ', ')"
 }
 
-// CarrierSummary is a row of the admin's carrier list.
-type CarrierSummary struct {
-	account.Carrier
-	Members  int
-	Listings int
-}
-
 // FindCarriers lists every carrier.
-func (s *Store) FindCarriers(ctx context.Context) ([]CarrierSummary, error) {
+func (s *Store) FindCarriers(ctx context.Context) ([]account.CarrierSummary, error) {
 	var rows []struct {
 		Row      carrierRow `gorm:"embedded"`
 		Members  int
@@ -242,9 +198,9 @@ func (s *Store) FindCarriers(ctx context.Context) ([]CarrierSummary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find carriers: %w", err)
 	}
-	out := make([]CarrierSummary, len(rows))
+	out := make([]account.CarrierSummary, len(rows))
 	for i := range rows {
-		out[i] = CarrierSummary{Carrier: rows[i].Row.toDomain(), Members: rows[i].Members, Listings: rows[i].Listings}
+		out[i] = account.CarrierSummary{Carrier: rows[i].Row.toDomain(), Members: rows[i].Members, Listings: rows[i].Listings}
 	}
 	return out, nil
 }
@@ -274,20 +230,8 @@ func (s *Store) CreateCarrier(ctx context.Context, actorID *int64, slug, name st
 	return &c, nil
 }
 
-// carrierFieldErrors checks a new carrier's slug and name.
-func carrierFieldErrors(slug, name string) map[string]string {
-	fields := map[string]string{}
-	if !account.ValidSlug(slug) {
-		fields["slug"] = "Use 3-40 lower-case letters, digits and hyphens."
-	}
-	if msg := textcheck.Problem(name, 100); name == "" || msg != "" {
-		fields["name"] = "Enter a name of 1-100 characters (valid text, no NUL)."
-	}
-	return fields
-}
-
 func createCarrier(tx *gorm.DB, now time.Time, actorID *int64, slug, name string) (carrierRow, error) {
-	if fields := carrierFieldErrors(slug, name); len(fields) > 0 {
+	if fields := account.ValidateCarrier(slug, name); len(fields) > 0 { // the demo and the command line come here directly
 		return carrierRow{}, apperr.Invalid(fields)
 	}
 	row := carrierRow{Slug: slug, Name: name, CreatedAt: now}
@@ -301,53 +245,28 @@ func createCarrier(tx *gorm.DB, now time.Time, actorID *int64, slug, name string
 		SubjectType: "carrier", SubjectID: row.ID, After: map[string]any{"slug": slug, "name": name}})
 }
 
-// InviteTTL is how long a sign-up link works.
-const InviteTTL = 7 * 24 * time.Hour
-
 // InviteCarrier creates a carrier and a one-time sign-up link for its first
-// admin; it returns the token (shown once, stored hashed).
-func (s *Store) InviteCarrier(ctx context.Context, actorID int64, slug, name, email string) (string, error) {
-	email = account.NormalizeEmail(email)
-	fields := carrierFieldErrors(slug, name)
-	if email == "" {
-		fields["email"] = "Enter a valid email address."
-	}
-	if len(fields) > 0 {
-		return "", apperr.Invalid(fields)
-	}
-	token, hash, err := account.NewToken()
-	if err != nil {
-		return "", err
-	}
-	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		c, err := createCarrier(tx, now, &actorID, slug, name)
+// admin, audited, in one transaction.
+func (s *Store) InviteCarrier(ctx context.Context, actorID int64, rec account.InviteRecord) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		c, err := createCarrier(tx, now, &actorID, rec.Slug, rec.Name)
 		if err != nil {
 			return err
 		}
-		inv := inviteRow{TokenHash: hash, CarrierID: c.ID, Email: email, Role: string(account.CarrierAdmin),
-			CreatedBy: &actorID, CreatedAt: now, ExpiresAt: now.Add(InviteTTL)}
+		inv := inviteRow{TokenHash: rec.TokenHash, CarrierID: c.ID, Email: rec.Email, Role: string(account.CarrierAdmin),
+			CreatedBy: &actorID, CreatedAt: now, ExpiresAt: rec.ExpiresAt.UTC()}
 		if err := tx.Create(&inv).Error; err != nil {
 			return err
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &c.ID, Action: "invite.create",
-			SubjectType: "invite", SubjectID: inv.ID, After: map[string]any{"email": email, "role": inv.Role}})
+			SubjectType: "invite", SubjectID: inv.ID, After: map[string]any{"email": rec.Email, "role": inv.Role}})
 	})
-	if err != nil {
-		return "", fmt.Errorf("invite carrier %s: %w", slug, err)
-	}
-	return token, nil
 }
 
-// Invite is a pending sign-up.
-type Invite struct {
-	Email   string
-	Carrier account.Carrier
-}
-
-// FindInvite returns the pending invite for a token.
-func (s *Store) FindInvite(ctx context.Context, token string) (*Invite, error) {
+// FindInvite returns the pending invite for a token's hash.
+func (s *Store) FindInvite(ctx context.Context, tokenHash string) (*account.Invite, error) {
 	var inv inviteRow
-	err := s.read(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", account.HashToken(token), s.Now().UTC()).First(&inv).Error
+	err := s.read(ctx).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", tokenHash, s.Now().UTC()).First(&inv).Error
 	if err != nil {
 		return nil, notFound(err, "This sign-up link is unknown, used or expired. Invite")
 	}
@@ -355,24 +274,17 @@ func (s *Store) FindInvite(ctx context.Context, token string) (*Invite, error) {
 	if err := s.read(ctx).First(&c, inv.CarrierID).Error; err != nil {
 		return nil, notFound(err, "Carrier")
 	}
-	return &Invite{Email: inv.Email, Carrier: c.toDomain()}, nil
+	return &account.Invite{Email: inv.Email, Carrier: c.toDomain()}, nil
 }
 
 // AcceptInvite creates the invited user and its membership, and spends the
 // link: a second use finds nothing.
-func (s *Store) AcceptInvite(ctx context.Context, token, name, password string) (*account.User, error) {
-	if msg := account.ValidatePassword(password); msg != "" {
-		return nil, apperr.Invalid(map[string]string{"password": msg})
-	}
-	hash, err := account.HashPassword(password)
-	if err != nil {
-		return nil, err
-	}
+func (s *Store) AcceptInvite(ctx context.Context, tokenHash, name, passwordHash string) (*account.User, error) {
 	var user userRow
-	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		// Spend the link first with a conditional update: of two concurrent
 		// accepts, exactly one changes a row.
-		res := tx.Model(&inviteRow{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", account.HashToken(token), now).
+		res := tx.Model(&inviteRow{}).Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", tokenHash, now).
 			Update("used_at", now)
 		if res.Error != nil {
 			return res.Error
@@ -381,10 +293,10 @@ func (s *Store) AcceptInvite(ctx context.Context, token, name, password string) 
 			return apperr.Errorf(apperr.ENOTFOUND, "This sign-up link is unknown, used or expired.")
 		}
 		var inv inviteRow
-		if err := tx.Where("token_hash = ?", account.HashToken(token)).First(&inv).Error; err != nil {
+		if err := tx.Where("token_hash = ?", tokenHash).First(&inv).Error; err != nil {
 			return err
 		}
-		user = userRow{Email: inv.Email, Name: name, PasswordHash: hash, CreatedAt: now}
+		user = userRow{Email: inv.Email, Name: name, PasswordHash: passwordHash, CreatedAt: now}
 		if err := tx.Create(&user).Error; err != nil {
 			if isDuplicate(err) {
 				return apperr.Invalid(map[string]string{"email": "An account with this email already exists; ask an admin to add it to the carrier."})
@@ -403,15 +315,8 @@ func (s *Store) AcceptInvite(ctx context.Context, token, name, password string) 
 	return user.toDomain(), nil
 }
 
-// Session is a server-side session record.
-type Session struct {
-	UserID    *int64
-	Data      string
-	ExpiresAt time.Time
-}
-
 // SaveSession creates or replaces a session by the hash of its id.
-func (s *Store) SaveSession(ctx context.Context, idHash string, sess Session) error {
+func (s *Store) SaveSession(ctx context.Context, idHash string, sess account.Session) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		row := sessionRow{IDHash: idHash, UserID: sess.UserID, Data: sess.Data, CreatedAt: now, ExpiresAt: sess.ExpiresAt.UTC()}
 		res := tx.Model(&sessionRow{}).Where("id_hash = ?", idHash).
@@ -429,13 +334,13 @@ func (s *Store) SaveSession(ctx context.Context, idHash string, sess Session) er
 }
 
 // FindSession returns a live session.
-func (s *Store) FindSession(ctx context.Context, idHash string) (*Session, error) {
+func (s *Store) FindSession(ctx context.Context, idHash string) (*account.Session, error) {
 	var row sessionRow
 	err := s.read(ctx).Where("id_hash = ? AND expires_at > ?", idHash, s.Now().UTC()).First(&row).Error
 	if err != nil {
 		return nil, notFound(err, "Session")
 	}
-	return &Session{UserID: row.UserID, Data: row.Data, ExpiresAt: row.ExpiresAt}, nil
+	return &account.Session{UserID: row.UserID, Data: row.Data, ExpiresAt: row.ExpiresAt}, nil
 }
 
 // DeleteSession ends a session; its cookie stops working everywhere.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/airside/airside/internal/audit"
 	"time"
 
 	"gorm.io/gorm"
@@ -56,31 +57,8 @@ func appendAudit(tx *gorm.DB, now time.Time, e auditEvent) error {
 	return nil
 }
 
-// AuditEvent is one audited change.
-type AuditEvent struct {
-	ID          int64
-	At          time.Time
-	ActorEmail  string
-	CarrierSlug string
-	Action      string
-	SubjectType string
-	SubjectID   int64
-	Before      string
-	After       string
-}
-
-// AuditFilter narrows FindAuditEvents.
-type AuditFilter struct {
-	// CarrierIDs limits to these carriers' events; nil means all.
-	CarrierIDs []int64
-	// SubjectType and SubjectID narrow to one object's events when set.
-	SubjectType string
-	SubjectID   int64
-	Limit       int
-}
-
 // FindAuditEvents lists audit events, newest first.
-func (s *Store) FindAuditEvents(ctx context.Context, f AuditFilter) ([]AuditEvent, error) {
+func (s *Store) FindAuditEvents(ctx context.Context, f audit.Filter) ([]audit.Event, error) {
 	q := s.read(ctx).Table("audit_events").
 		Select("audit_events.*, COALESCE(users.email, '') AS actor_email, COALESCE(carriers.slug, '') AS carrier_slug").
 		Joins("LEFT JOIN users ON users.id = audit_events.actor_id").
@@ -103,9 +81,9 @@ func (s *Store) FindAuditEvents(ctx context.Context, f AuditFilter) ([]AuditEven
 	if err := q.Limit(f.Limit).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find audit events: %w", err)
 	}
-	out := make([]AuditEvent, len(rows))
+	out := make([]audit.Event, len(rows))
 	for i, r := range rows {
-		out[i] = AuditEvent{ID: r.Row.ID, At: r.Row.At, ActorEmail: r.ActorEmail, CarrierSlug: r.CarrierSlug, Action: r.Row.Action,
+		out[i] = audit.Event{ID: r.Row.ID, At: r.Row.At, ActorEmail: r.ActorEmail, CarrierSlug: r.CarrierSlug, Action: r.Row.Action,
 			SubjectType: r.Row.SubjectType, SubjectID: r.Row.SubjectID, Before: r.Row.BeforeJSON, After: r.Row.AfterJSON}
 	}
 	return out, nil

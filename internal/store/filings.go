@@ -192,7 +192,7 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 		}
 		listingID = f.ListingID
 		if f.LockVersion != u.LockVersion {
-			return apperr.Errorf(apperr.ECONFLICT, "This filing was changed since you opened it. Reload it to see the changes, then edit again.")
+			return workflow.ErrEditedSinceOpened()
 		}
 		if !workflow.State(f.State).Open() || u.Fare == nil {
 			return apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be edited.", workflow.State(f.State).Label())
@@ -220,7 +220,7 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return apperr.Errorf(apperr.ECONFLICT, "This filing was changed since you opened it. Reload it and edit again.")
+			return workflow.ErrEditedSinceOpened()
 		}
 		if u.Submit {
 			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
@@ -239,10 +239,7 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 }
 
 func submittedMessage(tx *gorm.DB, f *filingRow) string {
-	if f.State == string(workflow.ChangesRequested) {
-		return "Filing " + filingLabel(tx, f) + " was resubmitted after changes."
-	}
-	return "New filing " + filingLabel(tx, f) + " awaits review."
+	return workflow.NoticeSubmitted(filingLabel(tx, f), workflow.State(f.State))
 }
 
 func stateAfter(state string, submit bool) string {
@@ -285,7 +282,7 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return apperr.Errorf(apperr.ECONFLICT, "This filing changed at the same moment; reload it to see its state.")
+			return workflow.ErrChangedMeanwhile()
 		}
 		switch {
 		case next == workflow.Submitted:
@@ -293,7 +290,7 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 				return err
 			}
 		case next == workflow.Withdrawn && f.State == string(workflow.Submitted):
-			if err := notifyReviewers(tx, now, f.ID, actorID, "Filing "+filingLabel(tx, &f)+" was withdrawn by the carrier."); err != nil {
+			if err := notifyReviewers(tx, now, f.ID, actorID, workflow.NoticeWithdrawn(filingLabel(tx, &f))); err != nil {
 				return err
 			}
 		}
@@ -306,25 +303,12 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 	return nil
 }
 
-// FilingFilter narrows FindFilings.
-type FilingFilter struct {
-	ListingID  int64
-	CarrierIDs []int64 // nil: every carrier
-	States     []workflow.State
-	// CarrierID, ModelID and Kind narrow the review queue.
-	CarrierID   int64
-	ModelID     int64
-	Kind        fare.Kind
-	OldestFirst bool
-	Limit       int
-}
-
 // FindFiling finds one filing; outside carrierIDs (when given) it is not found.
 func (s *Store) FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error) {
 	var out []workflow.Filing
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		out, err = findFilings(tx, FilingFilter{CarrierIDs: carrierIDs}, id)
+		out, err = findFilings(tx, workflow.FilingFilter{CarrierIDs: carrierIDs}, id)
 		return err
 	})
 	if err != nil {
@@ -337,7 +321,7 @@ func (s *Store) FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*
 }
 
 // FindFilings lists filings, newest first.
-func (s *Store) FindFilings(ctx context.Context, f FilingFilter) ([]workflow.Filing, error) {
+func (s *Store) FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error) {
 	var out []workflow.Filing
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -350,7 +334,7 @@ func (s *Store) FindFilings(ctx context.Context, f FilingFilter) ([]workflow.Fil
 	return out, nil
 }
 
-func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, error) {
+func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Filing, error) {
 	var rows []struct {
 		Row           filingRow `gorm:"embedded"`
 		CarrierID     int64
@@ -443,7 +427,7 @@ func findFilings(tx *gorm.DB, f FilingFilter, id int64) ([]workflow.Filing, erro
 
 // InFlightFilings maps listing ids to their filing in flight.
 func (s *Store) InFlightFilings(ctx context.Context, carrierIDs []int64) (map[int64]workflow.Filing, error) {
-	filings, err := s.FindFilings(ctx, FilingFilter{CarrierIDs: carrierIDs, States: workflow.InFlightStates})
+	filings, err := s.FindFilings(ctx, workflow.FilingFilter{CarrierIDs: carrierIDs, States: workflow.InFlightStates})
 	if err != nil {
 		return nil, err
 	}

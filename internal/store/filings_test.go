@@ -7,6 +7,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/store"
@@ -26,7 +27,7 @@ func newFixture(t *testing.T, s *store.Store) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := s.CreateUser(ctx, nil, store.NewUser{Email: "a@nebula.example", Password: "long enough pw", CarrierSlug: "nebula", CarrierRole: account.CarrierAdmin})
+	u, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "a@nebula.example", Password: "long enough pw", CarrierSlug: "nebula", CarrierRole: account.CarrierAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestFilingLifecycle(t *testing.T) {
 		if err := s.WithdrawFiling(ctx, fx.authorID, id); apperr.Code(err) != apperr.ECONFLICT {
 			t.Errorf("withdrew twice: %v", err)
 		}
-		events, _ := s.FindAuditEvents(ctx, store.AuditFilter{SubjectType: "filing", SubjectID: id})
+		events, _ := s.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: id})
 		if len(events) != 3 {
 			t.Errorf("%d audit events for the filing, want 3 (create, submit, withdraw)", len(events))
 		}
@@ -162,7 +163,7 @@ func TestConcurrentSubmitsOneWins(t *testing.T) {
 			if wins != 1 {
 				t.Fatalf("round %d: %d submits won, want exactly 1 (%v)", round, wins, errs)
 			}
-			inFlight, _ := s.FindFilings(ctx, store.FilingFilter{ListingID: fx.listingID, States: workflow.InFlightStates})
+			inFlight, _ := s.FindFilings(ctx, workflow.FilingFilter{ListingID: fx.listingID, States: workflow.InFlightStates})
 			if len(inFlight) != 1 {
 				t.Fatalf("round %d: %d filings in flight", round, len(inFlight))
 			}

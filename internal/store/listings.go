@@ -504,12 +504,6 @@ type capabilityCheckRow struct {
 
 func (capabilityCheckRow) TableName() string { return "capability_checks" }
 
-// Verification states of a declared capability.
-const (
-	CapabilityVerified = "verified"
-	CapabilityFailed   = "failed"
-)
-
 // FindCapabilityChecks maps a listing's capability names to their
 // verification state ("verified" or "failed"); a flag not in the map has not
 // been verified yet.
@@ -544,9 +538,6 @@ func (s *Store) FindListingSnapshots(ctx context.Context) ([]catalogue.Listing, 
 // 10000 basis points is the default priority 1, 0 or below takes it off every
 // ballot). It changes routing, so it raises the catalogue revision.
 func (s *Store) SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error {
-	if priorityBP < 0 || priorityBP > 100000 {
-		return apperr.Invalid(map[string]string{"priority": "Enter a priority from 0 to 10."})
-	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var l listingRow
 		if err := tx.First(&l, listingID).Error; err != nil {
@@ -592,16 +583,6 @@ func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, rea
 			After: map[string]any{"status": catalogue.StatusDelisted, "reason": reason}}); err != nil {
 			return err
 		}
-		var userIDs []int64
-		if err := tx.Model(&membershipRow{}).Where("carrier_id = ?", l.CarrierID).Pluck("user_id", &userIDs).Error; err != nil {
-			return err
-		}
-		for _, id := range userIDs {
-			msg := fmt.Sprintf("Listing %d was delisted by the gateway: %s", l.ID, reason)
-			if err := tx.Create(&notificationRow{UserID: id, Message: msg, CreatedAt: now}).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticeDelisted(l.ID, reason))
 	})
 }

@@ -125,23 +125,15 @@ func liveHealth(tx *gorm.DB, ids []int64, now time.Time) (map[int64]catalogue.He
 	return out, nil
 }
 
-// SeriesPoint is one step of a listing's recent traffic.
-type SeriesPoint struct {
-	At                       time.Time
-	Requests, Errors         int64
-	TTFTMsSum, SuccessCount  int64
-	OutputTokens, DurationMs int64
-}
-
 // MetricSeries sums a listing's buckets into steps from since to now.
-func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]SeriesPoint, error) {
+func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error) {
 	var rows []bucketRow
 	if err := s.read(ctx).Where("listing_id = ? AND minute >= ?", listingID, since.UTC()).Order("minute").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("metric series: %w", err)
 	}
 	now := s.Now().UTC()
 	n := int(now.Sub(since)/step) + 1
-	points := make([]SeriesPoint, n)
+	points := make([]catalogue.SeriesPoint, n)
 	for i := range points {
 		points[i].At = since.Add(time.Duration(i) * step)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
@@ -61,22 +63,24 @@ func deref(v *float64) float64 {
 func TestTokens(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		admin := newReviewer(t, s, "admin@airside.example")
-		if _, err := s.CreateToken(ctx, admin, "", nil); apperr.Code(err) != apperr.EINVALID {
+		tokens := &apitoken.Service{Store: s, Now: s.Now}
+		p := &account.Principal{User: account.User{ID: admin, Staff: account.StaffAdmin}}
+		if _, err := tokens.Create(ctx, p, "", nil); apperr.Code(err) != apperr.EINVALID {
 			t.Errorf("unnamed token without scopes: %v", err)
 		}
-		secret, err := s.CreateToken(ctx, admin, "gateway-eu", []string{store.ScopeCatalogueRead, store.ScopeElect})
+		secret, err := tokens.Create(ctx, p, "gateway-eu", []string{apitoken.ScopeCatalogueRead, apitoken.ScopeElect})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := s.AuthenticateToken(ctx, secret)
-		if err != nil || !tok.Has(store.ScopeElect) || tok.Has(store.ScopeMetricsWrite) || tok.LastUsedAt == nil {
+		tok, err := tokens.Authenticate(ctx, secret)
+		if err != nil || !tok.Has(apitoken.ScopeElect) || tok.Has(apitoken.ScopeMetricsWrite) || tok.LastUsedAt == nil {
 			t.Fatalf("token %+v, %v", tok, err)
 		}
-		if _, err := s.AuthenticateToken(ctx, secret+"x"); apperr.Code(err) != apperr.ENOTFOUND {
+		if _, err := tokens.Authenticate(ctx, secret+"x"); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("a wrong secret: %v", err)
 		}
-		tokens, _ := s.FindTokens(ctx)
-		for _, tk := range tokens {
+		list, _ := s.FindTokens(ctx)
+		for _, tk := range list {
 			if tk.Name == secret {
 				t.Error("the secret is stored as is")
 			}
@@ -84,7 +88,7 @@ func TestTokens(t *testing.T) {
 		if err := s.RevokeToken(ctx, admin, tok.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AuthenticateToken(ctx, secret); apperr.Code(err) != apperr.ENOTFOUND {
+		if _, err := tokens.Authenticate(ctx, secret); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("a revoked token still works: %v", err)
 		}
 	})

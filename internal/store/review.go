@@ -11,7 +11,6 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/textcheck"
 	"github.com/airside/airside/internal/workflow"
 )
 
@@ -37,8 +36,8 @@ type commentRow struct {
 func (commentRow) TableName() string { return "filing_comments" }
 
 // notifyCarrier tells every member of a carrier, inside the caller's
-// transaction.
-func notifyCarrier(tx *gorm.DB, now time.Time, carrierID, filingID int64, message string) error {
+// transaction; filingID is nil for a message about the listing itself.
+func notifyCarrier(tx *gorm.DB, now time.Time, carrierID int64, filingID *int64, message string) error {
 	var userIDs []int64
 	if err := tx.Model(&membershipRow{}).Where("carrier_id = ?", carrierID).Pluck("user_id", &userIDs).Error; err != nil {
 		return fmt.Errorf("notify carrier %d: %w", carrierID, err)
@@ -54,12 +53,12 @@ func notifyReviewers(tx *gorm.DB, now time.Time, filingID, exceptUserID int64, m
 	if err != nil {
 		return fmt.Errorf("notify reviewers: %w", err)
 	}
-	return notifyUsers(tx, now, userIDs, filingID, message)
+	return notifyUsers(tx, now, userIDs, &filingID, message)
 }
 
-func notifyUsers(tx *gorm.DB, now time.Time, userIDs []int64, filingID int64, message string) error {
+func notifyUsers(tx *gorm.DB, now time.Time, userIDs []int64, filingID *int64, message string) error {
 	for _, id := range userIDs {
-		row := notificationRow{UserID: id, FilingID: &filingID, Message: message, CreatedAt: now}
+		row := notificationRow{UserID: id, FilingID: filingID, Message: message, CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return fmt.Errorf("notify user %d: %w", id, err)
 		}
@@ -67,23 +66,14 @@ func notifyUsers(tx *gorm.DB, now time.Time, userIDs []int64, filingID int64, me
 	return nil
 }
 
-// filingLabel names a filing in messages: "#12 (Nebula Inference, Kimi K2.5)".
+// filingLabel names a filing in messages, in the workflow's words.
 func filingLabel(tx *gorm.DB, f *filingRow) string {
 	var names struct{ Carrier, Model string }
 	tx.Table("listings").Select("carriers.name AS carrier, models.name AS model").
 		Joins("JOIN carriers ON carriers.id = listings.carrier_id").Joins("JOIN models ON models.id = listings.model_id").
 		Where("listings.id = ?", f.ListingID).Scan(&names)
-	return fmt.Sprintf("#%d (%s, %s)", f.ID, names.Carrier, names.Model)
+	return workflow.FilingLabel(f.ID, names.Carrier, names.Model)
 }
-
-func sameFare(a, b *int64) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
-}
-
-// StaleBaseMessage explains a filing drafted against a fare no longer
-// published.
-const StaleBaseMessage = "The published fare changed after this filing was drafted, so it cannot be approved as it stands. " +
-	"The carrier must refresh it against the new published fare (and resubmit)."
 
 // DecideFiling records a reviewer's decision on a submitted filing and, for
 // an approval that is due now, publishes it, all in one transaction with its
@@ -103,8 +93,8 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 			return err
 		}
 		if action == workflow.Approve {
-			if !sameFare(f.BaseFareID, l.PublishedFareID) {
-				return apperr.Errorf(apperr.ECONFLICT, "%s", StaleBaseMessage)
+			if !workflow.SameBase(f.BaseFareID, l.PublishedFareID) { // published meanwhile
+				return workflow.ErrStaleBase()
 			}
 			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
 				next = workflow.Scheduled
@@ -128,19 +118,8 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 			After: map[string]any{"state": next, "note": note}}); err != nil {
 			return err
 		}
-		label := filingLabel(tx, &f)
-		var message string
-		switch next {
-		case workflow.Published:
-			message = "Filing " + label + " was approved and is now published to routing."
-		case workflow.Scheduled:
-			message = fmt.Sprintf("Filing %s was approved and will be published on %s UTC.", label, f.EffectiveAt.UTC().Format("2006-01-02 15:04"))
-		case workflow.Rejected:
-			message = "Filing " + label + " was rejected: " + note
-		case workflow.ChangesRequested:
-			message = "Changes were requested on filing " + label + ": " + note
-		}
-		if err := notifyCarrier(tx, now, l.CarrierID, f.ID, message); err != nil {
+		message := workflow.NoticeDecided(filingLabel(tx, &f), next, f.EffectiveAt, note)
+		if err := notifyCarrier(tx, now, l.CarrierID, &f.ID, message); err != nil {
 			return err
 		}
 		if next == workflow.Published {
@@ -169,12 +148,11 @@ func filingWithListing(tx *gorm.DB, filingID int64) (filingRow, listingRow, erro
 }
 
 func alreadyDecided(tx *gorm.DB, f *filingRow) error {
+	var who userRow
 	if f.DecidedBy != nil {
-		var who userRow
 		tx.First(&who, *f.DecidedBy)
-		return apperr.Errorf(apperr.ECONFLICT, "Already decided by %s: the filing is %s.", who.Email, workflow.State(f.State).Label())
 	}
-	return apperr.Errorf(apperr.ECONFLICT, "This filing is %s, not awaiting review.", workflow.State(f.State).Label())
+	return workflow.ErrAlreadyDecided(who.Email, workflow.State(f.State))
 }
 
 // publishFiling makes an approved filing the listing's published state and
@@ -246,7 +224,7 @@ func (s *Store) PublishDue(ctx context.Context) (int, error) {
 				return err
 			}
 			published++
-			return notifyCarrier(tx, now, l.CarrierID, f.ID, "Filing "+filingLabel(tx, &f)+" reached its effective date and is now published to routing.")
+			return notifyCarrier(tx, now, l.CarrierID, &f.ID, workflow.NoticeDue(filingLabel(tx, &f)))
 		})
 		if err != nil {
 			return published, fmt.Errorf("publish due filings: %w", err)
@@ -270,7 +248,7 @@ func (s *Store) RebaseFiling(ctx context.Context, actorID, filingID int64) error
 		if !workflow.State(f.State).Open() {
 			return apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be refreshed; only drafts and filings sent back for changes can.", workflow.State(f.State).Label())
 		}
-		if sameFare(f.BaseFareID, l.PublishedFareID) {
+		if workflow.SameBase(f.BaseFareID, l.PublishedFareID) { // refreshed meanwhile
 			return apperr.Errorf(apperr.ECONFLICT, "This filing is already drafted against the published fare.")
 		}
 		updates := map[string]any{"base_fare_id": l.PublishedFareID, "updated_at": now, "lock_version": f.LockVersion + 1}
@@ -291,33 +269,16 @@ func (s *Store) RebaseFiling(ctx context.Context, actorID, filingID int64) error
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
-			return apperr.Errorf(apperr.ECONFLICT, "This filing changed at the same moment; reload it.")
+			return workflow.ErrChangedMeanwhile()
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing.refresh",
 			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"baseFareId": f.BaseFareID}, After: map[string]any{"baseFareId": l.PublishedFareID}})
 	})
 }
 
-// Comment is one message in a filing's thread.
-type Comment struct {
-	ID          int64
-	AuthorEmail string
-	AuthorStaff bool
-	Body        string
-	At          time.Time
-}
-
-// MaxComment bounds a comment.
-const MaxComment = 4000
-
-// AddComment adds a message to a filing's thread and tells the other side.
+// AddComment adds a message to a filing's thread and tells the other side
+// (the carrier when fromStaff, the reviewers otherwise).
 func (s *Store) AddComment(ctx context.Context, actorID, filingID int64, body string, fromStaff bool) error {
-	if body == "" {
-		return apperr.Invalid(map[string]string{"body": "Write a comment first."})
-	}
-	if msg := textcheck.Problem(body, MaxComment); msg != "" {
-		return apperr.Invalid(map[string]string{"body": msg})
-	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		f, l, err := filingWithListing(tx, filingID)
 		if err != nil {
@@ -331,16 +292,16 @@ func (s *Store) AddComment(ctx context.Context, actorID, filingID int64, body st
 			SubjectType: "filing", SubjectID: f.ID, After: map[string]any{"commentId": row.ID}}); err != nil {
 			return err
 		}
-		message := "New comment on filing " + filingLabel(tx, &f)
+		message := workflow.NoticeComment(filingLabel(tx, &f))
 		if fromStaff {
-			return notifyCarrier(tx, now, l.CarrierID, f.ID, message)
+			return notifyCarrier(tx, now, l.CarrierID, &f.ID, message)
 		}
 		return notifyReviewers(tx, now, f.ID, actorID, message)
 	})
 }
 
 // FindComments lists a filing's thread, oldest first.
-func (s *Store) FindComments(ctx context.Context, filingID int64) ([]Comment, error) {
+func (s *Store) FindComments(ctx context.Context, filingID int64) ([]workflow.ThreadMessage, error) {
 	var rows []struct {
 		Row       commentRow `gorm:"embedded"`
 		Email     string
@@ -352,31 +313,22 @@ func (s *Store) FindComments(ctx context.Context, filingID int64) ([]Comment, er
 	if err != nil {
 		return nil, fmt.Errorf("find comments of filing %d: %w", filingID, err)
 	}
-	out := make([]Comment, len(rows))
+	out := make([]workflow.ThreadMessage, len(rows))
 	for i, r := range rows {
-		out[i] = Comment{ID: r.Row.ID, AuthorEmail: r.Email, AuthorStaff: r.StaffRole != "", Body: r.Row.Body, At: r.Row.CreatedAt}
+		out[i] = workflow.ThreadMessage{ID: r.Row.ID, AuthorEmail: r.Email, AuthorStaff: r.StaffRole != "", Body: r.Row.Body, At: r.Row.CreatedAt}
 	}
 	return out, nil
 }
 
-// Notification is one inbox message.
-type Notification struct {
-	ID       int64
-	FilingID *int64
-	Message  string
-	At       time.Time
-	Read     bool
-}
-
 // FindNotifications lists a user's inbox, newest first.
-func (s *Store) FindNotifications(ctx context.Context, userID int64, limit int) ([]Notification, error) {
+func (s *Store) FindNotifications(ctx context.Context, userID int64, limit int) ([]workflow.Notification, error) {
 	var rows []notificationRow
 	if err := s.read(ctx).Where("user_id = ?", userID).Order("id DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find notifications: %w", err)
 	}
-	out := make([]Notification, len(rows))
+	out := make([]workflow.Notification, len(rows))
 	for i, r := range rows {
-		out[i] = Notification{ID: r.ID, FilingID: r.FilingID, Message: r.Message, At: r.CreatedAt, Read: r.ReadAt != nil}
+		out[i] = workflow.Notification{ID: r.ID, FilingID: r.FilingID, Message: r.Message, At: r.CreatedAt, Read: r.ReadAt != nil}
 	}
 	return out, nil
 }
@@ -401,12 +353,6 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, userID int64) error {
 // capability ("verified" or "failed", with a note), audited, and tells the
 // carrier.
 func (s *Store) SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error {
-	if state != CapabilityVerified && state != CapabilityFailed {
-		return apperr.Invalid(map[string]string{"state": "Choose verified or failed."})
-	}
-	if msg := textcheck.Problem(note, MaxComment); msg != "" {
-		return apperr.Invalid(map[string]string{"note": msg})
-	}
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var l listingRow
 		if err := tx.First(&l, listingID).Error; err != nil {
@@ -426,16 +372,7 @@ func (s *Store) SetCapabilityCheck(ctx context.Context, reviewerID, listingID in
 			After: map[string]any{"capability": capability, "state": state, "note": note}}); err != nil {
 			return err
 		}
-		var userIDs []int64
-		if err := tx.Model(&membershipRow{}).Where("carrier_id = ?", l.CarrierID).Pluck("user_id", &userIDs).Error; err != nil {
-			return err
-		}
-		for _, id := range userIDs {
-			if err := tx.Create(&notificationRow{UserID: id, Message: fmt.Sprintf("Capability %s of listing %d was marked %s.", capability, listingID, state), CreatedAt: now}).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticeCapability(capability, listingID, state))
 	})
 }
 

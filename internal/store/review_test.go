@@ -9,6 +9,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
@@ -16,7 +17,7 @@ import (
 
 func newReviewer(t *testing.T, s *store.Store, email string) int64 {
 	t.Helper()
-	u, err := s.CreateUser(ctx, nil, store.NewUser{Email: email, Password: "long enough pw", Staff: account.StaffReviewer})
+	u, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: email, Password: "long enough pw", Staff: account.StaffReviewer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestApprovalPublishesAtomically(t *testing.T) {
 		if rev, _ := s.CatalogueRevision(ctx); rev != revBefore+1 {
 			t.Errorf("revision %d, want %d", rev, revBefore+1)
 		}
-		events, _ := s.FindAuditEvents(ctx, store.AuditFilter{SubjectType: "filing", SubjectID: id})
+		events, _ := s.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: id})
 		actions := map[string]bool{}
 		for _, e := range events {
 			actions[e.Action] = true
@@ -129,7 +130,7 @@ func TestConcurrentDecisionsOneStands(t *testing.T) {
 			if wins != 1 {
 				t.Fatalf("round %d: %d decisions stood (%v)", round, wins, errs)
 			}
-			events, _ := s.FindAuditEvents(ctx, store.AuditFilter{SubjectType: "filing", SubjectID: id})
+			events, _ := s.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: id})
 			decisions := 0
 			for _, e := range events {
 				if e.Action == "filing.approve" || e.Action == "filing.reject" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
@@ -145,33 +146,34 @@ func TestListingsAreScopedToCarriers(t *testing.T) {
 
 func TestUsersInvitesAndSessions(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
-		admin, err := s.CreateUser(ctx, nil, store.NewUser{Email: "Admin@Example.com", Password: "long enough pw", Staff: account.StaffAdmin})
+		admin, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "Admin@Example.com", Password: "long enough pw", Staff: account.StaffAdmin})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if admin.Email != "admin@example.com" {
 			t.Errorf("email %q not normalised", admin.Email)
 		}
-		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "admin@example.com", Password: "long enough pw"}); apperr.FieldErrors(err)["email"] == "" {
+		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "admin@example.com", Password: "long enough pw"}); apperr.FieldErrors(err)["email"] == "" {
 			t.Errorf("duplicate email: %v", err)
 		}
-		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "x@example.com", Password: "short"}); apperr.FieldErrors(err)["password"] == "" {
+		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "x@example.com", Password: "short"}); apperr.FieldErrors(err)["password"] == "" {
 			t.Errorf("short password: %v", err)
 		}
 
-		token, err := s.InviteCarrier(ctx, admin.ID, "orbit", "Orbit Compute", "first@orbit.example")
+		accounts := account.NewService(s)
+		token, err := accounts.InviteCarrier(ctx, &account.Principal{User: *admin}, "orbit", "Orbit Compute", "first@orbit.example")
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, err := s.FindInvite(ctx, token)
+		inv, err := accounts.FindInvite(ctx, token)
 		if err != nil || inv.Carrier.Slug != "orbit" || inv.Email != "first@orbit.example" {
 			t.Fatalf("invite %+v, %v", inv, err)
 		}
-		user, err := s.AcceptInvite(ctx, token, "First", "a strong password")
+		user, err := accounts.AcceptInvite(ctx, token, "First", "a strong password")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.AcceptInvite(ctx, token, "Again", "a strong password"); apperr.Code(err) != apperr.ENOTFOUND {
+		if _, err := accounts.AcceptInvite(ctx, token, "Again", "a strong password"); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("invite used twice: %v", err)
 		}
 		p, err := s.FindPrincipal(ctx, user.ID)
@@ -179,10 +181,10 @@ func TestUsersInvitesAndSessions(t *testing.T) {
 			t.Fatalf("principal %+v, %v", p, err)
 		}
 
-		if err := s.SaveSession(ctx, "h1", store.Session{UserID: &user.ID, Data: "{}", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		if err := s.SaveSession(ctx, "h1", account.Session{UserID: &user.ID, Data: "{}", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveSession(ctx, "h1", store.Session{UserID: &user.ID, Data: `{"flash":"x"}`, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		if err := s.SaveSession(ctx, "h1", account.Session{UserID: &user.ID, Data: `{"flash":"x"}`, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.FindSession(ctx, "h1")
@@ -195,7 +197,7 @@ func TestUsersInvitesAndSessions(t *testing.T) {
 		if _, err := s.FindSession(ctx, "h1"); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("deleted session found: %v", err)
 		}
-		s.SaveSession(ctx, "old", store.Session{Data: "{}", ExpiresAt: time.Now().Add(-time.Minute)})
+		s.SaveSession(ctx, "old", account.Session{Data: "{}", ExpiresAt: time.Now().Add(-time.Minute)})
 		if _, err := s.FindSession(ctx, "old"); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("expired session found: %v", err)
 		}
@@ -203,7 +205,7 @@ func TestUsersInvitesAndSessions(t *testing.T) {
 			t.Errorf("deleted %d expired sessions, %v", n, err)
 		}
 
-		events, err := s.FindAuditEvents(ctx, store.AuditFilter{})
+		events, err := s.FindAuditEvents(ctx, audit.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +217,7 @@ func TestUsersInvitesAndSessions(t *testing.T) {
 		if diff := cmp.Diff([]string{"carrier.create", "invite.accept", "invite.create", "user.create"}, actions); diff != "" {
 			t.Errorf("audit actions mismatch (-want, +got):\n%s", diff)
 		}
-		mine, _ := s.FindAuditEvents(ctx, store.AuditFilter{CarrierIDs: []int64{inv.Carrier.ID}})
+		mine, _ := s.FindAuditEvents(ctx, audit.Filter{CarrierIDs: []int64{inv.Carrier.ID}})
 		if len(mine) != 3 {
 			t.Errorf("carrier sees %d audit events, want 3", len(mine))
 		}
@@ -224,7 +226,7 @@ func TestUsersInvitesAndSessions(t *testing.T) {
 
 func TestLoginThrottle(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
-		if _, err := s.CreateUser(ctx, nil, store.NewUser{Email: "ada@example.com", Password: "the right password"}); err != nil {
+		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "ada@example.com", Password: "the right password"}); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

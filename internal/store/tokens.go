@@ -3,26 +3,16 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/textcheck"
 )
 
-// API token scopes.
-const (
-	ScopeCatalogueRead = "catalogue:read"
-	ScopeMetricsWrite  = "metrics:write"
-	ScopeElect         = "elect"
-)
-
-// Scopes lists every API token scope.
-var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect}
+var _ apitoken.Store = (*Store)(nil)
 
 type tokenRow struct {
 	ID         int64 `gorm:"primaryKey"`
@@ -37,72 +27,35 @@ type tokenRow struct {
 
 func (tokenRow) TableName() string { return "api_tokens" }
 
-// APIToken is a machine credential for /api/v1.
-type APIToken struct {
-	ID         int64
-	Name       string
-	Scopes     []string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
+func (r *tokenRow) toDomain() apitoken.Token {
+	return apitoken.Token{ID: r.ID, Name: r.Name, Scopes: strings.Split(r.Scopes, ","), CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}
 }
 
-// Has reports whether the token carries a scope.
-func (t *APIToken) Has(scope string) bool { return slices.Contains(t.Scopes, scope) }
-
-func (r *tokenRow) toDomain() APIToken {
-	return APIToken{ID: r.ID, Name: r.Name, Scopes: strings.Split(r.Scopes, ","), CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}
-}
-
-// TokenPrefix starts every API token, so a leaked one is recognisable.
-const TokenPrefix = "airside_"
-
-// CreateToken makes a named token with scopes and returns it; only its hash
-// is stored, so it is shown once.
-func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, scopes []string) (string, error) {
-	fields := map[string]string{}
-	name = strings.TrimSpace(name)
-	if name == "" || textcheck.Problem(name, 100) != "" {
-		fields["name"] = "Name the token (1-100 characters), e.g. the gateway that uses it."
-	}
-	if len(scopes) == 0 {
-		fields["scopes"] = "Choose at least one scope."
-	}
-	for _, sc := range scopes {
-		if !slices.Contains(Scopes, sc) {
-			fields["scopes"] = fmt.Sprintf("Unknown scope %q.", sc)
-		}
-	}
-	if len(fields) > 0 {
-		return "", apperr.Invalid(fields)
-	}
-	token, hash, err := account.NewToken()
-	if err != nil {
-		return "", err
-	}
-	token = TokenPrefix + token
-	hash = account.HashToken(token)
-	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+// CreateToken stores a new token by its hash, audited, and returns its id.
+func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, scopes []string, hash string) (int64, error) {
+	var id int64
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		row := tokenRow{Name: name, TokenHash: hash, Scopes: strings.Join(scopes, ","), CreatedBy: &actorID, CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
+		id = row.ID
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, Action: "token.create", SubjectType: "api_token", SubjectID: row.ID,
 			After: map[string]any{"name": name, "scopes": scopes}})
 	})
 	if err != nil {
-		return "", fmt.Errorf("create token: %w", err)
+		return 0, fmt.Errorf("create token: %w", err)
 	}
-	return token, nil
+	return id, nil
 }
 
 // FindTokens lists every token, newest first.
-func (s *Store) FindTokens(ctx context.Context) ([]APIToken, error) {
+func (s *Store) FindTokens(ctx context.Context) ([]apitoken.Token, error) {
 	var rows []tokenRow
 	if err := s.read(ctx).Order("id DESC").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find tokens: %w", err)
 	}
-	out := make([]APIToken, len(rows))
+	out := make([]apitoken.Token, len(rows))
 	for i := range rows {
 		out[i] = rows[i].toDomain()
 	}
@@ -123,16 +76,16 @@ func (s *Store) RevokeToken(ctx context.Context, actorID, id int64) error {
 	})
 }
 
-// AuthenticateToken finds the live token for a presented secret and records
-// its use (at most once a minute, so busy gateways do not write per request).
-func (s *Store) AuthenticateToken(ctx context.Context, secret string) (*APIToken, error) {
+// FindLiveToken finds the unrevoked token with a hash and records its use
+// when the last one is older than touchBefore.
+func (s *Store) FindLiveToken(ctx context.Context, hash string, touchBefore time.Time) (*apitoken.Token, error) {
 	var row tokenRow
-	err := s.read(ctx).Where("token_hash = ? AND revoked_at IS NULL", account.HashToken(secret)).First(&row).Error
+	err := s.read(ctx).Where("token_hash = ? AND revoked_at IS NULL", hash).First(&row).Error
 	if err != nil {
 		return nil, notFound(err, "Token")
 	}
-	now := s.Now().UTC()
-	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) > time.Minute {
+	if row.LastUsedAt == nil || row.LastUsedAt.Before(touchBefore) {
+		now := s.Now().UTC()
 		if err := s.read(ctx).Model(&tokenRow{}).Where("id = ?", row.ID).Update("last_used_at", now).Error; err != nil {
 			return nil, fmt.Errorf("touch token: %w", err)
 		}

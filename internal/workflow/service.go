@@ -56,20 +56,15 @@ type Store interface {
 	SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error
 	SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error
 	DelistListing(ctx context.Context, actorID, listingID int64, reason string) error
+	FindNotifications(ctx context.Context, userID int64, limit int) ([]Notification, error)
+	MarkNotificationsRead(ctx context.Context, userID int64) error
+	PublishDue(ctx context.Context) (int, error)
 }
 
 // Service runs the carrier's side of filing.
 type Service struct {
 	Store Store
 	Now   func() time.Time
-}
-
-// Scope is the carriers whose filings p may see: nil (all) for staff.
-func Scope(p *account.Principal) []int64 {
-	if p.IsStaff() {
-		return nil
-	}
-	return p.CarrierIDs()
 }
 
 // ListingToFile finds a listing p may file for: another carrier's is not
@@ -79,11 +74,8 @@ func (s *Service) ListingToFile(ctx context.Context, p *account.Principal, listi
 	if err != nil {
 		return nil, err
 	}
-	if !CanFileFor(p, l.CarrierID) {
-		return nil, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
-	}
-	if l.Status == catalogue.StatusDelisted {
-		return nil, apperr.Errorf(apperr.ECONFLICT, "This listing is delisted; it takes no filings.")
+	if err := authorizeFiling(p, l); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -155,7 +147,7 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 		return 0, err
 	}
 	if !CanManageListings(p, l.CarrierID) {
-		return 0, apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can pause or resume a listing.")
+		return 0, errAdminsManage
 	}
 	target := catalogue.StatusPaused
 	if !pause {
@@ -177,7 +169,10 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 // of p's carriers; only its admins may.
 func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierID, modelID int64) (int64, error) {
 	if !CanManageListings(p, carrierID) {
-		return 0, apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can add listings.")
+		if p.RoleIn(carrierID) == "" && !p.IsStaff() {
+			return 0, apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
+		}
+		return 0, errAdminsManage
 	}
 	return s.Store.CreateListing(ctx, &p.User.ID, carrierID, modelID)
 }
@@ -187,8 +182,8 @@ func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierI
 // listings by carrier and model slug; the time-of-day schedule, which the file
 // does not carry, is kept from each listing's published fare.
 func (s *Service) FileBulk(ctx context.Context, p *account.Principal, rows []fare.CSVRow) (BulkResult, error) {
-	if len(p.Memberships) == 0 {
-		return BulkResult{}, apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
+	if err := AuthorizeBulk(p); err != nil {
+		return BulkResult{}, err
 	}
 	listings, err := s.Store.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: p.CarrierIDs()})
 	if err != nil {
@@ -223,8 +218,8 @@ func (s *Service) FileBulk(ctx context.Context, p *account.Principal, rows []far
 			continue
 		}
 		seen[l.ID] = row.Line
-		if l.Status == catalogue.StatusDelisted {
-			problems = append(problems, fare.CSVError{Row: row.Line, Column: "model", Msg: "This listing is delisted; it takes no filings."})
+		if err := authorizeFiling(p, l); err != nil {
+			problems = append(problems, fare.CSVError{Row: row.Line, Column: "model", Msg: apperr.Message(err)})
 			continue
 		}
 		parsed, errs := row.Form.Parse(now)
@@ -292,10 +287,10 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 		return "", err
 	}
 	if f.State != Submitted { // say it is decided before judging the reason
-		if f.DeciderEmail != "" {
-			return "", apperr.Errorf(apperr.ECONFLICT, "Already decided by %s: the filing is %s.", f.DeciderEmail, f.State.Label())
-		}
-		return "", apperr.Errorf(apperr.ECONFLICT, "This filing is %s, not awaiting review.", f.State.Label())
+		return "", ErrAlreadyDecided(f.DeciderEmail, f.State)
+	}
+	if action == Approve && f.StaleBase() {
+		return "", ErrStaleBase()
 	}
 	note = strings.TrimSpace(note)
 	if (action == Reject || action == RequestChanges) && note == "" {
@@ -316,14 +311,25 @@ func (s *Service) Comment(ctx context.Context, p *account.Principal, filingID in
 	if err := Authorize(p, f, Comment); err != nil {
 		return err
 	}
-	return s.Store.AddComment(ctx, p.User.ID, filingID, strings.TrimSpace(body), p.IsStaff() && p.RoleIn(f.CarrierID) == "")
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return apperr.Invalid(map[string]string{"body": "Write a comment first."})
+	}
+	if msg := textcheck.Problem(body, MaxComment); msg != "" {
+		return apperr.Invalid(map[string]string{"body": msg})
+	}
+	return s.Store.AddComment(ctx, p.User.ID, filingID, body, outsider(p, f.CarrierID))
 }
 
 // Refresh points an open filing at the fare published now (after another
 // filing changed it), so it can be submitted and approved again.
 func (s *Service) Refresh(ctx context.Context, p *account.Principal, filingID int64) error {
-	if _, err := s.filingFor(ctx, p, filingID, Save); err != nil {
+	f, err := s.filingFor(ctx, p, filingID, Save)
+	if err != nil {
 		return err
+	}
+	if !f.StaleBase() {
+		return apperr.Errorf(apperr.ECONFLICT, "This filing is already drafted against the published fare.")
 	}
 	return s.Store.RebaseFiling(ctx, p.User.ID, filingID)
 }
@@ -332,40 +338,50 @@ func (s *Service) Refresh(ctx context.Context, p *account.Principal, filingID in
 // ("verified" or "failed"); only verified flags reach routing.
 func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, listingID int64, capability, state, note string) error {
 	if !p.IsReviewer() {
-		return apperr.Errorf(apperr.EFORBIDDEN, "Only reviewers verify capabilities.")
+		return errReviewersVerify
 	}
 	l, err := s.Store.FindListingHeader(ctx, listingID, nil)
 	if err != nil {
 		return err
 	}
-	if p.RoleIn(l.CarrierID) != "" {
-		return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: a reviewer from outside the carrier must verify its capabilities.", l.CarrierName)
+	if err := authorizeVerify(p, l); err != nil {
+		return err
 	}
 	if _, ok := election.ParseCapability(capability); !ok {
 		return apperr.Invalid(map[string]string{"capability": "Unknown capability."})
 	}
-	return s.Store.SetCapabilityCheck(ctx, p.User.ID, listingID, capability, state, strings.TrimSpace(note))
+	if state != CapabilityVerified && state != CapabilityFailed {
+		return apperr.Invalid(map[string]string{"state": "Choose verified or failed."})
+	}
+	note = strings.TrimSpace(note)
+	if msg := textcheck.Problem(note, MaxComment); msg != "" {
+		return apperr.Invalid(map[string]string{"note": msg})
+	}
+	return s.Store.SetCapabilityCheck(ctx, p.User.ID, listingID, capability, state, note)
 }
 
 // SetPriority sets a listing's routing priority; only gateway admins may.
 // Priority is typed as a decimal ("1", "0.5", "0" takes it off every ballot).
 func (s *Service) SetPriority(ctx context.Context, p *account.Principal, listingID int64, typed string) error {
-	if !p.IsAdmin() {
-		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins set priorities.")
+	if _, err := s.listingToAdminister(ctx, p, listingID); err != nil {
+		return err
 	}
-	bp, err := money.ParsePercent(strings.TrimSpace(typed))
-	if err != nil || bp > 1000 {
-		return apperr.Invalid(map[string]string{"priority": "Enter a priority from 0 to 10 with at most 2 decimals, e.g. 1 or 0.5."})
+	bp, err := ParsePriority(typed)
+	if err != nil {
+		return err
 	}
-	// ParsePercent reads "1" as 100 basis points; priority 1 is 10000.
-	return s.Store.SetListingPriority(ctx, p.User.ID, listingID, int64(bp)*100)
+	return s.Store.SetListingPriority(ctx, p.User.ID, listingID, bp)
 }
 
 // Delist takes a listing out of the catalogue; only gateway admins may, with
 // a reason the carrier is told.
 func (s *Service) Delist(ctx context.Context, p *account.Principal, listingID int64, reason string) error {
-	if !p.IsAdmin() {
-		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins delist listings.")
+	l, err := s.listingToAdminister(ctx, p, listingID)
+	if err != nil {
+		return err
+	}
+	if l.Status == catalogue.StatusDelisted {
+		return apperr.Errorf(apperr.ECONFLICT, "The listing is already delisted.")
 	}
 	reason = strings.TrimSpace(reason)
 	if reason == "" || textcheck.Problem(reason, MaxNote) != "" {
@@ -373,3 +389,64 @@ func (s *Service) Delist(ctx context.Context, p *account.Principal, listingID in
 	}
 	return s.Store.DelistListing(ctx, p.User.ID, listingID, reason)
 }
+
+// listingToAdminister loads a listing p may administer (priority, delisting).
+func (s *Service) listingToAdminister(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error) {
+	if !p.IsAdmin() {
+		return nil, errAdminsAdminister
+	}
+	l, err := s.Store.FindListingHeader(ctx, listingID, nil)
+	if err != nil {
+		return nil, err
+	}
+	return l, authorizeAdminister(p, l)
+}
+
+// MaxPriority is the highest routing priority an admin may set (10x the
+// default of 1); priority is kept in basis points, 10000 being 1.
+const MaxPriority = 10
+
+// ParsePriority reads a typed priority ("1", "0.5"; "0" takes the listing
+// off every ballot) as basis points.
+func ParsePriority(typed string) (int64, error) {
+	bp, err := money.ParsePercent(strings.TrimSpace(typed))
+	if err != nil || bp > MaxPriority*100 {
+		return 0, apperr.Invalid(map[string]string{"priority": fmt.Sprintf("Enter a priority from 0 to %d with at most 2 decimals, e.g. 1 or 0.5.", MaxPriority)})
+	}
+	// ParsePercent reads "1" as 100 basis points; priority 1 is 10000.
+	return int64(bp) * 100, nil
+}
+
+// AuthorizeBulk says why p may not file in bulk, or nil.
+func AuthorizeBulk(p *account.Principal) error {
+	if !CanFileAny(p) {
+		return errStaffDoNotFile
+	}
+	return nil
+}
+
+// MaxComment bounds a comment in a filing's thread.
+const MaxComment = 4000
+
+// Verification states of a declared capability.
+const (
+	CapabilityVerified = "verified"
+	CapabilityFailed   = "failed"
+)
+
+// Inbox lists p's latest inbox messages, newest first, and marks them read:
+// the page that shows them is the reading.
+func (s *Service) Inbox(ctx context.Context, p *account.Principal, limit int) ([]Notification, error) {
+	notes, err := s.Store.FindNotifications(ctx, p.User.ID, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.MarkNotificationsRead(ctx, p.User.ID); err != nil {
+		return nil, err
+	}
+	return notes, nil
+}
+
+// PublishDue publishes every scheduled filing whose effective date has come;
+// several processes may run it at once, and each filing is published once.
+func (s *Service) PublishDue(ctx context.Context) (int, error) { return s.Store.PublishDue(ctx) }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
@@ -144,9 +143,7 @@ type Filing struct {
 // StaleBase reports whether the listing's published fare changed after the
 // filing was drafted: such a filing cannot be approved until refreshed.
 func (f *Filing) StaleBase() bool {
-	a, b := f.BaseFareID, f.CurrentFareID
-	same := a == nil && b == nil || a != nil && b != nil && *a == *b
-	return !same && f.State != Published && f.State != Scheduled
+	return !SameBase(f.BaseFareID, f.CurrentFareID) && f.State != Published && f.State != Scheduled
 }
 
 // IsPause reports whether the filing pauses or resumes the listing.
@@ -161,48 +158,4 @@ func (f *Filing) Changes() []fare.Change {
 		return nil
 	}
 	return fare.Diff(f.Base, f.Fare)
-}
-
-// Authorize decides whether p may do a to f.
-func Authorize(p *account.Principal, f *Filing, a Action) error {
-	switch a {
-	case Save, Submit, Withdraw:
-		role := p.RoleIn(f.CarrierID)
-		if role == "" {
-			if p.IsStaff() {
-				return apperr.Errorf(apperr.EFORBIDDEN, "Gateway staff review filings; carriers file them.")
-			}
-			return apperr.Errorf(apperr.ENOTFOUND, "Filing not found.")
-		}
-		if f.IsPause() && role != account.CarrierAdmin {
-			return apperr.Errorf(apperr.EFORBIDDEN, "Only a carrier admin can pause or resume a listing.")
-		}
-		return nil
-	case Approve, Reject, RequestChanges:
-		if !p.IsReviewer() {
-			return apperr.Errorf(apperr.EFORBIDDEN, "Only reviewers decide filings.")
-		}
-		if f.AuthorID == p.User.ID {
-			return apperr.Errorf(apperr.EFORBIDDEN, "You wrote this filing: another reviewer must decide it.")
-		}
-		if p.RoleIn(f.CarrierID) != "" {
-			return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: a reviewer from outside the carrier must decide this filing.", f.CarrierName)
-		}
-		return nil
-	case Comment:
-		if p.IsReviewer() || p.RoleIn(f.CarrierID) != "" {
-			return nil
-		}
-		return apperr.Errorf(apperr.ENOTFOUND, "Filing not found.")
-	}
-	return apperr.Errorf(apperr.EINVALID, "Unknown action %q.", a)
-}
-
-// CanFileFor reports whether p may file for a carrier (its admins and members).
-func CanFileFor(p *account.Principal, carrierID int64) bool { return p.RoleIn(carrierID) != "" }
-
-// CanManageListings reports whether p may add, pause and resume a carrier's
-// listings (its admins).
-func CanManageListings(p *account.Principal, carrierID int64) bool {
-	return p.RoleIn(carrierID) == account.CarrierAdmin
 }

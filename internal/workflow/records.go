@@ -1,0 +1,38 @@
+package workflow
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/fare"
+)
+
+// FilingFilter narrows a search of filings.
+type FilingFilter struct {
+	ListingID  int64
+	CarrierIDs []int64 // nil: every carrier
+	States     []State
+	// CarrierID, ModelID and Kind narrow the review queue.
+	CarrierID   int64
+	ModelID     int64
+	Kind        fare.Kind
+	OldestFirst bool
+	Limit       int
+}
+
+// ThreadMessage is one comment in a filing's thread.
+type ThreadMessage struct {
+	ID          int64
+	AuthorEmail string
+	AuthorStaff bool
+	Body        string
+	At          time.Time
+}
+
+// Notification is one inbox message.
+type Notification struct {
+	ID       int64
+	FilingID *int64
+	Message  string
+	At       time.Time
+	Read     bool
+}

@@ -1,0 +1,63 @@
+package web
+
+import (
+	"context"
+	"time"
+)
+
+// startBackground starts the work every serve process does beside answering
+// requests: sweeping sessions and old metrics, publishing filings that
+// reached their date, and relaying other processes' publications.
+func (s *Server) startBackground(ctx context.Context) {
+	go s.sweep(ctx, 10*time.Minute)
+	every := s.ScheduleEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	go s.runScheduler(ctx, every)
+	go s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
+}
+
+// runScheduler publishes due filings every interval until ctx ends.
+func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := s.Filings.PublishDue(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.Log.Error("scheduler: publish due filings", "err", err)
+		case n > 0:
+			s.Log.Info("scheduler: published due filings", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep deletes expired sessions, and metric buckets older than any metric
+// reads, periodically until ctx ends.
+func (s *Server) sweep(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.Accounts.SweepSessions(ctx); err != nil {
+				s.Log.Warn("session sweep failed", "err", err)
+			} else if n > 0 {
+				s.Log.Info("expired sessions removed", "count", n)
+			}
+			if n, err := s.Metrics.Prune(ctx); err != nil {
+				s.Log.Warn("metric bucket sweep failed", "err", err)
+			} else if n > 0 {
+				s.Log.Info("old metric buckets removed", "count", n)
+			}
+		}
+	}
+}

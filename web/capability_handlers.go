@@ -1,0 +1,68 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+func (s *Server) handleVerifyCapability(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	capability, state := c.FormValue("capability"), c.FormValue("state")
+	if err := s.Filings.VerifyCapability(c.Request().Context(), principal(c), id, capability, state, c.FormValue("note")); err != nil {
+		if apperr.Code(err) != apperr.EINVALID {
+			return err
+		}
+		if ferr := s.setFlash(c, "%s", strings.Join(mapValues(apperr.FieldErrors(err)), " ")); ferr != nil {
+			return ferr
+		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+	}
+	if err := s.setFlash(c, "Capability %s marked %s.", capability, state); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+}
+
+// verifyRows lists the capabilities declared in a listing's published fare or
+// its filing in flight, with their verification state.
+func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[string]string) []templates.VerifyRow {
+	seen := map[string]bool{}
+	var rows []templates.VerifyRow
+	for _, f := range []*fare.Fare{l.Published, filingFare(inFlight)} {
+		if f == nil {
+			continue
+		}
+		for _, flag := range f.Capabilities {
+			name := flag.String()
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			state := checks[name]
+			if state == "" {
+				state = "not verified yet"
+			}
+			rows = append(rows, templates.VerifyRow{Capability: name, Label: strings.ReplaceAll(name, "_", " "), State: state})
+		}
+	}
+	return rows
+}
+
+func filingFare(f *workflow.Filing) *fare.Fare {
+	if f == nil {
+		return nil
+	}
+	return f.Fare
+}

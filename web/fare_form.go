@@ -1,0 +1,171 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// parseFareForm reads the filing form as typed.
+func parseFareForm(c echo.Context) (fare.Form, error) {
+	r := c.Request()
+	if err := r.ParseForm(); err != nil {
+		return fare.Form{}, apperr.Errorf(apperr.EINVALID, "The form could not be read.")
+	}
+	v := r.PostForm
+	f := fare.Form{
+		Input: v.Get("input"), Output: v.Get("output"), CachedInput: v.Get("cached_input"),
+		CacheRead: v.Get("cache_read"), CacheWrite: v.Get("cache_write"),
+		LandingFee: v.Get("landing_fee"), Discount: v.Get("discount"),
+		MaxRPM: v.Get("max_rpm"), MaxRPD: v.Get("max_rpd"), CapScope: v.Get("cap_scope"),
+		Capabilities: v["capability"], OffPeakDays: v["off_peak_day"],
+		UTCOffsetMinutes: v.Get("utc_offset"), TODEffectiveAt: v.Get("tod_effective_at"),
+		Peak:          fare.PricesForm{Input: v.Get("peak_input"), Output: v.Get("peak_output"), CachedInput: v.Get("peak_cached_input")},
+		OffPeak:       fare.PricesForm{Input: v.Get("off_peak_input"), Output: v.Get("off_peak_output"), CachedInput: v.Get("off_peak_cached_input")},
+		Justification: v.Get("justification"), EffectiveAt: v.Get("effective_at"),
+	}
+	at := func(name string, i int) string {
+		if vals := v[name]; i < len(vals) {
+			return vals[i]
+		}
+		return ""
+	}
+	for i := range max(len(v["tier_above"]), len(v["tier_input"]), len(v["tier_output"]), len(v["tier_cached_input"])) {
+		f.Tiers = append(f.Tiers, fare.TierForm{Above: at("tier_above", i), Input: at("tier_input", i), Output: at("tier_output", i), CachedInput: at("tier_cached_input", i)})
+	}
+	for i := range max(len(v["peak_start"]), len(v["peak_end"])) {
+		f.PeakWindows = append(f.PeakWindows, fare.WindowForm{Start: at("peak_start", i), End: at("peak_end", i)})
+	}
+	return f, nil
+}
+
+// effectiveOf computes what the typed prices route at, as far as they parse.
+func effectiveOf(form fare.Form) templates.Effective {
+	lf, err1 := money.ParsePercent(form.LandingFee)
+	d, err2 := money.ParsePercent(form.Discount)
+	if strings.TrimSpace(form.LandingFee) == "" {
+		lf, err1 = fare.BaselineLandingFee, nil
+	}
+	if strings.TrimSpace(form.Discount) == "" {
+		d, err2 = 0, nil
+	}
+	out := templates.Effective{Input: "—", Output: "—", CachedInput: "—", KeptCents: "—"}
+	if err1 != nil || err2 != nil || lf < fare.MinLandingFee || lf > fare.MaxLandingFee || d > fare.MaxDiscount {
+		return out
+	}
+	f := &fare.Fare{LandingFee: lf, Discount: d}
+	out.KeptCents = f.KeptPerDollar().Percent()
+	for _, p := range []struct {
+		typed string
+		dst   *string
+	}{{form.Input, &out.Input}, {form.Output, &out.Output}, {form.CachedInput, &out.CachedInput}} {
+		if m, err := money.ParsePrice(strings.TrimPrefix(strings.TrimSpace(p.typed), "$")); err == nil && strings.TrimSpace(p.typed) != "" {
+			*p.dst = dollars(f.Effective(m))
+		}
+	}
+	return out
+}
+
+var weekdays = []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+
+func (s *Server) fareFormView(c echo.Context, l *catalogue.Listing, form fare.Form, errs fare.FieldErrors) (templates.FareFormView, error) {
+	checks, err := s.Reads.FindCapabilityChecks(c.Request().Context(), l.ID)
+	if err != nil {
+		return templates.FareFormView{}, err
+	}
+	v := templates.FareFormView{
+		Page:    s.page(c, "File a fare · "+l.Model.Name, "listings"),
+		Listing: listingHeader(l), Form: form, Errors: errs, Effective: effectiveOf(form),
+		Heading: "File a fare for " + l.Model.Name, Action: fmt.Sprintf("/listings/%d/file", l.ID),
+	}
+	for _, flag := range election.AllCapabilities() {
+		name := flag.String()
+		state := checks[name]
+		if state == "" {
+			state = "not verified yet"
+		}
+		v.Capabilities = append(v.Capabilities, templates.CapabilityOption{Name: name, Label: strings.ReplaceAll(name, "_", " "),
+			Checked: contains(form.Capabilities, name), Verification: state})
+	}
+	for i, d := range weekdays {
+		value := strconv.Itoa(i)
+		v.Days = append(v.Days, templates.DayOption{Value: value, Label: d, Checked: contains(form.OffPeakDays, value)})
+	}
+	if v.Preview, err = s.panelFor(c, l, form, "fare-form"); err != nil {
+		return templates.FareFormView{}, err
+	}
+	return v, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// rowOp handles the form's "add a row" buttons (for browsers without
+// JavaScript): the same form again with one more empty row, nothing saved.
+func rowOp(op string, form *fare.Form) bool {
+	switch op {
+	case "preview": // the no-JavaScript Preview button: show the form with its preview
+	case "add_tier":
+		form.Tiers = append(form.Tiers, fare.TierForm{})
+	case "add_window":
+		form.PeakWindows = append(form.PeakWindows, fare.WindowForm{})
+	default:
+		return false
+	}
+	return true
+}
+
+// renderFareFormError shows the form again with what was typed: field
+// messages (422) or the filing in flight that blocked a submit (409).
+func (s *Server) renderFareFormError(c echo.Context, l *catalogue.Listing, form fare.Form, err error, edit *workflow.Filing) error {
+	switch apperr.Code(err) {
+	case apperr.EINVALID, apperr.ECONFLICT:
+	default:
+		return err
+	}
+	v, verr := s.fareFormView(c, l, form, apperr.FieldErrors(err))
+	if verr != nil {
+		return verr
+	}
+	if edit != nil {
+		editFormView(&v, edit)
+	}
+	if apperr.Code(err) == apperr.ECONFLICT {
+		v.Conflict = apperr.Message(err)
+		if ref := apperr.RefOf(err); ref != 0 {
+			v.ConflictURL = fmt.Sprintf("/filings/%d", ref)
+		}
+	}
+	return render(c, statusOf(err), templates.FareForm(v))
+}
+
+func editFormView(v *templates.FareFormView, f *workflow.Filing) {
+	v.Heading = fmt.Sprintf("Edit filing #%d", f.ID)
+	v.Action = fmt.Sprintf("/filings/%d/edit", f.ID)
+	v.LockVersion = f.LockVersion
+}
+
+func formOfFiling(f *workflow.Filing) fare.Form {
+	form := fare.FormOf(f.Fare)
+	form.Justification = f.Justification
+	if f.EffectiveAt != nil {
+		form.EffectiveAt = f.EffectiveAt.UTC().Format(fare.TimeLayout)
+	}
+	return form
+}

@@ -1,0 +1,110 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// The view builders of filing pages: plain functions of what was read.
+
+// filingPageView is a filing's page for p: what it proposes against what is
+// published, its history, and the buttons the workflow allows p.
+func filingPageView(page templates.Page, p *account.Principal, f *workflow.Filing, l *catalogue.Listing, events []audit.Event) templates.FilingView {
+	v := templates.FilingView{
+		Page: page, ID: f.ID, Listing: listingHeader(l),
+		State: f.State.Label(), StateClass: string(f.State), Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail,
+		Created: stamp(&f.CreatedAt), Submitted: stamp(f.SubmittedAt), EffectiveAt: stamp(f.EffectiveAt),
+		Justification: f.Justification, DecisionNote: f.DecisionNote, Changes: changeRows(f.Changes()),
+		EditURL: fmt.Sprintf("/filings/%d/edit", f.ID),
+	}
+	if f.IsPause() {
+		v.Proposed = []templates.KV{{Label: "Status", Value: f.TargetStatus.Label()}}
+	} else {
+		v.Proposed = fareKVs(f.Fare)
+	}
+	if l.Published != nil {
+		v.Published = fareKVs(l.Published)
+	}
+	for _, e := range events {
+		v.History = append(v.History, templates.HistoryRow{At: e.At.UTC().Format(time.DateTime), Who: orDash(e.ActorEmail), What: historyText(e)})
+	}
+	can := workflow.FilingActionsFor(p, f)
+	v.CanEdit, v.CanSubmit, v.CanWithdraw = can.Edit, can.Submit, can.Withdraw
+	v.CanDecide, v.DecideNote = can.Decide, can.DecideNote
+	v.CanComment = can.Comment
+	if f.StaleBase() && (f.State.Open() || f.State == workflow.Submitted) {
+		v.Stale = workflow.StaleBaseMessage
+		v.CanRefresh = can.Refresh
+	}
+	return v
+}
+
+var historyWords = map[string]string{
+	"filing.create": "created the draft", "filing.edit": "edited the filing", "filing.submit": "submitted it for review",
+	"filing.withdraw": "withdrew it", "filing.approve": "approved it", "filing.reject": "rejected it",
+	"filing.request_changes": "asked for changes", "filing.publish": "published it to routing", "filing.comment": "commented",
+	"filing.schedule": "approved it for its effective date",
+}
+
+func historyText(e audit.Event) string {
+	if w, ok := historyWords[e.Action]; ok {
+		return w
+	}
+	return e.Action
+}
+
+func kindsLabel(kinds []fare.Kind) string {
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = string(k)
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func stamp(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+}
+
+func changeRows(changes []fare.Change) []templates.ChangeRow {
+	rows := make([]templates.ChangeRow, len(changes))
+	for i, ch := range changes {
+		row := templates.ChangeRow{Label: ch.Label, Old: ch.Old, New: ch.New}
+		if ch.Percent != nil {
+			row.Percent = fmt.Sprintf("%+.1f %%", *ch.Percent)
+			if math.Abs(*ch.Percent) < 0.05 {
+				row.Percent = fmt.Sprintf("%+.2f %%", *ch.Percent)
+			}
+		}
+		switch ch.Direction {
+		case 1:
+			row.Class = "up"
+		case -1:
+			row.Class = "down"
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// filingRow is a filing in a list.
+func filingRow(f *workflow.Filing) templates.FilingRow {
+	row := templates.FilingRow{ID: f.ID, URL: fmt.Sprintf("/filings/%d", f.ID), Model: f.Model.Name, Carrier: f.CarrierName,
+		Kinds: kindsLabel(f.Kinds), State: f.State.Label(), Class: string(f.State), Author: f.AuthorEmail,
+		Created: stamp(&f.CreatedAt), Decided: stamp(f.DecidedAt)}
+	return row
+}

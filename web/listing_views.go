@@ -1,0 +1,282 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// The view builders of listing pages: plain functions of what was read, so
+// they are tested without a server.
+
+// listingsView is the listings table for p: every listing for staff, p's own
+// carriers' otherwise, with the filing in flight of each and the models p may
+// still add (models is only read for carrier admins).
+func listingsView(page templates.Page, p *account.Principal, listings []catalogue.Listing, inFlight map[int64]workflow.Filing, models []catalogue.Model) templates.ListingsView {
+	heading := "All listings"
+	if !p.IsStaff() {
+		names := make([]string, len(p.Memberships))
+		for i, m := range p.Memberships {
+			names[i] = m.Carrier.Name
+		}
+		heading = "Listings of " + strings.Join(names, ", ")
+	}
+	view := templates.ListingsView{Page: page, Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
+		CanBulk: workflow.AuthorizeBulk(p) == nil}
+	for i := range listings {
+		row := listingRow(&listings[i])
+		if f, ok := inFlight[listings[i].ID]; ok {
+			row.FilingURL, row.FilingState = fmt.Sprintf("/filings/%d", f.ID), f.State.Label()
+		}
+		view.Rows = append(view.Rows, row)
+	}
+	view.AddModels = addableModels(p, listings, models)
+	return view
+}
+
+// listingPageView is one listing's page for p: its fare, health, filings and
+// the buttons p may use (decided by the workflow, never here).
+func listingPageView(page templates.Page, p *account.Principal, l *catalogue.Listing, filings []workflow.Filing) templates.ListingView {
+	v := listingView(page, l)
+	for i := range filings {
+		row := filingRow(&filings[i])
+		v.Filings = append(v.Filings, row)
+		if filings[i].State.InFlight() && v.InFlight == nil {
+			if filings[i].State == workflow.Scheduled && filings[i].EffectiveAt != nil {
+				row.State = "approved, effective " + stamp(filings[i].EffectiveAt)
+			}
+			v.InFlight = &row
+		}
+	}
+	can := workflow.ListingActionsFor(p, l, v.InFlight != nil)
+	v.CanFile, v.FileURL = can.File, fmt.Sprintf("/listings/%d/file", l.ID)
+	v.CanPause, v.CanResume = can.Pause, can.Resume
+	v.CanAdminister = can.Administer
+	v.CanVerify = can.Verify
+	return v
+}
+
+// inFlightOf is the filing under way among a listing's filings, if any.
+func inFlightOf(filings []workflow.Filing) *workflow.Filing {
+	for i := range filings {
+		if filings[i].State.InFlight() {
+			return &filings[i]
+		}
+	}
+	return nil
+}
+
+// adminMemberships are the carriers p administers.
+func adminMemberships(p *account.Principal) []account.Membership {
+	var admin []account.Membership
+	for _, m := range p.Memberships {
+		if workflow.CanManageListings(p, m.CarrierID) {
+			admin = append(admin, m)
+		}
+	}
+	return admin
+}
+
+// addableModels lists, for each carrier p administers, the models it does
+// not list yet.
+func addableModels(p *account.Principal, listings []catalogue.Listing, models []catalogue.Model) []templates.ModelOption {
+	admin := adminMemberships(p)
+	listed := map[[2]int64]bool{}
+	for _, l := range listings {
+		listed[[2]int64{l.CarrierID, l.Model.ID}] = true
+	}
+	var out []templates.ModelOption
+	for _, m := range admin {
+		for _, model := range models {
+			if !listed[[2]int64{m.CarrierID, model.ID}] {
+				label := model.Name
+				if len(admin) > 1 {
+					label = m.Carrier.Name + ": " + model.Name
+				}
+				out = append(out, templates.ModelOption{CarrierID: m.CarrierID, ModelID: model.ID, Label: label})
+			}
+		}
+	}
+	return out
+}
+
+func dollars(m money.Micros) string { return "$" + m.String() }
+
+func optDollars(m *money.Micros) string {
+	if m == nil {
+		return "—"
+	}
+	return dollars(*m)
+}
+
+func optNumber(v *float64, format string) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+// listingRow is what a listings table shows of a listing. Only the owner and
+// staff reach these pages, so the landing fee and discount may be shown.
+func listingRow(l *catalogue.Listing) templates.ListingRow {
+	row := templates.ListingRow{
+		ID: l.ID, URL: "/listings/" + strconv.FormatInt(l.ID, 10), Model: l.Model.Name, ModelSlug: l.Model.Slug,
+		Carrier: l.CarrierName, Status: l.Status.Label(), StatusClass: string(l.Status),
+		Input: "—", Output: "—", Cached: "—", LandingFee: "—", Discount: "—",
+		Uptime:     optNumber(l.Health.UptimePct, "%.2f %%"),
+		Latency:    optNumber(l.Health.LatencyMs, "%.0f ms"),
+		Throughput: optNumber(l.Health.ThroughputTPS, "%.0f"),
+	}
+	if f := l.Published; f != nil {
+		row.Input, row.Output, row.Cached = dollars(f.Input), dollars(f.Output), optDollars(f.CachedInput)
+		row.LandingFee, row.Discount = f.LandingFee.Percent()+" %", f.Discount.Percent()+" %"
+	}
+	return row
+}
+
+// listingView is a listing's fare and health, without the actions.
+func listingView(page templates.Page, l *catalogue.Listing) templates.ListingView {
+	v := templates.ListingView{Page: page, Row: listingRow(l)}
+	v.Priority = strconv.FormatFloat(float64(l.PriorityBP)/10000, 'f', -1, 64)
+	v.Health = []templates.KV{
+		{Label: "Routing priority", Value: v.Priority, Hint: "set by gateway staff"},
+		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
+		{Label: "Time to first token", Value: v.Row.Latency},
+		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
+		{Label: "Observed cache hit rate", Value: optNumber(l.Health.CacheHitRate, "%.2f")},
+	}
+	if l.Published != nil {
+		d := describeFare(l.Published)
+		v.Fare, v.Tiers, v.Schedule, v.Caps, v.Caps2 = d.prices, d.tiers, d.schedule, d.caps, d.capabilities
+	}
+	return v
+}
+
+// fareDescription is a fare in words, section by section.
+type fareDescription struct {
+	prices, schedule, caps []templates.KV
+	tiers                  [][]string
+	capabilities           []string
+}
+
+func describeFare(f *fare.Fare) fareDescription {
+	var d fareDescription
+	effective := func(m money.Micros) string { return "routes at " + dollars(f.Effective(m)) }
+	d.prices = []templates.KV{
+		{Label: "Input", Value: dollars(f.Input), Hint: effective(f.Input)},
+		{Label: "Output", Value: dollars(f.Output), Hint: effective(f.Output)},
+		{Label: "Cached input", Value: optDollars(f.CachedInput)},
+		{Label: "Cache read (explicit)", Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
+		{Label: "Cache write", Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
+		{Label: "Landing fee", Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
+		{Label: "Traffic discount", Value: f.Discount.Percent() + " %"},
+	}
+	for _, t := range f.Tiers {
+		d.tiers = append(d.tiers, []string{strconv.FormatInt(t.AboveTokens, 10), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
+	}
+	if tb := f.TimeBased; tb != nil {
+		windows := make([]string, len(tb.PeakHours))
+		for i, w := range tb.PeakHours {
+			windows[i] = fmt.Sprintf("%02d:00-%02d:00", w.Start, w.End)
+		}
+		days := make([]string, len(tb.OffPeakDays))
+		for i, day := range tb.OffPeakDays {
+			days[i] = day.String()
+		}
+		eff := "always"
+		if tb.EffectiveAt != nil {
+			eff = tb.EffectiveAt.UTC().Format(time.DateTime) + " UTC"
+		}
+		d.schedule = []templates.KV{
+			{Label: "Peak windows (UTC)", Value: orDash(strings.Join(windows, ", "))},
+			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: offsetHint(len(days), tb.UTCOffsetMinutes)},
+			{Label: "Peak prices", Value: priceTriple(tb.Peak)},
+			{Label: "Off-peak prices", Value: priceTriple(tb.OffPeak)},
+			{Label: "Effective from", Value: eff},
+		}
+	}
+	scope := "global"
+	if f.CapScope == fare.ScopePerOrg {
+		scope = "per organization"
+	}
+	d.caps = []templates.KV{
+		{Label: "Requests per minute", Value: optInt(f.MaxRPM)},
+		{Label: "Requests per day", Value: optInt(f.MaxRPD)},
+		{Label: "Scope", Value: scope},
+	}
+	for _, c := range f.Capabilities {
+		d.capabilities = append(d.capabilities, strings.ReplaceAll(c.String(), "_", " "))
+	}
+	return d
+}
+
+// fareKVs lists a fare's fields for a side-by-side view.
+func fareKVs(f *fare.Fare) []templates.KV {
+	if f == nil {
+		return nil
+	}
+	d := describeFare(f)
+	kvs := append([]templates.KV{}, d.prices...)
+	if len(d.tiers) > 0 {
+		var parts []string
+		for _, t := range d.tiers {
+			parts = append(parts, fmt.Sprintf("above %s: %s / %s / %s", t[0], t[1], t[2], t[3]))
+		}
+		kvs = append(kvs, templates.KV{Label: "Context tiers", Value: strings.Join(parts, "; ")})
+	}
+	kvs = append(kvs, d.schedule...)
+	kvs = append(kvs, d.caps...)
+	caps := "none"
+	if len(d.capabilities) > 0 {
+		caps = strings.Join(d.capabilities, ", ")
+	}
+	return append(kvs, templates.KV{Label: "Capabilities", Value: caps})
+}
+
+func priceTriple(p fare.Prices) string {
+	return "in " + optDollars(p.Input) + " · out " + optDollars(p.Output) + " · cached " + optDollars(p.CachedInput)
+}
+
+func optInt(v *int64) string {
+	if v == nil {
+		return "no cap"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func offsetHint(days, offsetMinutes int) string {
+	if days == 0 {
+		return ""
+	}
+	return fmt.Sprintf("whole days at UTC%+.1f h", float64(offsetMinutes)/60)
+}
+
+func listingHeader(l *catalogue.Listing) templates.ListingHeader {
+	return templates.ListingHeader{ID: l.ID, URL: fmt.Sprintf("/listings/%d", l.ID), Model: l.Model.Name, Carrier: l.CarrierName,
+		Status: l.Status.Label(), Class: string(l.Status)}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// Reads is what pages and the API read. It has no method that changes
+// anything: every change goes through a service (workflow, account,
+// apitoken, catalogue ingest), which decides and audits it.
+type Reads interface {
+	Ping(ctx context.Context) error
+	FindPrincipal(ctx context.Context, userID int64) (*account.Principal, error)
+	FindUsers(ctx context.Context) ([]account.UserSummary, error)
+	FindCarriers(ctx context.Context) ([]account.CarrierSummary, error)
+	FindAuditEvents(ctx context.Context, f audit.Filter) ([]audit.Event, error)
+	FindModels(ctx context.Context) ([]catalogue.Model, error)
+	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
+	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error)
+	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
+	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error)
+	FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error)
+	InFlightFilings(ctx context.Context, carrierIDs []int64) (map[int64]workflow.Filing, error)
+	FindComments(ctx context.Context, filingID int64) ([]workflow.ThreadMessage, error)
+	CountUnread(ctx context.Context, userID int64) (int, error)
+	CountAwaitingReview(ctx context.Context) (int, error)
+	CatalogueRevision(ctx context.Context) (int64, error)
+	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
+}
+
+// Publications announces catalogue revisions published by any process.
+type Publications interface {
+	// Published returns a channel closed at the next publication.
+	Published() <-chan struct{}
+	// ListenForPublications relays other processes' publications until ctx
+	// ends (LISTEN/NOTIFY on PostgreSQL).
+	ListenForPublications(ctx context.Context, onError func(error))
+}

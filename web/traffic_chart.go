@@ -1,0 +1,31 @@
+package web
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/templates"
+)
+
+// trafficChart draws a listing's last six hours of reported traffic.
+func (s *Server) trafficChart(c echo.Context, listingID int64) (templates.TrafficView, error) {
+	now := s.Now().UTC()
+	since := now.Add(-6 * time.Hour).Truncate(10 * time.Minute)
+	points, err := s.Reads.MetricSeries(c.Request().Context(), listingID, since, 10*time.Minute)
+	if err != nil {
+		return templates.TrafficView{}, err
+	}
+	var steps []templates.TrafficStep
+	any := false
+	for _, p := range points {
+		any = any || p.Requests > 0
+		steps = append(steps, templates.TrafficStep{Label: p.At.Format("15:04"), OK: p.SuccessCount, Failed: p.Errors,
+			Description: fmt.Sprintf("%s UTC: %d requests, %d failed", p.At.Format("15:04"), p.Requests, p.Errors)})
+	}
+	if !any {
+		return templates.TrafficView{}, nil
+	}
+	return templates.NewTrafficChart(steps), nil
+}
