@@ -20,9 +20,7 @@ func (s *Server) startBackground(ctx context.Context) {
 
 // runScheduler publishes due filings every interval until ctx ends.
 func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	repeat(ctx, every, true, func() {
 		n, err := s.Filings.PublishDue(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -30,17 +28,32 @@ func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 		case n > 0:
 			s.Log.Info("scheduler: published due filings", "count", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // sweep deletes expired sessions, and metric buckets older than any metric
 // reads, periodically until ctx ends.
 func (s *Server) sweep(ctx context.Context, every time.Duration) {
+	repeat(ctx, every, false, func() {
+		if n, err := s.Accounts.SweepSessions(ctx); err != nil {
+			s.Log.Warn("session sweep failed", "err", err)
+		} else if n > 0 {
+			s.Log.Info("expired sessions removed", "count", n)
+		}
+		if n, err := s.Metrics.Prune(ctx); err != nil {
+			s.Log.Warn("metric bucket sweep failed", "err", err)
+		} else if n > 0 {
+			s.Log.Info("old metric buckets removed", "count", n)
+		}
+	})
+}
+
+// repeat runs fn every interval (and once at once when now is set) until
+// ctx ends.
+func repeat(ctx context.Context, every time.Duration, now bool, fn func()) {
+	if now {
+		fn()
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -48,16 +61,7 @@ func (s *Server) sweep(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := s.Accounts.SweepSessions(ctx); err != nil {
-				s.Log.Warn("session sweep failed", "err", err)
-			} else if n > 0 {
-				s.Log.Info("expired sessions removed", "count", n)
-			}
-			if n, err := s.Metrics.Prune(ctx); err != nil {
-				s.Log.Warn("metric bucket sweep failed", "err", err)
-			} else if n > 0 {
-				s.Log.Info("old metric buckets removed", "count", n)
-			}
+			fn()
 		}
 	}
 }

@@ -43,7 +43,7 @@ func newBrowser(t *testing.T) context.Context {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
 }
@@ -126,10 +126,15 @@ func TestBrowserLoginSeeListingsLogout(t *testing.T) {
 	}
 }
 
+// browserWait is how long a browser test waits for a condition: long enough
+// for a loaded 2-core machine (go test runs packages side by side, the soak
+// among them), far inside the browser context's own timeout.
+const browserWait = 30 * time.Second
+
 // waitText polls until the element's text contains want (navigation after a
 // click can briefly leave the previous page's elements in place).
 func waitText(ctx context.Context, sel, want string) error {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(browserWait)
 	for {
 		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), chromedp.AtLeast(0)))
 		if err == nil && strings.Contains(got, want) {

@@ -47,11 +47,7 @@ func (s *Server) handleFile(c echo.Context) error {
 	}
 	op := c.FormValue("op")
 	if rowOp(op, &form) {
-		v, err := s.fareFormView(c, l, form, nil)
-		if err != nil {
-			return err
-		}
-		return render(c, http.StatusOK, templates.FareForm(v))
+		return s.renderFareForm(c, l, form, nil)
 	}
 	id, err := s.Filings.File(c.Request().Context(), principal(c), l.ID, form, op == "submit")
 	if err != nil {
@@ -85,12 +81,7 @@ func (s *Server) handleFilingEditForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.fareFormView(c, l, formOfFiling(f), nil)
-	if err != nil {
-		return err
-	}
-	editFormView(&v, f)
-	return render(c, http.StatusOK, templates.FareForm(v))
+	return s.renderFareForm(c, l, formOfFiling(f), f)
 }
 
 // editableFiling loads an open fare filing the current user may edit, and
@@ -125,12 +116,7 @@ func (s *Server) handleFilingEdit(c echo.Context) error {
 	}
 	op := c.FormValue("op")
 	if rowOp(op, &form) {
-		v, err := s.fareFormView(c, l, form, nil)
-		if err != nil {
-			return err
-		}
-		editFormView(&v, f)
-		return render(c, http.StatusOK, templates.FareForm(v))
+		return s.renderFareForm(c, l, form, f)
 	}
 	lock, _ := strconv.ParseInt(c.FormValue("lock_version"), 10, 64)
 	if err := s.Filings.Edit(c.Request().Context(), principal(c), f.ID, lock, form, op == "submit"); err != nil {
@@ -210,4 +196,17 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 		return templates.FilingView{}, err
 	}
 	return v, nil
+}
+
+// renderFareForm shows the fare form with what was typed: a new filing, or
+// the edit of filing edit when it is not nil.
+func (s *Server) renderFareForm(c echo.Context, l *catalogue.Listing, form fare.Form, edit *workflow.Filing) error {
+	v, err := s.fareFormView(c, l, form, nil)
+	if err != nil {
+		return err
+	}
+	if edit != nil {
+		editFormView(&v, edit)
+	}
+	return render(c, http.StatusOK, templates.FareForm(v))
 }

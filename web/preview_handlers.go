@@ -97,7 +97,7 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	if err != nil {
 		return templates.PreviewPanel{}, err
 	}
-	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: time.Now().UTC(),
+	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
 		Custom: ctl.custom, Mix: ctl.mix, Focus: ctl.focus})
 	return panelView(res, f, ctl, formID, fragmentURL), nil
 }
@@ -337,9 +337,9 @@ func (s *Server) handlePreview(c echo.Context) error {
 // gets a panel naming what to fix.
 func (s *Server) panelFor(c echo.Context, l *catalogue.Listing, form fare.Form, formID string) (templates.PreviewPanel, error) {
 	fragment := fmt.Sprintf("/listings/%d/preview", l.ID)
-	ctl := parsePreviewControls(c, time.Now().UTC())
+	ctl := parsePreviewControls(c, s.Now().UTC())
 	form.EffectiveAt = "" // a date in the past does not stop a preview
-	parsed, errs := form.Parse(time.Now())
+	parsed, errs := form.Parse(s.Now())
 	if errs != nil {
 		fields := make([]string, 0, len(errs))
 		for f := range errs {
@@ -357,7 +357,7 @@ func (s *Server) renderPreview(c echo.Context, l *catalogue.Listing, form fare.F
 		Action: fmt.Sprintf("/listings/%d/preview", l.ID), FragmentURL: fmt.Sprintf("/listings/%d/preview", l.ID), Form: form,
 		FileURL: fmt.Sprintf("/listings/%d/file", l.ID)}
 	if !initial {
-		if _, errs := form.Parse(time.Now()); errs != nil {
+		if _, errs := form.Parse(s.Now()); errs != nil {
 			v.Errors = errs
 		}
 	}

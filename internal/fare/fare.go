@@ -17,7 +17,8 @@ const (
 	MinLandingFee      = money.BasisPoints(election.MinLandingFeeBP)
 	MaxLandingFee      = money.BasisPoints(election.MaxLandingFeeBP)
 	MaxDiscount        = money.BasisPoints(election.MaxDiscountBP)
-	unit               = election.BasisPointsPerUnit
+	// Unit is one whole (100 %) in basis points.
+	Unit = election.BasisPointsPerUnit
 )
 
 // CapScope is whether rate caps count all traffic or each organization's.
@@ -140,11 +141,11 @@ func (f *Fare) ForElection() election.Fare {
 // KeptPerDollar is the share of every filed dollar the carrier keeps, in
 // basis points, exactly: (1 - discount) x (1 - landing fee).
 func (f *Fare) KeptPerDollar() money.BasisPoints {
-	return money.BasisPoints((unit - int64(f.Discount)) * (unit - int64(f.LandingFee)) / unit)
+	return money.BasisPoints((Unit - int64(f.Discount)) * (Unit - int64(f.LandingFee)) / Unit)
 }
 
 // Effective is a filed price as routing ranks it, exactly (rounded to the
 // micro-dollar): filed x (1 - discount) x (1 + 0.20 - landing fee).
 func (f *Fare) Effective(filed money.Micros) money.Micros {
-	return filed.Scale((unit-int64(f.Discount))*(unit+int64(BaselineLandingFee)-int64(f.LandingFee)), unit*unit)
+	return filed.Scale((Unit-int64(f.Discount))*(Unit+int64(BaselineLandingFee)-int64(f.LandingFee)), Unit*Unit)
 }

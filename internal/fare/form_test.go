@@ -192,3 +192,29 @@ func TestKeptAndEffective(t *testing.T) {
 		t.Errorf("effective of 0.50 = %v, want 0.405", got)
 	}
 }
+
+// TestFareFormula: the one exact fare formula, at the levers' bounds.
+func TestFareFormula(t *testing.T) {
+	for _, test := range []struct {
+		name                string
+		filed               money.Micros
+		discount, fee       money.BasisPoints
+		wantRoutes          money.Micros
+		wantKeptBasisPoints money.BasisPoints
+	}{
+		{"baseline", 500000, 0, BaselineLandingFee, 500000, 8000},
+		{"30% landing fee", 500000, 0, 3000, 450000, 7000},
+		{"30% landing fee and 10% discount", 500000, 1000, 3000, 405000, 6300},
+		{"lowest landing fee", 1000000, 0, MinLandingFee, 1150000, 9500},
+		{"highest landing fee and discount", 1000000, MaxDiscount, MaxLandingFee, 350000, 2500},
+		{"0.1 stays exact", 100000, 0, BaselineLandingFee, 100000, 8000},
+	} {
+		f := &Fare{Discount: test.discount, LandingFee: test.fee}
+		if got := f.Effective(test.filed); got != test.wantRoutes {
+			t.Errorf("%s: routes at %v, want %v", test.name, got, test.wantRoutes)
+		}
+		if got := f.KeptPerDollar(); got != test.wantKeptBasisPoints {
+			t.Errorf("%s: keeps %v, want %v", test.name, got, test.wantKeptBasisPoints)
+		}
+	}
+}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/airside/airside/internal/audit"
 	"time"
+
+	"github.com/airside/airside/internal/audit"
 
 	"gorm.io/gorm"
 )

@@ -64,10 +64,7 @@ func authorizeVerify(p *account.Principal, l *catalogue.Listing) error {
 	if !p.IsReviewer() {
 		return errReviewersVerify
 	}
-	if p.RoleIn(l.CarrierID) != "" {
-		return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: a reviewer from outside the carrier must verify its capabilities.", l.CarrierName)
-	}
-	return nil
+	return notOwnCarrier(p, l, "a reviewer from outside the carrier must verify its capabilities")
 }
 
 // authorizeAdminister says why p may not set a listing's priority or delist
@@ -76,8 +73,14 @@ func authorizeAdminister(p *account.Principal, l *catalogue.Listing) error {
 	if !p.IsAdmin() {
 		return errAdminsAdminister
 	}
+	return notOwnCarrier(p, l, "an admin from outside the carrier must administer its listings")
+}
+
+// notOwnCarrier refuses staff who belong to the listing's carrier: no one
+// judges their own carrier's work.
+func notOwnCarrier(p *account.Principal, l *catalogue.Listing, who string) error {
 	if p.RoleIn(l.CarrierID) != "" {
-		return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: an admin from outside the carrier must administer its listings.", l.CarrierName)
+		return apperr.Errorf(apperr.EFORBIDDEN, "You belong to %s: %s.", l.CarrierName, who)
 	}
 	return nil
 }

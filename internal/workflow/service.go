@@ -168,10 +168,10 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 // AddListing adds a draft listing (no fare yet) of a catalogue model for one
 // of p's carriers; only its admins may.
 func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierID, modelID int64) (int64, error) {
+	if !CanFileFor(p, carrierID) { // staff included: they add no listings
+		return 0, apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
+	}
 	if !CanManageListings(p, carrierID) {
-		if p.RoleIn(carrierID) == "" && !p.IsStaff() {
-			return 0, apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
-		}
 		return 0, errAdminsManage
 	}
 	return s.Store.CreateListing(ctx, &p.User.ID, carrierID, modelID)

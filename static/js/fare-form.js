@@ -70,17 +70,24 @@
     return q;
   }
 
+  // The fare formula's constants come from the server (internal/fare via
+  // data attributes), never typed here: filed x (1 - discount) x
+  // (1 + baseline - landing fee), in basis points.
+  function lever(name) { return BigInt(form.getAttribute("data-" + name + "-bp") || "0"); }
+  var UNIT = lever("unit"), BASELINE = lever("baseline-landing-fee"), MIN_FEE = lever("min-landing-fee"),
+      MAX_FEE = lever("max-landing-fee"), MAX_DISCOUNT = lever("max-discount");
+
   function update() {
-    if (!form.elements.landing_fee || !form.elements.discount) return;
-    var lf = form.elements.landing_fee.value.trim() === "" ? 2000n : parseFixed(form.elements.landing_fee.value, 2);
+    if (!form.elements.landing_fee || !form.elements.discount || UNIT === 0n) return;
+    var lf = form.elements.landing_fee.value.trim() === "" ? BASELINE : parseFixed(form.elements.landing_fee.value, 2);
     var d = form.elements.discount.value.trim() === "" ? 0n : parseFixed(form.elements.discount.value, 2);
-    var ok = lf !== null && d !== null && lf >= 500n && lf <= 5000n && d <= 5000n;
+    var ok = lf !== null && d !== null && lf >= MIN_FEE && lf <= MAX_FEE && d <= MAX_DISCOUNT;
     var kept = document.querySelector("[data-kept]");
-    if (kept) kept.textContent = ok ? formatFixed((10000n - d) * (10000n - lf) / 10000n, 2, 0) : "—";
+    if (kept) kept.textContent = ok ? formatFixed((UNIT - d) * (UNIT - lf) / UNIT, 2, 0) : "—";
     document.querySelectorAll("[data-effective-for]").forEach(function (el) {
       var input = form.elements[el.getAttribute("data-effective-for")];
       var price = input && input.value.trim() !== "" ? parseFixed(input.value, 6) : null;
-      el.textContent = ok && price !== null ? "$" + formatFixed(scale(price, (10000n - d) * (12000n - lf), 100000000n), 6, 2) : "—";
+      el.textContent = ok && price !== null ? "$" + formatFixed(scale(price, (UNIT - d) * (UNIT + BASELINE - lf), UNIT * UNIT), 6, 2) : "—";
     });
   }
   form.addEventListener("input", update);

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// SetListingPriority sets a listing's routing priority (gateway staff only;
+// 10000 basis points is the default priority 1, 0 or below takes it off every
+// ballot). It changes routing, so it raises the catalogue revision.
+func (s *Store) SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		if l.PriorityBP == priorityBP {
+			return nil
+		}
+		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(map[string]any{"priority_bp": priorityBP, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("priority of listing %d", l.ID)); err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.priority",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"priorityBp": l.PriorityBP}, After: map[string]any{"priorityBp": priorityBP}})
+	})
+}
+
+// DelistListing takes a listing out of the catalogue for good (gateway
+// staff only). A filing in flight is withdrawn with it; the carrier is told.
+func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, reason string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		if l.Status == string(catalogue.StatusDelisted) {
+			return apperr.Errorf(apperr.ECONFLICT, "The listing is already delisted.")
+		}
+		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(map[string]any{"status": string(catalogue.StatusDelisted), "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&filingRow{}).Where("listing_id = ? AND state IN ?", l.ID, append(workflow.InFlightStates, workflow.Draft)).
+			Updates(map[string]any{"state": string(workflow.Withdrawn), "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("delisted listing %d", l.ID)); err != nil {
+			return err
+		}
+		if err := appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.delist",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"status": l.Status},
+			After: map[string]any{"status": catalogue.StatusDelisted, "reason": reason}}); err != nil {
+			return err
+		}
+		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticeDelisted(l.ID, reason))
+	})
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/airside/airside/internal/workflow"
+)
+
+// DecideFiling records a reviewer's decision on a submitted filing and, for
+// an approval that is due now, publishes it, all in one transaction with its
+// audit rows and inbox messages. Of two reviewers deciding at once, one
+// decision stands; the other gets ECONFLICT naming who decided.
+func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, action workflow.Action, note string) (workflow.State, error) {
+	var next workflow.State
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		f, l, err := filingWithListing(tx, filingID)
+		if err != nil {
+			return err
+		}
+		if workflow.State(f.State) != workflow.Submitted {
+			return alreadyDecided(tx, &f)
+		}
+		if next, err = workflow.Next(workflow.State(f.State), action); err != nil {
+			return err
+		}
+		if action == workflow.Approve {
+			if !workflow.SameBase(f.BaseFareID, l.PublishedFareID) { // published meanwhile
+				return workflow.ErrStaleBase()
+			}
+			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
+				next = workflow.Scheduled
+			}
+		}
+		updates := map[string]any{"state": string(next), "decided_by": reviewerID, "decided_at": now, "decision_note": note,
+			"updated_at": now, "lock_version": f.LockVersion + 1}
+		res := tx.Model(&filingRow{}).Where("id = ? AND state = ?", f.ID, string(workflow.Submitted)).Updates(updates)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			// Another decision committed first; read it to say whose.
+			if err := tx.First(&f, filingID).Error; err != nil {
+				return err
+			}
+			return alreadyDecided(tx, &f)
+		}
+		if err := appendAudit(tx, now, auditEvent{ActorID: &reviewerID, CarrierID: &l.CarrierID, Action: "filing." + string(action),
+			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State},
+			After: map[string]any{"state": next, "note": note}}); err != nil {
+			return err
+		}
+		message := workflow.NoticeDecided(filingLabel(tx, &f), next, f.EffectiveAt, note)
+		if err := notifyCarrier(tx, now, l.CarrierID, &f.ID, message); err != nil {
+			return err
+		}
+		if next == workflow.Published {
+			f.State = string(next)
+			return publishFiling(tx, now, &f, &l, &reviewerID)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s filing %d: %w", action, filingID, err)
+	}
+	return next, nil
+}
+
+func alreadyDecided(tx *gorm.DB, f *filingRow) error {
+	var who userRow
+	if f.DecidedBy != nil {
+		tx.First(&who, *f.DecidedBy)
+	}
+	return workflow.ErrAlreadyDecided(who.Email, workflow.State(f.State))
+}
+
+// CountAwaitingReview counts submitted filings.
+func (s *Store) CountAwaitingReview(ctx context.Context) (int, error) {
+	var n int64
+	if err := s.read(ctx).Model(&filingRow{}).Where("state = ?", string(workflow.Submitted)).Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("count awaiting review: %w", err)
+	}
+	return int(n), nil
+}

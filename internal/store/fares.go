@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+)
+
+type fareRow struct {
+	ID                       int64 `gorm:"primaryKey"`
+	ListingID                int64
+	InputMicros              int64
+	OutputMicros             int64
+	CachedInputMicros        *int64
+	CacheReadMicros          *int64
+	CacheWriteMicros         *int64
+	LandingFeeBP             int64  `gorm:"column:landing_fee_bp"`
+	DiscountBP               int64  `gorm:"column:discount_bp"`
+	MaxRPM                   *int64 `gorm:"column:max_rpm"`
+	MaxRPD                   *int64 `gorm:"column:max_rpd"`
+	CapScope                 string
+	Capabilities             string
+	TodEffectiveAt           *time.Time
+	PeakHours                string
+	OffPeakDays              string
+	UTCOffsetMinutes         int64 `gorm:"column:utc_offset_minutes"`
+	PeakInputMicros          *int64
+	PeakOutputMicros         *int64
+	PeakCachedInputMicros    *int64
+	OffPeakInputMicros       *int64
+	OffPeakOutputMicros      *int64
+	OffPeakCachedInputMicros *int64
+	CreatedBy                *int64
+	CreatedAt                time.Time
+}
+
+func (fareRow) TableName() string { return "fares" }
+
+type fareTierRow struct {
+	FareID            int64 `gorm:"primaryKey"`
+	Position          int64 `gorm:"primaryKey"`
+	AboveTokens       int64
+	InputMicros       *int64
+	OutputMicros      *int64
+	CachedInputMicros *int64
+}
+
+func (fareTierRow) TableName() string { return "fare_tiers" }
+
+func microsPtr(v *int64) *money.Micros {
+	if v == nil {
+		return nil
+	}
+	m := money.Micros(*v)
+	return &m
+}
+
+func int64Ptr(m *money.Micros) *int64 {
+	if m == nil {
+		return nil
+	}
+	v := int64(*m)
+	return &v
+}
+
+func fareToRow(f *fare.Fare) fareRow {
+	row := fareRow{
+		ListingID: f.ListingID, InputMicros: int64(f.Input), OutputMicros: int64(f.Output),
+		CachedInputMicros: int64Ptr(f.CachedInput), CacheReadMicros: int64Ptr(f.CacheRead), CacheWriteMicros: int64Ptr(f.CacheWrite),
+		LandingFeeBP: int64(f.LandingFee), DiscountBP: int64(f.Discount), MaxRPM: f.MaxRPM, MaxRPD: f.MaxRPD,
+		CapScope: string(f.CapScope), Capabilities: fare.FormatCapabilities(f.Capabilities),
+	}
+	if row.CapScope == "" {
+		row.CapScope = string(fare.ScopeGlobal)
+	}
+	if tb := f.TimeBased; tb != nil {
+		row.TodEffectiveAt = tb.EffectiveAt
+		windows := make([]string, len(tb.PeakHours))
+		for i, w := range tb.PeakHours {
+			windows[i] = fmt.Sprintf("%d-%d", w.Start, w.End)
+		}
+		row.PeakHours = strings.Join(windows, ",")
+		days := make([]string, len(tb.OffPeakDays))
+		for i, d := range tb.OffPeakDays {
+			days[i] = strconv.Itoa(int(d))
+		}
+		row.OffPeakDays = strings.Join(days, ",")
+		row.UTCOffsetMinutes = int64(tb.UTCOffsetMinutes)
+		row.PeakInputMicros, row.PeakOutputMicros, row.PeakCachedInputMicros = int64Ptr(tb.Peak.Input), int64Ptr(tb.Peak.Output), int64Ptr(tb.Peak.CachedInput)
+		row.OffPeakInputMicros, row.OffPeakOutputMicros, row.OffPeakCachedInputMicros = int64Ptr(tb.OffPeak.Input), int64Ptr(tb.OffPeak.Output), int64Ptr(tb.OffPeak.CachedInput)
+	}
+	return row
+}
+
+func (r *fareRow) toDomain(tiers []fareTierRow) *fare.Fare {
+	f := &fare.Fare{
+		ID: r.ID, ListingID: r.ListingID, Input: money.Micros(r.InputMicros), Output: money.Micros(r.OutputMicros),
+		CachedInput: microsPtr(r.CachedInputMicros), CacheRead: microsPtr(r.CacheReadMicros), CacheWrite: microsPtr(r.CacheWriteMicros),
+		LandingFee: money.BasisPoints(r.LandingFeeBP), Discount: money.BasisPoints(r.DiscountBP), MaxRPM: r.MaxRPM, MaxRPD: r.MaxRPD,
+		CapScope: fare.CapScope(r.CapScope), Capabilities: fare.ParseCapabilities(r.Capabilities), CreatedAt: r.CreatedAt,
+	}
+	if r.CreatedBy != nil {
+		f.CreatedBy = *r.CreatedBy
+	}
+	for _, t := range tiers {
+		f.Tiers = append(f.Tiers, fare.Tier{AboveTokens: t.AboveTokens, Prices: fare.Prices{
+			Input: microsPtr(t.InputMicros), Output: microsPtr(t.OutputMicros), CachedInput: microsPtr(t.CachedInputMicros)}})
+	}
+	if r.PeakHours != "" || r.OffPeakDays != "" || r.PeakInputMicros != nil || r.OffPeakInputMicros != nil ||
+		r.PeakOutputMicros != nil || r.OffPeakOutputMicros != nil {
+		tb := &fare.TimeBased{EffectiveAt: r.TodEffectiveAt, UTCOffsetMinutes: int(r.UTCOffsetMinutes),
+			Peak:    fare.Prices{Input: microsPtr(r.PeakInputMicros), Output: microsPtr(r.PeakOutputMicros), CachedInput: microsPtr(r.PeakCachedInputMicros)},
+			OffPeak: fare.Prices{Input: microsPtr(r.OffPeakInputMicros), Output: microsPtr(r.OffPeakOutputMicros), CachedInput: microsPtr(r.OffPeakCachedInputMicros)},
+		}
+		for _, w := range strings.Split(r.PeakHours, ",") {
+			a, b, ok := strings.Cut(w, "-")
+			start, err1 := strconv.Atoi(a)
+			end, err2 := strconv.Atoi(b)
+			if ok && err1 == nil && err2 == nil {
+				tb.PeakHours = append(tb.PeakHours, fare.PeakWindow{Start: start, End: end})
+			}
+		}
+		for _, d := range strings.Split(r.OffPeakDays, ",") {
+			if v, err := strconv.Atoi(d); err == nil {
+				tb.OffPeakDays = append(tb.OffPeakDays, time.Weekday(v))
+			}
+		}
+		f.TimeBased = tb
+	}
+	return f
+}
+
+// createFare writes a fare and its tiers.
+func createFare(tx *gorm.DB, now time.Time, actorID *int64, f *fare.Fare) (int64, error) {
+	row := fareToRow(f)
+	row.CreatedAt, row.CreatedBy = now, actorID
+	if err := tx.Create(&row).Error; err != nil {
+		return 0, fmt.Errorf("create fare: %w", err)
+	}
+	for i, t := range f.Tiers {
+		tr := fareTierRow{FareID: row.ID, Position: int64(i), AboveTokens: t.AboveTokens,
+			InputMicros: int64Ptr(t.Input), OutputMicros: int64Ptr(t.Output), CachedInputMicros: int64Ptr(t.CachedInput)}
+		if err := tx.Create(&tr).Error; err != nil {
+			return 0, fmt.Errorf("create fare tier: %w", err)
+		}
+	}
+	return row.ID, nil
+}
+
+// loadFares loads fares by id with their tiers, in two queries.
+func loadFares(tx *gorm.DB, ids []int64) (map[int64]*fare.Fare, error) {
+	out := map[int64]*fare.Fare{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []fareRow
+	if err := tx.Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load fares: %w", err)
+	}
+	var tiers []fareTierRow
+	if err := tx.Where("fare_id IN ?", ids).Order("fare_id, position").Find(&tiers).Error; err != nil {
+		return nil, fmt.Errorf("load fare tiers: %w", err)
+	}
+	byFare := map[int64][]fareTierRow{}
+	for _, t := range tiers {
+		byFare[t.FareID] = append(byFare[t.FareID], t)
+	}
+	for i := range rows {
+		out[rows[i].ID] = rows[i].toDomain(byFare[rows[i].ID])
+	}
+	return out, nil
+}
+
+// PublishSeedFare files and publishes a fare in one step, putting the listing
+// in service and raising the catalogue revision. Only the demo seed uses it:
+// every carrier filing goes through review.
+func (s *Store) PublishSeedFare(ctx context.Context, f *fare.Fare) (int64, error) {
+	var fareID int64
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, f.ListingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		var err error
+		if fareID, err = createFare(tx, now, nil, f); err != nil {
+			return err
+		}
+		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).
+			Updates(map[string]any{"published_fare_id": fareID, "status": string(catalogue.StatusInService), "updated_at": now}).Error; err != nil {
+			return err
+		}
+		rev, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("seed listing %d", l.ID))
+		if err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{CarrierID: &l.CarrierID, Action: "fare.publish.seed", SubjectType: "listing",
+			SubjectID: l.ID, After: map[string]any{"fareId": fareID, "revision": rev}})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("publish seed fare for listing %d: %w", f.ListingID, err)
+	}
+	return fareID, nil
+}
