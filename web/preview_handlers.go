@@ -15,7 +15,6 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -80,17 +79,6 @@ func parsePreviewControls(c echo.Context, now time.Time) previewControls {
 	return ctl
 }
 
-func usd(v float64) string {
-	if v != 0 && math.Abs(v) < 0.01 {
-		return fmt.Sprintf("$%.6f", v)
-	}
-	return fmt.Sprintf("$%.4f", v)
-}
-
-func score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-
-func pct(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " %" }
-
 // previewPanel computes the preview of fare f for listing l.
 func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ctl previewControls, formID, fragmentURL string) (templates.PreviewPanel, error) {
 	m, err := s.market(ctx, l.Model.ID)
@@ -100,183 +88,6 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
 		Custom: ctl.custom, Mix: ctl.mix, Focus: ctl.focus})
 	return panelView(res, f, ctl, formID, fragmentURL), nil
-}
-
-// panelView shapes a preview for the page.
-func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string) templates.PreviewPanel {
-	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form}
-	if f == nil {
-		v.Error = "This listing has no fare yet: type one to preview it."
-		return v
-	}
-	e := res.Effective
-	v.Effective = []templates.KV{
-		{Label: "Input", Value: dollars(f.Input), Hint: "routes at " + dollars(e.Input)},
-		{Label: "Output", Value: dollars(f.Output), Hint: "routes at " + dollars(e.Output)},
-		{Label: "Cached input", Value: optDollars(f.CachedInput), Hint: effectiveHint(e.CachedInput)},
-		{Label: "You keep", Value: e.Kept.Percent() + " cents", Hint: "of every filed dollar"},
-	}
-	for _, sc := range res.Scenarios {
-		v.Rows = append(v.Rows, scenarioRow(sc))
-		v.Win = append(v.Win, winRow(sc))
-		b := templates.BallotView{Scenario: sc.Scenario.Name, Key: sc.Scenario.Key}
-		for _, c := range sc.Ballot {
-			rank := strconv.Itoa(c.Rank)
-			if !c.Eligible {
-				rank = "excluded"
-			}
-			b.Rows = append(b.Rows, templates.BallotRow{Rank: rank, Name: c.Name, Me: c.IsMe, Input: dollars(c.Input), Output: dollars(c.Output),
-				Cached: optDollars(c.CachedInput), Uptime: optNumber(c.Uptime, "%.2f %%"), TTFT: optNumber(c.Latency, "%.0f ms"),
-				TPS: optNumber(c.TPS, "%.0f"), Score: scoreOrDash(c)})
-		}
-		v.Ballots = append(v.Ballots, b)
-		v.Focus = append(v.Focus, templates.Option{Value: sc.Scenario.Key, Label: sc.Scenario.Name, Selected: sc.Scenario.Key == res.Focus})
-	}
-	v.Share = templates.ShareView{Total: pct(res.Share.Total * 100), Revenue: fmt.Sprintf("$%.2f", res.Share.RevenuePerMillion)}
-	for i, ms := range res.Share.Mix {
-		outcome := "rank 1"
-		switch {
-		case ms.Eligible == 0 || ms.Share == 0:
-			outcome = "not eligible"
-		case !ms.Wins:
-			outcome = "exploration only"
-		}
-		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: fmt.Sprintf("%.1f", ms.Percent), Outcome: outcome,
-			Share: pct(ms.Share * 100), PerRequest: fmt.Sprintf("$%.6f", ms.RevenuePerRequest)})
-		value := ctl.text[mixKeys[i].key]
-		if value == "" {
-			value = fmt.Sprintf("%g", math.Round(ms.Percent*10)/10)
-		}
-		v.Mix = append(v.Mix, templates.MixInput{Name: "mix_" + mixKeys[i].key, Label: mixKeys[i].label, Value: value})
-	}
-	var series []templates.FeeSeries
-	for _, s := range res.FeeCurve.Series {
-		series = append(series, templates.FeeSeries{Name: s.Name, IsMe: s.IsMe, Points: s.Points})
-	}
-	v.FeeChart = templates.NewFeeChart(res.FeeCurve.Scenario, res.FeeCurve.FeesBP, series, res.FeeCurve.CurrentBP)
-	var groups []string
-	var bars [][]templates.BarInput
-	for _, b := range res.Bars {
-		groups = append(groups, shortScenario(b.Scenario))
-		var in []templates.BarInput
-		for _, bar := range b.Bars {
-			in = append(in, templates.BarInput{Name: bar.Name, IsMe: bar.IsMe, Value: bar.Value})
-		}
-		bars = append(bars, in)
-	}
-	v.Bars = templates.NewBarsChart(groups, bars)
-	if res.Heatmap != nil {
-		v.Heatmap = templates.NewHeatmap(res.Heatmap.Scenario, res.Heatmap.Ranks, res.Heatmap.Of)
-	}
-	return v
-}
-
-func effectiveHint(m *money.Micros) string {
-	if m == nil {
-		return "no cached price: cache hits rank at the input price"
-	}
-	return "routes at " + dollars(*m)
-}
-
-func scoreOrDash(c preview.Competitor) string {
-	if !c.Eligible {
-		return strings.Join(c.Excluded, ", ")
-	}
-	return score(c.Score)
-}
-
-// shortScenario is a scenario's label under a bar group.
-func shortScenario(name string) string {
-	r := strings.NewReplacer("Small one-shot", "small", "Large prompt, general API", "large", "Coding agent session opener", "coding",
-		"Chat", "chat", " (", "/", ")", "")
-	out := r.Replace(name)
-	if strings.HasPrefix(out, "Custom") {
-		return "custom"
-	}
-	return out
-}
-
-func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
-	m := sc.Mine
-	row := templates.ScenarioRow{Key: sc.Scenario.Key, Name: sc.Scenario.Name, Winner: orDash(sc.Winner)}
-	switch {
-	case !m.OnBallot:
-		row.Class, row.Rank = "excluded", "not listed"
-		return row
-	case !m.Eligible:
-		row.Class, row.Rank = "excluded", "excluded: "+strings.Join(m.Excluded, ", ")
-		return row
-	}
-	c := m.Contributions
-	row.TokenPrice, row.RoutingPrice = usd(m.TokenPrice), usd(m.RoutingPrice)
-	row.Price, row.Uptime, row.Throughput, row.Latency, row.Cache = score(c.Price), score(c.Uptime), score(c.Throughput), score(c.Latency), score(c.Cache)
-	row.Penalties, row.Score = score(m.UptimePenalty+m.PriorityPenalty), score(m.Score)
-	row.Rank = fmt.Sprintf("%d of %d", m.Rank, m.Of)
-	row.Gap = "—"
-	row.Class = "lose"
-	if m.Rank == 1 {
-		row.Class = "win"
-	} else {
-		row.Gap = fmt.Sprintf("+%.4f", m.Gap)
-	}
-	return row
-}
-
-func winRow(sc preview.ScenarioResult) templates.WinRow {
-	w := sc.Win
-	row := templates.WinRow{Scenario: sc.Scenario.Name}
-	multiplier := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	if w.WinsNow {
-		row.Status, row.Class = "You win", "win"
-		if w.Price.Unbounded {
-			row.Lines = append(row.Lines, "You win at any price: no eligible competitor.")
-		} else if w.Price.CanWin {
-			row.Lines = append(row.Lines, fmt.Sprintf("Room to raise prices: up to x%s (input %s, output %s) still wins.",
-				multiplier(w.Price.Value), dollars(w.NewInput), dollars(w.NewOutput)))
-		}
-		if w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee {
-			row.Lines = append(row.Lines, fmt.Sprintf("A landing fee as low as %s %% still wins.", w.LandingFeeBP.Percent()))
-		}
-		if !w.Displace.WinsNow && w.Displace.CanWin {
-			row.Lines = append(row.Lines, fmt.Sprintf("Your lead is under %.2f points: a challenger could displace you; x%s (input %s) would make it stable.",
-				election.IncumbentMargin, multiplier(w.Displace.Value), dollars(w.DisplaceInput)))
-		}
-		return row
-	}
-	row.Status, row.Class = "To win", "lose"
-	if !sc.Mine.Eligible {
-		row.Status, row.Class = "Cannot win", "excluded"
-		row.Lines = append(row.Lines, "Excluded: "+strings.Join(sc.Mine.Excluded, ", ")+". No fare changes that: a missing capability must be declared and verified, a rate cap must reset.")
-		return row
-	}
-	if w.Price.CanWin {
-		cached := ""
-		if w.NewCachedInput != nil {
-			cached = ", cached " + dollars(*w.NewCachedInput)
-		}
-		row.Lines = append(row.Lines, fmt.Sprintf("Prices x%s (%+.1f %%): input %s, output %s%s.", multiplier(w.Price.Value),
-			(w.Price.Value-1)*100, dollars(w.NewInput), dollars(w.NewOutput), cached))
-	}
-	if w.LandingFee.CanWin {
-		row.Lines = append(row.Lines, fmt.Sprintf("Or a landing fee of at least %s %% (at today's prices).", w.LandingFeeBP.Percent()))
-	} else if w.LandingFee.Reason != "" {
-		row.Lines = append(row.Lines, "No landing fee up to 50 % is enough on its own.")
-	}
-	if w.Discount.CanWin {
-		row.Lines = append(row.Lines, fmt.Sprintf("Or a discount of at least %s %%.", w.DiscountBP.Percent()))
-	}
-	if w.Displace.CanWin && !w.Displace.Unbounded {
-		row.Lines = append(row.Lines, fmt.Sprintf("To displace a stable incumbent (a lead of more than %.2f): x%s, input %s, output %s.",
-			election.IncumbentMargin, multiplier(w.Displace.Value), dollars(w.DisplaceInput), dollars(w.DisplaceOutput)))
-	}
-	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
-		row.Status, row.Class = "Cannot win", "excluded"
-		row.Lines = append(row.Lines, strings.TrimPrefix(w.Reason, "cannot win: "))
-	}
-	if w.Uptime.CanWin && sc.Mine.UptimePenalty > 0 {
-		row.Lines = append(row.Lines, fmt.Sprintf("At today's fare, an uptime of %.2f %% would win.", math.Ceil(w.Uptime.Value*100)/100))
-	}
-	return row
 }
 
 // previewTarget is a listing the user may preview: their carrier's, or any

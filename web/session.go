@@ -132,5 +132,3 @@ const (
 	sessionFlashKey = "flash"
 )
 
-// hashSessionID is the stored form of a session id.
-func hashSessionID(id string) string { return account.HashToken(id) }
