@@ -131,4 +131,3 @@ const (
 	sessionUserKey  = "uid"
 	sessionFlashKey = "flash"
 )
-
