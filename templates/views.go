@@ -119,6 +119,17 @@ type AdminUsersView struct {
 	Users []UserRow
 }
 
+// AdminThrottlesView lists the login throttles holding someone back.
+type AdminThrottlesView struct {
+	Page
+	Rows []ThrottleRow
+}
+
+// ThrottleRow is one throttled subject.
+type ThrottleRow struct {
+	Subject, Attempts, NextAllowed string
+}
+
 // AdminCarriersView lists carriers and offers the invite form.
 type AdminCarriersView struct {
 	Page

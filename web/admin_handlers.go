@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,21 +76,25 @@ func (s *Server) handleInviteCarrier(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view.InviteLink = s.externalURL(c, "/signup/"+token)
+	if view.InviteLink, err = s.externalURL("/signup/" + token); err != nil {
+		return err
+	}
 	view.Flash = "Carrier " + form.Name + " created. Send the link below to " + form.Email + "."
 	return render(c, http.StatusOK, templates.AdminCarriers(view))
 }
 
-// externalURL makes an absolute link for use outside the portal.
-func (s *Server) externalURL(c echo.Context, path string) string {
+// externalURL makes a link for use outside the portal from the configured
+// base URL, never from the request's Host header (which a client chooses).
+// Without a base URL, production refuses and elsewhere (tests, embedding)
+// the path alone is given; the demo configures its listen address.
+func (s *Server) externalURL(path string) (string, error) {
 	if s.BaseURL != "" {
-		return strings.TrimRight(s.BaseURL, "/") + path
+		return strings.TrimRight(s.BaseURL, "/") + path, nil
 	}
-	scheme := "http"
-	if isTLS(c.Request()) {
-		scheme = "https"
+	if s.RequireBaseURL {
+		return "", apperr.Errorf(apperr.ECONFLICT, "Set AIRSIDE_BASE_URL to the portal's public address before inviting: links handed out must not come from the request's Host header.")
 	}
-	return scheme + "://" + c.Request().Host + path
+	return path, nil
 }
 
 func (s *Server) handleAudit(c echo.Context) error {
@@ -104,4 +109,32 @@ func (s *Server) handleAudit(c echo.Context) error {
 			Before: e.Before, After: e.After})
 	}
 	return render(c, http.StatusOK, templates.Audit(view))
+}
+
+func (s *Server) handleAdminThrottles(c echo.Context) error {
+	rows, err := s.Accounts.Throttles(c.Request().Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	view := templates.AdminThrottlesView{Page: s.page(c, "Login throttles", "users")}
+	now := s.Now()
+	for _, r := range rows {
+		next := "now"
+		if r.NextAllowedAt.After(now) {
+			next = stamp(&r.NextAllowedAt) + " (in " + r.NextAllowedAt.Sub(now).Round(time.Second).String() + ")"
+		}
+		view.Rows = append(view.Rows, templates.ThrottleRow{Subject: r.Subject, Attempts: strconv.FormatInt(r.Attempts, 10), NextAllowed: next})
+	}
+	return render(c, http.StatusOK, templates.AdminThrottles(view))
+}
+
+func (s *Server) handleClearThrottle(c echo.Context) error {
+	subject := c.FormValue("subject")
+	if err := s.Accounts.ClearThrottle(c.Request().Context(), principal(c), subject); err != nil {
+		return err
+	}
+	if err := s.setFlash(c, "Cleared: %s may try again now.", subject); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/throttles")
 }

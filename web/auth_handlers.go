@@ -2,22 +2,43 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/templates"
 )
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site: only a same-origin path
+// that parses back to itself (no scheme, no host, no backslash, no control
+// character a browser would strip into "//host"); anything else goes to the
+// listings.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/listings"
+	const home = "/listings"
+	if next == "" || len(next) > 2000 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return home
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f || r == '\\' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return home
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || u.String() != next {
+		return home
 	}
 	return next
 }
+
+// DeviceCookie remembers a browser a user logged in from, so failures an
+// attacker causes on the account do not hold that browser back.
+const DeviceCookie = "airside_device"
 
 func (s *Server) handleLoginForm(c echo.Context) error {
 	if principal(c) != nil {
@@ -28,17 +49,28 @@ func (s *Server) handleLoginForm(c echo.Context) error {
 
 func (s *Server) handleLogin(c echo.Context) error {
 	email, password, next := c.FormValue("email"), c.FormValue("password"), c.FormValue("next")
-	p, err := s.Accounts.Authenticate(c.Request().Context(), email, password, c.RealIP())
+	in := account.Login{Email: email, Password: password, Addr: c.RealIP()}
+	if ck, err := c.Cookie(DeviceCookie); err == nil {
+		in.DeviceToken = ck.Value
+	}
+	done, err := s.Accounts.Authenticate(c.Request().Context(), in)
 	if err != nil {
 		switch apperr.Code(err) {
 		case apperr.EUNAUTHORIZED, apperr.ETHROTTLED:
+			if secs := apperr.RetryAfterOf(err); secs > 0 {
+				c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+			}
 			view := templates.LoginView{Page: s.page(c, "Log in", ""), Email: email, Next: next, Error: apperr.Message(err)}
 			return render(c, statusOf(err), templates.Login(view))
 		}
 		return err
 	}
-	if err := s.startSession(c, p.User.ID); err != nil {
+	if err := s.startSession(c, done.Principal.User.ID); err != nil {
 		return err
+	}
+	if done.DeviceToken != in.DeviceToken {
+		c.SetCookie(&http.Cookie{Name: DeviceCookie, Value: done.DeviceToken, Path: "/login", MaxAge: int((365 * 24 * time.Hour).Seconds()),
+			HttpOnly: true, Secure: isTLS(c.Request()), SameSite: http.SameSiteStrictMode})
 	}
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
 }
@@ -68,6 +100,17 @@ func (s *Server) handleLogout(c echo.Context) error {
 	}
 	sess.Options.MaxAge = -1
 	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	if p := principal(c); p != nil {
+		s.Accounts.LoggedOut(c.Request().Context(), p)
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// handleLogoutEverywhere ends every session of the user, on every device.
+func (s *Server) handleLogoutEverywhere(c echo.Context) error {
+	if _, err := s.Accounts.LogOutEverywhere(c.Request().Context(), principal(c)); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")

@@ -76,12 +76,12 @@ func TestSessionCookieFlags(t *testing.T) {
 func TestLoginThrottledPerAccount(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	c := p.client()
-	for range account.MaxFailuresAccount {
+	for range account.AccountThrottle.Free {
 		c.post("/login", "/login", url.Values{"email": {"admin@orbit.example"}, "password": {"wrong"}})
 	}
 	res := c.post("/login", "/login", url.Values{"email": {"admin@orbit.example"}, "password": {demo.Password}})
 	wantStatus(t, "login after failures", res, http.StatusTooManyRequests)
-	if !strings.Contains(res.body, "Too many failed logins") {
+	if !strings.Contains(res.body, "Too many attempts") || res.header.Get("Retry-After") == "" {
 		t.Error("no throttling message")
 	}
 	// Another account from the same address is not locked by these.

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -72,6 +73,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// The database is away: say so, and that it is passing.
 		status = http.StatusServiceUnavailable
 		message = "Airside cannot reach its database right now. Nothing you submitted was half-saved; please try again in a moment."
+	}
+	if secs := apperr.RetryAfterOf(err); status == http.StatusTooManyRequests && secs > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if status >= 500 {
 		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)

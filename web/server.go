@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -44,9 +45,11 @@ type Server struct {
 	// Now is the one clock of the portal; tests move it without sleeping.
 	Now func() time.Time
 	Log *slog.Logger
-	// BaseURL, when set, is used for links sent outside the portal (invites);
-	// otherwise the request's own scheme and host are.
-	BaseURL string
+	// BaseURL is the portal's public address, used for links handed out
+	// (invites). RequireBaseURL (production) refuses to make such links
+	// without it.
+	BaseURL        string
+	RequireBaseURL bool
 	// ScheduleEvery is how often serve publishes filings whose effective date
 	// has come (default 30 s).
 	ScheduleEvery time.Duration
@@ -75,6 +78,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-For is believed only from trusted proxies
 	s.echo = e
 	s.routes()
 	return s
@@ -116,6 +120,7 @@ func (s *Server) routes() {
 	pages.GET("/login", s.handleLoginForm)
 	pages.POST("/login", s.handleLogin)
 	pages.POST("/logout", s.handleLogout)
+	pages.POST("/logout/everywhere", s.handleLogoutEverywhere, requireLogin)
 	pages.GET("/signup/:token", s.handleSignupForm)
 	pages.POST("/signup/:token", s.handleSignup)
 
@@ -150,6 +155,8 @@ func (s *Server) routes() {
 
 	admin := member.Group("/admin", requireAdmin)
 	admin.GET("/users", s.handleAdminUsers)
+	admin.GET("/throttles", s.handleAdminThrottles)
+	admin.POST("/throttles/clear", s.handleClearThrottle)
 	admin.GET("/carriers", s.handleAdminCarriers)
 	admin.POST("/carriers/invite", s.handleInviteCarrier)
 	admin.GET("/tokens", s.handleTokens)
@@ -196,4 +203,19 @@ func (s *Server) handleHome(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
 	return c.Redirect(http.StatusSeeOther, "/listings")
+}
+
+// TrustProxies believes X-Forwarded-For only from these networks (the
+// reverse proxies in front of the portal); with none, the client address is
+// the connection's, so no client can choose its throttling address.
+func (s *Server) TrustProxies(nets []*net.IPNet) {
+	if len(nets) == 0 {
+		s.echo.IPExtractor = echo.ExtractIPDirect()
+		return
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range nets {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -159,6 +160,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
+	if srv.BaseURL == "" && *withDemo {
+		srv.BaseURL = displayAddr(*addr) // the demo's links point at where it listens
+	}
+	srv.RequireBaseURL = !*withDemo
+	if nets, err := parseCIDRs(os.Getenv("AIRSIDE_TRUSTED_PROXIES")); err != nil {
+		return fmt.Errorf("AIRSIDE_TRUSTED_PROXIES: %w", err)
+	} else {
+		srv.TrustProxies(nets)
+	}
 	srv.ScheduleEvery = *scheduleEvery
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
@@ -308,4 +318,29 @@ func cmdSimulateTraffic(ctx context.Context, args []string, stdout, stderr io.Wr
 	}
 	fmt.Fprintf(stdout, "wrote %d metric buckets\n", n)
 	return nil
+}
+
+// parseCIDRs reads a comma-separated list of CIDRs (a bare address is a /32
+// or /128).
+func parseCIDRs(list string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if !strings.Contains(item, "/") {
+			if ip := net.ParseIP(item); ip != nil && ip.To4() != nil {
+				item += "/32"
+			} else {
+				item += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR like 10.0.0.0/8: %w", item, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -123,6 +123,9 @@ func HashPassword(password string) (string, error) {
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
+// checkPassword is the check logins use; tests count its calls.
+var checkPassword = CheckPassword
+
 // CheckPassword reports whether password matches an argon2id hash.
 func CheckPassword(hash, password string) bool {
 	parts := strings.Split(hash, "$")
@@ -151,16 +154,41 @@ func CheckPassword(hash, password string) bool {
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 10
 
-// ValidatePassword returns a message when a new password is too weak.
+// ValidatePassword returns a message when a new password is too weak: too
+// short, all blank, or one of the passwords every guessing list starts with.
+// Long pass phrases are welcome.
 func ValidatePassword(password string) string {
 	if len(password) < MinPasswordLength {
 		return fmt.Sprintf("Use at least %d characters.", MinPasswordLength)
 	}
-	if len(password) > 1024 {
-		return "Use at most 1024 characters."
+	if len(password) > maxPasswordBytes {
+		return fmt.Sprintf("Use at most %d characters.", maxPasswordBytes)
+	}
+	if strings.TrimSpace(password) == "" {
+		return "A password of spaces alone is too easy to guess."
+	}
+	if commonPasswords[strings.ToLower(password)] {
+		return "This password is on every guessing list; choose another (a few unrelated words make a strong one)."
 	}
 	return ""
 }
+
+// commonPasswords are passwords of the minimum length or longer that lead
+// every published guessing list.
+var commonPasswords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range []string{
+		"1234567890", "12345678910", "123456789012", "0123456789", "0987654321", "1111111111", "0000000000",
+		"1q2w3e4r5t", "1qaz2wsx3edc", "qwertyuiop", "qwerty1234", "qwerty12345", "qwertyuiop1", "asdfghjkl1",
+		"password12", "password123", "password1234", "passw0rd123", "iloveyou12", "letmein123", "welcome123",
+		"abc1234567", "abcd123456", "1234567890a", "a123456789", "zaq12wsxcde", "football12", "baseball12",
+		"starwars12", "sunshine12", "princess12", "dragon1234", "monkey1234", "trustno1234", "superman12",
+		"administrator", "changeme123", "airside123", "airside1234", "1234qwer!@#$", "!qaz2wsx#edc",
+	} {
+		m[p] = true
+	}
+	return m
+}()
 
 // NormalizeEmail lower-cases and checks an address; "" when invalid.
 func NormalizeEmail(email string) string {
@@ -195,21 +223,23 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Login throttling: failures counted over a window, per account and per
-// client address.
-const (
-	ThrottleWindow     = 15 * time.Minute
-	MaxFailuresAccount = 5
-	MaxFailuresAddress = 20
-)
-
 // Store is what the account service needs from storage.
 type Store interface {
 	FindUserByEmail(ctx context.Context, email string) (*User, error)
 	FindPrincipal(ctx context.Context, userID int64) (*Principal, error)
-	CountLoginFailures(ctx context.Context, subject string, since time.Time) (int, error)
-	RecordLoginFailure(ctx context.Context, subjects []string, at time.Time) error
-	ClearLoginFailures(ctx context.Context, subject string) error
+	// ReserveLoginAttempt counts one attempt against a subject unless the
+	// policy holds it back, atomically: it returns how long to wait (0 when
+	// the attempt was reserved).
+	ReserveLoginAttempt(ctx context.Context, subject string, policy ThrottlePolicy) (time.Duration, error)
+	// RefundLoginAttempt gives back one reserved attempt (a success).
+	RefundLoginAttempt(ctx context.Context, subject string) error
+	// ClearLoginThrottle forgets a subject's attempts.
+	ClearLoginThrottle(ctx context.Context, subject string) error
+	FindLoginThrottles(ctx context.Context) ([]Throttle, error)
+	RememberDevice(ctx context.Context, userID int64, tokenHash string) error
+	IsKnownDevice(ctx context.Context, userID int64, tokenHash string) (bool, error)
+	DeleteUserSessions(ctx context.Context, userID int64) (int64, error)
+	RecordAudit(ctx context.Context, actorID *int64, action, subjectType string, subjectID int64, after map[string]any) error
 	CreateUser(ctx context.Context, actorID *int64, u UserRecord) (*User, error)
 	InviteCarrier(ctx context.Context, actorID int64, inv InviteRecord) error
 	FindInvite(ctx context.Context, tokenHash string) (*Invite, error)
@@ -228,39 +258,142 @@ type Service struct {
 // form does not tell which accounts exist.
 var ErrBadCredentials = apperr.Errorf(apperr.EUNAUTHORIZED, "That email and password do not match an account.")
 
-// Authenticate checks a login from addr. Too many recent failures for the
-// account or the address refuse even a right password until the window passes.
-func (s *Service) Authenticate(ctx context.Context, email, password, addr string) (*Principal, error) {
-	now := s.Now()
-	email = strings.ToLower(strings.TrimSpace(email))
-	if textcheck.Problem(email, 254) != "" || textcheck.Problem(addr, 100) != "" {
+// Login is one login attempt: who it claims to be, from where, and the
+// device cookie the browser sent (if any).
+type Login struct {
+	Email, Password string
+	Addr            string
+	DeviceToken     string
+}
+
+// LoggedIn is a successful login: the principal, and the device token to
+// set (a new one when the browser had none known for this user).
+type LoggedIn struct {
+	Principal   *Principal
+	DeviceToken string
+}
+
+// Authenticate checks a login. The attempt is reserved against the account
+// (or the known device it comes from) and the address before the password
+// is checked, so parallel guesses cannot outrun the throttle; an unknown
+// address is checked against a dummy hash, so it takes as long as a known
+// one; at most one hash per core runs at once.
+func (s *Service) Authenticate(ctx context.Context, in Login) (*LoggedIn, error) {
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if textcheck.Problem(email, 254) != "" || textcheck.Problem(in.Addr, 100) != "" || len(in.Password) > maxPasswordBytes {
 		return nil, ErrBadCredentials // not an address any account has; nothing to look up
-	}
-	accountKey, addrKey := "account:"+email, "addr:"+addr
-	for _, limit := range []struct {
-		key string
-		max int
-	}{{accountKey, MaxFailuresAccount}, {addrKey, MaxFailuresAddress}} {
-		n, err := s.Store.CountLoginFailures(ctx, limit.key, now.Add(-ThrottleWindow))
-		if err != nil {
-			return nil, fmt.Errorf("authenticate: %w", err)
-		}
-		if n >= limit.max {
-			return nil, apperr.Errorf(apperr.ETHROTTLED, "Too many failed logins. Try again in %d minutes.", int(ThrottleWindow.Minutes()))
-		}
 	}
 	user, err := s.Store.FindUserByEmail(ctx, email)
 	if err != nil && apperr.Code(err) != apperr.ENOTFOUND {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
-	if user == nil || !CheckPassword(user.PasswordHash, password) {
-		if err := s.Store.RecordLoginFailure(ctx, []string{accountKey, addrKey}, now); err != nil {
+	accountKey := "account:" + email
+	if user != nil && in.DeviceToken != "" {
+		known, err := s.Store.IsKnownDevice(ctx, user.ID, HashToken(in.DeviceToken))
+		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)
 		}
+		if known { // failures others caused on the account do not hold this browser back
+			accountKey = "device:" + HashToken(in.DeviceToken)
+		}
+	}
+	addrKey := "addr:" + in.Addr
+	for _, r := range []struct {
+		key    string
+		policy ThrottlePolicy
+	}{{accountKey, AccountThrottle}, {addrKey, AddressThrottle}} {
+		wait, err := s.Store.ReserveLoginAttempt(ctx, r.key, r.policy)
+		if err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		if wait > 0 {
+			s.audit(ctx, user, "login.throttle", map[string]any{"subject": r.key, "waitSeconds": int(wait.Seconds())})
+			return nil, ErrThrottled(wait)
+		}
+	}
+	release, err := globalHashSlots.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hash := dummyHash()
+	if user != nil {
+		hash = user.PasswordHash
+	}
+	ok := checkPassword(hash, in.Password) && user != nil
+	release()
+	if !ok {
+		s.audit(ctx, user, "login.fail", map[string]any{"addr": in.Addr})
 		return nil, ErrBadCredentials
 	}
-	if err := s.Store.ClearLoginFailures(ctx, accountKey); err != nil {
+	if err := s.Store.ClearLoginThrottle(ctx, accountKey); err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
-	return s.Store.FindPrincipal(ctx, user.ID)
+	if err := s.Store.RefundLoginAttempt(ctx, addrKey); err != nil {
+		return nil, fmt.Errorf("authenticate: %w", err)
+	}
+	p, err := s.Store.FindPrincipal(ctx, user.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &LoggedIn{Principal: p, DeviceToken: in.DeviceToken}
+	if !strings.HasPrefix(accountKey, "device:") {
+		token, hash, err := NewToken()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Store.RememberDevice(ctx, user.ID, hash); err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		out.DeviceToken = token
+	}
+	s.audit(ctx, user, "login", map[string]any{"addr": in.Addr})
+	return out, nil
+}
+
+// maxPasswordBytes bounds what is hashed at all.
+const maxPasswordBytes = 1024
+
+// audit records a login event about user (nil: no such account, which is
+// not recorded: there is no subject to file it under).
+func (s *Service) audit(ctx context.Context, user *User, action string, after map[string]any) {
+	if user == nil {
+		return
+	}
+	// An audit failure must not turn a refused login into a 500, nor let a
+	// failed write block a good login; the store logs none of the password.
+	_ = s.Store.RecordAudit(ctx, &user.ID, action, "user", user.ID, after)
+}
+
+// Throttles lists the subjects being held back now (gateway admins only).
+func (s *Service) Throttles(ctx context.Context, p *Principal) ([]Throttle, error) {
+	if !p.IsAdmin() {
+		return nil, apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins see login throttles.")
+	}
+	return s.Store.FindLoginThrottles(ctx)
+}
+
+// ClearThrottle lets a held-back subject try again at once (gateway admins
+// only, audited).
+func (s *Service) ClearThrottle(ctx context.Context, p *Principal, subject string) error {
+	if !p.IsAdmin() {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins clear login throttles.")
+	}
+	if err := s.Store.ClearLoginThrottle(ctx, subject); err != nil {
+		return err
+	}
+	return s.Store.RecordAudit(ctx, &p.User.ID, "throttle.clear", "user", p.User.ID, map[string]any{"subject": subject})
+}
+
+// LogOutEverywhere ends every session of p's, on every device.
+func (s *Service) LogOutEverywhere(ctx context.Context, p *Principal) (int64, error) {
+	n, err := s.Store.DeleteUserSessions(ctx, p.User.ID)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.Store.RecordAudit(ctx, &p.User.ID, "logout.everywhere", "user", p.User.ID, map[string]any{"sessions": n})
+}
+
+// LoggedOut records a logout (the session itself is ended by the caller).
+func (s *Service) LoggedOut(ctx context.Context, p *Principal) {
+	s.audit(ctx, &p.User, "logout", nil)
 }

@@ -27,6 +27,9 @@ type Error struct {
 	// Ref names another object the message is about (e.g. the filing already
 	// in flight), so the page can link to it.
 	Ref int64
+	// RetryAfter, for ETHROTTLED, is how many seconds to wait before trying
+	// again (sent as the Retry-After header).
+	RetryAfter int
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
@@ -77,6 +80,16 @@ func RefOf(err error) int64 {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Ref
+	}
+	return 0
+}
+
+// RetryAfterOf returns the seconds to wait of the first *Error in err's
+// chain, 0 when it says none.
+func RetryAfterOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
 	}
 	return 0
 }

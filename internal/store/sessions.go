@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/account"
 )
@@ -20,13 +21,23 @@ type sessionRow struct {
 
 func (sessionRow) TableName() string { return "sessions" }
 
-type loginFailureRow struct {
-	ID      int64 `gorm:"primaryKey"`
-	Subject string
-	At      time.Time
+type throttleRow struct {
+	Subject       string `gorm:"primaryKey"`
+	Attempts      int64
+	WindowStart   time.Time
+	NextAllowedAt time.Time
+	UpdatedAt     time.Time
 }
 
-func (loginFailureRow) TableName() string { return "login_failures" }
+func (throttleRow) TableName() string { return "login_throttles" }
+
+type deviceRow struct {
+	TokenHash string `gorm:"primaryKey"`
+	UserID    int64
+	CreatedAt time.Time
+}
+
+func (deviceRow) TableName() string { return "known_devices" }
 
 // SaveSession creates or replaces a session by the hash of its id.
 func (s *Store) SaveSession(ctx context.Context, idHash string, sess account.Session) error {
@@ -64,8 +75,8 @@ func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
 	return nil
 }
 
-// DeleteExpiredSessions removes sessions past their expiry and old login
-// failures, returning how many sessions went.
+// DeleteExpiredSessions removes sessions past their expiry and login
+// throttles long quiet, returning how many sessions went.
 func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
@@ -74,7 +85,7 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 			return res.Error
 		}
 		n = res.RowsAffected
-		return tx.Where("at <= ?", now.Add(-account.ThrottleWindow)).Delete(&loginFailureRow{}).Error
+		return tx.Where("updated_at <= ? AND next_allowed_at <= ?", now.Add(-account.ThrottleWindow), now).Delete(&throttleRow{}).Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("delete expired sessions: %w", err)
@@ -82,31 +93,109 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// CountLoginFailures counts a subject's failures since a time.
-func (s *Store) CountLoginFailures(ctx context.Context, subject string, since time.Time) (int, error) {
-	var n int64
-	if err := s.read(ctx).Model(&loginFailureRow{}).Where("subject = ? AND at > ?", subject, since.UTC()).Count(&n).Error; err != nil {
-		return 0, fmt.Errorf("count login failures: %w", err)
+// ReserveLoginAttempt counts one attempt against subject unless policy
+// holds it back, by compare-and-swap on the attempt count: of parallel
+// attempts that read the same count, one wins and the others read again.
+func (s *Store) ReserveLoginAttempt(ctx context.Context, subject string, policy account.ThrottlePolicy) (time.Duration, error) {
+	for range 50 {
+		var wait time.Duration
+		reserved := false
+		err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+			var row throttleRow
+			if err := tx.Where("subject = ?", subject).Limit(1).Find(&row).Error; err != nil {
+				return err
+			}
+			if row.Subject == "" {
+				res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&throttleRow{Subject: subject, Attempts: 1,
+					WindowStart: now, NextAllowedAt: now.Add(policy.Delay(1)), UpdatedAt: now})
+				reserved = res.Error == nil && res.RowsAffected == 1
+				return res.Error
+			}
+			if now.Before(row.NextAllowedAt) {
+				wait = row.NextAllowedAt.Sub(now)
+				return nil
+			}
+			attempts, start := row.Attempts+1, row.WindowStart
+			if now.Sub(row.WindowStart) > policy.Window { // a quiet window forgets
+				attempts, start = 1, now
+			}
+			res := tx.Model(&throttleRow{}).Where("subject = ? AND attempts = ? AND window_start = ?", subject, row.Attempts, row.WindowStart).
+				Updates(map[string]any{"attempts": attempts, "window_start": start, "next_allowed_at": now.Add(policy.Delay(attempts)), "updated_at": now})
+			reserved = res.Error == nil && res.RowsAffected == 1
+			return res.Error
+		})
+		if err != nil {
+			return 0, fmt.Errorf("reserve login attempt: %w", err)
+		}
+		if wait > 0 || reserved {
+			return wait, nil
+		}
 	}
-	return int(n), nil
+	return time.Second, nil // contended beyond reason: hold this one back
 }
 
-// RecordLoginFailure records one failed login against each subject.
-func (s *Store) RecordLoginFailure(ctx context.Context, subjects []string, at time.Time) error {
-	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
-		for _, subject := range subjects {
-			if err := tx.Create(&loginFailureRow{Subject: subject, At: at.UTC()}).Error; err != nil {
-				return fmt.Errorf("record login failure: %w", err)
-			}
-		}
-		return nil
+// RefundLoginAttempt gives back one reserved attempt of subject.
+func (s *Store) RefundLoginAttempt(ctx context.Context, subject string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		return tx.Model(&throttleRow{}).Where("subject = ? AND attempts > 0", subject).
+			Updates(map[string]any{"attempts": gorm.Expr("attempts - 1"), "updated_at": now}).Error
 	})
 }
 
-// ClearLoginFailures forgets a subject's failures after a good login.
-func (s *Store) ClearLoginFailures(ctx context.Context, subject string) error {
-	if err := s.read(ctx).Where("subject = ?", subject).Delete(&loginFailureRow{}).Error; err != nil {
-		return fmt.Errorf("clear login failures: %w", err)
+// ClearLoginThrottle forgets subject's attempts.
+func (s *Store) ClearLoginThrottle(ctx context.Context, subject string) error {
+	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+		return tx.Where("subject = ?", subject).Delete(&throttleRow{}).Error
+	})
+}
+
+// FindLoginThrottles lists the subjects with attempts in their window,
+// those held back longest first.
+func (s *Store) FindLoginThrottles(ctx context.Context) ([]account.Throttle, error) {
+	var rows []throttleRow
+	since := s.Now().UTC().Add(-account.ThrottleWindow)
+	if err := s.read(ctx).Where("updated_at > ? OR next_allowed_at > ?", since, s.Now().UTC()).
+		Order("next_allowed_at DESC").Limit(500).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find login throttles: %w", err)
 	}
-	return nil
+	out := make([]account.Throttle, len(rows))
+	for i, r := range rows {
+		out[i] = account.Throttle{Subject: r.Subject, Attempts: r.Attempts, NextAllowedAt: r.NextAllowedAt, UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
+}
+
+// RememberDevice records a browser a user logged in from.
+func (s *Store) RememberDevice(ctx context.Context, userID int64, tokenHash string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		return tx.Create(&deviceRow{TokenHash: tokenHash, UserID: userID, CreatedAt: now}).Error
+	})
+}
+
+// IsKnownDevice reports whether the user logged in before from this browser.
+func (s *Store) IsKnownDevice(ctx context.Context, userID int64, tokenHash string) (bool, error) {
+	var n int64
+	if err := s.read(ctx).Model(&deviceRow{}).Where("token_hash = ? AND user_id = ?", tokenHash, userID).Count(&n).Error; err != nil {
+		return false, fmt.Errorf("known device: %w", err)
+	}
+	return n > 0, nil
+}
+
+// DeleteUserSessions ends every session of a user.
+func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+		res := tx.Where("user_id = ?", userID).Delete(&sessionRow{})
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, err
+}
+
+// RecordAudit appends one audit event on its own (logins, logouts, token
+// use: events with no other change to commit with).
+func (s *Store) RecordAudit(ctx context.Context, actorID *int64, action, subjectType string, subjectID int64, after map[string]any) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		return appendAudit(tx, now, auditEvent{ActorID: actorID, Action: action, SubjectType: subjectType, SubjectID: subjectID, After: after})
+	})
 }

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,32 +231,103 @@ func TestLoginThrottle(t *testing.T) {
 		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "ada@example.com", Password: "the right password"}); err != nil {
 			t.Fatal(err)
 		}
-		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-		svc := &account.Service{Store: s, Now: func() time.Time { return now }}
-		if _, err := svc.Authenticate(ctx, "ada@example.com", "wrong", "10.0.0.1"); apperr.Code(err) != apperr.EUNAUTHORIZED {
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		svc := &account.Service{Store: s, Now: s.Now}
+		login := func(email, password, addr, device string) (*account.LoggedIn, error) {
+			return svc.Authenticate(ctx, account.Login{Email: email, Password: password, Addr: addr, DeviceToken: device})
+		}
+		if _, err := login("ada@example.com", "wrong", "10.0.0.1", ""); apperr.Code(err) != apperr.EUNAUTHORIZED {
 			t.Fatalf("wrong password: %v", err)
 		}
-		if _, err := svc.Authenticate(ctx, "nobody@example.com", "wrong", "10.0.0.1"); err != account.ErrBadCredentials {
+		if _, err := login("nobody@example.com", "wrong", "10.0.0.1", ""); err != account.ErrBadCredentials {
 			t.Errorf("unknown account gets a different message: %v", err)
 		}
-		if p, err := svc.Authenticate(ctx, "ADA@example.com", "the right password", "10.0.0.1"); err != nil || p.User.Email != "ada@example.com" {
-			t.Fatalf("right password: %v", err)
+		ok, err := login("ADA@example.com", "the right password", "10.0.0.1", "")
+		if err != nil || ok.Principal.User.Email != "ada@example.com" || ok.DeviceToken == "" {
+			t.Fatalf("right password: %+v, %v", ok, err)
 		}
-		for range account.MaxFailuresAccount {
-			svc.Authenticate(ctx, "ada@example.com", "wrong", "10.0.0.2")
+		device := ok.DeviceToken
+
+		// The attacker's failures hold the account back with growing delays.
+		for range account.AccountThrottle.Free {
+			login("ada@example.com", "wrong", "10.0.0.2", "")
 		}
-		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.0.0.3"); apperr.Code(err) != apperr.ETHROTTLED {
-			t.Errorf("account not throttled after %d failures: %v", account.MaxFailuresAccount, err)
+		_, err = login("ada@example.com", "the right password", "10.0.0.3", "")
+		if apperr.Code(err) != apperr.ETHROTTLED || apperr.RetryAfterOf(err) < 1 {
+			t.Fatalf("account not held back after %d failures: %v", account.AccountThrottle.Free, err)
 		}
-		now = now.Add(account.ThrottleWindow + time.Second)
-		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.0.0.3"); err != nil {
-			t.Errorf("still throttled after the window: %v", err)
+		// ... but not the browser Ada logged in from before,
+		if _, err := login("ada@example.com", "the right password", "10.0.0.3", device); err != nil {
+			t.Errorf("a known device is held back by others' failures: %v", err)
 		}
-		for i := range account.MaxFailuresAddress {
-			svc.Authenticate(ctx, "spray"+string(rune('a'+i))+"@example.com", "wrong", "10.9.9.9")
+		// and not for good: after the delay the right password works.
+		now = now.Add(account.AccountThrottle.Delay(int64(account.AccountThrottle.Free)) + time.Second)
+		if _, err := login("ada@example.com", "the right password", "10.0.0.3", ""); err != nil {
+			t.Errorf("still held back after the delay: %v", err)
 		}
-		if _, err := svc.Authenticate(ctx, "ada@example.com", "the right password", "10.9.9.9"); apperr.Code(err) != apperr.ETHROTTLED {
-			t.Errorf("address not throttled after %d failures: %v", account.MaxFailuresAddress, err)
+
+		// An address spraying many accounts is held back, other addresses not.
+		for i := range account.AddressThrottle.Free {
+			login(fmt.Sprintf("spray%d@example.com", i), "wrong", "10.9.9.9", "")
+		}
+		if _, err := login("ada@example.com", "the right password", "10.9.9.9", ""); apperr.Code(err) != apperr.ETHROTTLED {
+			t.Errorf("address not held back after %d failures: %v", account.AddressThrottle.Free, err)
+		}
+		if _, err := login("ada@example.com", "the right password", "10.0.0.4", ""); err != nil {
+			t.Errorf("another address is held back: %v", err)
+		}
+		throttles, err := s.FindLoginThrottles(ctx)
+		if err != nil || len(throttles) == 0 {
+			t.Fatalf("throttles %v, %v", throttles, err)
+		}
+		admin := &account.Principal{User: account.User{ID: ok.Principal.User.ID, Staff: account.StaffAdmin}}
+		if err := svc.ClearThrottle(ctx, admin, "addr:10.9.9.9"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := login("ada@example.com", "the right password", "10.9.9.9", ""); err != nil {
+			t.Errorf("a cleared address is still held back: %v", err)
+		}
+	})
+}
+
+// TestLoginThrottleParallel: a burst of parallel guesses cannot outrun the
+// throttle: attempts are reserved before any password is checked, so no
+// more than the free attempts are checked, and the right password deep in
+// the burst is held back with the rest.
+func TestLoginThrottleParallel(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "bob@example.com", Password: "the right password"}); err != nil {
+			t.Fatal(err)
+		}
+		svc := account.NewService(s)
+		const guesses = 40
+		var wg sync.WaitGroup
+		results := make([]error, guesses)
+		for i := range guesses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				password := fmt.Sprintf("guess %d", i)
+				if i == guesses-7 {
+					password = "the right password"
+				}
+				_, results[i] = svc.Authenticate(ctx, account.Login{Email: "bob@example.com", Password: password, Addr: fmt.Sprintf("10.1.0.%d", i)})
+			}()
+		}
+		wg.Wait()
+		checked := 0
+		for _, err := range results {
+			switch apperr.Code(err) {
+			case apperr.ETHROTTLED:
+			case "", apperr.EUNAUTHORIZED:
+				checked++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if checked > account.AccountThrottle.Free || checked == 0 {
+			t.Errorf("%d of %d parallel guesses were checked, want 1 to %d", checked, guesses, account.AccountThrottle.Free)
 		}
 	})
 }

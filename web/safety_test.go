@@ -1,0 +1,83 @@
+package web
+
+import (
+	"net"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestSafeNext(t *testing.T) {
+	for _, test := range []struct{ next, want string }{
+		{"/filings/12", "/filings/12"},
+		{"/listings?carrier=2&sort=model", "/listings?carrier=2&sort=model"},
+		{"", "/listings"},
+		{"//evil.example", "/listings"},
+		{"/\t/evil.example", "/listings"},
+		{"/%09/evil.example", "/%09/evil.example"}, // stays a path on this site: %09 is not decoded into the Location
+		{"/\\evil.example", "/listings"},
+		{"/\\/evil.example", "/listings"},
+		{"\\\\evil.example", "/listings"},
+		{"https://evil.example/", "/listings"},
+		{"javascript:alert(1)", "/listings"},
+		{"/\n/evil.example", "/listings"},
+		{"/\r\nLocation: https://evil.example", "/listings"},
+		{"/ /evil.example", "/listings"},
+		{"/\u00a0/evil.example", "/listings"},
+		{"/\u2028/evil.example", "/listings"},
+		{"/a b", "/listings"},
+		{"evil.example", "/listings"},
+		{"/" + strings.Repeat("a", 3000), "/listings"},
+	} {
+		if got := safeNext(test.next); got != test.want {
+			t.Errorf("safeNext(%q) = %q, want %q", test.next, got, test.want)
+		}
+	}
+}
+
+// FuzzSafeNext: whatever comes in, what goes out is a path on this site that
+// no browser reads as another host.
+func FuzzSafeNext(f *testing.F) {
+	for _, seed := range []string{"/filings/1", "//evil", "/\t/evil", "/\\evil", "https://evil", "/ok?x=1#y", "/%2F%2Fevil"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, next string) {
+		got := safeNext(next)
+		if got != "/listings" && got != next {
+			t.Fatalf("safeNext(%q) = %q: neither the input nor the default", next, got)
+		}
+		if !strings.HasPrefix(got, "/") || strings.HasPrefix(got, "//") || strings.ContainsAny(got, "\\") {
+			t.Fatalf("safeNext(%q) = %q leaves the site", next, got)
+		}
+		for _, r := range got {
+			if unicode.IsControl(r) || unicode.IsSpace(r) {
+				t.Fatalf("safeNext(%q) = %q keeps %U", next, got, r)
+			}
+		}
+		u, err := url.Parse(got)
+		if err != nil || u.Host != "" || u.Scheme != "" {
+			t.Fatalf("safeNext(%q) = %q parses to host %q scheme %q (%v)", next, got, u.Host, u.Scheme, err)
+		}
+	})
+}
+
+func TestTrustedProxies(t *testing.T) {
+	s := &Server{echo: New(nil, nil).echo}
+	req := httptest.NewRequest("GET", "/login", nil)
+	req.RemoteAddr = "10.1.2.3:5555"
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	if got := s.echo.IPExtractor(req); got != "10.1.2.3" {
+		t.Errorf("without trusted proxies the client chose its address: %s", got)
+	}
+	_, proxies, _ := net.ParseCIDR("10.0.0.0/8")
+	s.TrustProxies([]*net.IPNet{proxies})
+	if got := s.echo.IPExtractor(req); got != "203.0.113.9" {
+		t.Errorf("behind a trusted proxy: %s, want the forwarded address", got)
+	}
+	req.RemoteAddr = "198.51.100.7:5555" // not a proxy of ours: its header is not believed
+	if got := s.echo.IPExtractor(req); got != "198.51.100.7" {
+		t.Errorf("an untrusted peer chose its address: %s", got)
+	}
+}
