@@ -7,7 +7,7 @@ DB      ?= sqlite:data/airside.db
 FUZZTIME ?= 100000x
 # package:target pairs of every fuzz test; make test runs each for FUZZTIME.
 FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
-       internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV web:FuzzSafeNext
+       internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV internal/fare:FuzzFormulaGuard web:FuzzSafeNext
 
 .PHONY: run build test check generate bench fuzz fuzz-run soak clean
 

@@ -2,7 +2,9 @@ package web
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,6 +89,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 		_ = c.JSON(status, map[string]any{"error": body})
 		return
+	}
+	if fields := apperr.FieldErrors(err); len(fields) > 0 {
+		// No form to show them beside: say each in the message.
+		msgs := make([]string, 0, len(fields))
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			msgs = append(msgs, fields[k])
+		}
+		message = strings.Join(msgs, " ")
 	}
 	heading := headings[status]
 	if heading == "" {

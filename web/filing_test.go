@@ -267,6 +267,14 @@ func TestPauseAndAddListing(t *testing.T) {
 	member := p.client()
 	member.login("member@nebula.example")
 	wantStatus(t, "member adds a listing", member.post("/listings", "/listings", url.Values{"model": {opt[1]}}), http.StatusForbidden)
+
+	// A model that is not in the catalogue is a clear 422, not a 500.
+	carrier, _, _ := strings.Cut(opt[1], ":")
+	unknown := admin.post("/listings", "/listings", url.Values{"model": {carrier + ":999999"}})
+	wantStatus(t, "add an unknown model", unknown, http.StatusUnprocessableEntity)
+	if !strings.Contains(unknown.body, "Choose a model from the catalogue.") {
+		t.Errorf("unknown model page:\n%.800s", unknown.body)
+	}
 }
 
 func upload(t *testing.T, c *client, content []byte) response {

@@ -71,14 +71,8 @@ func (s *Server) handleAddListing(c echo.Context) error {
 		return apperr.Errorf(apperr.EINVALID, "Choose a model to list.")
 	}
 	id, err := s.Filings.AddListing(c.Request().Context(), principal(c), carrierID, modelID)
-	if apperr.Code(err) == apperr.EINVALID {
-		if ferr := s.setFlash(c, "%s", strings.Join(mapValues(apperr.FieldErrors(err)), " ")); ferr != nil {
-			return ferr
-		}
-		return c.Redirect(http.StatusSeeOther, "/listings")
-	}
 	if err != nil {
-		return err
+		return err // a refused model is a 422 page saying why
 	}
 	if err := s.setFlash(c, "Listing added as a draft. File its first fare to bring it into service."); err != nil {
 		return err

@@ -167,7 +167,11 @@ func (s *Server) routes() {
 // Run serves on addr until ctx ends, then shuts down gracefully, giving
 // requests in flight up to 10 seconds.
 func (s *Server) Run(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// A body trickled a byte at a time cannot hold a connection: the whole
+	// request must arrive within ReadTimeout, and the longest answer (a long
+	// poll of MaxWait) must be written within WriteTimeout.
+	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: MaxWait + 30*time.Second, IdleTimeout: 2 * time.Minute}
 	s.startBackground(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +22,8 @@ var CSVHeader = []string{
 const (
 	MaxCSVBytes = 1 << 20
 	MaxCSVRows  = 1000
+	// MaxCSVCell bounds one cell (a justification is the longest).
+	MaxCSVCell = MaxJustification + 100
 )
 
 // CSVRow is one row of a bulk filing: which listing, and its typed form.
@@ -106,8 +109,11 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 		cell := map[string]string{}
 		for i, name := range CSVHeader {
 			cell[name] = strings.TrimSpace(record[i])
-			if isFormula(record[i]) {
-				errs = append(errs, CSVError{Row: line, Column: name, Msg: "Starts like a spreadsheet formula (=, +, -, @); remove the leading character."})
+			switch {
+			case len(record[i]) > MaxCSVCell:
+				errs = append(errs, CSVError{Row: line, Column: name, Msg: fmt.Sprintf("At most %d characters per cell.", MaxCSVCell)})
+			case isFormula(record[i]) || isFormula(cell[name]): // as written and as trimmed: leading blanks hide nothing
+				errs = append(errs, CSVError{Row: line, Column: name, Msg: "Starts like a spreadsheet formula (=, +, -, @, tab); remove the leading character."})
 			}
 		}
 		row := CSVRow{Line: line, Carrier: cell["carrier"], Model: cell["model"], Form: Form{
@@ -137,20 +143,21 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 	return rows, errs
 }
 
-// isFormula reports a cell a spreadsheet would evaluate. A plain negative
-// number is not one (the price rules refuse it with a clearer message).
+// isFormula reports a cell a spreadsheet would evaluate: one starting with
+// =, +, -, @, a tab or a carriage return, unless it is a plain number
+// ("-1.5" is a number; "-1+1+cmd|..." is a formula).
 func isFormula(s string) bool {
 	if s == "" {
 		return false
 	}
 	switch s[0] {
-	case '=', '+', '@', '\t', '\r':
-		return true
-	case '-':
-		return len(s) > 1 && !(s[1] >= '0' && s[1] <= '9' || s[1] == '.')
+	case '=', '+', '-', '@', '\t', '\r':
+		return !plainNumber.MatchString(s)
 	}
 	return false
 }
+
+var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)$`)
 
 // parseTiersCell reads "32768:1.10/4.40/0.60;131072:2.20//".
 func parseTiersCell(s string) ([]TierForm, error) {

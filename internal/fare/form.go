@@ -147,7 +147,12 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	slices.Sort(out.Capabilities)
 
 	var previous int64
-	for i, t := range f.Tiers {
+	tiers := f.Tiers
+	if n := countFilled(tiers); n > MaxTiers {
+		errs["tiers"] = fmt.Sprintf("At most %d context tiers per fare; this one has %d.", MaxTiers, n)
+		tiers = nil // judged as a whole: no message per row; the form keeps what was typed
+	}
+	for i, t := range tiers {
 		if t == (TierForm{}) {
 			continue // an empty row left on the page
 		}
@@ -173,7 +178,12 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	}
 
 	tb := &TimeBased{}
-	for i, w := range f.PeakWindows {
+	windows := f.PeakWindows
+	if n := countFilled(windows); n > MaxPeakWindows {
+		errs["peak_windows"] = fmt.Sprintf("At most %d peak windows (one per hour of the day); this fare has %d.", MaxPeakWindows, n)
+		windows = nil
+	}
+	for i, w := range windows {
 		if w == (WindowForm{}) {
 			continue
 		}
@@ -247,6 +257,8 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 			errs["effective_at"] = "Enter a UTC date like 2026-12-01, or a date and time like 2026-12-01T16:00."
 		case at.Before(now.Truncate(time.Minute)):
 			errs["effective_at"] = "The effective date is in the past; leave it empty to apply the fare once approved."
+		case at.After(now.Add(MaxEffectiveAhead)):
+			errs["effective_at"] = fmt.Sprintf("An effective date can be at most a year ahead (by %s).", now.Add(MaxEffectiveAhead).UTC().Format("2006-01-02"))
 		default:
 			parsed.EffectiveAt = at
 		}
@@ -313,4 +325,26 @@ func FormOf(f *Fare) Form {
 		form.OffPeak = PricesForm{formPrice(tb.OffPeak.Input), formPrice(tb.OffPeak.Output), formPrice(tb.OffPeak.CachedInput)}
 	}
 	return form
+}
+
+// The bounds of a fare's size: enough for any real price list, small enough
+// that one carrier's filing cannot slow everyone's pages and elections.
+const (
+	MaxTiers       = 16
+	MaxPeakWindows = 24
+	// MaxEffectiveAhead bounds an effective date, so no approved filing can
+	// hold a listing's one slot in flight for years.
+	MaxEffectiveAhead = 365 * 24 * time.Hour
+)
+
+// countFilled counts the rows that are not left empty.
+func countFilled[T comparable](rows []T) int {
+	var zero T
+	n := 0
+	for _, r := range rows {
+		if r != zero {
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package fare
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +216,64 @@ func TestFareFormula(t *testing.T) {
 		}
 		if got := f.KeptPerDollar(); got != test.wantKeptBasisPoints {
 			t.Errorf("%s: keeps %v, want %v", test.name, got, test.wantKeptBasisPoints)
+		}
+	}
+}
+
+func TestFareSizeAndDateBounds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	base := Form{Input: "1", Output: "2", LandingFee: "20", Discount: "0", CapScope: "global"}
+	many := base
+	for i := range MaxTiers + 1 {
+		many.Tiers = append(many.Tiers, TierForm{Above: strconv.Itoa(1000 * (i + 1)), Input: "1"})
+	}
+	if _, errs := many.Parse(now); errs["tiers"] == "" {
+		t.Errorf("%d tiers accepted: %v", MaxTiers+1, errs)
+	}
+	many.Tiers = many.Tiers[:MaxTiers]
+	if _, errs := many.Parse(now); errs != nil {
+		t.Errorf("%d tiers refused: %v", MaxTiers, errs)
+	}
+	windows := base
+	for range MaxPeakWindows + 1 {
+		windows.PeakWindows = append(windows.PeakWindows, WindowForm{Start: "1", End: "2"})
+	}
+	if _, errs := windows.Parse(now); errs["peak_windows"] == "" {
+		t.Errorf("%d peak windows accepted: %v", MaxPeakWindows+1, errs)
+	}
+	for _, test := range []struct {
+		at string
+		ok bool
+	}{{"2027-11-30", true}, {"2027-12-02", false}, {"9999-12-31", false}, {"2026-11-30", false}} {
+		f := base
+		f.EffectiveAt = test.at
+		_, errs := f.Parse(now)
+		if (errs["effective_at"] == "") != test.ok {
+			t.Errorf("effective %s: %v", test.at, errs)
+		}
+	}
+}
+
+func TestCSVFormulaGuard(t *testing.T) {
+	for _, test := range []struct {
+		cell    string
+		formula bool
+	}{
+		{"=1+1", true}, {" =1+1", true}, {"\n=1+1", true}, {"\t=cmd", true}, {"-1+1+cmd|' /C calc'!A0", true},
+		{"+41 20 555", true}, {"@SUM(A1)", true}, {"\r=1", true},
+		{"-1.5", false}, {"+2", false}, {"0.40", false}, {"plain note", false}, {"", false},
+	} {
+		header := strings.Join(CSVHeader, ",")
+		file := header + "\nnebula,kimi,0.40,2.00,,,,20,0,,,global,,,\"" + strings.ReplaceAll(test.cell, "\"", "\"\"") + "\",\n"
+		_, problems := ReadCSV(strings.NewReader(file))
+		flagged := false
+		for _, p := range problems {
+			if p.Column == "justification" && strings.Contains(p.Msg, "formula") {
+				flagged = true
+			}
+		}
+		if flagged != test.formula {
+			t.Errorf("%q: flagged %v, want %v (%v)", test.cell, flagged, test.formula, problems)
 		}
 	}
 }

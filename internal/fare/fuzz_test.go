@@ -2,6 +2,7 @@ package fare
 
 import (
 	"bytes"
+	"encoding/csv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -84,6 +85,33 @@ func FuzzReadCSV(f *testing.F) {
 		var out bytes.Buffer
 		if err := WriteCSV(&out, rows); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzFormulaGuard: a cell the guard lets through starts with no character a
+// spreadsheet evaluates, or is a plain number, however it is padded.
+func FuzzFormulaGuard(f *testing.F) {
+	for _, seed := range []string{"=1", " =1", "\n=1", "-1+1+cmd|x", "-1.5", "+2", "@A1", "note", "\t=x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, cell string) {
+		for _, s := range []string{cell, strings.TrimSpace(cell)} {
+			if s == "" || isFormula(s) {
+				continue
+			}
+			if strings.ContainsRune("=+-@\t\r", rune(s[0])) && !plainNumber.MatchString(s) {
+				t.Fatalf("%q passes the guard", s)
+			}
+		}
+		header := strings.Join(CSVHeader, ",")
+		var b strings.Builder
+		w := csv.NewWriter(&b)
+		w.Write([]string{"nebula", "kimi", "0.40", "2.00", "", "", "", "20", "0", "", "", "global", "", "", cell, ""})
+		w.Flush()
+		rows, problems := ReadCSV(strings.NewReader(header + "\n" + b.String()))
+		if len(problems) == 0 && len(rows) == 1 && isFormula(strings.TrimSpace(rows[0].Form.Justification)) {
+			t.Fatalf("a formula justification was accepted: %q", rows[0].Form.Justification)
 		}
 	})
 }

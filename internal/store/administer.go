@@ -49,9 +49,21 @@ func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, rea
 		if err := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(map[string]any{"status": string(catalogue.StatusDelisted), "updated_at": now}).Error; err != nil {
 			return err
 		}
-		if err := tx.Model(&filingRow{}).Where("listing_id = ? AND state IN ?", l.ID, append(workflow.InFlightStates, workflow.Draft)).
-			Updates(map[string]any{"state": string(workflow.Withdrawn), "updated_at": now}).Error; err != nil {
+		var open []filingRow
+		if err := tx.Where("listing_id = ? AND state IN ?", l.ID, append(workflow.InFlightStates, workflow.Draft)).Find(&open).Error; err != nil {
 			return err
+		}
+		for _, f := range open { // each withdrawal audited, like one the carrier makes
+			res := tx.Model(&filingRow{}).Where("id = ? AND state = ?", f.ID, f.State).
+				Updates(map[string]any{"state": string(workflow.Withdrawn), "updated_at": now, "lock_version": f.LockVersion + 1})
+			if res.Error != nil {
+				return res.Error
+			}
+			if err := appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing.withdraw",
+				SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State},
+				After: map[string]any{"state": workflow.Withdrawn, "reason": "listing delisted"}}); err != nil {
+				return err
+			}
 		}
 		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("delisted listing %d", l.ID)); err != nil {
 			return err

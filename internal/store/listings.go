@@ -40,6 +40,13 @@ func (healthRow) TableName() string { return "listing_health" }
 func (s *Store) CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error) {
 	var row listingRow
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var model modelRow
+		if err := tx.Where("id = ?", modelID).Limit(1).Find(&model).Error; err != nil {
+			return err
+		}
+		if model.ID == 0 {
+			return apperr.Invalid(map[string]string{"model": "Choose a model from the catalogue."})
+		}
 		row = listingRow{CarrierID: carrierID, ModelID: modelID, Status: string(catalogue.StatusDraft), PriorityBP: 10000,
 			CreatedAt: now, UpdatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {

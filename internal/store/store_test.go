@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -328,6 +329,32 @@ func TestLoginThrottleParallel(t *testing.T) {
 		}
 		if checked > account.AccountThrottle.Free || checked == 0 {
 			t.Errorf("%d of %d parallel guesses were checked, want 1 to %d", checked, guesses, account.AccountThrottle.Free)
+		}
+	})
+}
+
+// TestAuditIsAppendOnly: the database itself refuses to change or delete an
+// audit row, whatever role the application connects as.
+func TestAuditIsAppendOnly(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		if _, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "ada@example.com", Password: "the right password"}); err != nil {
+			t.Fatal(err)
+		}
+		events, err := s.FindAuditEvents(ctx, audit.Filter{})
+		if err != nil || len(events) == 0 {
+			t.Fatalf("no audit row to tamper with: %v", err)
+		}
+		for _, stmt := range []string{
+			"UPDATE audit_events SET action = 'nothing.happened'",
+			"DELETE FROM audit_events",
+		} {
+			if err := s.ExecForTest(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+				t.Errorf("%s: %v, want the append-only refusal", stmt, err)
+			}
+		}
+		after, _ := s.FindAuditEvents(ctx, audit.Filter{})
+		if len(after) != len(events) || after[0].Action != events[0].Action {
+			t.Errorf("audit rows changed: %+v", after)
 		}
 	})
 }
