@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -20,11 +21,17 @@ func (s *Server) handleVerifyCapability(c echo.Context) error {
 		return err
 	}
 	capability, state := c.FormValue("capability"), c.FormValue("state")
-	if err := s.Filings.VerifyCapability(c.Request().Context(), principal(c), id, capability, state, c.FormValue("note")); err != nil {
-		if apperr.Code(err) != apperr.EINVALID {
+	seen, _ := strconv.ParseInt(c.FormValue("seen_revision"), 10, 64)
+	if err := s.Filings.VerifyCapability(c.Request().Context(), principal(c), id, capability, state, c.FormValue("note"), seen); err != nil {
+		msg := strings.Join(mapValues(apperr.FieldErrors(err)), " ")
+		switch apperr.Code(err) {
+		case apperr.ECONFLICT:
+			msg = apperr.Message(err)
+		case apperr.EINVALID:
+		default:
 			return err
 		}
-		if ferr := s.setFlash(c, "%s", strings.Join(mapValues(apperr.FieldErrors(err)), " ")); ferr != nil {
+		if ferr := s.setFlash(c, "%s", msg); ferr != nil {
 			return ferr
 		}
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))

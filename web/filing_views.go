@@ -24,7 +24,7 @@ func filingPageView(page templates.Page, p *account.Principal, f *workflow.Filin
 		State: f.State.Label(), StateClass: string(f.State), Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail,
 		Created: stamp(&f.CreatedAt), Submitted: stamp(f.SubmittedAt), EffectiveAt: stamp(f.EffectiveAt),
 		Justification: f.Justification, DecisionNote: f.DecisionNote, Changes: changeRows(f.Changes()),
-		EditURL: fmt.Sprintf("/filings/%d/edit", f.ID),
+		EditURL: fmt.Sprintf("/filings/%d/edit", f.ID), Version: f.LockVersion,
 	}
 	if f.IsPause() {
 		v.Proposed = []templates.KV{{Label: "Status", Value: f.TargetStatus.Label()}}

@@ -92,10 +92,14 @@ func (c *client) postRaw(path string, form url.Values) response {
 	return c.do(req)
 }
 
-var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+var (
+	csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+	seenField = regexp.MustCompile(`name="(seen_[a-z]+)" value="(\d+)"`)
+)
 
 // post submits a form the way a person would: it loads formPage first and
-// sends the CSRF token found there.
+// sends the CSRF token found there, and the version the page shows (the
+// seen_* fields of decision and verification forms) unless form sets one.
 func (c *client) post(formPage, path string, form url.Values) response {
 	c.t.Helper()
 	page := c.get(formPage)
@@ -104,6 +108,11 @@ func (c *client) post(formPage, path string, form url.Values) response {
 		c.t.Fatalf("no CSRF token on %s (status %d)", formPage, page.status)
 	}
 	form.Set("_csrf", m[1])
+	for _, seen := range seenField.FindAllStringSubmatch(page.body, -1) {
+		if form.Get(seen[1]) == "" {
+			form.Set(seen[1], seen[2])
+		}
+	}
 	return c.postRaw(path, form)
 }
 

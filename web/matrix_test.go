@@ -52,6 +52,9 @@ type fixture struct {
 	path       string
 	listingA   int64 // Nebula's Kimi listing
 	filingA    int64 // a submitted filing of Nebula's
+	// versionA and revisionA are what the filing's and the listing's pages
+	// show, which decision and verification forms carry.
+	versionA, revisionA int64
 	tokenID    int64
 	addModel   string // a "carrier:model" Nebula does not list yet
 	sessions   map[string]string
@@ -104,6 +107,12 @@ func buildFixture(t *testing.T) fixture {
 	proposal.Input++
 	if fx.filingA, err = st.CreateFiling(ctx, nebulaMember.ID, workflow.NewFiling{ListingID: fx.listingA, Fare: &proposal, Submit: true, Justification: "nebula note"}); err != nil {
 		t.Fatal(err)
+	}
+	if f, err := st.FindFiling(ctx, fx.filingA, nil); err == nil {
+		fx.versionA = f.LockVersion
+	}
+	if l, err := st.FindListing(ctx, fx.listingA, nil); err == nil {
+		fx.revisionA = l.Revision
 	}
 	models, _ := st.FindModels(ctx)
 	nebula, _ := st.FindCarrierBySlug(ctx, "nebula")
@@ -197,6 +206,9 @@ func (fx fixture) body(method, path string) (string, string) {
 	case strings.HasSuffix(path, "/decline"):
 		form.Set("action", "reject")
 		form.Set("note", "no")
+		form.Set("seen_version", fmt.Sprint(fx.versionA))
+	case strings.HasSuffix(path, "/approve"):
+		form.Set("seen_version", fmt.Sprint(fx.versionA))
 	case strings.HasSuffix(path, "/priority"):
 		form.Set("priority", "0.5")
 	case strings.HasSuffix(path, "/delist"):
@@ -204,6 +216,7 @@ func (fx fixture) body(method, path string) (string, string) {
 	case strings.HasSuffix(path, "/capabilities"):
 		form.Set("capability", "tools")
 		form.Set("state", "verified")
+		form.Set("seen_revision", fmt.Sprint(fx.revisionA))
 	case path == "/listings":
 		form.Set("model", fx.addModel)
 	case path == "/admin/carriers/invite":

@@ -163,7 +163,8 @@ func (s *Server) decide(c echo.Context, action workflow.Action, note string) err
 	if err != nil {
 		return err
 	}
-	next, err := s.Filings.Decide(c.Request().Context(), principal(c), f.ID, action, note)
+	seen, _ := strconv.ParseInt(c.FormValue("seen_version"), 10, 64)
+	next, err := s.Filings.Decide(c.Request().Context(), principal(c), f.ID, action, note, seen)
 	switch apperr.Code(err) {
 	case "":
 		if err := s.setFlash(c, "%s", workflow.Outcome(next)); err != nil {
@@ -186,6 +187,9 @@ func (s *Server) decide(c echo.Context, action workflow.Action, note string) err
 			v.Conflict = msg
 		} else {
 			v.Conflict = apperr.Message(err)
+		}
+		if ref := apperr.RefOf(err); ref != 0 {
+			v.ConflictURL = fmt.Sprintf("/filings/%d", ref)
 		}
 		return render(c, statusOf(err), templates.Filing(v))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -211,4 +212,47 @@ func TestScheduledApprovalShowsItsDate(t *testing.T) {
 	if l.Published.Input.String() == "0.50" {
 		t.Error("a filing dated 2099 reached routing today")
 	}
+}
+
+// TestApproveOnlyTheVersionSeen: reviewer 1 opens a filing at $0.34;
+// reviewer 2 asks for changes; the carrier resubmits at $34; reviewer 1's
+// page, opened before, cannot approve what it never showed.
+func TestApproveOnlyTheVersionSeen(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	filing := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.34")
+
+	first := p.client()
+	first.login("reviewer@airside.example")
+	page := first.get(filing)
+	seen := seenField.FindStringSubmatch(page.body)
+	csrf := csrfField.FindStringSubmatch(page.body)
+	if seen == nil || seen[1] != "seen_version" || csrf == nil {
+		t.Fatalf("the decision form carries no version:\n%.1500s", page.body)
+	}
+
+	second := p.client()
+	second.login("admin@airside.example")
+	wantStatus(t, "ask for changes", second.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"Check the price."}}), http.StatusSeeOther)
+
+	carrier := p.client()
+	carrier.login("member@nebula.example")
+	edit := filing + "/edit"
+	v := fareValues()
+	v.Set("input", "34")
+	v.Set("op", "submit")
+	v.Set("lock_version", regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(carrier.get(edit).body)[1])
+	wantStatus(t, "resubmit", carrier.post(edit, edit, v), http.StatusSeeOther)
+
+	stale := first.postRaw(filing+"/approve", url.Values{"_csrf": {csrf[1]}, seen[1]: {seen[2]}})
+	wantStatus(t, "approve from the stale page", stale, http.StatusConflict)
+	if !strings.Contains(stale.body, "changed since you opened it") || !strings.Contains(stale.body, `href="`+filing+`"`) {
+		t.Errorf("the refusal does not say why or link the filing:\n%.2000s", stale.body)
+	}
+	l, _ := p.store.FindListing(context.Background(), ids["nebula"][0], nil)
+	if l.Published.Input.String() == "34" {
+		t.Fatal("the unseen version was published")
+	}
+	// From the page as it is now, the decision goes through.
+	wantStatus(t, "approve the version seen", first.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
 }

@@ -252,7 +252,10 @@ func cloneForm(v url.Values) url.Values {
 	return c
 }
 
-var queueLink = regexp.MustCompile(`href="(/filings/\d+)"`)
+var (
+	queueLink   = regexp.MustCompile(`href="(/filings/\d+)"`)
+	seenVersion = regexp.MustCompile(`name="seen_version" value="(\d+)"`)
+)
 
 func reviewerActor(base, who string, s *stats, deadline time.Time, seed int) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 2))
@@ -266,13 +269,18 @@ func reviewerActor(base, who string, s *stats, deadline time.Time, seed int) {
 			continue
 		}
 		filing := links[rng.IntN(len(links))][1]
-		x.do("GET /filings/:id", "GET", filing, nil)
+		_, page, _ := x.do("GET /filings/:id", "GET", filing, nil)
+		// Decide the version the page showed, as a reviewer does.
+		seen := ""
+		if m := seenVersion.FindStringSubmatch(page); m != nil {
+			seen = m[1]
+		}
 		var status int
 		approve := rng.IntN(5) != 0
 		if approve {
-			status, _, _ = x.do("POST /filings/:id/approve", "POST", filing+"/approve", url.Values{})
+			status, _, _ = x.do("POST /filings/:id/approve", "POST", filing+"/approve", url.Values{"seen_version": {seen}})
 		} else {
-			status, _, _ = x.do("POST /filings/:id/decline", "POST", filing+"/decline", url.Values{"action": {"reject"}, "note": {"soak says no"}})
+			status, _, _ = x.do("POST /filings/:id/decline", "POST", filing+"/decline", url.Values{"action": {"reject"}, "note": {"soak says no"}, "seen_version": {seen}})
 		}
 		if status == http.StatusSeeOther {
 			s.mu.Lock()

@@ -14,7 +14,7 @@ import (
 // an approval that is due now, publishes it, all in one transaction with its
 // audit rows and inbox messages. Of two reviewers deciding at once, one
 // decision stands; the other gets ECONFLICT naming who decided.
-func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, action workflow.Action, note string) (workflow.State, error) {
+func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, action workflow.Action, note string, seenVersion int64) (workflow.State, error) {
 	var next workflow.State
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		f, l, err := filingWithListing(tx, filingID)
@@ -37,7 +37,10 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 		}
 		updates := map[string]any{"state": string(next), "decided_by": reviewerID, "decided_at": now, "decision_note": note,
 			"updated_at": now, "lock_version": f.LockVersion + 1}
-		res := tx.Model(&filingRow{}).Where("id = ? AND state = ?", f.ID, string(workflow.Submitted)).Updates(updates)
+		if f.LockVersion != seenVersion {
+			return workflow.ErrChangedSinceOpened(f.ID)
+		}
+		res := tx.Model(&filingRow{}).Where("id = ? AND state = ? AND lock_version = ?", f.ID, string(workflow.Submitted), seenVersion).Updates(updates)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -45,6 +48,9 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 			// Another decision committed first; read it to say whose.
 			if err := tx.First(&f, filingID).Error; err != nil {
 				return err
+			}
+			if workflow.State(f.State) == workflow.Submitted { // resubmitted meanwhile
+				return workflow.ErrChangedSinceOpened(f.ID)
 			}
 			return alreadyDecided(tx, &f)
 		}

@@ -281,7 +281,7 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
 				return err
 			}
-		case next == workflow.Withdrawn && f.State == string(workflow.Submitted):
+		case next == workflow.Withdrawn && (f.State == string(workflow.Submitted) || f.State == string(workflow.Scheduled)):
 			if err := notifyReviewers(tx, now, f.ID, actorID, workflow.NoticeWithdrawn(filingLabel(tx, &f))); err != nil {
 				return err
 			}

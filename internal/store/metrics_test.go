@@ -119,7 +119,7 @@ func TestPublicationWakesOtherProcesses(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // let the listener subscribe
 	woken := b.Published()
 	id := submitted(t, a, fx, "0.45", nil)
-	if _, err := a.DecideFiling(ctx, reviewer, id, workflow.Approve, ""); err != nil {
+	if _, err := a.DecideFiling(ctx, reviewer, id, workflow.Approve, "", versionOf(t, a, id)); err != nil {
 		t.Fatal(err)
 	}
 	select {

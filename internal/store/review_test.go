@@ -42,7 +42,7 @@ func TestApprovalPublishesAtomically(t *testing.T) {
 		if n, _ := s.CountUnread(ctx, reviewer); n != 1 {
 			t.Errorf("reviewer has %d unread messages after a submit, want 1", n)
 		}
-		state, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, "fine")
+		state, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, "fine", versionOf(t, s, id))
 		if err != nil || state != workflow.Published {
 			t.Fatalf("approve: %s, %v", state, err)
 		}
@@ -68,7 +68,7 @@ func TestApprovalPublishesAtomically(t *testing.T) {
 		if n, _ := s.CountUnread(ctx, fx.authorID); n != 1 {
 			t.Errorf("the carrier has %d unread messages after approval, want 1", n)
 		}
-		if _, err := s.DecideFiling(ctx, reviewer, id, workflow.Reject, "no"); apperr.Code(err) != apperr.ECONFLICT || !strings.Contains(err.Error(), "Already decided by rev@airside.example") {
+		if _, err := s.DecideFiling(ctx, reviewer, id, workflow.Reject, "no", versionOf(t, s, id)); apperr.Code(err) != apperr.ECONFLICT || !strings.Contains(err.Error(), "Already decided by rev@airside.example") {
 			t.Errorf("deciding twice: %v", err)
 		}
 	})
@@ -79,14 +79,14 @@ func TestRejectAndRequestChanges(t *testing.T) {
 		fx := newFixture(t, s)
 		reviewer := newReviewer(t, s, "rev@airside.example")
 		id := submitted(t, s, fx, "0.45", nil)
-		if state, err := s.DecideFiling(ctx, reviewer, id, workflow.RequestChanges, "cached price please"); err != nil || state != workflow.ChangesRequested {
+		if state, err := s.DecideFiling(ctx, reviewer, id, workflow.RequestChanges, "cached price please", versionOf(t, s, id)); err != nil || state != workflow.ChangesRequested {
 			t.Fatalf("request changes: %s %v", state, err)
 		}
 		f, _ := s.FindFiling(ctx, id, nil)
 		if err := s.UpdateFiling(ctx, fx.authorID, id, workflow.FilingUpdate{Fare: proposed(t, "0.44"), LockVersion: f.LockVersion, Submit: true}); err != nil {
 			t.Fatalf("resubmit: %v", err)
 		}
-		if state, err := s.DecideFiling(ctx, reviewer, id, workflow.Reject, "too cheap to be true"); err != nil || state != workflow.Rejected {
+		if state, err := s.DecideFiling(ctx, reviewer, id, workflow.Reject, "too cheap to be true", versionOf(t, s, id)); err != nil || state != workflow.Rejected {
 			t.Fatalf("reject: %s %v", state, err)
 		}
 		l, _ := s.FindListing(ctx, fx.listingID, nil)
@@ -114,7 +114,7 @@ func TestConcurrentDecisionsOneStands(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					<-start
-					_, errs[i] = s.DecideFiling(context.Background(), reviewers[i], id, actions[i], "because")
+					_, errs[i] = s.DecideFiling(context.Background(), reviewers[i], id, actions[i], "because", versionOf(t, s, id))
 				}()
 			}
 			close(start)
@@ -153,7 +153,7 @@ func TestStaleBaseCannotBeApproved(t *testing.T) {
 			t.Fatal(err)
 		}
 		other := submitted(t, s, fx, "0.45", nil)
-		if _, err := s.DecideFiling(ctx, reviewer, other, workflow.Approve, ""); err != nil {
+		if _, err := s.DecideFiling(ctx, reviewer, other, workflow.Approve, "", versionOf(t, s, other)); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.SubmitFiling(ctx, fx.authorID, old); err != nil {
@@ -163,10 +163,10 @@ func TestStaleBaseCannotBeApproved(t *testing.T) {
 		if !f.StaleBase() {
 			t.Fatal("the filing drafted against the old fare is not stale")
 		}
-		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.Approve, ""); apperr.Code(err) != apperr.ECONFLICT || !strings.Contains(err.Error(), "published fare changed") {
+		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.Approve, "", versionOf(t, s, old)); apperr.Code(err) != apperr.ECONFLICT || !strings.Contains(err.Error(), "published fare changed") {
 			t.Fatalf("approving a stale filing: %v", err)
 		}
-		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.RequestChanges, "refresh please"); err != nil {
+		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.RequestChanges, "refresh please", versionOf(t, s, old)); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.RebaseFiling(ctx, fx.authorID, old); err != nil {
@@ -179,7 +179,7 @@ func TestStaleBaseCannotBeApproved(t *testing.T) {
 		if err := s.SubmitFiling(ctx, fx.authorID, old); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.Approve, ""); err != nil {
+		if _, err := s.DecideFiling(ctx, reviewer, old, workflow.Approve, "", versionOf(t, s, old)); err != nil {
 			t.Fatalf("approving the refreshed filing: %v", err)
 		}
 	})
@@ -205,7 +205,7 @@ func TestSchedulerPublishesDueFilingsOnce(t *testing.T) {
 			reviewer := newReviewer(t, s, "rev@airside.example")
 			effective := time.Now().UTC().Add(time.Hour)
 			id := submitted(t, s, fx, "0.45", &effective)
-			if state, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, ""); err != nil || state != workflow.Scheduled {
+			if state, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, "", versionOf(t, s, id)); err != nil || state != workflow.Scheduled {
 				t.Fatalf("approve with a future date: %s %v", state, err)
 			}
 			if n, err := s.PublishDue(ctx); err != nil || n != 0 {
@@ -263,7 +263,7 @@ func TestCrashMidPublicationLeavesNothingHalfDone(t *testing.T) {
 			reviewer := newReviewer(t, s, "rev@airside.example")
 			effective := time.Now().UTC().Add(time.Hour)
 			id := submitted(t, s, fx, "0.45", &effective)
-			if _, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, ""); err != nil {
+			if _, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, "", versionOf(t, s, id)); err != nil {
 				t.Fatal(err)
 			}
 			breakRevisions(t, s, d, url, true)
@@ -303,4 +303,45 @@ func breakRevisions(t *testing.T, s *store.Store, d store.Dialect, url string, b
 	if err := s.ExecForTest(ctx, stmts...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCancelAScheduledFiling: the carrier withdraws an approved filing before
+// its date; it never reaches routing, and the listing takes filings again.
+func TestCancelAScheduledFiling(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		reviewer := newReviewer(t, s, "rev@airside.example")
+		effective := time.Now().UTC().Add(time.Hour)
+		id := submitted(t, s, fx, "0.45", &effective)
+		if state, err := s.DecideFiling(ctx, reviewer, id, workflow.Approve, "", versionOf(t, s, id)); err != nil || state != workflow.Scheduled {
+			t.Fatalf("approve with a future date: %s %v", state, err)
+		}
+		if err := s.WithdrawFiling(ctx, fx.authorID, id); err != nil {
+			t.Fatalf("cancel a scheduled filing: %v", err)
+		}
+		s.Now = func() time.Time { return time.Now().UTC().Add(2 * time.Hour) }
+		if n, err := s.PublishDue(ctx); err != nil || n != 0 {
+			t.Fatalf("a cancelled filing was published: %d, %v", n, err)
+		}
+		f, err := s.FindFiling(ctx, id, nil)
+		if err != nil || f.State != workflow.Withdrawn {
+			t.Fatalf("filing %+v, %v", f, err)
+		}
+		events, _ := s.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: id})
+		if len(events) == 0 || events[0].Action != "filing.withdraw" {
+			t.Errorf("the cancellation is not audited: %+v", events)
+		}
+		// The one slot in flight is free again.
+		submitted(t, s, fx, "0.44", nil)
+	})
+}
+
+// versionOf is a filing's version as a reviewer's page would show it.
+func versionOf(t *testing.T, s *store.Store, filingID int64) int64 {
+	t.Helper()
+	f, err := s.FindFiling(ctx, filingID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.LockVersion
 }

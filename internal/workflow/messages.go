@@ -34,6 +34,14 @@ func ErrAlreadyDecided(deciderEmail string, state State) error {
 	return apperr.Errorf(apperr.ECONFLICT, "This filing is %s, not awaiting review.", state.Label())
 }
 
+// ErrChangedSinceOpened refuses a decision made on a page that showed an
+// older version of the filing; Ref links the filing as it is now.
+func ErrChangedSinceOpened(filingID int64) error {
+	e := apperr.Errorf(apperr.ECONFLICT, "This filing changed since you opened it: reload it to see what it proposes now, then decide.")
+	e.Ref = filingID
+	return e
+}
+
 // ErrChangedMeanwhile refuses a change that lost a race with another one.
 func ErrChangedMeanwhile() error {
 	return apperr.Errorf(apperr.ECONFLICT, "This filing changed at the same moment; reload it to see its state.")

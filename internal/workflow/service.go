@@ -50,7 +50,7 @@ type Store interface {
 	UpdateFiling(ctx context.Context, actorID, filingID int64, u FilingUpdate) error
 	SubmitFiling(ctx context.Context, actorID, filingID int64) error
 	WithdrawFiling(ctx context.Context, actorID, filingID int64) error
-	DecideFiling(ctx context.Context, reviewerID, filingID int64, action Action, note string) (State, error)
+	DecideFiling(ctx context.Context, reviewerID, filingID int64, action Action, note string, seenVersion int64) (State, error)
 	RebaseFiling(ctx context.Context, actorID, filingID int64) error
 	AddComment(ctx context.Context, actorID, filingID int64, body string, fromStaff bool) error
 	SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error
@@ -278,7 +278,10 @@ const MaxNote = 4000
 // Decide records a reviewer's decision: approve (publishing now, or at the
 // filing's effective date), reject or ask for changes (both need a reason).
 // No one decides a filing they wrote or one of a carrier they belong to.
-func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int64, action Action, note string) (State, error) {
+//
+// seenVersion is the filing's version on the reviewer's page: a filing
+// changed since (resubmitted with other prices) is not decided unseen.
+func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int64, action Action, note string, seenVersion int64) (State, error) {
 	f, err := s.Store.FindFiling(ctx, filingID, Scope(p))
 	if err != nil {
 		return "", err
@@ -288,6 +291,9 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 	}
 	if f.State != Submitted { // say it is decided before judging the reason
 		return "", ErrAlreadyDecided(f.DeciderEmail, f.State)
+	}
+	if f.LockVersion != seenVersion {
+		return "", ErrChangedSinceOpened(f.ID)
 	}
 	if action == Approve && f.StaleBase() {
 		return "", ErrStaleBase()
@@ -299,7 +305,7 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 	if msg := textcheck.Problem(note, MaxNote); msg != "" {
 		return "", apperr.Invalid(map[string]string{"note": msg})
 	}
-	return s.Store.DecideFiling(ctx, p.User.ID, filingID, action, note)
+	return s.Store.DecideFiling(ctx, p.User.ID, filingID, action, note, seenVersion)
 }
 
 // Comment adds a message to a filing's thread, from its carrier or a reviewer.
@@ -336,7 +342,8 @@ func (s *Service) Refresh(ctx context.Context, p *account.Principal, filingID in
 
 // VerifyCapability records a reviewer's verification of a declared flag
 // ("verified" or "failed"); only verified flags reach routing.
-func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, listingID int64, capability, state, note string) error {
+// seenRevision is the listing's revision on the reviewer's page.
+func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, listingID int64, capability, state, note string, seenRevision int64) error {
 	if !p.IsReviewer() {
 		return errReviewersVerify
 	}
@@ -346,6 +353,11 @@ func (s *Service) VerifyCapability(ctx context.Context, p *account.Principal, li
 	}
 	if err := authorizeVerify(p, l); err != nil {
 		return err
+	}
+	if l.Revision != seenRevision {
+		e := apperr.Errorf(apperr.ECONFLICT, "This listing changed since you opened it: reload it to see what it declares now, then judge again.")
+		e.Ref = l.ID
+		return e
 	}
 	if _, ok := election.ParseCapability(capability); !ok {
 		return apperr.Invalid(map[string]string{"capability": "Unknown capability."})

@@ -96,7 +96,7 @@ func (s *fakeStore) UpdateFiling(context.Context, int64, int64, FilingUpdate) er
 }
 func (s *fakeStore) SubmitFiling(context.Context, int64, int64) error   { return s.record("submit") }
 func (s *fakeStore) WithdrawFiling(context.Context, int64, int64) error { return s.record("withdraw") }
-func (s *fakeStore) DecideFiling(_ context.Context, _, _ int64, a Action, _ string) (State, error) {
+func (s *fakeStore) DecideFiling(_ context.Context, _, _ int64, a Action, _ string, _ int64) (State, error) {
 	s.calls = append(s.calls, "decide "+string(a))
 	return Next(Submitted, a)
 }
@@ -281,7 +281,7 @@ func TestDecide(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			svc, st := newService()
 			st.filings[1] = test.f
-			next, err := svc.Decide(context.Background(), test.p, 1, test.action, test.note)
+			next, err := svc.Decide(context.Background(), test.p, 1, test.action, test.note, test.f.LockVersion)
 			if got := apperr.Code(err); got != test.wantCode {
 				t.Fatalf("code %q (%v), want %q", got, err, test.wantCode)
 			}
@@ -419,10 +419,13 @@ func TestCommentsAndVerification(t *testing.T) {
 		{"an unknown flag", "telepathy", CapabilityVerified, reviewer, apperr.EINVALID},
 		{"an unknown state", "tools", "maybe", reviewer, apperr.EINVALID},
 	} {
-		err := svc.VerifyCapability(ctx, test.p, 10, test.capability, test.state, "checked")
+		err := svc.VerifyCapability(ctx, test.p, 10, test.capability, test.state, "checked", st.listings[10].Revision)
 		if got := apperr.Code(err); got != test.wantCode {
 			t.Errorf("%s: code %q (%v), want %q", test.name, got, err, test.wantCode)
 		}
+	}
+	if err := svc.VerifyCapability(ctx, reviewer, 10, "tools", CapabilityVerified, "", st.listings[10].Revision-1); apperr.Code(err) != apperr.ECONFLICT {
+		t.Errorf("a verdict on a listing changed since: %v", err)
 	}
 	if !slices.Equal(st.calls, []string{"check tools verified", "check vision failed"}) {
 		t.Errorf("calls %v", st.calls)
@@ -574,5 +577,24 @@ func TestWording(t *testing.T) {
 		if apperr.Code(code) != apperr.ECONFLICT {
 			t.Errorf("%v is not a conflict", code)
 		}
+	}
+}
+
+// TestDecideOnlyWhatWasSeen: reviewer 1 opened version 3; the carrier
+// resubmitted (version 5); reviewer 1's stale page cannot approve it.
+func TestDecideOnlyWhatWasSeen(t *testing.T) {
+	svc, st := newService()
+	f := filing(1, Submitted, carrierA, 2)
+	f.LockVersion = 5
+	st.filings[1] = f
+	_, err := svc.Decide(context.Background(), reviewer, 1, Approve, "", 3)
+	if apperr.Code(err) != apperr.ECONFLICT || !strings.Contains(apperr.Message(err), "changed since you opened it") || apperr.RefOf(err) != 1 {
+		t.Fatalf("a decision on an unseen version: %v", err)
+	}
+	if len(st.calls) != 0 {
+		t.Errorf("it reached the store: %v", st.calls)
+	}
+	if _, err := svc.Decide(context.Background(), reviewer, 1, Approve, "", 5); err != nil {
+		t.Errorf("the seen version: %v", err)
 	}
 }

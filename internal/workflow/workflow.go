@@ -73,9 +73,11 @@ type transition struct {
 }
 
 var transitions = map[Action]transition{
-	Save:           {from: []State{Draft, ChangesRequested}},
-	Submit:         {from: []State{Draft, ChangesRequested}, to: Submitted},
-	Withdraw:       {from: []State{Draft, Submitted, ChangesRequested}, to: Withdrawn},
+	Save:   {from: []State{Draft, ChangesRequested}},
+	Submit: {from: []State{Draft, ChangesRequested}, to: Submitted},
+	// A scheduled filing may be withdrawn until it takes effect: the carrier
+	// cancels it (PublishDue only publishes what is still scheduled).
+	Withdraw:       {from: []State{Draft, Submitted, ChangesRequested, Scheduled}, to: Withdrawn},
 	Approve:        {from: []State{Submitted}, to: Published}, // or Scheduled, by date
 	Reject:         {from: []State{Submitted}, to: Rejected},
 	RequestChanges: {from: []State{Submitted}, to: ChangesRequested},

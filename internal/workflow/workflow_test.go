@@ -13,7 +13,7 @@ func TestTransitions(t *testing.T) {
 	want := map[Action]map[State]State{
 		Save:           {Draft: Draft, ChangesRequested: ChangesRequested},
 		Submit:         {Draft: Submitted, ChangesRequested: Submitted},
-		Withdraw:       {Draft: Withdrawn, Submitted: Withdrawn, ChangesRequested: Withdrawn},
+		Withdraw:       {Draft: Withdrawn, Submitted: Withdrawn, ChangesRequested: Withdrawn, Scheduled: Withdrawn},
 		Approve:        {Submitted: Published},
 		Reject:         {Submitted: Rejected},
 		RequestChanges: {Submitted: ChangesRequested},
