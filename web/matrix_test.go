@@ -49,16 +49,16 @@ var carrierBSecrets = []string{"47.77", "0.4777", "12.34", "ORBIT-SECRET-NOTE", 
 // fixture is the template database every request of the matrix runs on a
 // copy of.
 type fixture struct {
-	path       string
-	listingA   int64 // Nebula's Kimi listing
-	filingA    int64 // a submitted filing of Nebula's
+	path     string
+	listingA int64 // Nebula's Kimi listing
+	filingA  int64 // a submitted filing of Nebula's
 	// versionA and revisionA are what the filing's and the listing's pages
 	// show, which decision and verification forms carry.
 	versionA, revisionA int64
-	tokenID    int64
-	addModel   string // a "carrier:model" Nebula does not list yet
-	sessions   map[string]string
-	apiSecrets map[string]string
+	tokenID             int64
+	addModel            string // a "carrier:model" Nebula does not list yet
+	sessions            map[string]string
+	apiSecrets          map[string]string
 }
 
 func buildFixture(t *testing.T) fixture {
