@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/demo"
@@ -178,6 +179,47 @@ func TestSafeRedirectAfterLogin(t *testing.T) {
 		res := c.post("/login", "/login", url.Values{"email": {"admin@nebula.example"}, "password": {demo.Password}, "next": {next}})
 		if res.location != want {
 			t.Errorf("next=%q redirected to %q, want %q", next, res.location, want)
+		}
+	}
+}
+
+// TestSessionLifetimes: a session ends after the idle timeout without use,
+// and after its absolute lifetime however busy it is.
+func TestSessionLifetimes(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	start := time.Now().UTC()
+	at := start
+	p.store.Now = func() time.Time { return at }
+
+	idle := p.client()
+	idle.login("member@nebula.example")
+	at = start.Add(web.SessionIdle + time.Minute)
+	if res := idle.get("/listings"); res.status != http.StatusSeeOther || !strings.HasPrefix(res.location, "/login") {
+		t.Errorf("a session idle for %s still works: %d", web.SessionIdle, res.status)
+	}
+
+	at = start
+	busy := p.client()
+	busy.login("member@nebula.example")
+	for at.Before(start.Add(web.SessionLifetime - 4*time.Hour)) {
+		at = at.Add(4 * time.Hour)
+		wantStatus(t, "a session in use at "+at.Sub(start).String(), busy.get("/listings"), http.StatusOK)
+	}
+	at = start.Add(web.SessionLifetime + time.Minute)
+	if res := busy.get("/listings"); res.status != http.StatusSeeOther {
+		t.Errorf("a session past its lifetime still works: %d", res.status)
+	}
+}
+
+func TestLogOutEverywhere(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	laptop, phone := p.client(), p.client()
+	laptop.login("member@nebula.example")
+	phone.login("member@nebula.example")
+	wantStatus(t, "log out everywhere", laptop.post("/listings", "/logout/everywhere", url.Values{}), http.StatusSeeOther)
+	for name, c := range map[string]*client{"laptop": laptop, "phone": phone} {
+		if res := c.get("/listings"); res.status != http.StatusSeeOther || !strings.HasPrefix(res.location, "/login") {
+			t.Errorf("the %s is still logged in: %d", name, res.status)
 		}
 	}
 }

@@ -66,6 +66,9 @@ func (s *Server) loadPrincipal(next echo.HandlerFunc) echo.HandlerFunc {
 			switch apperr.Code(err) {
 			case "":
 				c.Set(ctxPrincipal, p)
+				if err := s.sessions.touch(c.Request(), c.Response(), sess); err != nil {
+					return err
+				}
 			case apperr.ENOTFOUND: // the user is gone: treat as logged out
 			default:
 				return err

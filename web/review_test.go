@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/demo"
@@ -198,19 +199,21 @@ func TestScheduledApprovalShowsItsDate(t *testing.T) {
 	form := fmt.Sprintf("/listings/%d/file", listing)
 	v := fareValues()
 	v.Set("op", "submit")
-	v.Set("effective_at", "2099-01-01T00:00")
+	// In the future, and within the year ahead an effective date may be.
+	effective := time.Now().UTC().AddDate(0, 6, 0).Truncate(24 * time.Hour)
+	v.Set("effective_at", effective.Format("2006-01-02T15:04"))
 	res := c.post(form, form, v)
 	wantStatus(t, "submit dated filing", res, http.StatusSeeOther)
 	rev := p.client()
 	rev.login("reviewer@airside.example")
 	wantStatus(t, "approve", rev.post(res.location, res.location+"/approve", url.Values{}), http.StatusSeeOther)
 	page := c.get(fmt.Sprintf("/listings/%d", listing))
-	if !strings.Contains(page.body, "approved, effective 2099-01-01 00:00 UTC") {
+	if !strings.Contains(page.body, "approved, effective "+effective.Format("2006-01-02 15:04")+" UTC") {
 		t.Errorf("listing page lacks the scheduled date:\n%.1500s", page.body)
 	}
 	l, _ := p.store.FindListing(context.Background(), listing, nil)
 	if l.Published.Input.String() == "0.50" {
-		t.Error("a filing dated 2099 reached routing today")
+		t.Error("a filing dated months ahead reached routing today")
 	}
 }
 

@@ -16,8 +16,23 @@ import (
 // SessionCookie is the session cookie's name.
 const SessionCookie = "airside_session"
 
-// SessionTTL is how long a session lives without a new login.
-const SessionTTL = 12 * time.Hour
+// The default session lifetimes: a session ends after SessionIdle without a
+// request, and SessionLifetime after its login however busy it is.
+const (
+	SessionIdle     = 12 * time.Hour
+	SessionLifetime = 7 * 24 * time.Hour
+)
+
+// sessionTouchEvery is how often a session in use has its idle expiry pushed
+// back (a write at most this often per session, not per request).
+const sessionTouchEvery = 5 * time.Minute
+
+// Keys of what the session store keeps beside the values, never persisted
+// as values.
+const (
+	sessionCreatedKey = "_created"
+	sessionExpiresKey = "_expires"
+)
 
 // dbSessionStore is a gorilla/sessions store that keeps session data in our
 // database: the cookie holds only a random id, the database only its hash, so
@@ -25,6 +40,19 @@ const SessionTTL = 12 * time.Hour
 type dbSessionStore struct {
 	store sessionRecords
 	now   func() time.Time
+	// idle and lifetime bound a session (SessionIdle, SessionLifetime when 0).
+	idle, lifetime time.Duration
+}
+
+func (s *dbSessionStore) limits() (idle, lifetime time.Duration) {
+	idle, lifetime = s.idle, s.lifetime
+	if idle <= 0 {
+		idle = SessionIdle
+	}
+	if lifetime <= 0 {
+		lifetime = SessionLifetime
+	}
+	return idle, lifetime
 }
 
 // sessionRecords is where sessions are kept: the database, so every serve
@@ -58,6 +86,9 @@ func (s *dbSessionStore) New(r *http.Request, name string) (*sessions.Session, e
 	if err != nil {
 		return sess, fmt.Errorf("load session: %w", err)
 	}
+	if _, lifetime := s.limits(); !s.now().Before(rec.CreatedAt.Add(lifetime)) {
+		return sess, nil // past its absolute lifetime, however busy: log in again
+	}
 	values := map[string]string{}
 	if err := json.Unmarshal([]byte(rec.Data), &values); err != nil {
 		return sess, nil
@@ -65,6 +96,8 @@ func (s *dbSessionStore) New(r *http.Request, name string) (*sessions.Session, e
 	for k, v := range values {
 		sess.Values[k] = v
 	}
+	sess.Values[sessionCreatedKey] = rec.CreatedAt
+	sess.Values[sessionExpiresKey] = rec.ExpiresAt
 	sess.ID = cookie.Value
 	sess.IsNew = false
 	return sess, nil
@@ -101,7 +134,20 @@ func (s *dbSessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sess
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
-	rec := account.Session{Data: string(data), ExpiresAt: s.now().Add(time.Duration(sess.Options.MaxAge) * time.Second)}
+	// Idle expiry from now, never past the lifetime from the login.
+	now := s.now()
+	idle, lifetime := s.limits()
+	created, ok := sess.Values[sessionCreatedKey].(time.Time)
+	if !ok {
+		created = now
+	}
+	expires := now.Add(idle)
+	if end := created.Add(lifetime); end.Before(expires) {
+		expires = end
+	}
+	sess.Values[sessionCreatedKey], sess.Values[sessionExpiresKey] = created, expires
+	sess.Options.MaxAge = max(1, int(expires.Sub(now).Seconds()))
+	rec := account.Session{Data: string(data), ExpiresAt: expires}
 	if uid, ok := values[sessionUserKey]; ok {
 		var id int64
 		if _, err := fmt.Sscan(uid, &id); err == nil {
@@ -120,7 +166,7 @@ func (s *dbSessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sess
 func cookieOptions(r *http.Request) *sessions.Options {
 	return &sessions.Options{
 		Path:     "/",
-		MaxAge:   int(SessionTTL.Seconds()),
+		MaxAge:   int(SessionIdle.Seconds()),
 		HttpOnly: true,
 		Secure:   isTLS(r),
 		SameSite: http.SameSiteLaxMode,
@@ -131,3 +177,20 @@ const (
 	sessionUserKey  = "uid"
 	sessionFlashKey = "flash"
 )
+
+// touch pushes back a session's idle expiry when it is in use, at most once
+// every sessionTouchEvery, never past its lifetime.
+func (s *dbSessionStore) touch(r *http.Request, w http.ResponseWriter, sess *sessions.Session) error {
+	expires, ok := sess.Values[sessionExpiresKey].(time.Time)
+	idle, _ := s.limits()
+	if !ok || expires.Sub(s.now()) > idle-sessionTouchEvery {
+		return nil
+	}
+	return sess.Save(r, w)
+}
+
+// SetSessionLimits sets how long a session lives without a request (idle)
+// and at most after its login (lifetime); 0 keeps the default.
+func (s *Server) SetSessionLimits(idle, lifetime time.Duration) {
+	s.sessions.idle, s.sessions.lifetime = idle, lifetime
+}

@@ -58,6 +58,7 @@ type InviteRecord struct {
 type Session struct {
 	UserID    *int64
 	Data      string
+	CreatedAt time.Time
 	ExpiresAt time.Time
 }
 

@@ -64,7 +64,7 @@ func (s *Store) FindSession(ctx context.Context, idHash string) (*account.Sessio
 	if err != nil {
 		return nil, notFound(err, "Session")
 	}
-	return &account.Session{UserID: row.UserID, Data: row.Data, ExpiresAt: row.ExpiresAt}, nil
+	return &account.Session{UserID: row.UserID, Data: row.Data, CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt}, nil
 }
 
 // DeleteSession ends a session; its cookie stops working everywhere.
