@@ -360,3 +360,17 @@ func TestBulkFiling(t *testing.T) {
 		}
 	})
 }
+
+// TestFareFormSaysWhatOthersSee: where carriers file, they are told that
+// competitors see their routing price, and never their landing fee or
+// discount.
+func TestFareFormSaysWhatOthersSee(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("admin@nebula.example")
+	page := c.get(fmt.Sprintf("/listings/%d/file", listingIDs(t, p.store)["nebula"][0]))
+	wantStatus(t, "fare form", page, http.StatusOK)
+	if !strings.Contains(page.body, `data-testid="routing-price-disclosure"`) || !strings.Contains(page.body, "landing fee and discount are never shown") {
+		t.Error("the fare form does not say what other carriers see")
+	}
+}

@@ -57,8 +57,9 @@ type Server struct {
 	// without a wake-up (default 5 s): a safety net under LISTEN/NOTIFY.
 	LongPollRecheck time.Duration
 
-	sessions *dbSessionStore
-	echo     *echo.Echo
+	sessions  *dbSessionStore
+	expensive *userLimiter
+	echo      *echo.Echo
 }
 
 // New builds the portal on a store: the one place its services are wired.
@@ -74,6 +75,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 		Now:          now,
 		Log:          log,
 		sessions:     &dbSessionStore{store: st, now: now},
+		expensive:    newUserLimiter(MaxExpensivePerUser),
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -128,15 +130,15 @@ func (s *Server) routes() {
 	member.GET("/listings", s.handleListings)
 	member.POST("/listings", s.handleAddListing)
 	member.GET("/listings/:id", s.handleListing)
-	member.GET("/listings/:id/file", s.handleFileForm)
-	member.POST("/listings/:id/file", s.handleFile)
-	member.GET("/listings/:id/preview", s.handlePreviewPage)
-	member.POST("/listings/:id/preview", s.handlePreview)
+	member.GET("/listings/:id/file", s.handleFileForm, s.limitExpensive)
+	member.POST("/listings/:id/file", s.handleFile, s.limitExpensive)
+	member.GET("/listings/:id/preview", s.handlePreviewPage, s.limitExpensive)
+	member.POST("/listings/:id/preview", s.handlePreview, s.limitExpensive)
 	member.POST("/listings/:id/pause", s.handlePause)
 	member.POST("/listings/:id/resume", s.handleResume)
 	member.GET("/filings/:id", s.handleFilingPage)
-	member.GET("/filings/:id/edit", s.handleFilingEditForm)
-	member.POST("/filings/:id/edit", s.handleFilingEdit)
+	member.GET("/filings/:id/edit", s.handleFilingEditForm, s.limitExpensive)
+	member.POST("/filings/:id/edit", s.handleFilingEdit, s.limitExpensive)
 	member.POST("/filings/:id/submit", s.handleFilingSubmit)
 	member.POST("/filings/:id/withdraw", s.handleFilingWithdraw)
 	member.POST("/filings/:id/refresh", s.handleRefresh)
@@ -149,7 +151,7 @@ func (s *Server) routes() {
 	member.GET("/review", s.handleQueue, requireReviewer)
 	member.GET("/inbox", s.handleInbox)
 	member.GET("/fares/bulk", s.handleBulkForm)
-	member.POST("/fares/bulk", s.handleBulkUpload)
+	member.POST("/fares/bulk", s.handleBulkUpload, s.limitExpensive)
 	member.GET("/fares/bulk/template.csv", s.handleBulkTemplate)
 	member.GET("/audit", s.handleAudit)
 

@@ -333,11 +333,14 @@ func gatewayActor(base, token string, listings []catalogue.Listing, s *stats, de
 			call("POST /api/v1/elect", "POST", "/api/v1/elect", fmt.Sprintf(`{"model":%q,"promptTokens":%d,"streaming":true}`, l.Model.Slug, 1000+rng.IntN(40000)))
 		case 3:
 			l := listings[rng.IntN(len(listings))]
-			minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
-			requests := 50 + rng.IntN(100)
+			at := time.Now().UTC().Truncate(time.Minute)
+			// A gateway reports each (listing, minute) once; actors that pick
+			// the same one send the same figures, as a retry would.
+			fig := rand.New(rand.NewPCG(uint64(l.ID), uint64(at.Unix())))
+			requests := 50 + fig.IntN(100)
 			call("POST /api/v1/metrics", "POST", "/api/v1/metrics", fmt.Sprintf(
 				`{"buckets":[{"listing":"%s/%s","minute":%q,"requests":%d,"errors":%d,"ttftMsSum":%d,"outputTokens":%d,"durationMs":%d,"inputTokens":%d,"cachedInputTokens":%d}]}`,
-				l.CarrierSlug, l.Model.Slug, minute, requests, rng.IntN(3), requests*400, requests*300, requests*5000, requests*4000, requests*1000))
+				l.CarrierSlug, l.Model.Slug, at.Format(time.RFC3339), requests, fig.IntN(3), requests*400, requests*300, requests*5000, requests*4000, requests*1000))
 		}
 	}
 }

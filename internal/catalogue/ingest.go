@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -85,7 +86,27 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		return 0, apperr.Invalid(fields)
 	}
 	if err := in.Store.RecordBuckets(ctx, buckets); err != nil {
+		var replay *ReplayError
+		if errors.As(err, &replay) {
+			fields := map[string]string{}
+			for _, i := range replay.Indexes {
+				fields[fmt.Sprintf("buckets[%d]", i)] = "this listing and minute were already recorded with other figures; the first write stands"
+			}
+			e := apperr.Errorf(apperr.ECONFLICT, "%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored.", len(replay.Indexes))
+			e.Fields = fields
+			return 0, e
+		}
 		return 0, err
 	}
 	return len(buckets), nil
+}
+
+// ReplayError refuses a batch some of whose buckets (by index) repeat a
+// recorded (listing, minute) with other figures.
+type ReplayError struct {
+	Indexes []int
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("%d bucket(s) replay a recorded minute with other figures", len(e.Indexes))
 }

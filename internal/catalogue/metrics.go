@@ -19,6 +19,16 @@ type Bucket struct {
 	CachedInputTokens int64
 }
 
+// Bounds of a bucket beyond its counters: what a minute may be, and what one
+// successful request may take (a first token within 10 minutes, a whole
+// answer within an hour), so one bucket cannot make a latency of years.
+const (
+	MaxBucketAhead = 2 * time.Minute
+	MaxBucketAge   = 25 * time.Hour
+	MaxTTFTMs      = int64(10 * time.Minute / time.Millisecond)
+	MaxDurationMs  = int64(time.Hour / time.Millisecond)
+)
+
 // MaxBucketValue bounds every counter: far past any real minute, well inside
 // int64 once multiplied by the window's weights.
 const MaxBucketValue = int64(1) << 40
@@ -48,8 +58,18 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 		errs["minute"] = "required, an RFC 3339 time"
 	case !b.Minute.Equal(b.Minute.Truncate(time.Minute)):
 		errs["minute"] = "must be the start of a minute (seconds zero)"
-	case b.Minute.After(now.Add(2 * time.Minute)):
-		errs["minute"] = "is in the future"
+	case b.Minute.After(now.Add(MaxBucketAhead)):
+		errs["minute"] = fmt.Sprintf("is in the future (at most %s ahead of the server's clock)", MaxBucketAhead)
+	case b.Minute.Before(now.Add(-MaxBucketAge)):
+		errs["minute"] = fmt.Sprintf("is older than %s; metrics are accepted for the last %s only", MaxBucketAge, MaxBucketAge)
+	}
+	if ok := b.Requests - b.Errors - b.ClientErrors; ok >= 0 && errs["requests"] == "" {
+		if b.TTFTMsSum > ok*MaxTTFTMs && errs["ttftMsSum"] == "" {
+			errs["ttftMsSum"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxTTFTMs, ok)
+		}
+		if b.DurationMs > ok*MaxDurationMs && errs["durationMs"] == "" {
+			errs["durationMs"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxDurationMs, ok)
+		}
 	}
 	return errs
 }

@@ -1,9 +1,12 @@
 package catalogue
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/airside/airside/internal/apperr"
 )
 
 var now = time.Date(2026, 11, 30, 12, 0, 30, 0, time.UTC)
@@ -107,5 +110,58 @@ func TestBucketValidation(t *testing.T) {
 	ok := Bucket{Minute: minute(1), Requests: 3, Errors: 1, ClientErrors: 1, InputTokens: 10, CachedInputTokens: 10}
 	if errs := ok.Validate(now); len(errs) > 0 {
 		t.Errorf("valid bucket refused: %v", errs)
+	}
+}
+
+type ingestStore struct {
+	recorded [][]Bucket
+	replay   []int
+}
+
+func (s *ingestStore) ListingIDsBySlug(context.Context) (map[string]int64, error) {
+	return map[string]int64{"nebula/kimi": 7}, nil
+}
+func (s *ingestStore) RecordBuckets(_ context.Context, b []Bucket) error {
+	if s.replay != nil {
+		return &ReplayError{Indexes: s.replay}
+	}
+	s.recorded = append(s.recorded, b)
+	return nil
+}
+func (s *ingestStore) DeleteBucketsBefore(context.Context, time.Time) (int64, error) { return 0, nil }
+
+func TestIngestBounds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
+	minute := now.Truncate(time.Minute)
+	for _, test := range []struct {
+		name      string
+		b         Bucket
+		wantField string
+	}{
+		{"a good bucket", Bucket{Minute: minute, Requests: 10, Errors: 1, TTFTMsSum: 9 * 500, DurationMs: 9 * 4000}, ""},
+		{"two minutes ahead is fine", Bucket{Minute: minute.Add(2 * time.Minute), Requests: 1}, ""},
+		{"three minutes ahead is not", Bucket{Minute: minute.Add(3 * time.Minute), Requests: 1}, "buckets[0].minute"},
+		{"25 hours back is not", Bucket{Minute: minute.Add(-25*time.Hour - time.Minute), Requests: 1}, "buckets[0].minute"},
+		{"a latency of years is not", Bucket{Minute: minute, Requests: 1, TTFTMsSum: 3_260_000_000_000}, "buckets[0].ttftMsSum"},
+		{"a first token after 10 minutes is not", Bucket{Minute: minute, Requests: 2, TTFTMsSum: 2*MaxTTFTMs + 1}, "buckets[0].ttftMsSum"},
+		{"no success, no time", Bucket{Minute: minute, Requests: 3, Errors: 3, DurationMs: 5}, "buckets[0].durationMs"},
+	} {
+		st := &ingestStore{}
+		in := &Ingest{Store: st, Now: func() time.Time { return now }}
+		_, err := in.Record(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: test.b}})
+		fields := apperr.FieldErrors(err)
+		switch {
+		case test.wantField == "" && err != nil:
+			t.Errorf("%s: %v", test.name, err)
+		case test.wantField != "" && fields[test.wantField] == "":
+			t.Errorf("%s: fields %v, want %s", test.name, fields, test.wantField)
+		}
+	}
+	st := &ingestStore{replay: []int{1}}
+	in := &Ingest{Store: st, Now: func() time.Time { return now }}
+	_, err := in.Record(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 1}},
+		{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute.Add(-time.Minute), Requests: 2}}})
+	if apperr.Code(err) != apperr.ECONFLICT || apperr.FieldErrors(err)["buckets[1]"] == "" {
+		t.Errorf("a replay with other figures: %v %v", err, apperr.FieldErrors(err))
 	}
 }

@@ -2,9 +2,11 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -64,7 +66,15 @@ func SimulateTraffic(ctx context.Context, st *store.Store, minutes int, rng *ran
 			buckets = append(buckets, TrafficFor(rng, l, l.Health, now.Add(-time.Duration(m)*time.Minute)))
 		}
 	}
-	if err := st.RecordBuckets(ctx, buckets); err != nil {
+	err = st.RecordBuckets(ctx, buckets)
+	var replay *catalogue.ReplayError
+	if errors.As(err, &replay) { // minutes recorded before a restart stand: simulate only the others
+		for _, i := range slices.Backward(replay.Indexes) {
+			buckets = slices.Delete(buckets, i, i+1)
+		}
+		err = st.RecordBuckets(ctx, buckets)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("simulate traffic: %w", err)
 	}
 	return len(buckets), nil

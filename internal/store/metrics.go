@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -26,30 +28,64 @@ type bucketRow struct {
 
 func (bucketRow) TableName() string { return "metric_buckets" }
 
-// RecordBuckets stores a batch of per-minute buckets in one transaction: all
-// or nothing. A bucket for a (listing, minute) already stored replaces it, so a
-// retried batch does not double count.
+// RecordBuckets stores a batch of buckets, all or nothing. The first write
+// of a (listing, minute) wins: the same bucket again is a harmless retry, a
+// different one is refused with a *catalogue.ReplayError naming it.
 func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) error {
 	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
 		rows := make([]bucketRow, len(buckets))
+		ids := map[int64]bool{}
+		var minutes []time.Time
 		for i, b := range buckets {
 			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Requests: b.Requests, Errors: b.Errors,
 				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
 				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}
+			ids[b.ListingID] = true
+			minutes = append(minutes, rows[i].Minute)
 		}
-		for start := 0; start < len(rows); start += 500 {
-			end := min(start+500, len(rows))
-			err := tx.Clauses(clause.OnConflict{
-				Columns: []clause.Column{{Name: "listing_id"}, {Name: "minute"}},
-				DoUpdates: clause.AssignmentColumns([]string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens",
-					"duration_ms", "input_tokens", "cached_input_tokens"}),
-			}).Create(rows[start:end]).Error
-			if err != nil {
+		type key struct {
+			listing int64
+			minute  int64
+		}
+		existing := map[key]bucketRow{}
+		if len(rows) > 0 {
+			lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
+			var found []bucketRow
+			if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
+				return fmt.Errorf("record metric buckets: %w", err)
+			}
+			for _, r := range found {
+				existing[key{r.ListingID, r.Minute.Unix()}] = r
+			}
+		}
+		var fresh []bucketRow
+		var replays []int
+		for i, r := range rows {
+			old, ok := existing[key{r.ListingID, r.Minute.Unix()}]
+			switch {
+			case !ok:
+				fresh = append(fresh, r)
+			case !sameBucket(old, r):
+				replays = append(replays, i)
+			}
+		}
+		if len(replays) > 0 {
+			return &catalogue.ReplayError{Indexes: replays}
+		}
+		for start := 0; start < len(fresh); start += 500 {
+			end := min(start+500, len(fresh))
+			// A concurrent identical retry may insert first: that is no conflict.
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(fresh[start:end]).Error; err != nil {
 				return fmt.Errorf("record metric buckets: %w", err)
 			}
 		}
 		return nil
 	})
+}
+
+func sameBucket(a, b bucketRow) bool {
+	a.Minute, b.Minute = time.Time{}, time.Time{} // compared by key already; drivers differ in location
+	return a == b
 }
 
 // ListingIDsBySlug maps "carrier/model" to listing ids, for naming listings

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -154,6 +156,42 @@ func TestOldBucketsAreDeleted(t *testing.T) {
 		}
 		if total != 7 {
 			t.Errorf("the recent bucket went too: %d requests left", total)
+		}
+	})
+}
+
+// TestReplayedBucketsFirstWriteWins: the same bucket again is a harmless
+// retry; other figures for a recorded minute are refused, and the batch with
+// them stores nothing.
+func TestReplayedBucketsFirstWriteWins(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		minute := time.Now().UTC().Truncate(time.Minute)
+		first := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Requests: 10, TTFTMsSum: 5000, OutputTokens: 100, DurationMs: 9000}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{first}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{first}); err != nil {
+			t.Fatalf("an identical retry: %v", err)
+		}
+		other := first
+		other.Requests = 99
+		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: minute.Add(-time.Minute), Requests: 1}
+		err := s.RecordBuckets(ctx, []catalogue.Bucket{fresh, other})
+		var replay *catalogue.ReplayError
+		if !errors.As(err, &replay) || !slices.Equal(replay.Indexes, []int{1}) {
+			t.Fatalf("a replay with other figures: %v", err)
+		}
+		series, err := s.MetricSeries(ctx, fx.listingID, minute.Add(-time.Minute), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, p := range series {
+			total += p.Requests
+		}
+		if total != 10 {
+			t.Errorf("requests recorded %d, want the first write's 10 and nothing of the refused batch", total)
 		}
 	})
 }
