@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,6 +222,64 @@ func TestLogOutEverywhere(t *testing.T) {
 	for name, c := range map[string]*client{"laptop": laptop, "phone": phone} {
 		if res := c.get("/listings"); res.status != http.StatusSeeOther || !strings.HasPrefix(res.location, "/login") {
 			t.Errorf("the %s is still logged in: %d", name, res.status)
+		}
+	}
+}
+
+// TestInviteLinksComeFromTheBaseURL: a link handed out never takes its host
+// from the request; in production without a base URL none is made.
+func TestInviteLinksComeFromTheBaseURL(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@airside.example")
+	admin.header.Set("X-Forwarded-Host", "evil.example")
+	invite := func(slug string) response {
+		page := admin.get("/admin/carriers")
+		token := csrfField.FindStringSubmatch(page.body)[1]
+		req, _ := http.NewRequest("POST", admin.base+"/admin/carriers/invite", strings.NewReader(url.Values{"_csrf": {token},
+			"name": {"Zephyr " + slug}, "slug": {slug}, "email": {"first@" + slug + ".example"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return admin.do(req)
+	}
+	p.server.RequireBaseURL = true
+	refused := invite("zephyr-one")
+	wantStatus(t, "invite without a base URL in production", refused, http.StatusConflict)
+	if !strings.Contains(refused.body, "AIRSIDE_BASE_URL") {
+		t.Errorf("the refusal does not say what to set:\n%.1200s", refused.body)
+	}
+	p.server.BaseURL = "https://airside.example"
+	ok := invite("zephyr-two")
+	wantStatus(t, "invite with a base URL", ok, http.StatusOK)
+	if !strings.Contains(ok.body, "https://airside.example/signup/") || strings.Contains(ok.body, "evil.example/signup") {
+		t.Errorf("the link does not come from the base URL:\n%.2000s", ok.body)
+	}
+}
+
+// TestLoginBurstLeavesThePortalAnswering: a burst of failed logins (each a
+// 19 MiB hash) runs a bounded number of hashes at once, and a logged-in
+// user's page still answers during it.
+func TestLoginBurstLeavesThePortalAnswering(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	user := p.client()
+	user.login("member@nebula.example")
+	var wg sync.WaitGroup
+	statuses := make(chan int, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := p.client()
+			req, _ := http.NewRequest("POST", c.base+"/login", strings.NewReader(url.Values{"email": {fmt.Sprintf("nobody%d@example.com", i)}, "password": {"wrong password"}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			statuses <- c.do(req).status
+		}()
+	}
+	wantStatus(t, "a logged-in page during the burst", user.get("/listings"), http.StatusOK)
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusUnauthorized && s != http.StatusTooManyRequests && s != http.StatusForbidden {
+			t.Errorf("a failed login in the burst answered %d", s)
 		}
 	}
 }

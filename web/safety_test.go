@@ -1,11 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -79,5 +81,39 @@ func TestTrustedProxies(t *testing.T) {
 	req.RemoteAddr = "198.51.100.7:5555" // not a proxy of ours: its header is not believed
 	if got := s.echo.IPExtractor(req); got != "198.51.100.7" {
 		t.Errorf("an untrusted peer chose its address: %s", got)
+	}
+}
+
+// TestSlowBodiesAreCutOff: a request trickled in a byte at a time is cut off
+// by the server's timeouts, and the longest long poll still fits.
+func TestSlowBodiesAreCutOff(t *testing.T) {
+	srv := New(nil, nil).httpServer("127.0.0.1:0")
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.ReadTimeout > time.Minute {
+		t.Errorf("read timeouts %v / %v", srv.ReadHeaderTimeout, srv.ReadTimeout)
+	}
+	if srv.WriteTimeout <= MaxWait {
+		t.Errorf("write timeout %v does not fit a long poll of %v", srv.WriteTimeout, MaxWait)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ReadTimeout = 300 * time.Millisecond // the same rule, on a test's time scale
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ne")
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 1)
+	start := time.Now()
+	if _, err := conn.Read(buf); err == nil {
+		// An answer (the server gave up on the body) is as good as a close.
+		return
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the server held a trickled request open for %s", time.Since(start))
 	}
 }

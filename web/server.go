@@ -169,11 +169,7 @@ func (s *Server) routes() {
 // Run serves on addr until ctx ends, then shuts down gracefully, giving
 // requests in flight up to 10 seconds.
 func (s *Server) Run(ctx context.Context, addr string) error {
-	// A body trickled a byte at a time cannot hold a connection: the whole
-	// request must arrive within ReadTimeout, and the longest answer (a long
-	// poll of MaxWait) must be written within WriteTimeout.
-	srv := &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: MaxWait + 30*time.Second, IdleTimeout: 2 * time.Minute}
+	srv := s.httpServer(addr)
 	s.startBackground(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -224,4 +220,13 @@ func (s *Server) TrustProxies(nets []*net.IPNet) {
 		opts = append(opts, echo.TrustIPRange(n))
 	}
 	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// httpServer is the portal's HTTP server. A body trickled a byte at a time
+// cannot hold a connection: the whole request must arrive within
+// ReadTimeout, and the longest answer (a long poll of MaxWait) must be
+// written within WriteTimeout.
+func (s *Server) httpServer(addr string) *http.Server {
+	return &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: MaxWait + 30*time.Second, IdleTimeout: 2 * time.Minute}
 }
