@@ -85,7 +85,7 @@ type FilingView struct {
 	Page
 	// Version is the filing's lock version the decision forms carry, so a
 	// decision made on a page opened before a change is refused.
-	Version int64
+	Version       int64
 	ID            int64
 	Listing       ListingHeader
 	State         string

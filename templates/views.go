@@ -75,7 +75,7 @@ type ListingView struct {
 	Page
 	// Revision is the listing's catalogue revision the verification form
 	// carries, so a verdict on a listing changed since is refused.
-	Revision int64
+	Revision  int64
 	Row       ListingRow
 	Fare      []KV
 	Tiers     [][]string
