@@ -4,7 +4,9 @@ import "testing"
 
 func TestUserLimiter(t *testing.T) {
 	l := newUserLimiter(2)
-	if !l.acquire(1) || !l.acquire(1) {
+	first := l.acquire(1)
+	second := l.acquire(1)
+	if !first || !second {
 		t.Fatal("a user's first two requests were refused")
 	}
 	if l.acquire(1) {
