@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -216,6 +217,9 @@ func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (
 		return CatalogueResponse{}, err
 	}
 	listings, checks := m.Listings, m.Checks
+	if changedAfter == 0 { // the full catalogue is what routes; changes also carry removals
+		listings = slices.DeleteFunc(listings, func(l catalogue.Listing) bool { return l.Status == catalogue.StatusDelisted })
+	}
 	out := CatalogueResponse{Revision: rev, Listings: make([]CatalogueListing, 0, len(listings))}
 	for i := range listings {
 		out.Listings = append(out.Listings, catalogueListing(&listings[i], checks[listings[i].ID]))

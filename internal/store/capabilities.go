@@ -54,6 +54,11 @@ func (s *Store) SetCapabilityCheck(ctx context.Context, reviewerID, listingID in
 		}).Create(&row).Error; err != nil {
 			return err
 		}
+		if before.State != state { // a verdict changes which elections the listing is on: a new revision
+			if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("capability %s of listing %d %s", capability, l.ID, state)); err != nil {
+				return err
+			}
+		}
 		if err := appendAudit(tx, now, auditEvent{ActorID: &reviewerID, CarrierID: &l.CarrierID, Action: "capability.check",
 			SubjectType: "listing", SubjectID: listingID, Before: map[string]any{"capability": capability, "state": before.State},
 			After: map[string]any{"capability": capability, "state": state, "note": note}}); err != nil {
