@@ -52,7 +52,9 @@ func apiCall(t *testing.T, base, method, path, token, body string, header ...str
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return response{status: res.StatusCode, body: string(b), header: res.Header}
+	out := response{status: res.StatusCode, body: string(b), header: res.Header}
+	checkContract(t, base, method, path, req.Header, body, out)
+	return out
 }
 
 func TestAPIAuth(t *testing.T) {
@@ -349,4 +351,129 @@ func TestCarrierSeesItsOwnTraffic(t *testing.T) {
 	other := p.client()
 	other.login("member@orbit.example")
 	wantStatus(t, "another carrier's metrics", other.get(fmt.Sprintf("/listings/%d", kimi)), http.StatusNotFound)
+}
+
+// TestAPIErrorRules: one error rule for the API. 400 for a body that is not
+// JSON or has a value of the wrong type (naming the field, in plain words),
+// 422 for a value out of range, 405 with Allow, 413 for any oversized body,
+// 415 for a body that is not JSON; the bearer scheme is case-insensitive and
+// If-None-Match is read as RFC 9110 says.
+func TestAPIErrorRules(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	all := apiToken(t, p.store, apitoken.Scopes...)
+	minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+	for _, test := range []struct {
+		name, method, path, body string
+		want                     int
+		field                    string // a field error.fields must name
+		text                     string // in the message or a field's message
+	}{
+		{"a string for a number in elect", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","promptTokens":"20000"}`, 400, "promptTokens", "a whole number"},
+		{"a string for a number in metrics", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":"5"}]}`, 400, "buckets.requests", "a whole number"},
+		{"an object for a list", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","requires":{"tools":true}}`, 400, "requires", "a list"},
+		{"a negative usage", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":-1}}}`, 422, "usage.nebula/kimi-k2.5.rpm", "0 or more"},
+		{"usage of an unknown listing", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"999999":{"rpm":1}}}`, 422, "usage.999999", "not a listing"},
+		{"weights with none positive", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{}}`, 422, "weights", ""},
+		{"a bucket without requests", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `"}]}`, 422, "buckets[0].requests", "required"},
+		{"an empty batch", "POST", "/api/v1/metrics", `{"buckets":[]}`, 422, "buckets", ""},
+		{"a model name too long", "GET", "/api/v1/catalogue?model=" + strings.Repeat("m", 201), "", 422, "model", ""},
+		{"a wait as a bare number of seconds", "GET", "/api/v1/catalogue/changes?since=0&wait=1", "", 200, "", ""},
+		{"a wait too long", "GET", "/api/v1/catalogue/changes?since=0&wait=2m", "", 422, "wait", ""},
+	} {
+		res := apiCall(t, p.srv.URL, test.method, test.path, all, test.body)
+		wantStatus(t, test.name, res, test.want)
+		if test.want < 400 {
+			continue
+		}
+		var body struct {
+			Error struct {
+				Status  int
+				Message string
+				Fields  map[string]string
+			}
+		}
+		if err := json.Unmarshal([]byte(res.body), &body); err != nil || body.Error.Status != test.want {
+			t.Errorf("%s: not the error envelope: %s", test.name, res.body)
+			continue
+		}
+		if test.field != "" && body.Error.Fields[test.field] == "" {
+			t.Errorf("%s: fields %v do not name %s", test.name, body.Error.Fields, test.field)
+		}
+		if test.text != "" && !strings.Contains(res.body, test.text) {
+			t.Errorf("%s: %s lacks %q", test.name, res.body, test.text)
+		}
+		for _, goName := range []string{"int64", "float64", "[]string", "json:", "Go value"} {
+			if strings.Contains(res.body, goName) {
+				t.Errorf("%s: the message shows Go's words (%s): %s", test.name, goName, res.body)
+			}
+		}
+	}
+
+	wrongMethod := apiCall(t, p.srv.URL, "DELETE", "/api/v1/catalogue", all, "")
+	wantStatus(t, "a wrong method", wrongMethod, http.StatusMethodNotAllowed)
+	if wrongMethod.header.Get("Allow") != "GET" {
+		t.Errorf("Allow %q", wrongMethod.header.Get("Allow"))
+	}
+	plain := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", all, `{"model":"kimi-k2.5"}`, "Content-Type", "text/plain")
+	wantStatus(t, "a body that is not JSON by its type", plain, http.StatusUnsupportedMediaType)
+
+	// An oversized body sent chunked (no Content-Length) is 413 too.
+	req, _ := http.NewRequest("POST", p.srv.URL+"/api/v1/metrics", io.MultiReader(strings.NewReader(`{"buckets":[`), strings.NewReader(strings.Repeat(" ", 5<<20)), strings.NewReader(`]}`)))
+	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer "+all)
+	req.Header.Set("Content-Type", "application/json")
+	chunked, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked.Body.Close()
+	if chunked.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("an oversized chunked body: %d", chunked.StatusCode)
+	}
+
+	lower := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", "", "", "Authorization", "bearer "+all)
+	wantStatus(t, "a lower-case bearer scheme", lower, http.StatusOK)
+	etag := lower.header.Get("ETag")
+	for _, inm := range []string{etag, "W/" + etag, `"1", ` + etag, "*"} {
+		wantStatus(t, "If-None-Match: "+inm, apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", all, "", "If-None-Match", inm), http.StatusNotModified)
+	}
+	wantStatus(t, "If-None-Match of another revision", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", all, "", "If-None-Match", `"1", W/"2"`), http.StatusOK)
+}
+
+// TestAPIElectsAtTheServersTime: without "at" the API elects at the server's
+// time, so the peak prices in force apply; the CLI stays pure.
+func TestAPIElectsAtTheServersTime(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
+	inputPrices := func(body string) map[string]float64 {
+		res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, body)
+		wantStatus(t, body, res, http.StatusOK)
+		var out struct {
+			Candidates []struct {
+				ID         string
+				InputPrice float64
+			}
+		}
+		json.Unmarshal([]byte(res.body), &out)
+		m := map[string]float64{}
+		for _, c := range out.Candidates {
+			m[c.ID] = c.InputPrice
+		}
+		return m
+	}
+	for _, hour := range []int{3, 20} { // inside and outside the demo's 01-16 UTC peak window
+		at := time.Date(2026, 12, 2, hour, 0, 0, 0, time.UTC)
+		p.store.Now = func() time.Time { return at }
+		implicit := inputPrices(`{"model":"deepseek-v3.2"}`)
+		explicit := inputPrices(`{"model":"deepseek-v3.2","at":"` + at.Format(time.RFC3339) + `"}`)
+		if fmt.Sprint(implicit) != fmt.Sprint(explicit) {
+			t.Errorf("at %02d:00 without at %v, with it %v", hour, implicit, explicit)
+		}
+	}
+	p.store.Now = func() time.Time { return time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC) }
+	peak := inputPrices(`{"model":"deepseek-v3.2"}`)
+	p.store.Now = func() time.Time { return time.Date(2026, 12, 2, 20, 0, 0, 0, time.UTC) }
+	if off := inputPrices(`{"model":"deepseek-v3.2"}`); fmt.Sprint(peak) == fmt.Sprint(off) {
+		t.Errorf("peak and off-peak elections priced alike (%v): the server's time was not applied", peak)
+	}
 }

@@ -21,6 +21,8 @@ func statusOf(err error) int {
 		return he.Code
 	}
 	switch apperr.Code(err) {
+	case apperr.EBADREQUEST:
+		return http.StatusBadRequest
 	case apperr.EINVALID:
 		return http.StatusUnprocessableEntity
 	case apperr.ENOTFOUND:

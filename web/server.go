@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -115,7 +117,7 @@ func (s *Server) routes() {
 	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
-	api.RouteNotFound("/*", func(echo.Context) error { return apperr.Errorf(apperr.ENOTFOUND, "No such API endpoint.") })
+	api.RouteNotFound("/*", s.handleAPINotFound)
 
 	pages := e.Group("", csrf, s.loadPrincipal)
 	pages.GET("/", s.handleHome)
@@ -229,4 +231,21 @@ func (s *Server) TrustProxies(nets []*net.IPNet) {
 func (s *Server) httpServer(addr string) *http.Server {
 	return &http.Server{Addr: addr, Handler: s.echo, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: MaxWait + 30*time.Second, IdleTimeout: 2 * time.Minute}
+}
+
+// handleAPINotFound answers an API path no route took: 405 with Allow when
+// the path exists for other methods, 404 otherwise.
+func (s *Server) handleAPINotFound(c echo.Context) error {
+	var allow []string
+	for _, r := range s.echo.Routes() {
+		if r.Path == c.Request().URL.Path && r.Method != echo.RouteNotFound {
+			allow = append(allow, r.Method)
+		}
+	}
+	if len(allow) == 0 {
+		return apperr.Errorf(apperr.ENOTFOUND, "No such API endpoint.")
+	}
+	slices.Sort(allow)
+	c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+	return echo.NewHTTPError(http.StatusMethodNotAllowed, "This endpoint answers "+strings.Join(allow, ", ")+".")
 }

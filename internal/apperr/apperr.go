@@ -9,7 +9,10 @@ import (
 
 // The error codes.
 const (
-	EINVALID      = "invalid"
+	EINVALID = "invalid"
+	// EBADREQUEST is a request that cannot be read at all: not JSON, or a
+	// value of the wrong type (EINVALID is a value out of range).
+	EBADREQUEST   = "bad_request"
 	ENOTFOUND     = "not_found"
 	ECONFLICT     = "conflict"
 	EFORBIDDEN    = "forbidden"

@@ -329,7 +329,15 @@ func (w *jsonWeights) convert() (Weights, error) {
 		if *v < 0 {
 			return out, inputErr(f.name, "must not be negative")
 		}
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			return out, inputErr(f.name, "must be a finite number")
+		}
 		*f.dst = *v
+	}
+	// With no weight nothing is ranked and the first candidate would win by
+	// position: a weights object must weigh something.
+	if out.Price+out.Uptime+out.Throughput+out.Latency+out.Cache <= 0 {
+		return out, inputErr("weights", "give at least one weight above 0")
 	}
 	return out, nil
 }
