@@ -24,13 +24,19 @@ test: check
 	$(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz-run
 
-## check: gofmt, go vet, staticcheck, the import rules, go.mod tidy, and templ output in sync with the .templ files
+## check: gofmt, go vet, staticcheck, the import rules, the OpenAPI document valid and the client generated from it
+##        fresh, go.mod tidy, and templ output in sync with the .templ files
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) test -count=1 ./internal/archrules
+	$(GO) test -count=1 -run '^TestOpenAPIDocument$$' ./web
+	@before=$$(sha256sum < internal/gatewayclient/client.gen.go); \
+	(cd internal/gatewayclient && $(GO) generate ./...) >/dev/null 2>&1 || { echo "oapi-codegen failed"; exit 1; }; \
+	after=$$(sha256sum < internal/gatewayclient/client.gen.go); \
+	if [ "$$before" != "$$after" ]; then echo "the gateway client was stale (now regenerated from docs/openapi.yaml): commit internal/gatewayclient"; exit 1; fi
 	@before=$$(cat go.mod go.sum | sha256sum); $(GO) mod tidy; after=$$(cat go.mod go.sum | sha256sum); \
 	if [ "$$before" != "$$after" ]; then echo "go.mod/go.sum were not tidy (now tidied): commit them"; exit 1; fi
 	@before=$$(cat templates/*_templ.go | sha256sum); \
@@ -38,9 +44,10 @@ check:
 	after=$$(cat templates/*_templ.go | sha256sum); \
 	if [ "$$before" != "$$after" ]; then echo "generated templates were stale (now regenerated): commit templates/*_templ.go"; exit 1; fi
 
-## generate: regenerate the templ components
+## generate: regenerate the templ components and the gateway client
 generate:
 	$(GO) tool templ generate
+	cd internal/gatewayclient && $(GO) generate ./...
 
 ## bench: the engine and preview benchmarks, then the API load test (LOAD=10s, CONCURRENCY=32)
 LOAD ?= 10s

@@ -19,12 +19,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/gatewayclient"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
@@ -93,7 +93,17 @@ func run(duration time.Duration, concurrency int, dbURL string, models, perModel
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}, Timeout: 30 * time.Second}
+	// The load speaks through the client generated from docs/openapi.yaml,
+	// as a gateway would.
+	client, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
+		gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}, Timeout: 30 * time.Second}),
+		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+	if err != nil {
+		return err
+	}
 	var mu sync.Mutex
 	latencies := map[string][]time.Duration{}
 	failures := map[string]int{}
@@ -106,32 +116,34 @@ func run(duration time.Duration, concurrency int, dbURL string, models, perModel
 			rng := rand.New(rand.NewPCG(uint64(w), 99))
 			etag := ""
 			for time.Now().Before(deadline) {
-				var req *http.Request
 				var name string
+				var status int
+				var err error
+				t0 := time.Now()
 				if rng.IntN(2) == 0 {
 					name = "GET /catalogue"
-					req, _ = http.NewRequest("GET", base+"/api/v1/catalogue", nil)
+					params := &gatewayclient.GetCatalogueParams{}
 					if etag != "" {
-						req.Header.Set("If-None-Match", etag)
+						params.IfNoneMatch = &etag
+					}
+					var res *gatewayclient.GetCatalogueResponse
+					if res, err = client.GetCatalogueWithResponse(ctx, params); err == nil {
+						status = res.StatusCode()
+						if status == http.StatusOK {
+							etag = res.HTTPResponse.Header.Get("ETag")
+						}
 					}
 				} else {
 					name = "POST /elect"
-					body := fmt.Sprintf(`{"model":%q,"promptTokens":%d,"streaming":true,"workload":"coding"}`, slugs[rng.IntN(len(slugs))], 1000+rng.IntN(50000))
-					req, _ = http.NewRequest("POST", base+"/api/v1/elect", strings.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-				}
-				req.Header.Set("Authorization", "Bearer "+token)
-				t0 := time.Now()
-				res, err := client.Do(req)
-				elapsed := time.Since(t0)
-				ok := err == nil && (res.StatusCode == 200 || res.StatusCode == 304)
-				if err == nil {
-					if name == "GET /catalogue" && res.StatusCode == 200 {
-						etag = res.Header.Get("ETag")
+					prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
+					var res *gatewayclient.ElectResponse
+					if res, err = client.ElectWithResponse(ctx, gatewayclient.ElectRequest{Model: slugs[rng.IntN(len(slugs))],
+						PromptTokens: &prompt, Streaming: &streaming, Workload: &workload}); err == nil {
+						status = res.StatusCode()
 					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
 				}
+				elapsed := time.Since(t0)
+				ok := err == nil && (status == http.StatusOK || status == http.StatusNotModified)
 				mu.Lock()
 				if ok {
 					latencies[name] = append(latencies[name], elapsed)

@@ -30,6 +30,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/gatewayclient"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
@@ -295,55 +296,92 @@ func reviewerActor(base, who string, s *stats, deadline time.Time, seed int) {
 
 func gatewayActor(base, token string, listings []catalogue.Listing, s *stats, deadline time.Time, seed int) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 3))
-	client := &http.Client{Timeout: 30 * time.Second}
-	call := func(endpoint, method, path, body string, header ...string) (int, http.Header, []byte) {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		start := time.Now()
-		res, err := client.Do(req)
-		if err != nil {
-			s.record(endpoint, 599, time.Since(start))
-			return 599, nil, nil
-		}
-		b, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		s.record(endpoint, res.StatusCode, time.Since(start))
-		return res.StatusCode, res.Header, b
+	// The gateway speaks through the client generated from docs/openapi.yaml,
+	// as a real gateway would.
+	client, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
+		gatewayclient.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}),
+		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+	if err != nil {
+		panic(err)
 	}
-	etag, since := "", "0"
+	ctx := context.Background()
+	timed := func(endpoint string, call func() (int, error)) {
+		start := time.Now()
+		status, err := call()
+		if err != nil {
+			status = 599
+		}
+		s.record(endpoint, status, time.Since(start))
+	}
+	var etag string
+	var since int64
 	for time.Now().Before(deadline) {
 		switch rng.IntN(4) {
 		case 0:
-			status, h, _ := call("GET /api/v1/catalogue", "GET", "/api/v1/catalogue", "", "If-None-Match", etag)
-			if status == http.StatusOK {
-				etag = h.Get("ETag")
-				since = strings.Trim(etag, `"`)
-			}
+			timed("GET /api/v1/catalogue", func() (int, error) {
+				params := &gatewayclient.GetCatalogueParams{}
+				if etag != "" {
+					params.IfNoneMatch = &etag
+				}
+				res, err := client.GetCatalogueWithResponse(ctx, params)
+				if err != nil {
+					return 0, err
+				}
+				if res.JSON200 != nil {
+					etag, since = res.HTTPResponse.Header.Get("ETag"), res.JSON200.Revision
+				}
+				return res.StatusCode(), nil
+			})
 		case 1:
-			_, _, b := call("GET /api/v1/catalogue/changes", "GET", "/api/v1/catalogue/changes?since="+since+"&wait=1s", "")
-			if m := regexp.MustCompile(`"revision":(\d+)`).FindSubmatch(b); m != nil {
-				since = string(m[1])
-			}
+			timed("GET /api/v1/catalogue/changes", func() (int, error) {
+				wait := "1s"
+				res, err := client.GetCatalogueChangesWithResponse(ctx, &gatewayclient.GetCatalogueChangesParams{Since: since, Wait: &wait})
+				if err != nil {
+					return 0, err
+				}
+				if res.JSON200 != nil {
+					since = res.JSON200.Revision
+				}
+				return res.StatusCode(), nil
+			})
 		case 2:
 			l := listings[rng.IntN(len(listings))]
-			call("POST /api/v1/elect", "POST", "/api/v1/elect", fmt.Sprintf(`{"model":%q,"promptTokens":%d,"streaming":true}`, l.Model.Slug, 1000+rng.IntN(40000)))
+			prompt, streaming := int64(1000+rng.IntN(40000)), true
+			timed("POST /api/v1/elect", func() (int, error) {
+				res, err := client.ElectWithResponse(ctx, gatewayclient.ElectRequest{Model: l.Model.Slug, PromptTokens: &prompt, Streaming: &streaming})
+				if err != nil {
+					return 0, err
+				}
+				return res.StatusCode(), nil
+			})
 		case 3:
 			l := listings[rng.IntN(len(listings))]
 			at := time.Now().UTC().Truncate(time.Minute)
 			// A gateway reports each (listing, minute) once; actors that pick
 			// the same one send the same figures, as a retry would.
 			fig := rand.New(rand.NewPCG(uint64(l.ID), uint64(at.Unix())))
-			requests := 50 + fig.IntN(100)
-			call("POST /api/v1/metrics", "POST", "/api/v1/metrics", fmt.Sprintf(
-				`{"buckets":[{"listing":"%s/%s","minute":%q,"requests":%d,"errors":%d,"ttftMsSum":%d,"outputTokens":%d,"durationMs":%d,"inputTokens":%d,"cachedInputTokens":%d}]}`,
-				l.CarrierSlug, l.Model.Slug, at.Format(time.RFC3339), requests, fig.IntN(3), requests*400, requests*300, requests*5000, requests*4000, requests*1000))
+			requests := int64(50 + fig.IntN(100))
+			errs := int64(fig.IntN(3))
+			ok := requests - errs
+			name := l.CarrierSlug + "/" + l.Model.Slug
+			bucket := gatewayclient.Bucket{Listing: &name, Minute: at, Requests: requests, Errors: &errs,
+				TtftMsSum: ptr(ok * 400), OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000),
+				InputTokens: ptr(requests * 4000), CachedInputTokens: ptr(requests * 1000)}
+			timed("POST /api/v1/metrics", func() (int, error) {
+				res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{bucket}})
+				if err != nil {
+					return 0, err
+				}
+				return res.StatusCode(), nil
+			})
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func pctl(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
