@@ -2,7 +2,9 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -88,6 +90,7 @@ func TestTrustedProxies(t *testing.T) {
 // by the server's timeouts, and the longest long poll still fits.
 func TestSlowBodiesAreCutOff(t *testing.T) {
 	srv := New(nil, nil).httpServer("127.0.0.1:0")
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.ReadTimeout > time.Minute {
 		t.Errorf("read timeouts %v / %v", srv.ReadHeaderTimeout, srv.ReadTimeout)
 	}
