@@ -124,7 +124,9 @@ func HealthFrom(w WindowSums, d DaySums) Health {
 	if w.Requests > 0 {
 		h.UptimePct = ptr(100 * float64(w.Successes) / float64(w.Requests))
 	}
-	if w.Successes > 0 {
+	// A 0 ms average time to first token is no measurement (a gateway that
+	// reports none), not the best latency there is (election spec section 3).
+	if w.Successes > 0 && w.TTFTMsSum > 0 {
 		h.LatencyMs = ptr(float64(w.TTFTMsSum) / float64(w.Successes))
 	}
 	if w.DurationMs > 0 {

@@ -165,3 +165,16 @@ func TestIngestBounds(t *testing.T) {
 		t.Errorf("a replay with other figures: %v %v", err, apperr.FieldErrors(err))
 	}
 }
+
+// TestZeroLatencyIsNoMeasurement: a window whose successful requests report
+// no time to first token has no latency, not the best one.
+func TestZeroLatencyIsNoMeasurement(t *testing.T) {
+	h := HealthFrom(WindowSums{Requests: 10, Successes: 10, TTFTMsSum: 0, OutputTokens: 100, DurationMs: 1000}, DaySums{})
+	if h.LatencyMs != nil {
+		t.Errorf("latency %v from no measurement", *h.LatencyMs)
+	}
+	h = HealthFrom(WindowSums{Requests: 10, Successes: 10, TTFTMsSum: 4000}, DaySums{})
+	if h.LatencyMs == nil || *h.LatencyMs != 400 {
+		t.Errorf("latency %v, want 400", h.LatencyMs)
+	}
+}

@@ -470,8 +470,13 @@ func (f *jsonFare) convert(path string, out *Fare) error {
 	out.Tiers = make([]Tier, len(f.Tiers))
 	for i, t := range f.Tiers {
 		tp := fmt.Sprintf("%s.tiers[%d]", path, i)
-		if t.AboveTokens == nil || *t.AboveTokens < 0 {
-			return inputErr(tp+".aboveTokens", "required, a non-negative token count")
+		if t.AboveTokens == nil || *t.AboveTokens <= 0 {
+			return inputErr(tp+".aboveTokens", "required, a positive token count")
+		}
+		// Two tiers at one threshold, or out of order, leave the price to the
+		// order of the list: bad input, not a choice (section 2).
+		if i > 0 && *t.AboveTokens <= out.Tiers[i-1].AboveTokens {
+			return inputErr(tp+".aboveTokens", "tiers must go up: %d is not above the previous %d", *t.AboveTokens, out.Tiers[i-1].AboveTokens)
 		}
 		out.Tiers[i].AboveTokens = *t.AboveTokens
 		if err := t.jsonPrices.convert(tp, &out.Tiers[i].PriceBlock); err != nil {

@@ -68,3 +68,30 @@ func TestDecodeBallotAcceptsStringsAndNumbers(t *testing.T) {
 		t.Errorf("decoded candidate %+v", c)
 	}
 }
+
+// TestContractEdgeRules: the bad inputs section 5 names, each refused with
+// the field it is about.
+func TestContractEdgeRules(t *testing.T) {
+	const fare = `"inputPrice":"1","outputPrice":"2"`
+	for _, test := range []struct {
+		name, input, field string
+	}{
+		{"tiers at one threshold", `{"request":{"model":"m"},"candidates":[{"id":"a","fare":{` + fare + `,"tiers":[{"aboveTokens":32768,"inputPrice":"2"},{"aboveTokens":32768,"inputPrice":"3"}]}}]}`, "candidates[0].fare.tiers[1].aboveTokens"},
+		{"tiers going down", `{"request":{"model":"m"},"candidates":[{"id":"a","fare":{` + fare + `,"tiers":[{"aboveTokens":65536,"inputPrice":"2"},{"aboveTokens":32768,"inputPrice":"3"}]}}]}`, "candidates[0].fare.tiers[1].aboveTokens"},
+		{"a tier at zero", `{"request":{"model":"m"},"candidates":[{"id":"a","fare":{` + fare + `,"tiers":[{"aboveTokens":0,"inputPrice":"2"}]}}]}`, "candidates[0].fare.tiers[0].aboveTokens"},
+		{"weights {}", `{"request":{"model":"m"},"weights":{},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights"},
+		{"weights all zero", `{"request":{"model":"m"},"weights":{"price":0,"uptime":0},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights"},
+		{"a negative weight", `{"request":{"model":"m"},"weights":{"price":-1,"uptime":2},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights.price"},
+	} {
+		_, err := election.UnmarshalBallot([]byte(test.input))
+		var ie *election.InputError
+		if !errors.As(err, &ie) || ie.Field != test.field {
+			t.Errorf("%s: %v, want an error naming %s", test.name, err, test.field)
+		}
+	}
+	// Increasing tiers and one positive weight are fine.
+	ok := `{"request":{"model":"m"},"weights":{"price":1},"candidates":[{"id":"a","fare":{` + fare + `,"tiers":[{"aboveTokens":32768,"inputPrice":"2"},{"aboveTokens":65536,"inputPrice":"3"}]}}]}`
+	if _, err := election.UnmarshalBallot([]byte(ok)); err != nil {
+		t.Errorf("a good ballot: %v", err)
+	}
+}

@@ -217,7 +217,11 @@ func elect(b *Ballot, res *Result, adj *adjustment) {
 		} else {
 			f.Throughput = min(best.maxThroughput/t-1, throughputCap)
 		}
-		f.Latency = ratioAboveBest(l, best.minLatency, best.minPositiveLatency)
+		// Latency scores only streaming requests, and only against a real
+		// best: a 0 ms time to first token is no measurement (section 3).
+		if b.Request.Streaming && best.minLatency > 0 {
+			f.Latency = l/best.minLatency - 1
+		}
 		if !c.Fare.hasCachedInput() {
 			f.Cache = 1
 		}
@@ -434,15 +438,15 @@ func healthOf(c *Candidate, adj *adjustment) (uptime, throughput, latency float6
 }
 
 type bests struct {
-	minPrice, minPositivePrice     float64
-	maxUptime, maxThroughput       float64
-	minLatency, minPositiveLatency float64
+	minPrice, minPositivePrice float64
+	maxUptime, maxThroughput   float64
+	minLatency                 float64
 }
 
 func bestOf(b *Ballot, res *Result, adj *adjustment) bests {
 	inf := math.Inf(1)
 	best := bests{minPrice: inf, minPositivePrice: inf, maxUptime: math.Inf(-1), maxThroughput: math.Inf(-1),
-		minLatency: inf, minPositiveLatency: inf}
+		minLatency: inf}
 	for _, i := range res.order {
 		p := res.Candidates[i].RoutingPrice
 		u, t, l := healthOf(&b.Candidates[i], adj.forCandidate(int(i)))
@@ -453,9 +457,6 @@ func bestOf(b *Ballot, res *Result, adj *adjustment) bests {
 		best.maxUptime = max(best.maxUptime, u)
 		best.maxThroughput = max(best.maxThroughput, t)
 		best.minLatency = min(best.minLatency, l)
-		if l > 0 {
-			best.minPositiveLatency = min(best.minPositiveLatency, l)
-		}
 	}
 	return best
 }

@@ -344,6 +344,23 @@ func TestFactorsAndScore(t *testing.T) {
 				if res.Candidates[1].Score != 0 {
 					t.Errorf("latency moved a non-streaming score: %v", res.Candidates[1].Score)
 				}
+				// The factor itself is 0 for a non-streaming request (section 3).
+				wantFactors(t, res, "latency", map[string]float64{"fast": 0, "missing": 0})
+			},
+		},
+		{
+			name: "a best latency of 0 ms gives every candidate a latency factor of 0",
+			req:  election.Request{Streaming: true},
+			candidates: []election.Candidate{
+				withMetrics(cand("zero", 1, 1), election.Metrics{LatencyMs: f(0)}),
+				withMetrics(cand("slow", 1, 1), election.Metrics{LatencyMs: f(900)}),
+				cand("missing", 1, 1),
+			},
+			check: func(t *testing.T, res election.Result) {
+				wantFactors(t, res, "latency", map[string]float64{"zero": 0, "slow": 0, "missing": 0})
+				if res.Candidates[0].Score != res.Candidates[1].Score {
+					t.Errorf("a 0 ms latency won on latency: scores %v and %v", res.Candidates[0].Score, res.Candidates[1].Score)
+				}
 			},
 		},
 		{
