@@ -22,6 +22,7 @@ build:
 ## test: formatting, vet, generated-code drift, every test (PostgreSQL, SQLite, Chromium) and short fuzz runs
 test: check
 	$(GO) test -count=1 ./...
+	$(GO) test -race -count=1 ./internal/routing
 	@$(MAKE) --no-print-directory fuzz-run
 
 ## check: gofmt, go vet, staticcheck, the import rules, the OpenAPI document valid and the client generated from it

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,20 +14,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airside/airside/internal/workflow"
-
 	"github.com/labstack/echo/v4"
 
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
-	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
 )
 
 const ctxToken = "api_token"
+
+// CatalogueResponse is the body of the catalogue endpoints.
+type CatalogueResponse = routing.Catalogue
 
 // apiAuth admits requests bearing a live API token with the scope: 401
 // without a valid token, 403 with one lacking the scope.
@@ -40,7 +43,7 @@ func (s *Server) apiAuth(scope string) echo.MiddlewareFunc {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="airside"`)
 				return apperr.Errorf(apperr.EUNAUTHORIZED, "Send an API token: Authorization: Bearer <token>.")
 			}
-			tok, err := s.Tokens.Authenticate(c.Request().Context(), secret)
+			tok, err := s.token(c.Request().Context(), secret)
 			if apperr.Code(err) == apperr.ENOTFOUND {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="airside", error="invalid_token"`)
 				return apperr.Errorf(apperr.EUNAUTHORIZED, "The API token is unknown or revoked.")
@@ -127,138 +130,6 @@ func isJSONContentType(ct string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
-// CatalogueListing is one published listing as the gateway reads it; field
-// names follow the election contract so a gateway can elect on them as is.
-type CatalogueListing struct {
-	ID           string           `json:"id"`
-	ListingID    int64            `json:"listingId"`
-	Carrier      string           `json:"carrier"`
-	CarrierName  string           `json:"carrierName"`
-	Model        string           `json:"model"`
-	Status       string           `json:"status"`
-	Priority     float64          `json:"priority"`
-	Revision     int64            `json:"revision"`
-	Capabilities []string         `json:"capabilities"`
-	Fare         CatalogueFare    `json:"fare"`
-	Metrics      CatalogueMetrics `json:"metrics"`
-}
-
-// CatalogueFare is a published fare with exact decimals as strings.
-type CatalogueFare struct {
-	InputPrice          string             `json:"inputPrice"`
-	OutputPrice         string             `json:"outputPrice"`
-	CachedInputPrice    *string            `json:"cachedInputPrice"`
-	CacheReadInputPrice *string            `json:"cacheReadInputPrice"`
-	CacheWritePrice     *string            `json:"cacheWriteInputPrice"`
-	Discount            string             `json:"discount"`
-	LandingFee          string             `json:"landingFee"`
-	MaxRpm              *int64             `json:"maxRpm"`
-	MaxRpd              *int64             `json:"maxRpd"`
-	CapScope            string             `json:"capScope"`
-	Tiers               []CatalogueTier    `json:"tiers"`
-	TimeBased           *CatalogueSchedule `json:"timeBased"`
-}
-
-// CatalogueTier is a context tier.
-type CatalogueTier struct {
-	AboveTokens int64 `json:"aboveTokens"`
-	CataloguePrices
-}
-
-// CataloguePrices is a block of optional prices.
-type CataloguePrices struct {
-	InputPrice       *string `json:"inputPrice,omitempty"`
-	OutputPrice      *string `json:"outputPrice,omitempty"`
-	CachedInputPrice *string `json:"cachedInputPrice,omitempty"`
-}
-
-// CatalogueSchedule is a time-of-day block.
-type CatalogueSchedule struct {
-	EffectiveAt  *time.Time      `json:"effectiveAt"`
-	PeakHoursUtc [][2]int        `json:"peakHoursUtc"`
-	OffPeakDays  *CatalogueDays  `json:"offPeakDays"`
-	Peak         CataloguePrices `json:"peak"`
-	OffPeak      CataloguePrices `json:"offPeak"`
-}
-
-// CatalogueDays are off-peak weekdays in an offset.
-type CatalogueDays struct {
-	DaysOfWeek       []int `json:"daysOfWeek"`
-	UtcOffsetMinutes int   `json:"utcOffsetMinutes"`
-}
-
-// CatalogueMetrics is a listing's live health.
-type CatalogueMetrics struct {
-	Uptime       *float64 `json:"uptime"`
-	LatencyMs    *float64 `json:"latencyMs"`
-	Throughput   *float64 `json:"throughput"`
-	CacheHitRate *float64 `json:"cacheHitRate"`
-	OutputRatio  *float64 `json:"outputRatio"`
-}
-
-func priceText(m *money.Micros) *string {
-	if m == nil {
-		return nil
-	}
-	s := m.String()
-	return &s
-}
-
-func pricesOf(p fare.Prices) CataloguePrices {
-	return CataloguePrices{InputPrice: priceText(p.Input), OutputPrice: priceText(p.Output), CachedInputPrice: priceText(p.CachedInput)}
-}
-
-// rateText writes basis points as a fraction: 3000 -> "0.3".
-func rateText(bp money.BasisPoints) string {
-	return strconv.FormatFloat(float64(bp)/10000, 'f', -1, 64)
-}
-
-func catalogueListing(l *catalogue.Listing, verified map[string]string) CatalogueListing {
-	f := l.Published
-	out := CatalogueListing{ID: preview.CandidateID(l), ListingID: l.ID, Carrier: l.CarrierSlug, CarrierName: l.CarrierName,
-		Model: l.Model.Slug, Status: string(l.Status), Priority: float64(l.PriorityBP) / 10000, Revision: l.Revision,
-		Capabilities: []string{},
-		Metrics: CatalogueMetrics{Uptime: l.Health.UptimePct, LatencyMs: l.Health.LatencyMs, Throughput: l.Health.ThroughputTPS,
-			CacheHitRate: l.Health.CacheHitRate, OutputRatio: l.Health.OutputRatio},
-		Fare: CatalogueFare{InputPrice: f.Input.String(), OutputPrice: f.Output.String(), CachedInputPrice: priceText(f.CachedInput),
-			CacheReadInputPrice: priceText(f.CacheRead), CacheWritePrice: priceText(f.CacheWrite),
-			Discount: rateText(f.Discount), LandingFee: rateText(f.LandingFee), MaxRpm: f.MaxRPM, MaxRpd: f.MaxRPD,
-			CapScope: string(f.CapScope), Tiers: []CatalogueTier{}},
-	}
-	for _, flag := range f.Capabilities {
-		if verified[flag.String()] == workflow.CapabilityVerified {
-			out.Capabilities = append(out.Capabilities, flag.String())
-		}
-	}
-	for _, t := range f.Tiers {
-		out.Fare.Tiers = append(out.Fare.Tiers, CatalogueTier{AboveTokens: t.AboveTokens, CataloguePrices: pricesOf(t.Prices)})
-	}
-	if tb := f.TimeBased; tb != nil {
-		sch := &CatalogueSchedule{EffectiveAt: tb.EffectiveAt, PeakHoursUtc: [][2]int{}, Peak: pricesOf(tb.Peak), OffPeak: pricesOf(tb.OffPeak)}
-		for _, w := range tb.PeakHours {
-			sch.PeakHoursUtc = append(sch.PeakHoursUtc, [2]int{w.Start, w.End})
-		}
-		if len(tb.OffPeakDays) > 0 {
-			days := &CatalogueDays{UtcOffsetMinutes: tb.UTCOffsetMinutes}
-			for _, d := range tb.OffPeakDays {
-				days.DaysOfWeek = append(days.DaysOfWeek, int(d))
-			}
-			sch.OffPeakDays = days
-		}
-		out.Fare.TimeBased = sch
-	}
-	return out
-}
-
-// CatalogueResponse is the body of the catalogue endpoints.
-type CatalogueResponse struct {
-	Revision int64 `json:"revision"`
-	// HealthAsOf is when the listings' health figures were computed: health
-	// moves between revisions, so it has its own validator.
-	HealthAsOf time.Time          `json:"healthAsOf"`
-	Listings   []CatalogueListing `json:"listings"`
-}
-
 // etagMatches applies If-None-Match as RFC 9110 section 13.1.2 says: "*"
 // matches any current representation, a list matches when any of its tags
 // does, and the comparison is weak (W/"27" matches "27").
@@ -280,49 +151,102 @@ func etagMatches(header, etag string) bool {
 
 // catalogueAt reads the published listings (of one model, or changed after a
 // revision) with the revision they are current at.
-func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (CatalogueResponse, error) {
+func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (routing.Catalogue, error) {
 	ctx := c.Request().Context()
 	if msg := textcheck.Problem(model, 200); msg != "" {
-		return CatalogueResponse{}, apperr.Invalid(map[string]string{"model": msg})
+		return routing.Catalogue{}, apperr.Invalid(map[string]string{"model": msg})
 	}
 	// The revision first: a listing published meanwhile is then included and
 	// reported again next time, never skipped.
 	rev, err := s.Reads.CatalogueRevision(ctx)
 	if err != nil {
-		return CatalogueResponse{}, err
+		return routing.Catalogue{}, err
 	}
 	m, err := preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelSlug: model, Published: true, ChangedAfter: changedAfter})
 	if err != nil {
-		return CatalogueResponse{}, err
+		return routing.Catalogue{}, err
 	}
 	listings, checks := m.Listings, m.Checks
 	if changedAfter == 0 { // the full catalogue is what routes; changes also carry removals
 		listings = slices.DeleteFunc(listings, func(l catalogue.Listing) bool { return l.Status == catalogue.StatusDelisted })
 	}
-	out := CatalogueResponse{Revision: rev, HealthAsOf: s.Now().UTC(), Listings: make([]CatalogueListing, 0, len(listings))}
+	out := routing.Catalogue{Revision: rev, HealthAsOf: s.Now().UTC(), Listings: make([]routing.CatalogueListing, 0, len(listings))}
 	for i := range listings {
-		out.Listings = append(out.Listings, catalogueListing(&listings[i], checks[listings[i].ID]))
+		out.Listings = append(out.Listings, routing.ListingDocument(&listings[i], checks[listings[i].ID]))
 	}
 	return out, nil
 }
 
 func (s *Server) handleAPICatalogue(c echo.Context) error {
-	rev, err := s.Reads.CatalogueRevision(c.Request().Context())
+	model := c.QueryParam("model")
+	if msg := textcheck.Problem(model, 200); msg != "" {
+		return apperr.Invalid(map[string]string{"model": msg})
+	}
+	snap, err := s.Routing.Current(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	etag := fmt.Sprintf(`"%d"`, rev)
-	c.Response().Header().Set("ETag", etag)
-	c.Response().Header().Set("Cache-Control", "no-cache")
+	etag := fmt.Sprintf(`"%d"`, snap.Revision)
+	h := c.Response().Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Vary", "Accept-Encoding")
 	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	body, err := s.catalogueAt(c, c.QueryParam("model"), 0)
-	if err != nil {
-		return err
+	// Pre-encoded once per snapshot: a 200 is a copy of bytes, gzipped when
+	// the gateway asks.
+	body := snap.Catalogue(model)
+	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body.Gzip)
 	}
-	c.Response().Header().Set("ETag", fmt.Sprintf(`"%d"`, body.Revision))
-	return c.JSON(http.StatusOK, body)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body.Plain)
+}
+
+// acceptsGzip reads Accept-Encoding: gzip unless refused with q=0.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}
+
+// token finds the live API token for a secret: from the routing snapshot's
+// memory; a token created on another process since the snapshot was built
+// is found in the database. Its use is recorded in the background, at most
+// once a minute.
+func (s *Server) token(ctx context.Context, secret string) (*apitoken.Token, error) {
+	if secret == "" || len(secret) > 200 {
+		return nil, apperr.Errorf(apperr.ENOTFOUND, "Token not found.")
+	}
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tok, ok := snap.Token(account.HashToken(secret))
+	if !ok {
+		return s.Tokens.Authenticate(ctx, secret)
+	}
+	s.touchedMu.Lock()
+	last := s.touched[tok.ID]
+	due := s.Now().Sub(last) >= apitoken.TouchEvery
+	if due {
+		s.touched[tok.ID] = s.Now()
+	}
+	s.touchedMu.Unlock()
+	if due {
+		go func() {
+			if err := s.Tokens.Touch(context.Background(), tok.ID); err != nil {
+				s.Log.Warn("record token use", "token", tok.ID, "err", err)
+			}
+		}()
+	}
+	return &tok, nil
 }
 
 // MaxWait bounds a long poll.
@@ -454,18 +378,15 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if body.At == nil {
 		ballot.Request.At = s.Now().UTC() // live traffic: the prices in force now
 	}
-	ctx := c.Request().Context()
-	rev, err := s.Reads.CatalogueRevision(ctx)
+	snap, err := s.Routing.Current(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	market, err := preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelSlug: model})
-	if err != nil {
-		return err
-	}
-	if len(market.Listings) == 0 {
+	market, ok := snap.Market(model)
+	if !ok || len(market.Listings) == 0 {
 		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
+	rev := snap.Revision
 	usage, err := usageByCandidate(market.Listings, body)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -93,8 +94,20 @@ func checkContract(t *testing.T, base, method, path string, header http.Header, 
 		}
 	}
 	req.Body = io.NopCloser(bytes.NewReader([]byte(reqBody)))
+	body := res.body
+	if res.header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("contract: %s %s: a gzip body that does not unzip: %v", method, path, err)
+		}
+		plain, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("contract: %s %s: a gzip body that does not unzip: %v", method, path, err)
+		}
+		body = string(plain)
+	}
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.status, Header: res.header,
-		Body: io.NopCloser(strings.NewReader(res.body)), Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+		Body: io.NopCloser(strings.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		t.Errorf("contract: %s %s answered %d, which docs/openapi.yaml does not allow: %v\n%.600s", method, path, res.status, err, res.body)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,6 +22,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
@@ -44,6 +46,9 @@ type Server struct {
 	Metrics  *catalogue.Ingest
 	// Publications wakes long polls when any process publishes a revision.
 	Publications Publications
+	// Routing is the routing catalogue in memory: the catalogue, elect and
+	// API tokens answer from it without SQL.
+	Routing *routing.Keeper
 	// Now is the one clock of the portal; tests move it without sleeping.
 	Now func() time.Time
 	Log *slog.Logger
@@ -61,13 +66,20 @@ type Server struct {
 
 	sessions  *dbSessionStore
 	expensive *userLimiter
+	// touched is when each API token's use was last recorded from here.
+	touchedMu sync.Mutex
+	touched   map[int64]time.Time
 	echo      *echo.Echo
 }
 
 // New builds the portal on a store: the one place its services are wired.
 func New(st *store.Store, log *slog.Logger) *Server {
 	now := func() time.Time { return st.Now() } // follows the store's clock, which tests move
+	keeper := routing.NewKeeper(st, now)
+	keeper.OnError = func(err error) { log.Warn("routing snapshot refresh", "err", err) }
+	st.OnPublished(keeper.Invalidate)
 	s := &Server{
+		Routing:      keeper,
 		Reads:        st,
 		Accounts:     &account.Service{Store: st, Now: now},
 		Filings:      &workflow.Service{Store: st, Now: now},
@@ -78,6 +90,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 		Log:          log,
 		sessions:     &dbSessionStore{store: st, now: now},
 		expensive:    newUserLimiter(MaxExpensivePerUser),
+		touched:      map[int64]time.Time{},
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -52,6 +52,8 @@ type Store interface {
 	// FindLiveToken finds the unrevoked token with this hash and, when its
 	// last use is older than TouchEvery, records a use.
 	FindLiveToken(ctx context.Context, hash string, touchBefore time.Time) (*Token, error)
+	// TouchToken records a use unless one was recorded after touchBefore.
+	TouchToken(ctx context.Context, id int64, touchBefore time.Time) error
 }
 
 // Service issues, lists, revokes and checks tokens.
@@ -125,3 +127,9 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*Token, erro
 
 // NewService is the token service on a store, on the wall clock.
 func NewService(st Store) *Service { return &Service{Store: st, Now: time.Now} }
+
+// Touch records a use of a token checked from memory, at most once per
+// TouchEvery (the caller runs it in the background).
+func (s *Service) Touch(ctx context.Context, id int64) error {
+	return s.Store.TouchToken(ctx, id, s.Now().Add(-TouchEvery))
+}

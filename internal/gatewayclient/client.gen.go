@@ -464,7 +464,7 @@ type ClientInterface interface {
 
 	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
 	//
-	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals).
+	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, pre-encoded per revision: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 	//
 	// Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 	GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -515,7 +515,7 @@ type ClientInterface interface {
 
 // GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
 //
-// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals).
+// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, pre-encoded per revision: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 //
 // Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 func (c *Client) GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -892,7 +892,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
 	//
-	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals).
+	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, pre-encoded per revision: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -947,7 +947,8 @@ type ClientWithResponsesInterface interface {
 
 // GetCatalogueResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogue
 type GetCatalogueResponse200Headers struct {
-	ETag *string
+	ContentEncoding *string
+	ETag            *string
 }
 
 type GetCatalogueResponse struct {
@@ -1353,7 +1354,7 @@ func (r PostMetricsResponse) ContentType() string {
 
 // GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
 //
-// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals).
+// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, pre-encoded per revision: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1512,6 +1513,13 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCatalogueResponse200Headers
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -17,8 +17,9 @@ const NotifyChannel = "airside_catalogue"
 // publications wakes waiters of this process when the catalogue revision
 // rises: closing the current channel wakes every waiter at once.
 type publications struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu    sync.Mutex
+	ch    chan struct{}
+	hooks []func()
 }
 
 func (p *publications) next() <-chan struct{} {
@@ -32,11 +33,24 @@ func (p *publications) next() <-chan struct{} {
 
 func (p *publications) signal() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.ch != nil {
 		close(p.ch)
 		p.ch = nil
 	}
+	hooks := p.hooks
+	p.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+}
+
+// OnPublished calls fn, synchronously and quickly, after every publication
+// this process sees (its own once committed, or another's with
+// ListenForPublications running): the routing snapshot invalidates itself.
+func (s *Store) OnPublished(fn func()) {
+	s.pubs.mu.Lock()
+	defer s.pubs.mu.Unlock()
+	s.pubs.hooks = append(s.pubs.hooks, fn)
 }
 
 // Published returns a channel closed at the next publication seen by this

@@ -40,6 +40,9 @@ func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, sco
 			return err
 		}
 		id = row.ID
+		if err := tokensChanged(tx); err != nil {
+			return err
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, Action: "token.create", SubjectType: "api_token", SubjectID: row.ID,
 			After: map[string]any{"name": name, "scopes": scopes}})
 	})
@@ -72,6 +75,9 @@ func (s *Store) RevokeToken(ctx context.Context, actorID, id int64) error {
 		if res.RowsAffected != 1 {
 			return apperr.Errorf(apperr.ENOTFOUND, "No such active token.")
 		}
+		if err := tokensChanged(tx); err != nil {
+			return err
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, Action: "token.revoke", SubjectType: "api_token", SubjectID: id})
 	})
 }
@@ -102,4 +108,42 @@ func (s *Store) FindLiveToken(ctx context.Context, hash string, touchBefore time
 	}
 	t := row.toDomain()
 	return &t, nil
+}
+
+// tokensChanged announces, like a publication, that the set of live tokens
+// changed, so every process's routing snapshot (which checks tokens from
+// memory) rebuilds: a revoked token stops working everywhere.
+func tokensChanged(tx *gorm.DB) error {
+	markPublished(tx)
+	return notifyPublication(tx, 0)
+}
+
+// FindLiveTokens maps the hashes of unrevoked tokens to them.
+func (s *Store) FindLiveTokens(ctx context.Context) (map[string]apitoken.Token, error) {
+	var rows []tokenRow
+	if err := s.read(ctx).Where("revoked_at IS NULL").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find live tokens: %w", err)
+	}
+	out := make(map[string]apitoken.Token, len(rows))
+	for i := range rows {
+		out[rows[i].TokenHash] = rows[i].toDomain()
+	}
+	return out, nil
+}
+
+// TouchToken records a token's use (and audits it) unless it was recorded
+// after touchBefore.
+func (s *Store) TouchToken(ctx context.Context, id int64, touchBefore time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		res := tx.Model(&tokenRow{}).Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, touchBefore.UTC()).Update("last_used_at", now)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		var row tokenRow
+		if err := tx.First(&row, id).Error; err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: row.CreatedBy, Action: "token.use", SubjectType: "api_token", SubjectID: id,
+			After: map[string]any{"name": row.Name}})
+	})
 }
