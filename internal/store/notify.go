@@ -84,6 +84,7 @@ func (s *Store) ListenForPublications(ctx context.Context, onError func(error)) 
 			return
 		}
 		onError(err)
+		s.markSuspect()
 		s.pubs.signal() // anything may have been missed: let waiters look
 		select {
 		case <-ctx.Done():

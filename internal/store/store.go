@@ -39,6 +39,19 @@ const (
 	SQLite   Dialect = "sqlite"
 )
 
+// idlePingAfter is how long a pooled PostgreSQL connection may sit unused
+// before it is pinged when handed out again.
+const idlePingAfter = time.Second
+
+// suspectFor is how long after a failure every pooled connection is pinged.
+const suspectFor = 10 * time.Second
+
+// markSuspect says the database was seen failing: for a while, pooled
+// connections are pinged before use, so dead ones are replaced.
+func (s *Store) markSuspect() {
+	s.suspectUntil.Store(time.Now().Add(suspectFor).UnixNano())
+}
+
 // Store is Airside's storage.
 type Store struct {
 	db      *gorm.DB
@@ -48,6 +61,9 @@ type Store struct {
 	pubs    publications
 	// statements counts the SQL statements run (see countStatements).
 	statements atomic.Int64
+	// suspectUntil (unix ns) is until when pooled connections are pinged
+	// before use because the database was seen failing.
+	suspectUntil *atomic.Int64
 	// Now stamps every change; one timestamp per transaction.
 	Now func() time.Time
 }
@@ -81,14 +97,27 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
+	suspectUntil := new(atomic.Int64)
 	switch dialect {
 	case Postgres:
-		// A pooled connection is checked when handed out: after the database
-		// dropped connections (a restart, a failover), a dead one is replaced
-		// instead of failing the request that drew it.
+		// A pooled connection known to be closed is replaced when handed out;
+		// one is pinged first on its first reuse, after sitting idle, or
+		// while the database was seen failing lately: after the database
+		// dropped connections (a restart, a failover) a dead one is replaced
+		// instead of failing the request that drew it. A busy connection is
+		// not pinged: that would double every round trip.
 		db, err = gorm.Open(postgres.New(postgres.Config{DSN: dsn, OptionOpenDB: []stdlib.OptionOpenDB{
 			stdlib.OptionResetSession(func(ctx context.Context, conn *pgx.Conn) error {
-				if conn.IsClosed() || conn.Ping(ctx) != nil {
+				if conn.IsClosed() {
+					return driver.ErrBadConn
+				}
+				data := conn.PgConn().CustomData()
+				now := time.Now()
+				last, seen := data["airside.lastUsed"].(time.Time)
+				data["airside.lastUsed"] = now
+				suspect := now.UnixNano() < suspectUntil.Load()
+				if (!seen || suspect || now.Sub(last) > idlePingAfter) && conn.Ping(ctx) != nil {
+					suspectUntil.Store(now.Add(suspectFor).UnixNano())
 					return driver.ErrBadConn
 				}
 				return nil
@@ -122,7 +151,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	s := &Store{db: db, sql: sqlDB, dialect: dialect, url: dsn, Now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, sql: sqlDB, dialect: dialect, url: dsn, suspectUntil: suspectUntil, Now: func() time.Time { return time.Now().UTC() }}
 	if err := s.countStatements(); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -145,6 +174,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := s.sql.PingContext(ctx); err != nil {
+		s.markSuspect()
 		return fmt.Errorf("ping database: %w", err)
 	}
 	return nil
