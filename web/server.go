@@ -77,7 +77,9 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	now := func() time.Time { return st.Now() } // follows the store's clock, which tests move
 	keeper := routing.NewKeeper(st, now)
 	keeper.OnError = func(err error) { log.Warn("routing snapshot refresh", "err", err) }
-	st.OnPublished(keeper.Invalidate)
+	if st != nil { // nil only in tests of the HTTP server alone
+		st.OnPublished(keeper.Invalidate)
+	}
 	s := &Server{
 		Routing:      keeper,
 		Reads:        st,

@@ -27,7 +27,7 @@ func parseKinds(s string) []fare.Kind {
 // FindFiling finds one filing; outside carrierIDs (when given) it is not found.
 func (s *Store) FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error) {
 	var out []workflow.Filing
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		out, err = findFilings(tx, workflow.FilingFilter{CarrierIDs: carrierIDs}, id)
 		return err
@@ -44,7 +44,7 @@ func (s *Store) FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*
 // FindFilings lists filings, newest first.
 func (s *Store) FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error) {
 	var out []workflow.Filing
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		out, err = findFilings(tx, f, 0)
 		return err

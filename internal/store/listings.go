@@ -88,7 +88,7 @@ func (s *Store) UpsertHealth(ctx context.Context, listingID int64, h catalogue.H
 // health, ordered by model then carrier.
 func (s *Store) FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error) {
 	var out []catalogue.Listing
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		out, err = findListings(tx, f, 0, s.Now())
 		return err
@@ -114,7 +114,7 @@ func (s *Store) FindListingHeader(ctx context.Context, id int64, carrierIDs []in
 
 func (s *Store) findListing(ctx context.Context, id int64, carrierIDs []int64, now time.Time) (*catalogue.Listing, error) {
 	var out []catalogue.Listing
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		out, err = findListings(tx, catalogue.ListingFilter{CarrierIDs: carrierIDs}, id, now)
 		return err
@@ -216,7 +216,7 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 // (not the live one computed from buckets): the demo simulator's baseline.
 func (s *Store) FindListingSnapshots(ctx context.Context) ([]catalogue.Listing, error) {
 	var out []catalogue.Listing
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
 		out, err = findListings(tx, catalogue.ListingFilter{}, 0, time.Time{})
 		return err

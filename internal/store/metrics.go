@@ -192,6 +192,6 @@ func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Ti
 // DeleteBucketsBefore drops buckets older than a time (a day is all any
 // metric reads).
 func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error) {
-	res := s.read(ctx).Where("minute < ?", before.UTC()).Delete(&bucketRow{})
+	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&bucketRow{})
 	return res.RowsAffected, res.Error
 }

@@ -69,7 +69,7 @@ func (s *Store) FindSession(ctx context.Context, idHash string) (*account.Sessio
 
 // DeleteSession ends a session; its cookie stops working everywhere.
 func (s *Store) DeleteSession(ctx context.Context, idHash string) error {
-	if err := s.read(ctx).Where("id_hash = ?", idHash).Delete(&sessionRow{}).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("id_hash = ?", idHash).Delete(&sessionRow{}).Error; err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil

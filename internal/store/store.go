@@ -59,6 +59,10 @@ type Store struct {
 	dialect Dialect
 	url     string // the driver's DSN, for the LISTEN connection
 	pubs    publications
+	// reader runs reads: on SQLite a pool of read-only connections beside
+	// the one writer (readSQL), on PostgreSQL the same pool as db.
+	reader  *gorm.DB
+	readSQL *sql.DB
 	// statements counts the SQL statements run (see countStatements).
 	statements atomic.Int64
 	// suspectUntil (unix ns) is until when pooled connections are pinged
@@ -94,6 +98,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		Logger:                 logger.Default.LogMode(logLevel()),
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		PrepareStmt:            true, // each statement parsed once per connection
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
@@ -151,10 +156,31 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	s := &Store{db: db, sql: sqlDB, dialect: dialect, url: dsn, suspectUntil: suspectUntil, Now: func() time.Time { return time.Now().UTC() }}
-	if err := s.countStatements(); err != nil {
-		sqlDB.Close()
-		return nil, err
+	s := &Store{db: db, reader: db, sql: sqlDB, dialect: dialect, url: dsn, suspectUntil: suspectUntil, Now: func() time.Time { return time.Now().UTC() }}
+	if dialect == SQLite {
+		// Readers beside the one writer: WAL lets them read the last commit
+		// while a write is under way, and their transactions begin deferred,
+		// so a read never takes the write lock.
+		reader, err := gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=query_only(1)"), cfg)
+		if err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open sqlite readers: %w", err)
+		}
+		if s.readSQL, err = reader.DB(); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open sqlite readers: %w", err)
+		}
+		s.readSQL.SetMaxOpenConns(4)
+		s.reader = reader
+	}
+	for _, db := range []*gorm.DB{s.db, s.reader} {
+		if err := s.countStatements(db); err != nil {
+			s.Close()
+			return nil, err
+		}
+		if s.reader == s.db {
+			break
+		}
 	}
 	if err := s.Ping(ctx); err != nil {
 		sqlDB.Close()
@@ -167,7 +193,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close releases the connections.
-func (s *Store) Close() error { return s.sql.Close() }
+func (s *Store) Close() error {
+	if s.readSQL != nil {
+		s.readSQL.Close()
+	}
+	return s.sql.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
@@ -242,7 +273,13 @@ func markPublished(tx *gorm.DB) {
 
 // read runs fn without a transaction (a single consistent statement or a read
 // that tolerates interleaving).
-func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.reader.WithContext(ctx) }
+
+// readTx runs fn in one read-only transaction (a consistent view across
+// statements); on SQLite it takes no write lock.
+func (s *Store) readTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return s.reader.WithContext(ctx).Transaction(fn)
+}
 
 // notFound maps gorm's not-found to the domain's.
 func notFound(err error, what string) error {
@@ -270,9 +307,9 @@ func logLevel() logger.LogLevel {
 
 // countStatements counts every statement gorm runs, so tests can prove the
 // gateway's hot paths run none (the counter costs one atomic add).
-func (s *Store) countStatements() error {
+func (s *Store) countStatements(db *gorm.DB) error {
 	count := func(*gorm.DB) { s.statements.Add(1) }
-	cb := s.db.Callback()
+	cb := db.Callback()
 	for name, err := range map[string]error{
 		"create": cb.Create().After("gorm:create").Register("airside:count_create", count),
 		"query":  cb.Query().After("gorm:query").Register("airside:count_query", count),

@@ -74,7 +74,7 @@ func (s *Store) FindUserByEmail(ctx context.Context, email string) (*account.Use
 // FindPrincipal loads a user with its memberships.
 func (s *Store) FindPrincipal(ctx context.Context, userID int64) (*account.Principal, error) {
 	var p *account.Principal
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var row userRow
 		if err := tx.First(&row, userID).Error; err != nil {
 			return notFound(err, "User")
