@@ -1,102 +1,95 @@
-// Command airside-load measures the gateway-facing API under load: it builds
-// a catalogue of 50 models x 10 listings in a fresh database, serves it on a
-// loopback port, and drives GET /api/v1/catalogue (with ETags, as gateways
-// poll) and POST /api/v1/elect at a fixed concurrency for a bounded time,
-// then prints throughput and p50/p99 latency per endpoint.
+// Command airside-load measures the gateway-facing API under load, the way a
+// gateway meets it: a catalogue of models x listings with a day of per-minute
+// metrics for every listing, served by a separately started `airside serve`
+// process, driven from this process through the client generated from
+// docs/openapi.yaml. It measures, one after the other, /healthz (the
+// baseline through the same middleware), the catalogue answered 304, the
+// catalogue 200 (gzip), elect and metrics ingest, and prints req/s, p50 and
+// p99 for each and its throughput as a ratio of /healthz measured in the same
+// run (this machine is shared and noisy; ratios travel, raw numbers do not).
 //
-// It only ever talks to the server it started on 127.0.0.1.
+// It only ever talks to loopback: the server it starts on 127.0.0.1, or the
+// one named by --target (which must be a loopback URL).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/gatewayclient"
-
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/store"
-	"github.com/airside/airside/web"
 )
 
+type config struct {
+	duration     time.Duration // per endpoint
+	concurrency  int
+	dbURL        string
+	models       int
+	perModel     int
+	metricsHours int
+	target       string
+	token        string
+	binary       string
+}
+
 func main() {
-	duration := flag.Duration("duration", 10*time.Second, "how long to drive load (at most 10m)")
-	concurrency := flag.Int("concurrency", 32, "concurrent clients")
-	dbURL := flag.String("database", "", "database URL (default: a temporary SQLite file)")
-	models := flag.Int("models", 50, "models in the catalogue")
-	perModel := flag.Int("listings", 10, "listings per model")
+	var cfg config
+	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "how long to drive each endpoint (at most 2m)")
+	flag.IntVar(&cfg.concurrency, "concurrency", 32, "concurrent clients")
+	flag.StringVar(&cfg.dbURL, "database", "", "database URL to seed and serve (default: a temporary SQLite file)")
+	flag.IntVar(&cfg.models, "models", 50, "models in the catalogue")
+	flag.IntVar(&cfg.perModel, "listings", 10, "listings per model")
+	flag.IntVar(&cfg.metricsHours, "metrics-hours", 24, "hours of per-minute metrics seeded for every listing")
+	flag.StringVar(&cfg.target, "target", "", "drive an already running portal at this loopback URL instead of seeding and starting one")
+	flag.StringVar(&cfg.token, "token", "", "API token with every scope, with --target")
+	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.Parse()
-	if *duration > 10*time.Minute || *concurrency < 1 || *concurrency > 1024 {
-		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 10m, --concurrency 1-1024")
+	if cfg.duration > 2*time.Minute || cfg.concurrency < 1 || cfg.concurrency > 1024 || cfg.metricsHours < 0 || cfg.metricsHours > 24 {
+		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 2m, --concurrency 1-1024, --metrics-hours 0-24")
 		os.Exit(2)
 	}
-	if err := run(*duration, *concurrency, *dbURL, *models, *perModel); err != nil {
+	if err := run(context.Background(), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "airside-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(duration time.Duration, concurrency int, dbURL string, models, perModel int) error {
-	ctx := context.Background()
-	if dbURL == "" {
-		dir, err := os.MkdirTemp("", "airside-load")
+var firstFailure atomic.Bool
+
+func run(ctx context.Context, cfg config) error {
+	base, token, models := cfg.target, cfg.token, []string{}
+	if base == "" {
+		var stop func()
+		var err error
+		base, token, models, stop, err = seedAndServe(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		dbURL = "sqlite:" + filepath.Join(dir, "load.db")
-	}
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
+		defer stop()
+	} else if err := requireLoopback(base); err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	start := time.Now()
-	slugs, err := buildCatalogue(ctx, st, models, perModel)
-	if err != nil {
-		return err
-	}
-	admin, err := account.NewService(st).CreateUser(ctx, nil, account.NewUser{Email: "load@airside.example", Password: "load-test-password", Staff: "admin"})
-	if err != nil {
-		return err
-	}
-	token, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "load", apitoken.Scopes)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("catalogue: %d models x %d listings built in %s (%s)\n", models, perModel, time.Since(start).Round(time.Millisecond), st.Dialect())
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler()}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
-
-	// The load speaks through the client generated from docs/openapi.yaml,
-	// as a gateway would.
 	client, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
-		gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}, Timeout: 30 * time.Second}),
+		gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 30 * time.Second}),
 		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+token)
 			return nil
@@ -104,104 +97,285 @@ func run(duration time.Duration, concurrency int, dbURL string, models, perModel
 	if err != nil {
 		return err
 	}
+	first, err := client.GetCatalogueWithResponse(ctx, &gatewayclient.GetCatalogueParams{})
+	if err != nil || first.JSON200 == nil {
+		return fmt.Errorf("read the catalogue: %v (status %d)", err, statusOf(first))
+	}
+	etag := first.HTTPResponse.Header.Get("ETag")
+	listings := first.JSON200.Listings
+	if len(models) == 0 {
+		for _, l := range listings {
+			if !slices.Contains(models, l.Model) {
+				models = append(models, l.Model)
+			}
+		}
+	}
+	plain := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency, DisableCompression: true}, Timeout: 30 * time.Second}
+	endpoints := []struct {
+		name string
+		call func(rng *rand.Rand) (int, error)
+	}{
+		{"GET /healthz", func(*rand.Rand) (int, error) {
+			res, err := plain.Get(base + "/healthz")
+			if err != nil {
+				return 0, err
+			}
+			drain(res) // read to the end, so the connection is reused
+			return res.StatusCode, nil
+		}},
+		{"GET /catalogue (304)", func(*rand.Rand) (int, error) {
+			res, err := client.GetCatalogueWithResponse(ctx, &gatewayclient.GetCatalogueParams{IfNoneMatch: &etag})
+			return statusOf(res), err
+		}},
+		{"GET /catalogue (200, gzip)", func(*rand.Rand) (int, error) {
+			req, _ := http.NewRequest("GET", base+"/api/v1/catalogue", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Accept-Encoding", "gzip")
+			res, err := plain.Do(req)
+			if err != nil {
+				return 0, err
+			}
+			drain(res)
+			return res.StatusCode, nil
+		}},
+		{"POST /elect", func(rng *rand.Rand) (int, error) {
+			prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
+			res, err := client.ElectWithResponse(ctx, gatewayclient.ElectRequest{Model: models[rng.IntN(len(models))],
+				PromptTokens: &prompt, Streaming: &streaming, Workload: &workload})
+			return statusOf(res), err
+		}},
+		{"POST /metrics", func(rng *rand.Rand) (int, error) {
+			l := listings[rng.IntN(len(listings))]
+			at := time.Now().UTC().Truncate(time.Minute)
+			// Each (listing, minute) carries the same figures from every
+			// client, as a gateway's retries do: the first write wins.
+			fig := rand.New(rand.NewPCG(uint64(l.ListingId), uint64(at.Unix())))
+			requests := int64(50 + fig.IntN(100))
+			ok := requests - 1
+			errs := int64(1)
+			res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{{
+				ListingId: &l.ListingId, Minute: at, Requests: requests, Errors: &errs, TtftMsSum: ptr(ok * 400),
+				OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000), InputTokens: ptr(requests * 4000), CachedInputTokens: ptr(requests * 1000)}}})
+			if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
+				fmt.Fprintf(os.Stderr, "metrics: %d %s\n", res.StatusCode(), res.Body)
+			}
+			return statusOf(res), err
+		}},
+	}
+	// Warm the connections and the server before the baseline is measured.
+	drive(config{duration: time.Second, concurrency: cfg.concurrency}, endpoints[0].call)
+	fmt.Printf("concurrency %d, %s per endpoint, load generator in its own process, loopback\n", cfg.concurrency, cfg.duration)
+	fmt.Printf("%-28s %9s %9s %9s %9s %7s %13s\n", "endpoint", "requests", "req/s", "p50", "p99", "failed", "vs /healthz")
+	var baseline float64
+	failedTotal := 0
+	for _, e := range endpoints {
+		lat, failed := drive(cfg, e.call)
+		slices.Sort(lat)
+		rate := float64(len(lat)) / cfg.duration.Seconds()
+		if baseline == 0 {
+			baseline = rate
+		}
+		fmt.Printf("%-28s %9d %9.0f %9s %9s %7d %12.0f%%\n", e.name, len(lat), rate, pctl(lat, 0.50), pctl(lat, 0.99), failed, 100*rate/max(baseline, 1))
+		failedTotal += failed
+	}
+	if failedTotal > 0 {
+		return fmt.Errorf("%d requests failed", failedTotal)
+	}
+	return nil
+}
+
+// drive runs call from cfg.concurrency clients for cfg.duration and returns
+// the latencies of the successes and the count of failures.
+func drive(cfg config, call func(*rand.Rand) (int, error)) ([]time.Duration, int) {
 	var mu sync.Mutex
-	latencies := map[string][]time.Duration{}
-	failures := map[string]int{}
-	deadline := time.Now().Add(duration)
+	var latencies []time.Duration
+	failed := 0
+	deadline := time.Now().Add(cfg.duration)
 	var wg sync.WaitGroup
-	for w := range concurrency {
+	for w := range cfg.concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 99))
-			etag := ""
+			var mine []time.Duration
+			bad := 0
 			for time.Now().Before(deadline) {
-				var name string
-				var status int
-				var err error
 				t0 := time.Now()
-				if rng.IntN(2) == 0 {
-					name = "GET /catalogue"
-					params := &gatewayclient.GetCatalogueParams{}
-					if etag != "" {
-						params.IfNoneMatch = &etag
-					}
-					var res *gatewayclient.GetCatalogueResponse
-					if res, err = client.GetCatalogueWithResponse(ctx, params); err == nil {
-						status = res.StatusCode()
-						if status == http.StatusOK {
-							etag = res.HTTPResponse.Header.Get("ETag")
-						}
-					}
+				status, err := call(rng)
+				if err == nil && (status == http.StatusOK || status == http.StatusNotModified || status == http.StatusAccepted) {
+					mine = append(mine, time.Since(t0))
 				} else {
-					name = "POST /elect"
-					prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
-					var res *gatewayclient.ElectResponse
-					if res, err = client.ElectWithResponse(ctx, gatewayclient.ElectRequest{Model: slugs[rng.IntN(len(slugs))],
-						PromptTokens: &prompt, Streaming: &streaming, Workload: &workload}); err == nil {
-						status = res.StatusCode()
-					}
+					bad++
 				}
-				elapsed := time.Since(t0)
-				ok := err == nil && (status == http.StatusOK || status == http.StatusNotModified)
-				mu.Lock()
-				if ok {
-					latencies[name] = append(latencies[name], elapsed)
-				} else {
-					failures[name]++
-				}
-				mu.Unlock()
 			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			failed += bad
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("concurrency %d for %s on loopback\n", concurrency, duration)
-	fmt.Printf("%-16s %10s %10s %10s %10s %8s\n", "endpoint", "requests", "req/s", "p50", "p99", "failed")
-	total := 0
-	for _, name := range []string{"GET /catalogue", "POST /elect"} {
-		l := latencies[name]
-		slices.Sort(l)
-		total += len(l)
-		fmt.Printf("%-16s %10d %10.0f %10s %10s %8d\n", name, len(l), float64(len(l))/duration.Seconds(), pctl(l, 0.50), pctl(l, 0.99), failures[name])
-	}
-	fmt.Printf("%-16s %10d %10.0f\n", "all", total, float64(total)/duration.Seconds())
-	if failures["GET /catalogue"]+failures["POST /elect"] > 0 {
-		return fmt.Errorf("%d requests failed", failures["GET /catalogue"]+failures["POST /elect"])
-	}
-	return nil
+	return latencies, failed
 }
+
+type statuser interface{ StatusCode() int }
+
+func statusOf(r statuser) int {
+	if r == nil {
+		return 0
+	}
+	return r.StatusCode()
+}
+
+func drain(res *http.Response) {
+	buf := make([]byte, 32<<10)
+	for {
+		if _, err := res.Body.Read(buf); err != nil {
+			break
+		}
+	}
+	res.Body.Close()
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func pctl(sorted []time.Duration, q float64) string {
 	if len(sorted) == 0 {
 		return "-"
 	}
-	return sorted[int(q*float64(len(sorted)-1))].Round(10 * time.Microsecond).String()
+	d := sorted[int(float64(len(sorted)-1)*q)]
+	return d.Round(10 * time.Microsecond).String()
 }
 
-// buildCatalogue publishes models x perModel listings with varied fares and
-// health.
-func buildCatalogue(ctx context.Context, st *store.Store, models, perModel int) ([]string, error) {
+func requireLoopback(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("--target %q: %w", target, err)
+	}
+	ip := net.ParseIP(u.Hostname())
+	if u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--target %q: load goes to loopback addresses only", target)
+	}
+	return nil
+}
+
+// seedAndServe builds the catalogue and its metrics in a database, then
+// starts `airside serve` on it in its own process.
+func seedAndServe(ctx context.Context, cfg config) (base, token string, models []string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "airside-load")
+	if err != nil {
+		return "", "", nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	dbURL := cfg.dbURL
+	if dbURL == "" {
+		dbURL = "sqlite:" + filepath.Join(dir, "load.db")
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	start := time.Now()
+	models, ids, err := buildCatalogue(ctx, st, cfg.models, cfg.perModel)
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	buckets, err := seedMetrics(ctx, st, ids, cfg.metricsHours)
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	admin, err := account.NewService(st).CreateUser(ctx, nil, account.NewUser{Email: fmt.Sprintf("load-%d@airside.example", time.Now().UnixNano()), Password: "load-test-password", Staff: "admin"})
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	token, err = apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "load", apitoken.Scopes)
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	fmt.Printf("catalogue: %d models x %d listings, %d metric buckets (%d h per listing), seeded in %s on %s\n",
+		cfg.models, cfg.perModel, buckets, cfg.metricsHours, time.Since(start).Round(time.Millisecond), st.Dialect())
+
+	binary := cfg.binary
+	if binary == "" {
+		binary = filepath.Join(dir, "airside")
+		build := exec.Command("go", "build", "-o", binary, "./cmd/airside")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			cleanup()
+			return "", "", nil, nil, fmt.Errorf("build airside: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	serve := exec.Command(binary, "serve", "--addr", addr, "--database", dbURL)
+	serve.Env = append(os.Environ(), "AIRSIDE_BASE_URL=http://"+addr, "AIRSIDE_LOG_LEVEL=error")
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		cleanup()
+		return "", "", nil, nil, err
+	}
+	stop = func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		cleanup()
+	}
+	base = "http://" + addr
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", "", nil, nil, errors.New("airside serve did not become ready within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return base, token, models, stop, nil
+}
+
+func buildCatalogue(ctx context.Context, st *store.Store, models, perModel int) ([]string, []int64, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var slugs []string
+	var ids []int64
 	carriers := make([]int64, perModel)
 	for i := range perModel {
 		c, err := st.CreateCarrier(ctx, nil, fmt.Sprintf("carrier-%02d", i), fmt.Sprintf("Carrier %02d", i))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		carriers[i] = c.ID
 	}
 	for m := range models {
-		model, err := st.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
+		model, err := st.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%03d", m), Name: fmt.Sprintf("Model %03d", m), ContextTokens: 131072})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		slugs = append(slugs, model.Slug)
 		for i := range perModel {
 			id, err := st.CreateListing(ctx, nil, carriers[i], model.ID)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			ids = append(ids, id)
 			in := money.Micros(100000 + rng.IntN(900000))
 			cached := in / 4
 			f := &fare.Fare{ListingID: id, Input: in, Output: in * 4, CachedInput: &cached, LandingFee: money.BasisPoints(500 + 500*rng.IntN(9)),
@@ -210,13 +384,45 @@ func buildCatalogue(ctx context.Context, st *store.Store, models, perModel int) 
 				f.Tiers = []fare.Tier{{AboveTokens: 32768, Prices: fare.Prices{Input: &f.Output}}}
 			}
 			if _, err := st.PublishSeedFare(ctx, f); err != nil {
-				return nil, err
-			}
-			up, ttft, tps := 95+5*rng.Float64(), 200+800*rng.Float64(), 30+150*rng.Float64()
-			if err := st.UpsertHealth(ctx, id, catalogue.Health{UptimePct: &up, LatencyMs: &ttft, ThroughputTPS: &tps}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return slugs, nil
+	return slugs, ids, nil
+}
+
+// seedMetrics writes hours of per-minute buckets for every listing, ending at
+// the minute before the current one, in batches.
+func seedMetrics(ctx context.Context, st *store.Store, ids []int64, hours int) (int, error) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	rng := rand.New(rand.NewPCG(3, 4))
+	total := 0
+	var batch []catalogue.Bucket
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := st.RecordBuckets(ctx, batch); err != nil {
+			return err
+		}
+		total += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	for _, id := range ids {
+		for m := hours * 60; m >= 1; m-- { // up to the minute before: the load reports the current one
+			requests := int64(20 + rng.IntN(100))
+			errs := int64(rng.IntN(3))
+			ok := requests - errs
+			batch = append(batch, catalogue.Bucket{ListingID: id, Minute: now.Add(-time.Duration(m) * time.Minute), Requests: requests,
+				Errors: errs, TTFTMsSum: ok * int64(200+rng.IntN(600)), OutputTokens: ok * 300, DurationMs: ok * 4000,
+				InputTokens: requests * 5000, CachedInputTokens: requests * 1500})
+			if len(batch) == 5000 {
+				if err := flush(); err != nil {
+					return total, err
+				}
+			}
+		}
+	}
+	return total, flush()
 }
