@@ -25,15 +25,26 @@ type IngestStore interface {
 	ListingIDsBySlug(ctx context.Context) (map[string]int64, error)
 	RecordBuckets(ctx context.Context, buckets []Bucket) error
 	DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error)
+	DeleteHourlyBefore(ctx context.Context, before time.Time) (int64, error)
 }
 
 // BucketRetention is how long raw per-minute buckets are kept: every figure
-// read from them looks back at most a day.
-const BucketRetention = 25 * time.Hour
+// read from them looks back at most a day; older ones live on in hourly
+// rollups, kept HourlyRetention.
+const (
+	BucketRetention = 25 * time.Hour
+	HourlyRetention = 400 * 24 * time.Hour
+)
 
-// Prune deletes buckets older than BucketRetention.
+// Prune deletes buckets older than BucketRetention and hourly rollups older
+// than HourlyRetention, returning how many rows went.
 func (in *Ingest) Prune(ctx context.Context) (int64, error) {
-	return in.Store.DeleteBucketsBefore(ctx, in.Now().Add(-BucketRetention))
+	n, err := in.Store.DeleteBucketsBefore(ctx, in.Now().Add(-BucketRetention))
+	if err != nil {
+		return n, err
+	}
+	m, err := in.Store.DeleteHourlyBefore(ctx, in.Now().Add(-HourlyRetention))
+	return n + m, err
 }
 
 // Ingest takes the gateway's per-minute metrics.

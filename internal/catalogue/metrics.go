@@ -189,3 +189,11 @@ type SeriesPoint struct {
 	TTFTMsSum, SuccessCount  int64
 	OutputTokens, DurationMs int64
 }
+
+// HourlyPoint is one hour of a listing's traffic, rolled up from its minutes.
+type HourlyPoint struct {
+	Hour                                time.Time
+	Requests, Errors, ClientErrors      int64
+	TTFTMsSum, OutputTokens, DurationMs int64
+	InputTokens, CachedInputTokens      int64
+}

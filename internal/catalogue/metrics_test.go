@@ -129,6 +129,7 @@ func (s *ingestStore) RecordBuckets(_ context.Context, b []Bucket) error {
 	return nil
 }
 func (s *ingestStore) DeleteBucketsBefore(context.Context, time.Time) (int64, error) { return 0, nil }
+func (s *ingestStore) DeleteHourlyBefore(context.Context, time.Time) (int64, error)  { return 0, nil }
 
 func TestIngestBounds(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)

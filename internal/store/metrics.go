@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -72,10 +73,12 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		if len(replays) > 0 {
 			return &catalogue.ReplayError{Indexes: replays}
 		}
-		for start := 0; start < len(fresh); start += 500 {
-			end := min(start+500, len(fresh))
-			// A concurrent identical retry may insert first: that is no conflict.
-			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(fresh[start:end]).Error; err != nil {
+		for start := 0; start < len(fresh); start += 400 {
+			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))])
+			if err != nil {
+				return fmt.Errorf("record metric buckets: %w", err)
+			}
+			if err := addToHourly(tx, inserted); err != nil {
 				return fmt.Errorf("record metric buckets: %w", err)
 			}
 		}
@@ -139,10 +142,22 @@ func liveHealth(tx *gorm.DB, ids []int64, now time.Time) (map[int64]catalogue.He
 		ListingID int64
 		catalogue.DaySums
 	}
-	err = tx.Raw(`SELECT listing_id, SUM(requests - errors - client_errors) AS successes, SUM(input_tokens) AS input_tokens,
+	// The day from hourly rollups, with the minutes of the two partial hours
+	// at its ends: the same sums as every minute of the day, read from about
+	// 25 rows a listing instead of 1,440.
+	dayAgo := now.UTC().Add(-24 * time.Hour)
+	firstHour := dayAgo.Truncate(time.Hour).Add(time.Hour)
+	currentHour := now.UTC().Truncate(time.Hour)
+	err = tx.Raw(`SELECT listing_id, SUM(successes) AS successes, SUM(input_tokens) AS input_tokens,
 			SUM(cached_input_tokens) AS cached_input_tokens, SUM(output_tokens) AS output_tokens
-		FROM metric_buckets WHERE listing_id IN @ids AND minute > @dayAgo GROUP BY listing_id`,
-		map[string]any{"ids": ids, "dayAgo": now.UTC().Add(-24 * time.Hour)}).Scan(&day).Error
+		FROM (
+			SELECT listing_id, requests - errors - client_errors AS successes, input_tokens, cached_input_tokens, output_tokens
+			FROM metric_buckets WHERE listing_id IN @ids AND ((minute > @dayAgo AND minute < @firstHour) OR minute >= @currentHour)
+			UNION ALL
+			SELECT listing_id, requests - errors - client_errors, input_tokens, cached_input_tokens, output_tokens
+			FROM metric_hourly WHERE listing_id IN @ids AND hour >= @firstHour AND hour < @currentHour
+		) day GROUP BY listing_id`,
+		map[string]any{"ids": ids, "dayAgo": dayAgo, "firstHour": firstHour, "currentHour": currentHour}).Scan(&day).Error
 	if err != nil {
 		return nil, fmt.Errorf("metrics day: %w", err)
 	}
@@ -194,4 +209,131 @@ func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Ti
 func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error) {
 	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&bucketRow{})
 	return res.RowsAffected, res.Error
+}
+
+const bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens"
+
+// insertNewBuckets inserts rows and returns those it inserted: a concurrent
+// identical retry that inserted first is no conflict, and its minute must
+// not be added to the rollups twice.
+func insertNewBuckets(tx *gorm.DB, rows []bucketRow) ([]bucketRow, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var q strings.Builder
+	args := make([]any, 0, len(rows)*10)
+	q.WriteString("INSERT INTO metric_buckets (" + bucketColumns + ") VALUES ")
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, r.ListingID, r.Minute.UTC(), r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
+			r.DurationMs, r.InputTokens, r.CachedInputTokens)
+	}
+	q.WriteString(" ON CONFLICT (listing_id, minute) DO NOTHING RETURNING " + bucketColumns)
+	var inserted []bucketRow
+	if err := tx.Raw(q.String(), args...).Scan(&inserted).Error; err != nil {
+		return nil, err
+	}
+	return inserted, nil
+}
+
+type hourlyRow struct {
+	ListingID         int64     `gorm:"primaryKey"`
+	Hour              time.Time `gorm:"primaryKey"`
+	Requests          int64
+	Errors            int64
+	ClientErrors      int64
+	TTFTMsSum         int64 `gorm:"column:ttft_ms_sum"`
+	OutputTokens      int64
+	DurationMs        int64
+	InputTokens       int64
+	CachedInputTokens int64
+}
+
+func (hourlyRow) TableName() string { return "metric_hourly" }
+
+// addToHourly adds newly recorded minutes to their hours' rollups.
+func addToHourly(tx *gorm.DB, rows []bucketRow) error {
+	type key struct {
+		listing int64
+		hour    int64
+	}
+	sums := map[key]*hourlyRow{}
+	var order []key
+	for _, r := range rows {
+		h := r.Minute.UTC().Truncate(time.Hour)
+		k := key{r.ListingID, h.Unix()}
+		s, ok := sums[k]
+		if !ok {
+			s = &hourlyRow{ListingID: r.ListingID, Hour: h}
+			sums[k] = s
+			order = append(order, k)
+		}
+		s.Requests += r.Requests
+		s.Errors += r.Errors
+		s.ClientErrors += r.ClientErrors
+		s.TTFTMsSum += r.TTFTMsSum
+		s.OutputTokens += r.OutputTokens
+		s.DurationMs += r.DurationMs
+		s.InputTokens += r.InputTokens
+		s.CachedInputTokens += r.CachedInputTokens
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	out := make([]hourlyRow, len(order))
+	for i, k := range order {
+		out[i] = *sums[k]
+	}
+	add := map[string]any{}
+	for _, col := range []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens"} {
+		add[col] = gorm.Expr("metric_hourly." + col + " + excluded." + col)
+	}
+	return tx.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "listing_id"}, {Name: "hour"}},
+		DoUpdates: clause.Assignments(add),
+	}).Create(&out).Error
+}
+
+// DeleteHourlyBefore deletes hourly rollups older than a time.
+func (s *Store) DeleteHourlyBefore(ctx context.Context, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("hour < ?", before.UTC()).Delete(&hourlyRow{})
+	return res.RowsAffected, res.Error
+}
+
+// backfillHourly rolls up the buckets recorded before the hourly rollups
+// existed (at most the 25 hours the buckets are kept), once, when the
+// migration that adds them runs.
+func (s *Store) backfillHourly(ctx context.Context) error {
+	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+		var rows []bucketRow
+		if err := tx.Find(&rows).Error; err != nil {
+			return fmt.Errorf("backfill hourly rollups: %w", err)
+		}
+		for start := 0; start < len(rows); start += 5000 {
+			if err := addToHourly(tx, rows[start:min(start+5000, len(rows))]); err != nil {
+				return fmt.Errorf("backfill hourly rollups: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// HourlySeries lists a listing's hourly rollups from since to until, oldest
+// first: what traffic pages read beyond the last day.
+func (s *Store) HourlySeries(ctx context.Context, listingID int64, since, until time.Time) ([]catalogue.HourlyPoint, error) {
+	var rows []hourlyRow
+	if err := s.read(ctx).Where("listing_id = ? AND hour >= ? AND hour <= ?", listingID, since.UTC(), until.UTC()).
+		Order("hour").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("hourly series: %w", err)
+	}
+	out := make([]catalogue.HourlyPoint, len(rows))
+	for i, r := range rows {
+		out[i] = catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
+			TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
+			CachedInputTokens: r.CachedInputTokens}
+	}
+	return out, nil
 }

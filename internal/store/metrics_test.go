@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,6 +194,110 @@ func TestReplayedBucketsFirstWriteWins(t *testing.T) {
 		}
 		if total != 10 {
 			t.Errorf("requests recorded %d, want the first write's 10 and nothing of the refused batch", total)
+		}
+	})
+}
+
+// TestRollupsEqualTheMinutes: health read through the hourly rollups (the
+// day) and the minutes (the window and the day's two partial hours) equals
+// health computed from every raw bucket, on both databases, whatever the
+// minute of the hour, with retries and a concurrent writer.
+func TestRollupsEqualTheMinutes(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		for _, offset := range []time.Duration{0, 17 * time.Minute, 59*time.Minute + 30*time.Second} {
+			now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(offset)
+			s.Now = func() time.Time { return now }
+			rng := rand.New(rand.NewPCG(uint64(offset), 1))
+			var all []catalogue.Bucket
+			seen := map[int64]bool{}
+			for range 600 {
+				minute := now.Truncate(time.Minute).Add(-time.Duration(rng.IntN(25*60)) * time.Minute)
+				if seen[minute.Unix()] {
+					continue
+				}
+				seen[minute.Unix()] = true
+				req := int64(1 + rng.IntN(100))
+				errs := int64(rng.IntN(int(req)))
+				all = append(all, catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Requests: req, Errors: errs,
+					TTFTMsSum: (req - errs) * 300, OutputTokens: (req - errs) * 200, DurationMs: (req - errs) * 900,
+					InputTokens: req * 1000, CachedInputTokens: req * 400})
+			}
+			if err := s.ExecForTest(ctx, "DELETE FROM metric_buckets", "DELETE FROM metric_hourly"); err != nil {
+				t.Fatal(err)
+			}
+			// In batches, some twice (retries), from two writers at once.
+			var wg sync.WaitGroup
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w * 50; i < len(all); i += 100 {
+						batch := all[i:min(i+50, len(all))]
+						for range 2 {
+							if err := s.RecordBuckets(context.Background(), batch); err != nil {
+								t.Error(err)
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			l, err := s.FindListing(ctx, fx.listingID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := catalogue.HealthFrom(catalogue.WindowOf(all, now), catalogue.DayOf(all, now))
+			for name, pair := range map[string][2]*float64{
+				"uptime": {l.Health.UptimePct, want.UptimePct}, "latency": {l.Health.LatencyMs, want.LatencyMs},
+				"throughput": {l.Health.ThroughputTPS, want.ThroughputTPS}, "cache hit rate": {l.Health.CacheHitRate, want.CacheHitRate},
+				"output ratio": {l.Health.OutputRatio, want.OutputRatio},
+			} {
+				got, w := pair[0], pair[1]
+				if (got == nil) != (w == nil) || got != nil && math.Abs(*got-*w) > 1e-9 {
+					t.Errorf("at :%02d %s from rollups %v, from the minutes %v", now.Minute(), name, deref(got), deref(w))
+				}
+			}
+		}
+	})
+}
+
+// TestRetention: minutes go after 25 hours, hourly rollups after 400 days,
+// nothing younger.
+func TestRetention(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC().Truncate(time.Minute)
+		s.Now = func() time.Time { return now }
+		in := &catalogue.Ingest{Store: s, Now: s.Now}
+		old := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-401 * 24 * time.Hour), Requests: 1}
+		kept := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-399 * 24 * time.Hour), Requests: 2}
+		day := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-26 * time.Hour), Requests: 3}
+		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Requests: 4}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{old, kept, day, fresh}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.Prune(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hours, err := s.HourlySeries(ctx, fx.listingID, now.Add(-500*24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var requests []int64
+		for _, h := range hours {
+			requests = append(requests, h.Requests)
+		}
+		if !slices.Equal(requests, []int64{2, 3, 4}) {
+			t.Errorf("hourly rows after pruning: %v, want those of 399 days, 26 hours and 1 hour ago", requests)
+		}
+		series, _ := s.MetricSeries(ctx, fx.listingID, now.Add(-30*time.Hour), time.Hour)
+		var minutes int64
+		for _, p := range series {
+			minutes += p.Requests
+		}
+		if minutes != 4 {
+			t.Errorf("minutes kept hold %d requests, want only the last 25 hours' 4", minutes)
 		}
 	})
 }

@@ -243,6 +243,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, r := range results {
 		slog.Debug("migration applied", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+		if r.Source.Version == 6 {
+			if err := s.backfillHourly(ctx); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+		}
 	}
 	return nil
 }
