@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/airside/airside/internal/election"
@@ -51,5 +52,83 @@ func BenchmarkSolver(b *testing.B) {
 		s.PriceMultiplier()
 		s.LandingFee()
 		s.Discount()
+	}
+}
+
+// floatScores is the floor the engine is measured against: the score of
+// every candidate from prices and metrics already resolved into flat float64
+// arrays, and the winner, with nothing else (no fare resolution, exclusions,
+// defaults, weights or results). The engine does all of that too; the ratio
+// of the two, measured side by side in one run, is what the README reports.
+type floatBallot struct {
+	input, output, cached, fee, discount, uptime, latency, throughput []float64
+}
+
+func floatBallotOf(b *election.Ballot) floatBallot {
+	var fb floatBallot
+	for _, c := range b.Candidates {
+		in, out := c.Fare.Input, c.Fare.Output
+		cached := in
+		if c.Fare.CachedInput != nil {
+			cached = *c.Fare.CachedInput
+		}
+		fee := 0.2
+		if c.Fare.LandingFee != nil {
+			fee = *c.Fare.LandingFee
+		}
+		fb.input, fb.output, fb.cached = append(fb.input, in), append(fb.output, out), append(fb.cached, cached)
+		fb.fee, fb.discount = append(fb.fee, fee), append(fb.discount, c.Fare.Discount)
+		fb.uptime = append(fb.uptime, *c.Metrics.Uptime)
+		fb.latency = append(fb.latency, *c.Metrics.LatencyMs)
+		fb.throughput = append(fb.throughput, *c.Metrics.Throughput)
+	}
+	return fb
+}
+
+func floatWinner(fb *floatBallot, scores []float64) int {
+	const h, r = 0.9, 0.02
+	n := len(fb.input)
+	minP, maxU, maxT, minL := math.Inf(1), 0.0, 0.0, math.Inf(1)
+	for i := range n {
+		p := (fb.cached[i]*h + fb.input[i]*(1-h) + fb.output[i]*r) / 2 * (1 - fb.discount[i]) * (1.2 - fb.fee[i])
+		scores[i] = p
+		minP, maxU = min(minP, p), max(maxU, fb.uptime[i])
+		maxT, minL = max(maxT, fb.throughput[i]), min(minL, fb.latency[i])
+	}
+	best := 0
+	for i := range n {
+		s := 0.6*(scores[i]/minP-1) + 0.5*(maxU/fb.uptime[i]-1) + 0.05*min(maxT/fb.throughput[i]-1, 3) + 0.025*(fb.latency[i]/minL-1)
+		scores[i] = s
+		if s < scores[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// BenchmarkEngineVsFloatLoop runs, at each size, the float floor, the full
+// election (ranks and every figure) and the gateway's winner-only path.
+func BenchmarkEngineVsFloatLoop(b *testing.B) {
+	for _, size := range []int{8, 64, 1024, 16384} {
+		ballot := benchBallot(size)
+		fb := floatBallotOf(&ballot)
+		scores := make([]float64, size)
+		b.Run(fmt.Sprintf("candidates=%d/float-loop", size), func(b *testing.B) {
+			for b.Loop() {
+				_ = floatWinner(&fb, scores)
+			}
+		})
+		b.Run(fmt.Sprintf("candidates=%d/elect", size), func(b *testing.B) {
+			var res election.Result
+			for b.Loop() {
+				election.ElectInto(&ballot, &res)
+			}
+		})
+		b.Run(fmt.Sprintf("candidates=%d/winner-only", size), func(b *testing.B) {
+			var res election.Result
+			for b.Loop() {
+				election.ElectWinnerInto(&ballot, &res)
+			}
+		})
 	}
 }

@@ -101,6 +101,9 @@ type Result struct {
 	Candidates []Outcome
 	// order is scratch space for ranking, kept to avoid allocating per election.
 	order []int32
+	// keys and spare are the radix sort's scratch space, kept likewise.
+	keys, spareKeys []uint64
+	spare           []int32
 }
 
 // WinnerID returns the winner's id, or "" when there is none.
@@ -131,7 +134,16 @@ func Elect(b *Ballot) Result {
 // running many elections (the preview, the solver, a benchmark) allocates
 // nothing per election.
 func ElectInto(b *Ballot, res *Result) {
-	elect(b, res, nil)
+	elect(b, res, nil, true)
+}
+
+// ElectWinnerInto runs one election into res for a caller that needs only the
+// winner (the gateway routing a request): every eligible candidate's prices,
+// factors and score are computed as ElectInto computes them, but no ranking
+// is sorted, so Rank stays 0. res.Winner is the same candidate ElectInto
+// elects (the lowest score, ties to the one listed first).
+func ElectWinnerInto(b *Ballot, res *Result) {
+	elect(b, res, nil, false)
 }
 
 // adjustment changes one candidate's fare levers for the solver without
@@ -152,7 +164,7 @@ const (
 	throughputCap     = 3
 )
 
-func elect(b *Ballot, res *Result, adj *adjustment) {
+func elect(b *Ballot, res *Result, adj *adjustment, rank bool) {
 	req := &b.Request
 	n := len(b.Candidates)
 	res.Winner = -1
@@ -231,17 +243,19 @@ func elect(b *Ballot, res *Result, adj *adjustment) {
 			w.Latency*f.Latency + w.Cache*f.Cache + out.PriorityPenalty + out.UptimePenalty
 	}
 
-	// Pass 4: rank by score, ties to the candidate listed first.
-	slices.SortFunc(res.order, func(a, b int32) int {
-		sa, sb := res.Candidates[a].Score, res.Candidates[b].Score
-		switch {
-		case sa < sb:
-			return -1
-		case sa > sb:
-			return 1
+	if !rank {
+		best := res.order[0]
+		for _, i := range res.order[1:] {
+			if res.Candidates[i].Score < res.Candidates[best].Score {
+				best = i // strictly lower: a tie stays with the one listed first
+			}
 		}
-		return int(a - b)
-	})
+		res.Winner = int(best)
+		return
+	}
+
+	// Pass 4: rank by score, ties to the candidate listed first.
+	res.rank()
 	for rank, i := range res.order {
 		res.Candidates[i].Rank = rank + 1
 	}
@@ -496,4 +510,70 @@ func normalisedWeights(b *Ballot, cacheRelevant bool) Weights {
 		return Weights{}
 	}
 	return Weights{w.Price / sum, w.Uptime / sum, w.Throughput / sum, w.Latency / sum, w.Cache / sum}
+}
+
+// radixFrom is the number of eligible candidates from which ranking sorts by
+// radix (linear in the candidates) instead of by comparison.
+const radixFrom = 256
+
+// rank orders res.order by score, ties to the candidate listed first.
+func (res *Result) rank() {
+	n := len(res.order)
+	if n < radixFrom {
+		slices.SortFunc(res.order, func(a, b int32) int {
+			sa, sb := res.Candidates[a].Score, res.Candidates[b].Score
+			switch {
+			case sa < sb:
+				return -1
+			case sa > sb:
+				return 1
+			}
+			return int(a - b)
+		})
+		return
+	}
+	// An LSD radix sort on the score's bits made to sort as unsigned
+	// integers; it is stable, and res.order is in index order, so ties stay
+	// with the candidate listed first.
+	res.keys = slices.Grow(res.keys[:0], n)[:n]
+	res.spareKeys = slices.Grow(res.spareKeys[:0], n)[:n]
+	res.spare = slices.Grow(res.spare[:0], n)[:n]
+	for j, i := range res.order {
+		res.keys[j] = sortableBits(res.Candidates[i].Score)
+	}
+	keys, order, tmpKeys, tmpOrder := res.keys, res.order, res.spareKeys, res.spare
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		count = [256]int{}
+		for _, k := range keys {
+			count[byte(k>>shift)]++
+		}
+		if count[byte(keys[0]>>shift)] == n {
+			continue // every key has the same byte here: nothing to move
+		}
+		pos := 0
+		for d := range count {
+			count[d], pos = pos, pos+count[d]
+		}
+		for j, k := range keys {
+			d := byte(k >> shift)
+			tmpKeys[count[d]], tmpOrder[count[d]] = k, order[j]
+			count[d]++
+		}
+		keys, tmpKeys = tmpKeys, keys
+		order, tmpOrder = tmpOrder, order
+	}
+	if &order[0] != &res.order[0] {
+		copy(res.order, order)
+	}
+}
+
+// sortableBits maps a float64 to a uint64 that sorts as the float does
+// (negative numbers below positive ones).
+func sortableBits(f float64) uint64 {
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
 }

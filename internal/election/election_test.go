@@ -1,7 +1,10 @@
 package election_test
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -517,4 +520,49 @@ func wantFactors(t *testing.T, res election.Result, factor string, want map[stri
 			t.Errorf("%s %s factor %v, want %v", o.ID, factor, got, w)
 		}
 	}
+}
+
+// TestRankingLargeBallots: ranks on ballots large enough for the radix sort
+// follow score, and ties (many candidates with one fare) go to the one listed
+// first.
+func TestRankingLargeBallots(t *testing.T) {
+	for _, size := range []int{255, 256, 300, 5000} {
+		b := benchBallotForTest(size)
+		res := election.Elect(&b)
+		type ranked struct {
+			score float64
+			index int
+		}
+		var want []ranked
+		for i, o := range res.Candidates {
+			if o.Eligible {
+				want = append(want, ranked{o.Score, i})
+			}
+		}
+		slices.SortFunc(want, func(a, b ranked) int {
+			if a.score != b.score {
+				return cmp.Compare(a.score, b.score)
+			}
+			return a.index - b.index
+		})
+		for rank, w := range want {
+			if got := res.Candidates[w.index].Rank; got != rank+1 {
+				t.Fatalf("%d candidates: %d has rank %d, want %d", size, w.index, got, rank+1)
+			}
+		}
+		if res.Winner != want[0].index {
+			t.Errorf("%d candidates: winner %d, want %d", size, res.Winner, want[0].index)
+		}
+	}
+}
+
+// benchBallotForTest is a ballot with many exact ties: 7 distinct fares.
+func benchBallotForTest(n int) election.Ballot {
+	b := election.Ballot{Request: election.Request{PromptTokens: 20000, Streaming: true}}
+	for i := range n {
+		c := cand(fmt.Sprintf("c%d", i), 0.4+float64(i%7)/10, 1.6)
+		c.Metrics = election.Metrics{Uptime: f(99), LatencyMs: f(400), Throughput: f(60)}
+		b.Candidates = append(b.Candidates, c)
+	}
+	return b
 }

@@ -89,6 +89,18 @@ func FuzzElect(f *testing.F) {
 		res := election.Elect(&b)
 		checkInvariants(t, &b, &res)
 
+		// The winner-only path elects the same winner with the same scores.
+		var quick election.Result
+		election.ElectWinnerInto(&b, &quick)
+		if quick.Winner != res.Winner {
+			t.Fatalf("winner-only elected %d, the ranking %d", quick.Winner, res.Winner)
+		}
+		for i := range res.Candidates {
+			if quick.Candidates[i].Score != res.Candidates[i].Score || quick.Candidates[i].Eligible != res.Candidates[i].Eligible {
+				t.Fatalf("candidate %d: winner-only score %v, ranking %v", i, quick.Candidates[i].Score, res.Candidates[i].Score)
+			}
+		}
+
 		// Lowering one eligible candidate's routing price never lowers its rank.
 		for i, o := range res.Candidates {
 			if !o.Eligible || o.RoutingPrice == 0 {

@@ -82,13 +82,13 @@ func NewSolver(b *Ballot, index int) *Solver {
 
 // Current runs the election as filed.
 func (s *Solver) Current() *Result {
-	elect(s.ballot, &s.res, nil)
+	elect(s.ballot, &s.res, nil, true)
 	return &s.res
 }
 
 func (s *Solver) winsWith(adj adjustment) bool {
 	adj.index = s.index
-	elect(s.ballot, &s.res, &adj)
+	elect(s.ballot, &s.res, &adj, false) // the bisection needs the winner, not the ranking
 	return s.wins()
 }
 
@@ -228,7 +228,7 @@ func bisect(good, bad float64, pred func(float64) bool) float64 {
 // candidate from rank 1.
 func (s *Solver) cannotWinReason(best adjustment) string {
 	best.index = s.index
-	elect(s.ballot, &s.res, &best)
+	elect(s.ballot, &s.res, &best, false)
 	res := &s.res
 	if res.Winner < 0 {
 		return "cannot win: no one is eligible"

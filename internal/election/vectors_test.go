@@ -74,6 +74,16 @@ func TestVectors(t *testing.T) {
 				}
 				t.Logf("got: %s", got)
 			}
+			// The gateway's winner-only path elects the vector's winner too.
+			var quick election.Result
+			election.ElectWinnerInto(ballot, &quick)
+			var want struct{ Winner *string }
+			if err := json.Unmarshal(v.Expected, &want); err != nil {
+				t.Fatal(err)
+			}
+			if w := quick.WinnerID(); want.Winner != nil && w != *want.Winner || want.Winner == nil && w != "" {
+				t.Errorf("winner-only path elected %q, want %v", w, want.Winner)
+			}
 		})
 	}
 }
