@@ -396,9 +396,14 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	for i := range full.Candidates {
 		full.Candidates[i].Usage = usage[full.Candidates[i].ID]
 	}
-	res := election.Elect(&full)
+	var res election.Result
+	election.ElectInto(&full, &res)
+	out, err := res.AppendJSON(make([]byte, 0, 512+400*len(res.Candidates)))
+	if err != nil {
+		return err
+	}
 	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(rev, 10))
-	return c.JSON(http.StatusOK, res)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
 }
 
 // usageByCandidate maps the request's usage, keyed by listing id or by

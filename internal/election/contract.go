@@ -565,48 +565,9 @@ type ReportCandidate struct {
 	Rank             int           `json:"rank"`
 }
 
-type reportExcluded struct {
+// ReportExcluded is one candidate off the ballot in the contract's JSON.
+type ReportExcluded struct {
 	ID       string   `json:"id"`
 	Eligible bool     `json:"eligible"`
 	Excluded []string `json:"excluded"`
-}
-
-// MarshalJSON writes the result in the contract's shape.
-func (r Result) MarshalJSON() ([]byte, error) {
-	rep := Report{
-		CacheRelevant: r.CacheRelevant,
-		FellOpen:      r.FellOpen,
-		Weights:       ReportWeights(r.Weights),
-		Candidates:    make([]json.RawMessage, len(r.Candidates)),
-	}
-	if r.Winner >= 0 {
-		id := r.Candidates[r.Winner].ID
-		rep.Winner = &id
-	}
-	for i := range r.Candidates {
-		o := &r.Candidates[i]
-		var v any = reportExcluded{ID: o.ID, Excluded: o.Excluded.Reasons()}
-		if o.Eligible {
-			rc := ReportCandidate{
-				ID: o.ID, Eligible: true, Excluded: []string{},
-				HitRate: o.HitRate, OutputRatio: o.OutputRatio,
-				InputPrice: o.Prices.Input, OutputPrice: o.Prices.Output,
-				TokenPrice: o.TokenPrice, FareFactor: o.FareFactor, RoutingPrice: o.RoutingPrice,
-				Factors:       ReportWeights(o.Factors),
-				UptimePenalty: o.UptimePenalty, PriorityPenalty: o.PriorityPenalty,
-				Score: o.Score, Rank: o.Rank,
-			}
-			if o.Prices.HasCachedInput {
-				cached := o.Prices.CachedInput
-				rc.CachedInputPrice = &cached
-			}
-			v = rc
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("encode candidate %q: %w", o.ID, err)
-		}
-		rep.Candidates[i] = raw
-	}
-	return json.Marshal(rep)
 }
