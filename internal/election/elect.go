@@ -134,7 +134,7 @@ func Elect(b *Ballot) Result {
 // running many elections (the preview, the solver, a benchmark) allocates
 // nothing per election.
 func ElectInto(b *Ballot, res *Result) {
-	elect(b, res, nil, true)
+	elect(b, res, nil, true, nil)
 }
 
 // ElectWinnerInto runs one election into res for a caller that needs only the
@@ -143,7 +143,7 @@ func ElectInto(b *Ballot, res *Result) {
 // is sorted, so Rank stays 0. res.Winner is the same candidate ElectInto
 // elects (the lowest score, ties to the one listed first).
 func ElectWinnerInto(b *Ballot, res *Result) {
-	elect(b, res, nil, false)
+	elect(b, res, nil, false, nil)
 }
 
 // adjustment changes one candidate's fare levers for the solver without
@@ -164,7 +164,11 @@ const (
 	throughputCap     = 3
 )
 
-func elect(b *Ballot, res *Result, adj *adjustment, rank bool) {
+// elect runs an election. adj changes one candidate's levers (the solver);
+// base, when given, is an election of the same ballot whose other
+// candidates' prices are reused instead of resolved again (the solver's
+// bisections change only one candidate's).
+func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	req := &b.Request
 	n := len(b.Candidates)
 	res.Winner = -1
@@ -188,7 +192,11 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool) {
 		default:
 			uncapped++
 		}
-		price(c, req, res.CacheRelevant, out, adj.forCandidate(i))
+		if base != nil && adj.forCandidate(i) == nil {
+			reusePrices(out, &base.Candidates[i])
+		} else {
+			price(c, req, res.CacheRelevant, out, adj.forCandidate(i))
+		}
 	}
 	// Every otherwise-eligible candidate capped: fall open to the capped ones.
 	if uncapped == 0 && capped > 0 {
@@ -319,6 +327,14 @@ func price(c *Candidate, req *Request, cacheRelevant bool, out *Outcome, adj *ad
 	out.TokenPrice = token
 	out.FareFactor = FareFactor(discount, landingFee)
 	out.RoutingPrice = token * out.FareFactor
+}
+
+// reusePrices copies the prices pass 1 resolved for a candidate in an
+// earlier election of the same ballot.
+func reusePrices(out, from *Outcome) {
+	out.Prices = from.Prices
+	out.HitRate, out.OutputRatio = from.HitRate, from.OutputRatio
+	out.TokenPrice, out.FareFactor, out.RoutingPrice = from.TokenPrice, from.FareFactor, from.RoutingPrice
 }
 
 // cacheRates picks h and r by the spec's precedence: explicit override, the

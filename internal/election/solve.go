@@ -50,6 +50,8 @@ const (
 	maxMultiplier = 1e4
 	minMultiplier = 1e-6
 	bisectSteps   = 64
+	// bisectTolerance is the relative width at which a bisection stops.
+	bisectTolerance = 1e-12
 )
 
 // Solver answers "what does it take to win" for one candidate of a ballot,
@@ -58,6 +60,10 @@ type Solver struct {
 	ballot *Ballot
 	index  int
 	res    Result
+	// base is the election as filed, whose other candidates' prices every
+	// trial reuses (only the solved candidate's change); built on first use.
+	base     Result
+	haveBase bool
 	// margin is the lead over every other eligible candidate that counts as
 	// winning (0: plain rank 1).
 	margin float64
@@ -82,13 +88,13 @@ func NewSolver(b *Ballot, index int) *Solver {
 
 // Current runs the election as filed.
 func (s *Solver) Current() *Result {
-	elect(s.ballot, &s.res, nil, true)
+	elect(s.ballot, &s.res, nil, true, nil)
 	return &s.res
 }
 
 func (s *Solver) winsWith(adj adjustment) bool {
 	adj.index = s.index
-	elect(s.ballot, &s.res, &adj, false) // the bisection needs the winner, not the ranking
+	elect(s.ballot, &s.res, &adj, false, s.baseline()) // the bisection needs the winner, not the ranking
 	return s.wins()
 }
 
@@ -212,7 +218,9 @@ func (s *Solver) solveRate(lever Lever, lower, upper float64, adj func(float64) 
 func bisect(good, bad float64, pred func(float64) bool) float64 {
 	for range bisectSteps {
 		mid := (good + bad) / 2
-		if mid == good || mid == bad {
+		// Stop at a trillionth: finer than any price (micro-dollars) or rate
+		// (basis points) the answer is shown in.
+		if mid == good || mid == bad || math.Abs(bad-good) <= bisectTolerance*math.Max(1, math.Abs(good)) {
 			break
 		}
 		if pred(mid) {
@@ -228,7 +236,7 @@ func bisect(good, bad float64, pred func(float64) bool) float64 {
 // candidate from rank 1.
 func (s *Solver) cannotWinReason(best adjustment) string {
 	best.index = s.index
-	elect(s.ballot, &s.res, &best, false)
+	elect(s.ballot, &s.res, &best, false, s.baseline())
 	res := &s.res
 	if res.Winner < 0 {
 		return "cannot win: no one is eligible"
@@ -261,4 +269,13 @@ func (s *Solver) cannotWinReason(best adjustment) string {
 		}
 	}
 	return fmt.Sprintf("cannot win: %s stays %.3f score points ahead, mostly on %s", winner.ID, gap, worst.name)
+}
+
+// baseline is the election as filed, run once per solver.
+func (s *Solver) baseline() *Result {
+	if !s.haveBase {
+		elect(s.ballot, &s.base, nil, false, nil)
+		s.haveBase = true
+	}
+	return &s.base
 }

@@ -90,12 +90,15 @@ func heatmap(in Input, sc Scenario, change Change) Heatmap {
 	at := in.At.UTC()
 	sunday := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -int(at.Weekday()))
 	var res election.Result
+	// The ballot is built once: only the hour changes, and the engine
+	// resolves each fare's time-of-day block for the request's time.
+	ballot, _, me := in.Market.BallotEntries(sc.Request(in.Model, sunday), change)
+	if me < 0 {
+		return h
+	}
 	for d := range 7 {
 		for hour := range 24 {
-			ballot, _, me := in.Market.BallotEntries(sc.Request(in.Model, sunday.Add(time.Duration(d*24+hour)*time.Hour)), change)
-			if me < 0 {
-				continue
-			}
+			ballot.Request.At = sc.Request(in.Model, sunday.Add(time.Duration(d*24+hour)*time.Hour)).At
 			election.ElectInto(&ballot, &res)
 			h.Ranks[d][hour] = res.Candidates[me].Rank
 			eligible := 0

@@ -235,23 +235,30 @@ func TestBallotHidesNothingItShouldShowAndShowsNothingPrivate(t *testing.T) {
 	}
 }
 
+// BenchmarkFullPreview is the whole preview a carrier sees as it types (8
+// scenarios, every solver lever, the fee curve, the bars and the 168-hour
+// heatmap) at 5, 20, 100 and 500 competitors.
 func BenchmarkFullPreview(b *testing.B) {
-	m := market()
-	base := m.Listings[1]
-	for i := range 17 {
-		l := base
-		l.ID = int64(10 + i)
-		l.CarrierName = fmt.Sprintf("c%d", i)
-		l.CarrierSlug = l.CarrierName
-		f := *base.Published
-		f.Input = f.Input + money.Micros(i*7000)
-		l.Published = &f
-		m.Listings = append(m.Listings, l)
-	}
-	f := *m.Listings[0].Published
-	f.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 8, End: 18}}, Peak: fare.Prices{Input: ptr(price("0.90"))}, OffPeak: fare.Prices{Input: ptr(price("0.30"))}}
-	b.ReportAllocs()
-	for b.Loop() {
-		Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at})
+	for _, competitors := range []int{5, 20, 100, 500} {
+		m := market()
+		base := m.Listings[1]
+		for i := range competitors - len(m.Listings) + 1 {
+			l := base
+			l.ID = int64(10 + i)
+			l.CarrierName = fmt.Sprintf("c%d", i)
+			l.CarrierSlug = l.CarrierName
+			f := *base.Published
+			f.Input = f.Input + money.Micros(i*7000)
+			l.Published = &f
+			m.Listings = append(m.Listings, l)
+		}
+		f := *m.Listings[0].Published
+		f.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 8, End: 18}}, Peak: fare.Prices{Input: ptr(price("0.90"))}, OffPeak: fare.Prices{Input: ptr(price("0.30"))}}
+		b.Run(fmt.Sprintf("competitors=%d", len(m.Listings)-1), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at})
+			}
+		})
 	}
 }
