@@ -178,6 +178,11 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	res.order = slices.Grow(res.order[:0], n)[:0]
 
 	// Pass 1: exclusions and the price each candidate is ranked on.
+	var rt *rates // nil: not cache-relevant (h = 0, r = 1)
+	if res.CacheRelevant {
+		r := requestRates(req)
+		rt = &r
+	}
 	uncapped, capped := 0, 0
 	for i := range b.Candidates {
 		c := &b.Candidates[i]
@@ -195,7 +200,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		if base != nil && adj.forCandidate(i) == nil {
 			reusePrices(out, &base.Candidates[i])
 		} else {
-			price(c, req, res.CacheRelevant, out, adj.forCandidate(i))
+			price(c, req, rt, out, adj.forCandidate(i))
 		}
 	}
 	// Every otherwise-eligible candidate capped: fall open to the capped ones.
@@ -296,11 +301,11 @@ func excludedBy(c *Candidate, req *Request) Exclusion {
 
 // price fills the resolved prices, h, r, token price, fare factor and routing
 // price of an eligible candidate.
-func price(c *Candidate, req *Request, cacheRelevant bool, out *Outcome, adj *adjustment) {
+func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment) {
 	p := ResolvePrices(&c.Fare, req.At, req.PromptTokens)
 	h, r := 0.0, 1.0
-	if cacheRelevant {
-		h, r = cacheRates(req, &c.Metrics)
+	if rt != nil {
+		h, r = rt.forCandidate(&c.Metrics)
 	}
 	cached := p.Input
 	if p.HasCachedInput {
@@ -337,41 +342,67 @@ func reusePrices(out, from *Outcome) {
 	out.TokenPrice, out.FareFactor, out.RoutingPrice = from.TokenPrice, from.FareFactor, from.RoutingPrice
 }
 
-// cacheRates picks h and r by the spec's precedence: explicit override, the
-// candidate's own observation (h only), the project's observation, the
-// workload default.
-func cacheRates(req *Request, m *Metrics) (h, r float64) {
+// rates are a request's cache rates, worked out once per election: only a
+// candidate's own observed hit rate differs between candidates.
+type rates struct {
+	// fixedH is the hit rate when it does not depend on the candidate
+	// (an explicit override); candidateFirst says a candidate's own
+	// observation comes before fallbackH.
+	fixedH, fallbackH, r float64
+	candidateFirst       bool
+	defH                 float64
+}
+
+// requestRates applies the spec's precedence for h and r: explicit override,
+// the candidate's own observation (h only), the project's observation, the
+// workload default; h is clamped to [0, 1] and r to >= 0.
+func requestRates(req *Request) rates {
 	def := workloadDefaults[WorkloadGeneral]
 	if int(req.Workload) < len(workloadDefaults) {
 		def = workloadDefaults[req.Workload]
 	}
+	out := rates{defH: def.hitRate}
 	switch {
 	case req.CacheHitRate != nil:
-		h = *req.CacheHitRate
-	case m.CacheHitRate != nil:
-		h = *m.CacheHitRate
-	case req.ObservedHitRate != nil:
-		h = *req.ObservedHitRate
+		out.fixedH = clampRate(*req.CacheHitRate, def.hitRate)
 	default:
-		h = def.hitRate
+		out.candidateFirst = true
+		out.fallbackH = def.hitRate
+		if req.ObservedHitRate != nil {
+			out.fallbackH = clampRate(*req.ObservedHitRate, def.hitRate)
+		}
 	}
 	switch {
 	case req.CacheOutputRatio != nil:
-		r = *req.CacheOutputRatio
+		out.r = *req.CacheOutputRatio
 	case req.ObservedOutputRatio != nil:
-		r = *req.ObservedOutputRatio
+		out.r = *req.ObservedOutputRatio
 	default:
-		r = def.outputRatio
+		out.r = def.outputRatio
 	}
-	h = min(max(h, 0), 1)
-	r = max(r, 0)
+	out.r = max(out.r, 0)
+	if math.IsNaN(out.r) {
+		out.r = def.outputRatio
+	}
+	return out
+}
+
+// forCandidate is h and r for a candidate with metrics m.
+func (rt *rates) forCandidate(m *Metrics) (h, r float64) {
+	switch {
+	case !rt.candidateFirst:
+		return rt.fixedH, rt.r
+	case m.CacheHitRate != nil:
+		return clampRate(*m.CacheHitRate, rt.defH), rt.r
+	}
+	return rt.fallbackH, rt.r
+}
+
+func clampRate(h, def float64) float64 {
 	if math.IsNaN(h) {
-		h = def.hitRate
+		return def
 	}
-	if math.IsNaN(r) {
-		r = def.outputRatio
-	}
-	return h, r
+	return min(max(h, 0), 1)
 }
 
 // ResolvePrices resolves a fare's input, output and cached-input prices for a
