@@ -382,16 +382,16 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	market, ok := snap.Market(model)
-	if !ok || len(market.Listings) == 0 {
+	if m, ok := snap.Market(model); !ok || len(m.Listings) == 0 {
 		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
+	market, _ := snap.Market(model)
 	rev := snap.Revision
 	usage, err := usageByCandidate(market.Listings, body)
 	if err != nil {
 		return err
 	}
-	full, _ := market.Ballot(ballot.Request, preview.Change{})
+	full, _ := snap.Ballot(ballot.Request) // compiled once per snapshot
 	full.AutoWeights = ballot.AutoWeights
 	for i := range full.Candidates {
 		full.Candidates[i].Usage = usage[full.Candidates[i].ID]

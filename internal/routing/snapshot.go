@@ -18,6 +18,7 @@ import (
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/preview"
 )
 
@@ -42,6 +43,10 @@ type Snapshot struct {
 	HealthAsOf time.Time
 	BuiltAt    time.Time
 	markets    map[string]preview.Market
+	// candidates are each model's ballot, compiled once per snapshot:
+	// fares converted for the engine, verdicts applied, off-ballot listings
+	// left out. An election copies them and sets its request.
+	candidates map[string][]election.Candidate
 	full       Body
 	perModel   map[string]Body
 	tokens     map[string]apitoken.Token
@@ -51,6 +56,16 @@ type Snapshot struct {
 func (s *Snapshot) Market(model string) (preview.Market, bool) {
 	m, ok := s.markets[model]
 	return m, ok
+}
+
+// Ballot is a ready ballot for an election on a model: the compiled
+// candidates, copied (the caller may set their usage), with the request.
+func (s *Snapshot) Ballot(req election.Request) (election.Ballot, bool) {
+	c, ok := s.candidates[req.Model]
+	if !ok {
+		return election.Ballot{}, false
+	}
+	return election.Ballot{Request: req, Candidates: slices.Clone(c)}, true
 }
 
 // Catalogue is the encoded catalogue of one model, or of every model for "".
@@ -171,7 +186,7 @@ func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
 	snap := &Snapshot{Revision: rev, HealthAsOf: now.UTC(), BuiltAt: now, markets: map[string]preview.Market{},
-		perModel: map[string]Body{}, tokens: tokens}
+		candidates: map[string][]election.Candidate{}, perModel: map[string]Body{}, tokens: tokens}
 	docs := map[string][]CatalogueListing{}
 	var all []CatalogueListing
 	for i := range listings {
@@ -194,6 +209,10 @@ func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
 	}
 	if all == nil {
 		all = []CatalogueListing{}
+	}
+	for model, m := range snap.markets {
+		b, _ := m.Ballot(election.Request{Model: model}, preview.Change{})
+		snap.candidates[model] = b.Candidates
 	}
 	if snap.full, err = encode(Catalogue{Revision: rev, HealthAsOf: snap.HealthAsOf, Listings: all}); err != nil {
 		return nil, err
