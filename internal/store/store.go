@@ -98,8 +98,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		Logger:                 logger.Default.LogMode(logLevel()),
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		PrepareStmt:            true, // each statement parsed once per connection
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		// Each statement parsed once per connection; the cache is bounded,
+		// since IN lists of varying length make many distinct statements.
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: 512,
+		PrepareStmtTTL:     10 * time.Minute,
+		NowFunc:            func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
 	suspectUntil := new(atomic.Int64)
