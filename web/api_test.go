@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,9 +15,7 @@ import (
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
-	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/web"
 )
 
@@ -169,33 +165,8 @@ func publishOne(t *testing.T, p *testPortal) {
 // publication on one wakes a waiter on the other through LISTEN/NOTIFY (the
 // periodic recheck is off, so nothing else could).
 func TestAPILongPollAcrossServers(t *testing.T) {
-	dbURL := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(context.Background(), dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	stA := open()
-	if err := stA.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(context.Background(), stA); err != nil {
-		t.Fatal(err)
-	}
-	stB := open()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, b := web.New(stA, quiet), web.New(stB, quiet)
-	b.LongPollRecheck = time.Hour
-	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	defer srvA.Close()
-	defer srvB.Close()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go stB.ListenForPublications(ctx, func(err error) { t.Logf("listener: %v", err) })
-	time.Sleep(300 * time.Millisecond)
+	tp := newTwoProcesses(t)
+	stA, srvB := tp.stA, tp.srvB
 
 	tok := apiToken(t, stA, apitoken.ScopeCatalogueRead)
 	done := make(chan web.CatalogueResponse)
@@ -206,8 +177,7 @@ func TestAPILongPollAcrossServers(t *testing.T) {
 		done <- body
 	}()
 	time.Sleep(300 * time.Millisecond)
-	pa := &testPortal{t: t, srv: srvA, store: stA, server: a}
-	publishOne(t, pa)
+	publishOne(t, tp.portalA)
 	select {
 	case got := <-done:
 		if got.Revision != 27 || len(got.Listings) != 1 {

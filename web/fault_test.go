@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,8 +12,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/demo"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
@@ -25,8 +20,8 @@ import (
 // TestDatabaseOutage cuts every connection to the database in the middle of
 // filings and approvals and refuses new ones, then lets it back.
 func TestDatabaseOutage(t *testing.T) {
-	dbURL := storetest.URL(t, store.Postgres)
-	u, _ := url.Parse(dbURL)
+	tp := newTwoProcesses(t)
+	u, _ := url.Parse(tp.dbURL)
 	dbName := strings.TrimPrefix(u.Path, "/")
 	admin, err := sql.Open("pgx", storetest.AdminURL())
 	if err != nil {
@@ -50,33 +45,8 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Cleanup(func() { outage(false); admin.Close() })
 
 	ctx := context.Background()
-	open := func() *store.Store {
-		st, err := store.Open(ctx, dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	stA := open()
-	if err := stA.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, stA); err != nil {
-		t.Fatal(err)
-	}
-	stB := open()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, b := web.New(stA, quiet), web.New(stB, quiet)
-	b.LongPollRecheck = time.Hour // only a notification may wake B's waiters
-	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	defer srvA.Close()
-	defer srvB.Close()
-	listenCtx, stopListening := context.WithCancel(ctx)
-	defer stopListening()
-	go stB.ListenForPublications(listenCtx, func(error) {})
-
-	p := &testPortal{t: t, srv: srvA, store: stA, server: a}
+	stA, srvA, srvB := tp.stA, tp.srvA, tp.srvB
+	p := tp.portalA
 	ids := listingIDs(t, stA)
 	tok := apiToken(t, stA, apitoken.ScopeElect)
 	readTok := apiToken(t, stA, apitoken.ScopeCatalogueRead)

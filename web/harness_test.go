@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -139,4 +140,50 @@ func wantStatus(t *testing.T, what string, res response, want int) {
 	if res.status != want {
 		t.Errorf("%s: status %d, want %d\n%.600s", what, res.status, want, res.body)
 	}
+}
+
+// twoProcesses is two serve processes on one fresh PostgreSQL database with
+// the demo seeded: A publishes, B listens (LISTEN/NOTIFY) and only a
+// notification may wake or refresh it (its periodic re-checks are off).
+type twoProcesses struct {
+	dbURL      string
+	stA, stB   *store.Store
+	a, b       *web.Server
+	srvA, srvB *httptest.Server
+	portalA    *testPortal
+}
+
+func newTwoProcesses(t *testing.T) *twoProcesses {
+	t.Helper()
+	ctx := context.Background()
+	tp := &twoProcesses{dbURL: storetest.URL(t, store.Postgres)}
+	open := func() *store.Store {
+		st, err := store.Open(ctx, tp.dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	tp.stA = open()
+	if err := tp.stA.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.Seed(ctx, tp.stA); err != nil {
+		t.Fatal(err)
+	}
+	tp.stB = open()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tp.a, tp.b = web.New(tp.stA, quiet), web.New(tp.stB, quiet)
+	tp.b.LongPollRecheck = time.Hour
+	tp.b.Routing.HealthEvery = time.Hour
+	tp.srvA, tp.srvB = httptest.NewServer(tp.a.Handler()), httptest.NewServer(tp.b.Handler())
+	t.Cleanup(tp.srvA.Close)
+	t.Cleanup(tp.srvB.Close)
+	listenCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go tp.stB.ListenForPublications(listenCtx, func(err error) { t.Logf("listener: %v", err) })
+	time.Sleep(300 * time.Millisecond) // LISTEN established
+	tp.portalA = &testPortal{t: t, srv: tp.srvA, store: tp.stA, server: tp.a}
+	return tp
 }

@@ -4,17 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/demo"
-	"github.com/airside/airside/internal/store"
-	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
 )
@@ -25,35 +19,9 @@ import (
 // changes?since=. Two processes on one PostgreSQL.
 func TestEveryRoutingChangeRaisesTheRevision(t *testing.T) {
 	ctx := context.Background()
-	dbURL := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	stA := open()
-	if err := stA.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, stA); err != nil {
-		t.Fatal(err)
-	}
-	stB := open()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, b := web.New(stA, quiet), web.New(stB, quiet)
-	b.LongPollRecheck = time.Hour // only the publication signal can wake B
-	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	t.Cleanup(srvA.Close)
-	t.Cleanup(srvB.Close)
-	listenCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go stB.ListenForPublications(listenCtx, func(err error) { t.Logf("listener: %v", err) })
-	time.Sleep(300 * time.Millisecond)
+	tp := newTwoProcesses(t)
+	stA, a, srvA, srvB, pa := tp.stA, tp.a, tp.srvA, tp.srvB, tp.portalA
 	tok := apiToken(t, stA, apitoken.ScopeCatalogueRead)
-	pa := &testPortal{t: t, srv: srvA, store: stA, server: a}
 
 	principal := func(email string) *account.Principal {
 		u, err := stA.FindUserByEmail(ctx, email)

@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
-	"github.com/airside/airside/internal/store/storetest"
-	"github.com/airside/airside/web"
 )
 
 // TestHotPathsRunNoSQL: once the routing snapshot is warm, a catalogue 304,
@@ -59,33 +53,8 @@ func TestHotPathsRunNoSQL(t *testing.T) {
 // invalidates its snapshot), with no request-side polling of the database.
 func TestPublicationReachesAnotherProcessSnapshot(t *testing.T) {
 	ctx := context.Background()
-	dbURL := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(ctx, dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
-	stA := open()
-	if err := stA.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := demo.Seed(ctx, stA); err != nil {
-		t.Fatal(err)
-	}
-	stB := open()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, b := web.New(stA, quiet), web.New(stB, quiet)
-	b.Routing.HealthEvery = time.Hour // only the publication may refresh B
-	srvA, srvB := httptest.NewServer(a.Handler()), httptest.NewServer(b.Handler())
-	t.Cleanup(srvA.Close)
-	t.Cleanup(srvB.Close)
-	listenCtx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go stB.ListenForPublications(listenCtx, func(err error) { t.Logf("listener: %v", err) })
-	time.Sleep(300 * time.Millisecond)
+	tp := newTwoProcesses(t)
+	stA, srvB := tp.stA, tp.srvB
 	tok := apiToken(t, stA, apitoken.ScopeElect)
 	changed, err := stA.FindListing(ctx, listingIDs(t, stA)["nebula"][0], nil) // the listing publishOne re-prices
 	if err != nil {
@@ -98,7 +67,7 @@ func TestPublicationReachesAnotherProcessSnapshot(t *testing.T) {
 		return res.header.Get("X-Airside-Revision")
 	}
 	before := revision()
-	publishOne(t, &testPortal{t: t, srv: srvA, store: stA, server: a})
+	publishOne(t, tp.portalA)
 	published := time.Now()
 	for {
 		var got string

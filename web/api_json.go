@@ -1,0 +1,95 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/labstack/echo/v4"
+)
+
+// The API's JSON in and errors out: one rule for every endpoint.
+
+// decodeJSON reads a JSON body into v: 415 for a body that is not JSON by
+// its Content-Type, 413 for one over the limit (chunked too), 400 for one
+// that is not JSON or has a value of the wrong type (naming the field).
+func decodeJSON(c echo.Context, v any) error {
+	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
+	}
+	dec := json.NewDecoder(c.Request().Body)
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	var tooLarge *http.MaxBytesError
+	var he *echo.HTTPError
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	var timeErr *time.ParseError
+	switch {
+	case errors.As(err, &tooLarge), errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
+	case errors.Is(err, io.EOF):
+		return badRequest("The request body is empty; send JSON.", nil)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		return badRequest("A value has the wrong type.", map[string]string{field: "must be " + jsonKind(typeErr.Type.Kind().String())})
+	case errors.As(err, &timeErr):
+		return badRequest("A date-time is not in RFC 3339 form, like 2026-12-01T10:15:00Z.", nil)
+	case errors.As(err, &syntaxErr):
+		return badRequest(fmt.Sprintf("The request body is not valid JSON (near byte %d).", syntaxErr.Offset), nil)
+	}
+	return badRequest("The request body is not valid JSON.", nil)
+}
+
+// badRequest is a 400 in the API's error shape.
+func badRequest(message string, fields map[string]string) error {
+	e := apperr.Errorf(apperr.EBADREQUEST, "%s", message)
+	e.Fields = fields
+	return e
+}
+
+// jsonKind names a Go kind as JSON calls it, for messages in plain words.
+func jsonKind(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "string":
+		return "a string"
+	case kind == "bool":
+		return "true or false"
+	case kind == "slice", kind == "array":
+		return "a list"
+	case kind == "map", kind == "struct":
+		return "an object"
+	}
+	return "of another type"
+}
+
+func isJSONContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
