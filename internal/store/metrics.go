@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -14,9 +15,9 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 )
 
-type bucketRow struct {
-	ListingID         int64     `gorm:"primaryKey"`
-	Minute            time.Time `gorm:"primaryKey"`
+// Counts are the figures of a minute (bucketRow) or an hour (hourlyRow);
+// exported only because gorm reads embedded structs by exported names.
+type Counts struct {
 	Requests          int64
 	Errors            int64
 	ClientErrors      int64
@@ -25,6 +26,24 @@ type bucketRow struct {
 	DurationMs        int64
 	InputTokens       int64
 	CachedInputTokens int64
+}
+
+// add adds c's figures to these.
+func (t *Counts) add(c Counts) {
+	t.Requests += c.Requests
+	t.Errors += c.Errors
+	t.ClientErrors += c.ClientErrors
+	t.TTFTMsSum += c.TTFTMsSum
+	t.OutputTokens += c.OutputTokens
+	t.DurationMs += c.DurationMs
+	t.InputTokens += c.InputTokens
+	t.CachedInputTokens += c.CachedInputTokens
+}
+
+type bucketRow struct {
+	ListingID int64     `gorm:"primaryKey"`
+	Minute    time.Time `gorm:"primaryKey"`
+	Counts    `gorm:"embedded"`
 }
 
 func (bucketRow) TableName() string { return "metric_buckets" }
@@ -38,9 +57,9 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		ids := map[int64]bool{}
 		var minutes []time.Time
 		for i, b := range buckets {
-			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Requests: b.Requests, Errors: b.Errors,
+			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Counts: Counts{Requests: b.Requests, Errors: b.Errors,
 				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
-				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}
+				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}}
 			ids[b.ListingID] = true
 			minutes = append(minutes, rows[i].Minute)
 		}
@@ -73,6 +92,14 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		if len(replays) > 0 {
 			return &catalogue.ReplayError{Indexes: replays}
 		}
+		// Inserted in key order, like the rollups: concurrent batches lock
+		// rows in one order.
+		slices.SortFunc(fresh, func(a, b bucketRow) int {
+			if a.ListingID != b.ListingID {
+				return cmp.Compare(a.ListingID, b.ListingID)
+			}
+			return a.Minute.Compare(b.Minute)
+		})
 		for start := 0; start < len(fresh); start += 400 {
 			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))])
 			if err != nil {
@@ -240,16 +267,9 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow) ([]bucketRow, error) {
 }
 
 type hourlyRow struct {
-	ListingID         int64     `gorm:"primaryKey"`
-	Hour              time.Time `gorm:"primaryKey"`
-	Requests          int64
-	Errors            int64
-	ClientErrors      int64
-	TTFTMsSum         int64 `gorm:"column:ttft_ms_sum"`
-	OutputTokens      int64
-	DurationMs        int64
-	InputTokens       int64
-	CachedInputTokens int64
+	ListingID int64     `gorm:"primaryKey"`
+	Hour      time.Time `gorm:"primaryKey"`
+	Counts    `gorm:"embedded"`
 }
 
 func (hourlyRow) TableName() string { return "metric_hourly" }
@@ -271,18 +291,19 @@ func addToHourly(tx *gorm.DB, rows []bucketRow) error {
 			sums[k] = s
 			order = append(order, k)
 		}
-		s.Requests += r.Requests
-		s.Errors += r.Errors
-		s.ClientErrors += r.ClientErrors
-		s.TTFTMsSum += r.TTFTMsSum
-		s.OutputTokens += r.OutputTokens
-		s.DurationMs += r.DurationMs
-		s.InputTokens += r.InputTokens
-		s.CachedInputTokens += r.CachedInputTokens
+		s.add(r.Counts)
 	}
 	if len(order) == 0 {
 		return nil
 	}
+	// Rows are locked in one order (listing, hour) by every writer, so two
+	// batches touching the same hours wait for each other, never deadlock.
+	slices.SortFunc(order, func(a, b key) int {
+		if a.listing != b.listing {
+			return cmp.Compare(a.listing, b.listing)
+		}
+		return cmp.Compare(a.hour, b.hour)
+	})
 	out := make([]hourlyRow, len(order))
 	for i, k := range order {
 		out[i] = *sums[k]
