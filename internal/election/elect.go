@@ -104,6 +104,8 @@ type Result struct {
 	// keys and spare are the radix sort's scratch space, kept likewise.
 	keys, spareKeys []uint64
 	spare           []int32
+	// health is each candidate's health as pass 1 read it, scratch for pass 2.
+	health []health
 }
 
 // WinnerID returns the winner's id, or "" when there is none.
@@ -184,28 +186,39 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		rt = &r
 	}
 	uncapped, capped := 0, 0
+	// The best value of each factor is gathered as the prices are resolved,
+	// among the uncapped and among every candidate not excluded outright
+	// (the ballot after a fall-open); health is read once, kept for pass 3.
+	res.health = slices.Grow(res.health[:0], n)[:n]
+	uncappedBest, openBest := newBests(), newBests()
 	for i := range b.Candidates {
 		c := &b.Candidates[i]
 		out := &res.Candidates[i]
 		*out = Outcome{ID: c.ID}
 		out.Excluded = excludedBy(c, req)
-		switch {
-		case out.Excluded&exclHard != 0:
+		if out.Excluded&exclHard != 0 {
 			continue
-		case out.Excluded != 0:
-			capped++
-		default:
-			uncapped++
 		}
 		if base != nil && adj.forCandidate(i) == nil {
 			reusePrices(out, &base.Candidates[i])
 		} else {
 			price(c, req, rt, out, adj.forCandidate(i))
 		}
+		u, t, l := healthOf(c, adj.forCandidate(i))
+		res.health[i] = health{u, t, l}
+		openBest.add(out.RoutingPrice, u, t, l)
+		if out.Excluded != 0 {
+			capped++
+		} else {
+			uncapped++
+			uncappedBest.add(out.RoutingPrice, u, t, l)
+		}
 	}
 	// Every otherwise-eligible candidate capped: fall open to the capped ones.
+	best := uncappedBest
 	if uncapped == 0 && capped > 0 {
 		res.FellOpen = true
+		best = openBest
 	}
 	for i := range res.Candidates {
 		out := &res.Candidates[i]
@@ -221,15 +234,13 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		return
 	}
 
-	// Pass 2: the best value of each factor among the eligible.
-	best := bestOf(b, res, adj)
-
-	// Pass 3: factors and scores.
+	// Pass 2: factors and scores.
 	w := res.Weights
 	for _, i := range res.order {
 		c := &b.Candidates[i]
 		out := &res.Candidates[i]
-		u, t, l := healthOf(c, adj.forCandidate(int(i)))
+		hl := res.health[i]
+		u, t, l := hl.uptime, hl.throughput, hl.latency
 		f := &out.Factors
 		f.Price = ratioAboveBest(out.RoutingPrice, best.minPrice, best.minPositivePrice)
 		if u <= 0 {
@@ -504,23 +515,24 @@ type bests struct {
 	minLatency                 float64
 }
 
-func bestOf(b *Ballot, res *Result, adj *adjustment) bests {
+func newBests() bests {
 	inf := math.Inf(1)
-	best := bests{minPrice: inf, minPositivePrice: inf, maxUptime: math.Inf(-1), maxThroughput: math.Inf(-1),
-		minLatency: inf}
-	for _, i := range res.order {
-		p := res.Candidates[i].RoutingPrice
-		u, t, l := healthOf(&b.Candidates[i], adj.forCandidate(int(i)))
-		best.minPrice = min(best.minPrice, p)
-		if p > 0 {
-			best.minPositivePrice = min(best.minPositivePrice, p)
-		}
-		best.maxUptime = max(best.maxUptime, u)
-		best.maxThroughput = max(best.maxThroughput, t)
-		best.minLatency = min(best.minLatency, l)
-	}
-	return best
+	return bests{minPrice: inf, minPositivePrice: inf, maxUptime: math.Inf(-1), maxThroughput: math.Inf(-1), minLatency: inf}
 }
+
+// add takes one candidate's routing price and health into the bests.
+func (best *bests) add(p, u, t, l float64) {
+	best.minPrice = min(best.minPrice, p)
+	if p > 0 {
+		best.minPositivePrice = min(best.minPositivePrice, p)
+	}
+	best.maxUptime = max(best.maxUptime, u)
+	best.maxThroughput = max(best.maxThroughput, t)
+	best.minLatency = min(best.minLatency, l)
+}
+
+// health is a candidate's uptime, throughput and latency with the defaults.
+type health struct{ uptime, throughput, latency float64 }
 
 // ratioAboveBest is v / best - 1. When the best is zero (a free candidate, or a
 // zero latency), a positive value scores v / minPositive and a zero one scores 0.
