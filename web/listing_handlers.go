@@ -16,9 +16,20 @@ import (
 
 func (s *Server) handleListings(c echo.Context) error {
 	ctx, p := c.Request().Context(), principal(c)
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p)})
+	// Health comes from the routing snapshot (seconds old), not from the
+	// metrics of every listing on every page view.
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p), StoredHealth: true})
 	if err != nil {
 		return err
+	}
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range listings {
+		if h, ok := snap.Health(listings[i].ID); ok {
+			listings[i].Health = h
+		}
 	}
 	inFlight, err := s.Reads.InFlightFilings(ctx, workflow.Scope(p))
 	if err != nil {

@@ -17,13 +17,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -74,6 +77,11 @@ func main() {
 }
 
 var firstFailure atomic.Bool
+
+// The staff login the pages are measured with (set when this tool seeds).
+var loadEmail string
+
+const loadPassword = "load-test-password"
 
 func run(ctx context.Context, cfg config) error {
 	base, token, models := cfg.target, cfg.token, []string{}
@@ -178,10 +186,76 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Printf("%-28s %9d %9.0f %9s %9s %7d %12.0f%%\n", e.name, len(lat), rate, pctl(lat, 0.50), pctl(lat, 0.99), failed, 100*rate/max(baseline, 1))
 		failedTotal += failed
 	}
+	if loadEmail != "" {
+		failed, err := measurePages(cfg, base, listings)
+		if err != nil {
+			return err
+		}
+		failedTotal += failed
+	}
 	if failedTotal > 0 {
 		return fmt.Errorf("%d requests failed", failedTotal)
 	}
 	return nil
+}
+
+// measurePages times the pages staff read most, logged in, at concurrency 2
+// (the per-user bound on expensive requests), on the same catalogue.
+func measurePages(cfg config, base string, listings []gatewayclient.Listing) (int, error) {
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	page, err := client.Get(base + "/login")
+	if err != nil {
+		return 0, err
+	}
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		return 0, errors.New("no CSRF token on the login page")
+	}
+	res, err := client.PostForm(base+"/login", url.Values{"_csrf": {string(m[1])}, "email": {loadEmail}, "password": {loadPassword}})
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		return 0, fmt.Errorf("log in for the pages: status %d", res.StatusCode)
+	}
+	get := func(path string) (int, error) {
+		res, err := client.Get(base + path)
+		if err != nil {
+			return 0, err
+		}
+		drain(res)
+		return res.StatusCode, nil
+	}
+	pages := []struct {
+		name string
+		path func(*rand.Rand) string
+	}{
+		{"page /listings", func(*rand.Rand) string { return "/listings" }},
+		{"page /listings/:id", func(rng *rand.Rand) string {
+			return fmt.Sprintf("/listings/%d", listings[rng.IntN(len(listings))].ListingId)
+		}},
+		{"page /listings/:id/preview", func(rng *rand.Rand) string {
+			return fmt.Sprintf("/listings/%d/preview", listings[rng.IntN(len(listings))].ListingId)
+		}},
+		{"page /review", func(*rand.Rand) string { return "/review" }},
+		{"page /audit", func(*rand.Rand) string { return "/audit" }},
+	}
+	pageCfg := cfg
+	pageCfg.concurrency = 2
+	fmt.Printf("pages, logged in as staff, concurrency %d, %s each:\n", pageCfg.concurrency, cfg.duration)
+	failedTotal := 0
+	for _, p := range pages {
+		lat, failed := drive(pageCfg, func(rng *rand.Rand) (int, error) { return get(p.path(rng)) })
+		slices.Sort(lat)
+		fmt.Printf("%-28s %9d %9.0f %9s %9s %7d\n", p.name, len(lat), float64(len(lat))/cfg.duration.Seconds(), pctl(lat, 0.50), pctl(lat, 0.99), failed)
+		failedTotal += failed
+	}
+	return failedTotal, nil
 }
 
 // drive runs call from cfg.concurrency clients for cfg.duration and returns
@@ -262,6 +336,7 @@ func requireLoopback(target string) error {
 // seedAndServe builds the catalogue and its metrics in a database, then
 // starts `airside serve` on it in its own process.
 func seedAndServe(ctx context.Context, cfg config) (base, token string, models []string, stop func(), err error) {
+	loadEmail = fmt.Sprintf("load-%d@airside.example", time.Now().UnixNano())
 	dir, err := os.MkdirTemp("", "airside-load")
 	if err != nil {
 		return "", "", nil, nil, err
@@ -292,7 +367,7 @@ func seedAndServe(ctx context.Context, cfg config) (base, token string, models [
 		cleanup()
 		return "", "", nil, nil, err
 	}
-	admin, err := account.NewService(st).CreateUser(ctx, nil, account.NewUser{Email: fmt.Sprintf("load-%d@airside.example", time.Now().UnixNano()), Password: "load-test-password", Staff: "admin"})
+	admin, err := account.NewService(st).CreateUser(ctx, nil, account.NewUser{Email: loadEmail, Password: loadPassword, Staff: "admin"})
 	if err != nil {
 		cleanup()
 		return "", "", nil, nil, err

@@ -77,4 +77,7 @@ type ListingFilter struct {
 	Published bool
 	// ChangedAfter keeps listings changed after this catalogue revision.
 	ChangedAfter int64
+	// StoredHealth skips computing live health from the metrics: the caller
+	// takes health from the routing snapshot (at most seconds old).
+	StoredHealth bool
 }

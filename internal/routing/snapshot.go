@@ -47,6 +47,8 @@ type Snapshot struct {
 	// fares converted for the engine, verdicts applied, off-ballot listings
 	// left out. An election copies them and sets its request.
 	candidates map[string][]election.Candidate
+	// health is every listing's live health as of HealthAsOf.
+	health map[int64]catalogue.Health
 	full       Body
 	perModel   map[string]Body
 	tokens     map[string]apitoken.Token
@@ -82,6 +84,12 @@ func (s *Snapshot) Catalogue(model string) Body {
 		return s.full // cannot happen: an empty document always encodes
 	}
 	return b
+}
+
+// Health is a listing's live health as of HealthAsOf.
+func (s *Snapshot) Health(listingID int64) (catalogue.Health, bool) {
+	h, ok := s.health[listingID]
+	return h, ok
 }
 
 // Token is the live API token with this hash.
@@ -186,11 +194,12 @@ func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
 	snap := &Snapshot{Revision: rev, HealthAsOf: now.UTC(), BuiltAt: now, markets: map[string]preview.Market{},
-		candidates: map[string][]election.Candidate{}, perModel: map[string]Body{}, tokens: tokens}
+		candidates: map[string][]election.Candidate{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: tokens}
 	docs := map[string][]CatalogueListing{}
 	var all []CatalogueListing
 	for i := range listings {
 		l := &listings[i]
+		snap.health[l.ID] = l.Health
 		m := snap.markets[l.Model.Slug]
 		if m.Checks == nil {
 			m.Checks = map[int64]map[string]string{}

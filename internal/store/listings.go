@@ -193,7 +193,7 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 	}
 	// Live health from the gateway's buckets replaces the stored snapshot
 	// wherever the gateway has reported (a zero now asks for the snapshot).
-	if now.IsZero() {
+	if now.IsZero() || f.StoredHealth {
 		return out, nil
 	}
 	ids := make([]int64, len(out))
