@@ -424,12 +424,11 @@ func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
 	if f.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 	}
-	if tb := f.TimeBased; tb != nil && !at.IsZero() && (tb.EffectiveAt.IsZero() || !at.Before(tb.EffectiveAt)) {
-		if tb.isPeak(at) {
-			p.apply(&tb.Peak)
-		} else {
-			p.apply(&tb.OffPeak)
-		}
+	switch BlockAt(f, at) {
+	case BlockPeak:
+		p.apply(&f.TimeBased.Peak)
+	case BlockOffPeak:
+		p.apply(&f.TimeBased.OffPeak)
 	}
 	// The tier with the largest threshold strictly below the prompt applies:
 	// the upper edge belongs to the lower tier.
@@ -635,4 +634,28 @@ func sortableBits(f float64) uint64 {
 		return ^b
 	}
 	return b | 1<<63
+}
+
+// Block is which of a fare's time-of-day prices apply at a moment.
+type Block uint8
+
+// The blocks.
+const (
+	BlockBase Block = iota // no time-of-day block applies
+	BlockPeak
+	BlockOffPeak
+)
+
+// BlockAt says which time-of-day block of f applies at at (section 2.1.2).
+// Two moments at which every fare on a ballot is in the same block elect
+// alike, so a caller electing across hours can elect once per combination.
+func BlockAt(f *Fare, at time.Time) Block {
+	tb := f.TimeBased
+	if tb == nil || at.IsZero() || (!tb.EffectiveAt.IsZero() && at.Before(tb.EffectiveAt)) {
+		return BlockBase
+	}
+	if tb.isPeak(at) {
+		return BlockPeak
+	}
+	return BlockOffPeak
 }

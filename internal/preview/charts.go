@@ -96,9 +96,22 @@ func heatmap(in Input, sc Scenario, change Change) Heatmap {
 	if me < 0 {
 		return h
 	}
+	// Hours at which every fare is in the same time-of-day block elect
+	// alike: elect once per combination of blocks, not 168 times.
+	type outcome struct{ rank, of int }
+	seen := map[string]outcome{}
+	signature := make([]byte, len(ballot.Candidates))
 	for d := range 7 {
 		for hour := range 24 {
 			ballot.Request.At = sc.Request(in.Model, sunday.Add(time.Duration(d*24+hour)*time.Hour)).At
+			for i := range ballot.Candidates {
+				signature[i] = byte(election.BlockAt(&ballot.Candidates[i].Fare, ballot.Request.At))
+			}
+			if o, ok := seen[string(signature)]; ok {
+				h.Ranks[d][hour] = o.rank
+				h.Of = max(h.Of, o.of)
+				continue
+			}
 			election.ElectInto(&ballot, &res)
 			h.Ranks[d][hour] = res.Candidates[me].Rank
 			eligible := 0
@@ -108,6 +121,7 @@ func heatmap(in Input, sc Scenario, change Change) Heatmap {
 				}
 			}
 			h.Of = max(h.Of, eligible)
+			seen[string(signature)] = outcome{rank: h.Ranks[d][hour], of: eligible}
 		}
 	}
 	return h

@@ -262,3 +262,44 @@ func BenchmarkFullPreview(b *testing.B) {
 		})
 	}
 }
+
+// TestHeatmapElectsOncePerBlockCombination: the heatmap, which elects once
+// per combination of time-of-day blocks, equals one election per hour.
+func TestHeatmapElectsOncePerBlockCombination(t *testing.T) {
+	m := market()
+	// Two competitors with schedules of their own, in different offsets.
+	for i, l := range m.Listings[1:3] {
+		f := *l.Published
+		f.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 6 + 4*i, End: 14 + 3*i}},
+			OffPeakDays: []time.Weekday{time.Saturday}, UTCOffsetMinutes: 480 * i,
+			Peak: fare.Prices{Input: ptr(price("0.95"))}, OffPeak: fare.Prices{Input: ptr(price("0.21"))}}
+		m.Listings[i+1].Published = &f
+	}
+	mine := *m.Listings[0].Published
+	mine.TimeBased = &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 8, End: 18}}, Peak: fare.Prices{Input: ptr(price("0.90"))}, OffPeak: fare.Prices{Input: ptr(price("0.30"))}}
+	in := Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &mine, At: at}
+	change := Change{ListingID: 1, Fare: &mine}
+	for _, sc := range StandardScenarios() {
+		got := heatmap(in, sc, change)
+		var want Heatmap
+		sunday := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -int(at.Weekday()))
+		var res election.Result
+		for d := range 7 {
+			for hour := range 24 {
+				ballot, _, me := m.BallotEntries(sc.Request(in.Model, sunday.Add(time.Duration(d*24+hour)*time.Hour)), change)
+				election.ElectInto(&ballot, &res)
+				want.Ranks[d][hour] = res.Candidates[me].Rank
+				eligible := 0
+				for _, o := range res.Candidates {
+					if o.Eligible {
+						eligible++
+					}
+				}
+				want.Of = max(want.Of, eligible)
+			}
+		}
+		if got.Ranks != want.Ranks || got.Of != want.Of {
+			t.Errorf("%s: heatmap %v of %d, one election per hour gives %v of %d", sc.Name, got.Ranks, got.Of, want.Ranks, want.Of)
+		}
+	}
+}
