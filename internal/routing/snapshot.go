@@ -48,10 +48,10 @@ type Snapshot struct {
 	// left out. An election copies them and sets its request.
 	candidates map[string][]election.Candidate
 	// health is every listing's live health as of HealthAsOf.
-	health map[int64]catalogue.Health
-	full       Body
-	perModel   map[string]Body
-	tokens     map[string]apitoken.Token
+	health   map[int64]catalogue.Health
+	full     Body
+	perModel map[string]Body
+	tokens   map[string]apitoken.Token
 }
 
 // Market is a model's listings with their verdicts, for an election.
