@@ -50,8 +50,9 @@ generate:
 	$(GO) tool templ generate
 	cd internal/gatewayclient && $(GO) generate ./...
 
-## bench: the engine and preview benchmarks, then the API load test (LOAD=10s, CONCURRENCY=32)
-LOAD ?= 10s
+## bench: the engine and preview benchmarks, then the load test: a day of metrics for 500 listings, airside serve in
+##        its own process, each endpoint and page for LOAD (default 5s) at CONCURRENCY (32), as ratios of /healthz
+LOAD ?= 5s
 CONCURRENCY ?= 32
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/election ./internal/preview
