@@ -160,13 +160,26 @@ type SignupView struct {
 
 // AuditRow is a row of the audit log.
 type AuditRow struct {
-	At, Actor, Carrier, Action, Subject, Before, After string
+	At, Actor, Carrier, Action, Subject string
+	// Sentence says what happened; Link is the page of what it is about.
+	Sentence, Link string
+}
+
+// AuditFilters are the audit log's filters as typed.
+type AuditFilters struct {
+	Actor, Action, Carrier, Listing, From, To string
 }
 
 // AuditView is the audit log page.
 type AuditView struct {
 	Page
-	Rows []AuditRow
+	Rows    []AuditRow
+	Filters AuditFilters
+	Actions []string
+	// PageNumber, PrevURL and NextURL page through the log; CSVURL exports
+	// what the filters select.
+	PageNumber               int
+	PrevURL, NextURL, CSVURL string
 }
 
 // ErrorView is an error page.

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/csv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -97,18 +99,97 @@ func (s *Server) externalURL(path string) (string, error) {
 	return path, nil
 }
 
+// auditPageSize is how many events a page of the audit log shows.
+const auditPageSize = 100
+
+// auditFilter reads the audit log's filters from the query: who, what,
+// carrier, listing, period (UTC dates) and page, within the user's scope.
+func auditFilter(c echo.Context, scope []int64) (audit.Filter, templates.AuditFilters, int) {
+	q := c.QueryParams()
+	form := templates.AuditFilters{Actor: strings.TrimSpace(q.Get("who")), Action: q.Get("what"), Carrier: strings.TrimSpace(q.Get("carrier")),
+		Listing: strings.TrimSpace(q.Get("listing")), From: q.Get("from"), To: q.Get("to")}
+	f := audit.Filter{CarrierIDs: scope, Actor: strings.ToLower(form.Actor), Action: form.Action, CarrierSlug: form.Carrier}
+	if id, err := strconv.ParseInt(form.Listing, 10, 64); err == nil && id > 0 {
+		f.SubjectType, f.SubjectID = "listing", id
+	} else {
+		form.Listing = ""
+	}
+	if d, err := time.Parse(time.DateOnly, form.From); err == nil {
+		f.Since = d
+	} else {
+		form.From = ""
+	}
+	if d, err := time.Parse(time.DateOnly, form.To); err == nil {
+		f.Until = d.AddDate(0, 0, 1) // through the end of that day
+	} else {
+		form.To = ""
+	}
+	page, _ := strconv.Atoi(q.Get("page"))
+	page = max(page, 1)
+	f.Offset, f.Limit = (page-1)*auditPageSize, auditPageSize+1 // one more says whether a next page exists
+	return f, form, page
+}
+
 func (s *Server) handleAudit(c echo.Context) error {
-	events, err := s.Reads.FindAuditEvents(c.Request().Context(), audit.Filter{CarrierIDs: workflow.Scope(principal(c))})
+	f, form, page := auditFilter(c, workflow.Scope(principal(c)))
+	events, err := s.Reads.FindAuditEvents(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
-	view := templates.AuditView{Page: s.page(c, "Audit log", "audit")}
+	view := templates.AuditView{Page: s.page(c, "Audit log", "audit"), Filters: form, Actions: audit.Actions(), PageNumber: page}
+	if len(events) > auditPageSize {
+		events = events[:auditPageSize]
+		view.NextURL = auditURL(c, page+1)
+	}
+	if page > 1 {
+		view.PrevURL = auditURL(c, page-1)
+	}
+	view.CSVURL = "/audit.csv?" + withoutPage(c)
 	for _, e := range events {
-		view.Rows = append(view.Rows, templates.AuditRow{At: e.At.UTC().Format(time.DateTime), Actor: orDash(e.ActorEmail),
-			Carrier: orDash(e.CarrierSlug), Action: e.Action, Subject: e.SubjectType + " " + itoa64(e.SubjectID),
-			Before: e.Before, After: e.After})
+		view.Rows = append(view.Rows, templates.AuditRow{At: e.At.UTC().Format("2006-01-02 15:04"), Actor: orDash(e.ActorEmail),
+			Carrier: orDash(e.CarrierSlug), Sentence: audit.Sentence(e), Link: audit.Link(e), Subject: audit.Subject(e), Action: e.Action})
 	}
 	return render(c, http.StatusOK, templates.Audit(view))
+}
+
+// handleAuditCSV exports the filtered audit log (up to 10,000 events) as CSV.
+func (s *Server) handleAuditCSV(c echo.Context) error {
+	f, _, _ := auditFilter(c, workflow.Scope(principal(c)))
+	f.Offset, f.Limit = 0, 10000
+	events, err := s.Reads.FindAuditEvents(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{"at_utc", "who", "carrier", "action", "subject", "what_happened", "before", "after"})
+	for _, e := range events {
+		w.Write([]string{e.At.UTC().Format(time.RFC3339), e.ActorEmail, e.CarrierSlug, e.Action, audit.Subject(e),
+			csvSafe(audit.Sentence(e)), csvSafe(e.Before), csvSafe(e.After)})
+	}
+	w.Flush()
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="airside-audit.csv"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// csvSafe keeps a cell from running as a spreadsheet formula.
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func auditURL(c echo.Context, page int) string {
+	q := c.QueryParams()
+	q.Set("page", strconv.Itoa(page))
+	return "/audit?" + q.Encode()
+}
+
+func withoutPage(c echo.Context) string {
+	q := c.QueryParams()
+	q.Del("page")
+	return q.Encode()
 }
 
 func (s *Server) handleAdminThrottles(c echo.Context) error {

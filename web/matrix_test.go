@@ -287,6 +287,7 @@ func expect() map[string]map[string]int {
 		"GET /review":                     page(303, 403, 403, 200, 200),
 		"GET /inbox":                      page(303, 200, 200, 200, 200),
 		"GET /audit":                      page(303, 200, 200, 200, 200),
+		"GET /audit.csv":                  page(303, 200, 200, 200, 200),
 		"GET /fares/bulk":                 page(303, 200, 200, 403, 403),
 		"POST /fares/bulk":                page(401, 422, 422, 403, 403),
 		"GET /fares/bulk/template.csv":    page(303, 200, 200, 403, 403),

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -211,4 +213,79 @@ func TestErrorPages(t *testing.T) {
 	if !strings.Contains(res.body, "cannot reach its database") {
 		t.Errorf("503 page lacks its message:\n%.400s", res.body)
 	}
+}
+
+// TestAuditLogReadsAndFilters: the audit log reads as sentences with links,
+// filters by who, what, carrier, listing and period, pages, and exports what
+// the filters select as CSV; a carrier exports only its own events.
+func TestAuditLogReadsAndFilters(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ids := listingIDs(t, p.store)
+	filing := submitFiling(t, p, "member@nebula.example", ids["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+
+	admin := p.client()
+	admin.login("admin@airside.example")
+	page := admin.get("/audit?what=filing.approve")
+	wantStatus(t, "filtered audit", page, http.StatusOK)
+	if !strings.Contains(page.body, "reviewer@airside.example approved filing #") || !strings.Contains(page.body, `href="`+filing+`"`) {
+		t.Errorf("the approval is not a sentence with a link:\n%.3000s", page.body)
+	}
+	if strings.Contains(page.body, "submitted filing #") {
+		t.Error("the action filter let other actions through")
+	}
+	if body := admin.get("/audit?who=nobody@example.com").body; !strings.Contains(body, `data-testid="audit-empty"`) {
+		t.Error("filtering by an unknown person still lists events")
+	}
+	tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	if body := admin.get("/audit?from=" + tomorrow).body; !strings.Contains(body, `data-testid="audit-empty"`) {
+		t.Error("a period in the future still lists events")
+	}
+	if body := admin.get(fmt.Sprintf("/audit?what=listing.&listing=%d", ids["orbit"][0])).body; strings.Contains(body, "nebula") {
+		t.Error("the listing filter let another listing's events through")
+	}
+	// Enough events for more than a page.
+	for i := range 40 {
+		wantStatus(t, "comment", rev.post(filing, filing+"/comment", url.Values{"body": {fmt.Sprintf("note %d", i)}}), http.StatusSeeOther)
+	}
+	first := admin.get("/audit")
+	if !strings.Contains(first.body, `data-testid="audit-next"`) {
+		t.Fatal("no next page on a long log")
+	}
+	if second := admin.get("/audit?page=2"); second.status != http.StatusOK || second.body == first.body {
+		t.Error("page 2 is page 1")
+	}
+
+	csvRes := admin.get("/audit.csv?what=filing.")
+	wantStatus(t, "csv", csvRes, http.StatusOK)
+	if !strings.HasPrefix(csvRes.header.Get("Content-Type"), "text/csv") {
+		t.Errorf("content type %q", csvRes.header.Get("Content-Type"))
+	}
+	records, err := csv.NewReader(strings.NewReader(csvRes.body)).ReadAll()
+	if err != nil || len(records) < 3 || records[0][0] != "at_utc" {
+		t.Fatalf("csv %v, %v", records, err)
+	}
+	for _, r := range records[1:] {
+		if !strings.HasPrefix(r[3], "filing.") {
+			t.Errorf("the csv holds %s outside the filter", r[3])
+		}
+	}
+	orbit := p.client()
+	orbit.login("admin@orbit.example")
+	for _, r := range mustCSV(t, orbit.get("/audit.csv").body)[1:] {
+		if r[2] != "orbit" && r[2] != "" {
+			t.Errorf("orbit's export holds %s's event", r[2])
+		}
+	}
+}
+
+func mustCSV(t *testing.T, body string) [][]string {
+	t.Helper()
+	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(records) == 0 {
+		t.Fatalf("csv: %v", err)
+	}
+	return records
 }

@@ -171,6 +171,7 @@ func (s *Server) routes() {
 	member.POST("/fares/bulk", s.handleBulkUpload, s.limitExpensive)
 	member.GET("/fares/bulk/template.csv", s.handleBulkTemplate)
 	member.GET("/audit", s.handleAudit)
+	member.GET("/audit.csv", s.handleAuditCSV)
 
 	admin := member.Group("/admin", requireAdmin)
 	admin.GET("/users", s.handleAdminUsers)

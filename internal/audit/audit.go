@@ -25,5 +25,15 @@ type Filter struct {
 	// SubjectType and SubjectID narrow to one object's events when set.
 	SubjectType string
 	SubjectID   int64
-	Limit       int
+	// Actor narrows to one person's events (their email), Action to one
+	// kind ("filing.approve") or a family ("filing."), CarrierSlug to one
+	// carrier, and Since and Until to a period.
+	Actor       string
+	Action      string
+	CarrierSlug string
+	Since       time.Time
+	Until       time.Time
+	// Limit and Offset page through the newest first.
+	Limit  int
+	Offset int
 }

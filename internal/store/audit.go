@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/audit"
@@ -71,9 +72,29 @@ func (s *Store) FindAuditEvents(ctx context.Context, f audit.Filter) ([]audit.Ev
 	if f.SubjectType != "" {
 		q = q.Where("audit_events.subject_type = ? AND audit_events.subject_id = ?", f.SubjectType, f.SubjectID)
 	}
+	if f.Actor != "" {
+		q = q.Where("users.email = ?", f.Actor)
+	}
+	if f.Action != "" {
+		if strings.HasSuffix(f.Action, ".") {
+			q = q.Where("audit_events.action LIKE ?", f.Action+"%")
+		} else {
+			q = q.Where("audit_events.action = ?", f.Action)
+		}
+	}
+	if f.CarrierSlug != "" {
+		q = q.Where("carriers.slug = ?", f.CarrierSlug)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("audit_events.at >= ?", f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		q = q.Where("audit_events.at < ?", f.Until.UTC())
+	}
 	if f.Limit <= 0 {
 		f.Limit = 200
 	}
+	q = q.Offset(max(f.Offset, 0))
 	var rows []struct {
 		Row         auditRow `gorm:"embedded"`
 		ActorEmail  string

@@ -358,3 +358,46 @@ func TestAuditIsAppendOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditFilters: the audit log's filters and paging on both databases.
+func TestAuditFilters(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		accounts := account.NewService(s)
+		ada, err := accounts.CreateUser(ctx, nil, account.NewUser{Email: "ada@example.com", Password: "a long password", Staff: account.StaffAdmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateCarrier(ctx, &ada.ID, "zephyr", "Zephyr"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if err := s.RecordAudit(ctx, &ada.ID, "token.use", "api_token", int64(i+1), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		count := func(f audit.Filter) int {
+			events, err := s.FindAuditEvents(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(events)
+		}
+		for name, test := range map[string]struct {
+			f    audit.Filter
+			want int
+		}{
+			"a family":           {audit.Filter{Action: "token."}, 5},
+			"one action":         {audit.Filter{Action: "carrier.create"}, 1},
+			"one person":         {audit.Filter{Actor: "ada@example.com"}, 6},
+			"nobody":             {audit.Filter{Actor: "nobody@example.com"}, 0},
+			"one carrier":        {audit.Filter{CarrierSlug: "zephyr"}, 1},
+			"a future period":    {audit.Filter{Since: time.Now().Add(time.Hour)}, 0},
+			"a period until now": {audit.Filter{Action: "token.", Until: time.Now().Add(time.Hour)}, 5},
+			"a page":             {audit.Filter{Action: "token.", Limit: 2, Offset: 4}, 1},
+		} {
+			if got := count(test.f); got != test.want {
+				t.Errorf("%s: %d events, want %d", name, got, test.want)
+			}
+		}
+	})
+}
