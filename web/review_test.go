@@ -170,14 +170,16 @@ func TestStaleFilingIsRefreshed(t *testing.T) {
 	rev.login("reviewer@airside.example")
 	wantStatus(t, "approve the other", rev.post(approved, approved+"/approve", url.Values{}), http.StatusSeeOther)
 
-	wantStatus(t, "submit the stale draft", author.post(draft.location, draft.location+"/submit", url.Values{}), http.StatusSeeOther)
-	page := rev.get(draft.location)
-	if !strings.Contains(page.body, `data-testid="stale"`) {
-		t.Error("the reviewer is not told the filing is stale")
+	// A stale draft is not submitted: a reviewer could not approve it. The
+	// carrier is told to refresh it, and offered the button.
+	stale := author.postRaw(draft.location+"/submit", url.Values{"_csrf": {csrfField.FindStringSubmatch(author.get(draft.location).body)[1]}})
+	wantStatus(t, "submit the stale draft", stale, http.StatusConflict)
+	if !strings.Contains(stale.body, "Refresh it against the new published fare") || !strings.Contains(stale.body, `data-testid="refresh"`) {
+		t.Errorf("the refused submit does not say to refresh or offer it:\n%.2000s", stale.body)
 	}
-	res := rev.post(draft.location, draft.location+"/approve", url.Values{})
-	wantStatus(t, "approve stale", res, http.StatusConflict)
-	wantStatus(t, "send back", rev.post(draft.location, draft.location+"/decline", url.Values{"action": {"request_changes"}, "note": {"Refresh please."}}), http.StatusSeeOther)
+	if page := author.get(draft.location); strings.Contains(page.body, `data-testid="submit"`) || !strings.Contains(page.body, `data-testid="stale"`) {
+		t.Error("a stale draft offers Submit, or does not say it is stale")
+	}
 	carrierPage := author.get(draft.location)
 	if !strings.Contains(carrierPage.body, `data-testid="refresh"`) {
 		t.Fatal("the carrier is not offered a refresh")

@@ -34,6 +34,14 @@ func ErrAlreadyDecided(deciderEmail string, state State) error {
 	return apperr.Errorf(apperr.ECONFLICT, "This filing is %s, not awaiting review.", state.Label())
 }
 
+// ErrStaleDraft refuses to submit a draft whose base fare is no longer the
+// published one: it could not be approved, so it is refreshed first.
+func ErrStaleDraft(filingID int64) error {
+	e := apperr.Errorf(apperr.ECONFLICT, "The published fare changed after this draft was made, so a reviewer could not approve it. Refresh it against the new published fare, check the change summary, then submit.")
+	e.Ref = filingID
+	return e
+}
+
 // ErrChangedSinceOpened refuses a decision made on a page that showed an
 // older version of the filing; Ref links the filing as it is now.
 func ErrChangedSinceOpened(filingID int64) error {

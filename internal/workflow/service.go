@@ -112,8 +112,12 @@ func (s *Service) filingFor(ctx context.Context, p *account.Principal, filingID 
 // Edit replaces an open filing's fare from a typed form, and submits it when
 // asked. lockVersion is the version the form was opened at.
 func (s *Service) Edit(ctx context.Context, p *account.Principal, filingID, lockVersion int64, form fare.Form, submit bool) error {
-	if _, err := s.filingFor(ctx, p, filingID, Save); err != nil {
+	f, err := s.filingFor(ctx, p, filingID, Save)
+	if err != nil {
 		return err
+	}
+	if submit && f.StaleBase() {
+		return ErrStaleDraft(f.ID)
 	}
 	parsed, errs := form.Parse(s.Now())
 	if errs != nil {
@@ -125,8 +129,12 @@ func (s *Service) Edit(ctx context.Context, p *account.Principal, filingID, lock
 
 // Submit sends an open filing to review.
 func (s *Service) Submit(ctx context.Context, p *account.Principal, filingID int64) error {
-	if _, err := s.filingFor(ctx, p, filingID, Submit); err != nil {
+	f, err := s.filingFor(ctx, p, filingID, Submit)
+	if err != nil {
 		return err
+	}
+	if f.StaleBase() { // a reviewer could not approve it: refresh first
+		return ErrStaleDraft(f.ID)
 	}
 	return s.Store.SubmitFiling(ctx, p.User.ID, filingID)
 }

@@ -208,6 +208,9 @@ func TestFilingMoves(t *testing.T) {
 		{"edit an open filing", memberA, filing(1, ChangesRequested, carrierA, 2), editFn, "", "update"},
 		{"a bad edit is refused", memberA, filing(1, Draft, carrierA, 2), badEditFn, apperr.EINVALID, ""},
 		{"refresh a stale draft", memberA, stale(filing(1, Draft, carrierA, 2)), refreshFn, "", "rebase"},
+		{"a stale draft is not submitted", memberA, stale(filing(1, Draft, carrierA, 2)), submitFn, apperr.ECONFLICT, ""},
+		{"nor edited and submitted", memberA, stale(filing(1, Draft, carrierA, 2)), editSubmitFn, apperr.ECONFLICT, ""},
+		{"a stale draft can still be saved", memberA, stale(filing(1, Draft, carrierA, 2)), editFn, "", "update"},
 		{"a fresh draft needs no refresh", memberA, filing(1, Draft, carrierA, 2), refreshFn, apperr.ECONFLICT, ""},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -235,6 +238,9 @@ func withdrawFn(s *Service, p *account.Principal, id int64) error {
 }
 func editFn(s *Service, p *account.Principal, id int64) error {
 	return s.Edit(context.Background(), p, id, 0, goodForm(), false)
+}
+func editSubmitFn(s *Service, p *account.Principal, id int64) error {
+	return s.Edit(context.Background(), p, id, 0, goodForm(), true)
 }
 func badEditFn(s *Service, p *account.Principal, id int64) error {
 	return s.Edit(context.Background(), p, id, 0, fare.Form{Input: "abc"}, false)
