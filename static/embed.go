@@ -4,7 +4,7 @@ package static
 
 import "embed"
 
-// FS holds css/ and js/.
+// FS holds css/, js/ and img/.
 //
-//go:embed css js
+//go:embed css js img
 var FS embed.FS

@@ -45,7 +45,7 @@ var headings = map[int]string{
 	http.StatusForbidden:             "You do not have access to this",
 	http.StatusNotFound:              "Page not found",
 	http.StatusMethodNotAllowed:      "That action is not available here",
-	http.StatusConflict:              "Someone else changed this first",
+	http.StatusConflict:              "That cannot be done right now",
 	http.StatusRequestEntityTooLarge: "That upload is too large",
 	http.StatusUnprocessableEntity:   "Some fields need attention",
 	http.StatusTooManyRequests:       "Slow down",

@@ -257,6 +257,7 @@ func expect() map[string]map[string]int {
 		"GET /healthz":                    all(200),
 		"GET /readyz":                     all(200),
 		"GET /static*":                    all(200),
+		"GET /favicon.ico":                all(301),
 		"GET /login":                      page(200, 303, 303, 303, 303),
 		"POST /login":                     all(401),
 		"POST /logout":                    all(303),

@@ -289,3 +289,30 @@ func mustCSV(t *testing.T, body string) [][]string {
 	}
 	return records
 }
+
+func TestFaviconAndFirstFare(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	fav := c.get("/favicon.ico")
+	wantStatus(t, "favicon", fav, http.StatusMovedPermanently)
+	icon := c.get(fav.location)
+	wantStatus(t, "favicon target", icon, http.StatusOK)
+	if !strings.Contains(icon.body, "<svg") {
+		t.Error("the favicon is not the SVG icon")
+	}
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	listings := admin.get("/listings")
+	opt := regexp.MustCompile(`<option value="(\d+:\d+)">`).FindStringSubmatch(listings.body)
+	if opt == nil {
+		t.Fatal("no model to add")
+	}
+	added := admin.post("/listings", "/listings", url.Values{"model": {opt[1]}})
+	page := admin.get(added.location)
+	if !strings.Contains(page.body, "File the first fare") || strings.Contains(page.body, "File a fare change") {
+		t.Error("a listing without a fare offers a fare change")
+	}
+	if !strings.Contains(page.body, `rel="icon"`) {
+		t.Error("pages do not name their icon")
+	}
+}

@@ -126,6 +126,10 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
 	e.StaticFS("/static", static.FS)
+	// Browsers ask for /favicon.ico whatever the page says: point them at it.
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
+	})
 
 	api := e.Group("/api/v1")
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
