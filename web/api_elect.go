@@ -94,10 +94,10 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if m, ok := snap.Market(model); !ok || len(m.Listings) == 0 {
+	market, ok := snap.Market(model)
+	if !ok || len(market.Listings) == 0 {
 		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
-	market, _ := snap.Market(model)
 	rev := snap.Revision
 	usage, err := usageByCandidate(market.Listings, body)
 	if err != nil {

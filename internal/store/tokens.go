@@ -91,20 +91,11 @@ func (s *Store) FindLiveToken(ctx context.Context, hash string, touchBefore time
 		return nil, notFound(err, "Token")
 	}
 	if row.LastUsedAt == nil || row.LastUsedAt.Before(touchBefore) {
-		// Use is recorded (and audited) at most once per TouchEvery, so busy
-		// gateways do not write on every request.
-		err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-			res := tx.Model(&tokenRow{}).Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", row.ID, touchBefore.UTC()).Update("last_used_at", now)
-			if res.Error != nil || res.RowsAffected == 0 {
-				return res.Error // another request touched it first
-			}
-			row.LastUsedAt = &now
-			return appendAudit(tx, now, auditEvent{ActorID: row.CreatedBy, Action: "token.use", SubjectType: "api_token", SubjectID: row.ID,
-				After: map[string]any{"name": row.Name}})
-		})
-		if err != nil {
+		if err := s.TouchToken(ctx, row.ID, touchBefore); err != nil {
 			return nil, fmt.Errorf("touch token: %w", err)
 		}
+		now := s.Now().UTC()
+		row.LastUsedAt = &now
 	}
 	t := row.toDomain()
 	return &t, nil
