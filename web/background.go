@@ -15,6 +15,9 @@ func (s *Server) startBackground(ctx context.Context) {
 		every = 30 * time.Second
 	}
 	go s.runScheduler(ctx, every)
+	if s.Preflight != nil {
+		go s.Preflight.Run(ctx)
+	}
 	go s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
 }
 

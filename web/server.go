@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,10 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/netguard"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/routing"
+	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
@@ -44,6 +48,11 @@ type Server struct {
 	Filings  *workflow.Service
 	Tokens   *apitoken.Service
 	Metrics  *catalogue.Ingest
+	// Endpoints registers carriers' deployments and queues preflights;
+	// Preflight is the worker that runs them (started with the background
+	// work).
+	Endpoints *workflow.Endpoints
+	Preflight *preflight.Worker
 	// Publications wakes long polls when any process publishes a revision.
 	Publications Publications
 	// Routing is the routing catalogue in memory: the catalogue, elect and
@@ -80,7 +89,18 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	if st != nil { // nil only in tests of the HTTP server alone
 		st.OnPublished(keeper.Invalidate)
 	}
+	box, err := secret.New(mustKey())
+	if err != nil {
+		panic(err) // a fresh random key always makes a box
+	}
+	guard := netguard.New(false)
+	endpoints := &workflow.Endpoints{Store: st, Secrets: box, Outbound: guard}
+	worker := &preflight.Worker{Store: st, OpenKey: endpoints.OpenKey, Name: workerName(), Log: log,
+		Runner: &preflight.Runner{HTTP: guard.Client(2 * time.Minute), Now: now}}
+	endpoints.Queued = worker.Wake
 	s := &Server{
+		Endpoints:    endpoints,
+		Preflight:    worker,
 		Routing:      keeper,
 		Reads:        st,
 		Accounts:     &account.Service{Store: st, Now: now},
@@ -101,6 +121,36 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	s.echo = e
 	s.routes()
 	return s
+}
+
+// SetPreflight configures how endpoints are checked, probed and their keys
+// sealed: box seals keys, allowPrivate lets probes reach private addresses
+// (the demo and tests), requireReady makes a listing's first fare wait for
+// a passing preflight.
+func (s *Server) SetPreflight(box *secret.Box, allowPrivate, requireReady bool) {
+	guard := netguard.New(allowPrivate)
+	s.Endpoints.Secrets, s.Endpoints.Outbound = box, guard
+	s.Preflight.Runner.HTTP = guard.Client(2 * time.Minute)
+	s.Filings.ReadyForService = nil
+	if requireReady {
+		s.Filings.ReadyForService = s.Endpoints.ReadyForService
+	}
+}
+
+// mustKey is a random key for a server nobody configured (tests): keys it
+// seals do not outlive the process.
+func mustKey() []byte {
+	k, err := secret.ParseKey(secret.NewKey())
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// workerName names this process in preflight claims.
+func workerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
 // Handler is the portal as an http.Handler (for tests and servers).

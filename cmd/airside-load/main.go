@@ -39,6 +39,7 @@ import (
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
 )
 
@@ -398,7 +399,7 @@ func seedAndServe(ctx context.Context, cfg config) (base, token string, models [
 	addr := ln.Addr().String()
 	ln.Close()
 	serve := exec.Command(binary, "serve", "--addr", addr, "--database", dbURL)
-	serve.Env = append(os.Environ(), "AIRSIDE_BASE_URL=http://"+addr, "AIRSIDE_LOG_LEVEL=error")
+	serve.Env = append(os.Environ(), "AIRSIDE_BASE_URL=http://"+addr, "AIRSIDE_LOG_LEVEL=error", "AIRSIDE_SECRET_KEY="+secret.NewKey())
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
 		cleanup()

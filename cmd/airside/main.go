@@ -38,6 +38,11 @@ Usage:
   airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
   airside elect < input.json > result.json                 run one election (see docs/election.md)
   airside simulate-traffic [--minutes 60] [--database URL]  feed simulated gateway metrics for every listing in service
+  airside fake-carrier [--addr 127.0.0.1:9001] [--models m1,m2] [--capabilities tools,json_output,...] [--ttft 300ms]
+                       [--tokens-per-second 80] [--error-rate 0.01] [--cache] [--dialect openai|deepseek] [--key K]
+                                                           an OpenAI-compatible server to probe (see README)
+  airside rotate-secret-key [--database URL]               re-seal every endpoint key with AIRSIDE_SECRET_KEY,
+                                                           reading old ones with AIRSIDE_SECRET_KEY_OLD
 
 Environment (flags win):
   AIRSIDE_ADDR          listen address (default :8080)
@@ -46,6 +51,12 @@ Environment (flags win):
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
   AIRSIDE_SCHEDULE_EVERY  how often serve publishes filings that reached their effective date (default 30s)
+  AIRSIDE_SECRET_KEY    32 random bytes in base64 that seal carriers' API keys (openssl rand -base64 32);
+                        required by serve, except with --demo, which keeps one in data/secret.key
+  AIRSIDE_SECRET_KEY_OLD  comma-separated older keys, still read while a rotation re-seals
+  AIRSIDE_PREFLIGHT_ALLOW_PRIVATE  true lets probes reach loopback and private addresses (demo and tests only)
+  AIRSIDE_REQUIRE_PREFLIGHT  false lets a listing go into service without a passing preflight (default true)
+  AIRSIDE_PROBE_FRESHNESS  how long a passed probe earns its flag (default 168h)
 `
 
 func main() {
@@ -94,6 +105,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdElect(stdin, stdout, stderr)
 	case "simulate-traffic":
 		return cmdSimulateTraffic(ctx, args[1:], stdout, stderr)
+	case "fake-carrier":
+		return cmdFakeCarrier(ctx, args[1:], stderr)
+	case "rotate-secret-key":
+		return cmdRotateSecretKey(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -150,11 +165,23 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	box, err := secretBox(*withDemo)
+	if err != nil {
+		return err
+	}
 	if *withDemo {
 		if err := seedDemo(ctx, st, stdout); err != nil {
 			return err
 		}
+		demo.StartCarriers(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+		if n, err := demo.SeedEndpoints(ctx, st, box); err != nil {
+			return err
+		} else if n > 0 {
+			fmt.Fprintf(stdout, "Registered %d demo endpoints; preflight runs in the background.\n", n)
+		}
 	}
+	freshness := envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour)
+	st.ProbeFreshness = freshness
 	if *simulate {
 		go demo.RunTraffic(ctx, st, func(err error) { log.Warn("traffic simulation", "err", err) })
 	}
@@ -171,6 +198,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		srv.TrustProxies(nets)
 	}
 	srv.ScheduleEvery = *scheduleEvery
+	srv.SetPreflight(box, *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
+		os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false")
+	srv.Preflight.Freshness = freshness
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
 }

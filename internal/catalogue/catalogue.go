@@ -61,6 +61,8 @@ type Listing struct {
 	// Published is the fare in force, nil for a listing never approved.
 	Published *fare.Fare
 	Health    Health
+	// Endpoint is the published deployment, nil before one is approved.
+	Endpoint *Endpoint
 	// Revision is the catalogue revision at which the listing last changed.
 	Revision  int64
 	CreatedAt time.Time

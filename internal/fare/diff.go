@@ -18,6 +18,7 @@ const (
 	KindCaps         Kind = "caps"
 	KindCapabilities Kind = "capabilities"
 	KindPause        Kind = "pause"
+	KindEndpoint     Kind = "endpoint" // the deployment: base URL, upstream model, key
 )
 
 // Change is one changed field, old -> new.

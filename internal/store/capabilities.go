@@ -21,19 +21,40 @@ type capabilityCheckRow struct {
 
 func (capabilityCheckRow) TableName() string { return "capability_checks" }
 
-// FindCapabilityChecks maps a listing's capability names to their
-// verification state ("verified" or "failed"); a flag not in the map has not
-// been verified yet.
+// FindCapabilityChecks maps a listing's capability names to their verdict
+// ("verified" or "failed"): a reviewer's override, else the latest fresh
+// probe of the published endpoint; a flag not in the map has no verdict.
 func (s *Store) FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error) {
+	all, err := s.FindCapabilityChecksFor(ctx, []int64{listingID})
+	if err != nil {
+		return nil, err
+	}
+	if all[listingID] == nil {
+		return map[string]string{}, nil
+	}
+	return all[listingID], nil
+}
+
+// FindCapabilityOverrides maps a listing's capability names to a reviewer's
+// override of the probes' verdict, with its note.
+func (s *Store) FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error) {
 	var rows []capabilityCheckRow
 	if err := s.read(ctx).Where("listing_id = ?", listingID).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("find capability checks of listing %d: %w", listingID, err)
+		return nil, fmt.Errorf("find capability overrides of listing %d: %w", listingID, err)
 	}
-	out := map[string]string{}
+	out := map[string]workflow.Override{}
 	for _, r := range rows {
-		out[r.Capability] = r.State
+		out[r.Capability] = workflow.Override{State: r.State, Note: r.Note, At: r.UpdatedAt}
 	}
 	return out, nil
+}
+
+// probeFreshness is how long a passed probe earns its flag.
+func (s *Store) probeFreshness() time.Duration {
+	if s.ProbeFreshness > 0 {
+		return s.ProbeFreshness
+	}
+	return 7 * 24 * time.Hour
 }
 
 // SetCapabilityCheck records a reviewer's verification of a declared
@@ -68,21 +89,16 @@ func (s *Store) SetCapabilityCheck(ctx context.Context, reviewerID, listingID in
 	})
 }
 
-// FindCapabilityChecksFor maps listing ids to their capability states.
+// FindCapabilityChecksFor maps listing ids to their capability verdicts.
 func (s *Store) FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error) {
-	out := map[int64]map[string]string{}
-	if len(listingIDs) == 0 {
-		return out, nil
-	}
-	var rows []capabilityCheckRow
-	if err := s.read(ctx).Where("listing_id IN ?", listingIDs).Find(&rows).Error; err != nil {
+	var out map[int64]map[string]string
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		out, err = verdictsAt(tx, listingIDs, s.Now().UTC(), s.probeFreshness(), 0)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("find capability checks: %w", err)
-	}
-	for _, r := range rows {
-		if out[r.ListingID] == nil {
-			out[r.ListingID] = map[string]string{}
-		}
-		out[r.ListingID][r.Capability] = r.State
 	}
 	return out, nil
 }

@@ -68,11 +68,13 @@ func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Fil
 		AuthorEmail   string
 		DeciderEmail  string
 		CurrentFareID *int64
+		// CurrentEndpointID is the listing's published endpoint now.
+		CurrentEndpointID *int64
 	}
 	q := tx.Table("filings").Select(`filings.*, listings.carrier_id, carriers.slug AS carrier_slug, carriers.name AS carrier_name,
 		models.id AS model_id, models.slug AS model_slug, models.name AS model_name, models.context_tokens,
 		authors.email AS author_email, COALESCE(deciders.email, '') AS decider_email,
-		listings.published_fare_id AS current_fare_id`).
+		listings.published_fare_id AS current_fare_id, listings.endpoint_id AS current_endpoint_id`).
 		Joins("JOIN listings ON listings.id = filings.listing_id").
 		Joins("JOIN carriers ON carriers.id = listings.carrier_id").
 		Joins("JOIN models ON models.id = listings.model_id").
@@ -124,6 +126,24 @@ func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Fil
 	if err != nil {
 		return nil, err
 	}
+	var endpointIDs []int64
+	for _, r := range rows {
+		for _, id := range []*int64{r.Row.EndpointID, r.CurrentEndpointID} {
+			if id != nil {
+				endpointIDs = append(endpointIDs, *id)
+			}
+		}
+	}
+	endpoints := map[int64]*endpointRow{}
+	if len(endpointIDs) > 0 {
+		var eps []endpointRow
+		if err := tx.Where("id IN ?", endpointIDs).Find(&eps).Error; err != nil {
+			return nil, err
+		}
+		for i := range eps {
+			endpoints[eps[i].ID] = &eps[i]
+		}
+	}
 	out := make([]workflow.Filing, len(rows))
 	for i, r := range rows {
 		fr := r.Row
@@ -141,6 +161,12 @@ func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Fil
 		}
 		if fr.BaseFareID != nil {
 			out[i].Base = fares[*fr.BaseFareID]
+		}
+		if fr.EndpointID != nil && endpoints[*fr.EndpointID] != nil {
+			out[i].Endpoint = endpoints[*fr.EndpointID].domain()
+			if r.CurrentEndpointID != nil && *r.CurrentEndpointID != *fr.EndpointID && endpoints[*r.CurrentEndpointID] != nil {
+				out[i].BaseEndpoint = endpoints[*r.CurrentEndpointID].domain()
+			}
 		}
 	}
 	return out, nil

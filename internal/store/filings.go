@@ -25,6 +25,7 @@ type filingRow struct {
 	FareID        *int64
 	BaseFareID    *int64
 	TargetStatus  string
+	EndpointID    *int64
 	Justification string
 	EffectiveAt   *time.Time
 	AuthorID      int64

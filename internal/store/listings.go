@@ -18,6 +18,7 @@ type listingRow struct {
 	Status          string
 	PriorityBP      int64 `gorm:"column:priority_bp"`
 	PublishedFareID *int64
+	EndpointID      *int64
 	Revision        int64
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
@@ -140,13 +141,20 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 		LatencyMs     *float64
 		ThroughputTPS *float64 `gorm:"column:throughput_tps"`
 		CacheHitRate  *float64
+		EndpointURL   *string
+		EndpointModel *string
+		EndpointHint  *string
+		EndpointAt    *time.Time
 	}
 	q := tx.Table("listings").Select(`listings.*, carriers.slug AS carrier_slug, carriers.name AS carrier_name,
 		models.slug AS model_slug, models.name AS model_name, models.context_tokens,
-		listing_health.uptime_pct, listing_health.latency_ms, listing_health.throughput_tps, listing_health.cache_hit_rate`).
+		listing_health.uptime_pct, listing_health.latency_ms, listing_health.throughput_tps, listing_health.cache_hit_rate,
+		endpoints.base_url AS endpoint_url, endpoints.upstream_model AS endpoint_model, endpoints.key_hint AS endpoint_hint,
+		endpoints.created_at AS endpoint_at`).
 		Joins("JOIN carriers ON carriers.id = listings.carrier_id").
 		Joins("JOIN models ON models.id = listings.model_id").
 		Joins("LEFT JOIN listing_health ON listing_health.listing_id = listings.id").
+		Joins("LEFT JOIN endpoints ON endpoints.id = listings.endpoint_id").
 		Order("models.name, carriers.name")
 	if f.CarrierIDs != nil {
 		q = q.Where("listings.carrier_id IN ?", append(f.CarrierIDs, -1))
@@ -189,6 +197,10 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 		}
 		if r.Row.PublishedFareID != nil {
 			out[i].Published = fares[*r.Row.PublishedFareID]
+		}
+		if r.Row.EndpointID != nil && r.EndpointURL != nil {
+			out[i].Endpoint = &catalogue.Endpoint{ID: *r.Row.EndpointID, ListingID: r.Row.ID, BaseURL: *r.EndpointURL,
+				UpstreamModel: valueOf(r.EndpointModel), KeyHint: valueOf(r.EndpointHint), CreatedAt: valueOf(r.EndpointAt)}
 		}
 	}
 	// Live health from the gateway's buckets replaces the stored snapshot

@@ -17,13 +17,16 @@ import (
 // the status, the revision and the audit row commit together or not at all.
 func publishFiling(tx *gorm.DB, now time.Time, f *filingRow, l *listingRow, actorID *int64) error {
 	updates := map[string]any{"updated_at": now}
-	before := map[string]any{"fareId": l.PublishedFareID, "status": l.Status}
-	if f.FareID != nil {
+	before := map[string]any{"fareId": l.PublishedFareID, "status": l.Status, "endpointId": l.EndpointID}
+	switch {
+	case f.EndpointID != nil:
+		updates["endpoint_id"] = *f.EndpointID
+	case f.FareID != nil:
 		updates["published_fare_id"] = *f.FareID
 		if l.Status == string(catalogue.StatusDraft) {
 			updates["status"] = string(catalogue.StatusInService)
 		}
-	} else {
+	default:
 		updates["status"] = f.TargetStatus
 	}
 	res := tx.Model(&listingRow{}).Where("id = ?", l.ID).Updates(updates)

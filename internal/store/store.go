@@ -70,6 +70,9 @@ type Store struct {
 	suspectUntil *atomic.Int64
 	// Now stamps every change; one timestamp per transaction.
 	Now func() time.Time
+	// ProbeFreshness is how long a passed preflight probe earns its
+	// capability flag (default 7 days).
+	ProbeFreshness time.Duration
 }
 
 // ParseURL splits a database URL into its dialect and the driver's DSN:

@@ -129,6 +129,15 @@ func NoticeCapability(capability string, listingID int64, state string) string {
 	return fmt.Sprintf("Capability %s of listing %d was marked %s.", capability, listingID, state)
 }
 
+// NoticePreflight tells the carrier how a preflight run went.
+func NoticePreflight(listingID int64, passed, failed int, cachedPriceWithoutHits bool) string {
+	msg := fmt.Sprintf("Preflight of listing #%d finished: %d probes passed, %d failed.", listingID, passed, failed)
+	if cachedPriceWithoutHits {
+		msg += " Your fare files a cached-input price, but the endpoint reported no cache hit: enable prefix caching or that price wins no cached traffic."
+	}
+	return msg
+}
+
 // NoticeDelisted tells the carrier the gateway delisted a listing.
 func NoticeDelisted(listingID int64, reason string) string {
 	return fmt.Sprintf("Listing %d was delisted by the gateway: %s", listingID, reason)

@@ -36,3 +36,22 @@ type Notification struct {
 	At       time.Time
 	Read     bool
 }
+
+// Override is a reviewer's verdict on a capability flag, which stands over
+// the preflight probes' until changed.
+type Override struct {
+	State string
+	Note  string
+	At    time.Time
+}
+
+// NewEndpoint is an endpoint registration as the store records it: the key
+// already sealed (empty: keep the key of the endpoint registered last).
+type NewEndpoint struct {
+	ListingID     int64
+	BaseURL       string
+	UpstreamModel string
+	KeySealed     string
+	KeyHint       string
+	Justification string
+}

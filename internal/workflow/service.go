@@ -65,6 +65,10 @@ type Store interface {
 type Service struct {
 	Store Store
 	Now   func() time.Time
+	// ReadyForService, when set, is asked before approving a filing that
+	// puts a listing into service (its first fare, or a resume): the
+	// endpoint must have passed preflight (Endpoints.ReadyForService).
+	ReadyForService func(ctx context.Context, l *catalogue.Listing) error
 }
 
 // ListingToFile finds a listing p may file for: another carrier's is not
@@ -306,6 +310,11 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 	if action == Approve && f.StaleBase() {
 		return "", ErrStaleBase()
 	}
+	if action == Approve && s.ReadyForService != nil {
+		if err := s.checkReady(ctx, f); err != nil {
+			return "", err
+		}
+	}
 	note = strings.TrimSpace(note)
 	if (action == Reject || action == RequestChanges) && note == "" {
 		return "", apperr.Invalid(map[string]string{"note": "Give the carrier a reason."})
@@ -314,6 +323,20 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 		return "", apperr.Invalid(map[string]string{"note": msg})
 	}
 	return s.Store.DecideFiling(ctx, p.User.ID, filingID, action, note, seenVersion)
+}
+
+// checkReady refuses to approve a filing that would put a listing into
+// service while its endpoint has not passed preflight.
+func (s *Service) checkReady(ctx context.Context, f *Filing) error {
+	l, err := s.Store.FindListingHeader(ctx, f.ListingID, nil)
+	if err != nil {
+		return err
+	}
+	intoService := f.Fare != nil && l.Status == catalogue.StatusDraft || f.TargetStatus == catalogue.StatusInService
+	if !intoService {
+		return nil
+	}
+	return s.ReadyForService(ctx, l)
 }
 
 // Comment adds a message to a filing's thread, from its carrier or a reviewer.

@@ -127,6 +127,10 @@ type Filing struct {
 	// CurrentFareID is the listing's published fare now.
 	CurrentFareID *int64
 	TargetStatus  catalogue.ListingStatus // for a pause or resume
+	// Endpoint is the deployment an endpoint filing registers, and
+	// BaseEndpoint the one published now (nil for the first).
+	Endpoint      *catalogue.Endpoint
+	BaseEndpoint  *catalogue.Endpoint
 	Justification string
 	EffectiveAt   *time.Time
 	AuthorID      int64
@@ -151,8 +155,28 @@ func (f *Filing) StaleBase() bool {
 // IsPause reports whether the filing pauses or resumes the listing.
 func (f *Filing) IsPause() bool { return slices.Contains(f.Kinds, fare.KindPause) }
 
+// IsEndpoint reports whether the filing registers an endpoint.
+func (f *Filing) IsEndpoint() bool { return slices.Contains(f.Kinds, fare.KindEndpoint) }
+
 // Changes is the filing's change summary against its base.
 func (f *Filing) Changes() []fare.Change {
+	if f.IsEndpoint() && f.Endpoint != nil {
+		old := f.BaseEndpoint
+		if old == nil {
+			old = &catalogue.Endpoint{}
+		}
+		var out []fare.Change
+		for _, c := range []struct{ field, label, a, b string }{
+			{"base_url", "Endpoint URL", old.BaseURL, f.Endpoint.BaseURL},
+			{"upstream_model", "Upstream model", old.UpstreamModel, f.Endpoint.UpstreamModel},
+			{"api_key", "API key", old.KeyHint, f.Endpoint.KeyHint},
+		} {
+			if c.a != c.b {
+				out = append(out, fare.Change{Field: c.field, Label: c.label, Kind: fare.KindEndpoint, Old: c.a, New: c.b})
+			}
+		}
+		return out
+	}
 	if f.IsPause() {
 		return []fare.Change{{Field: "status", Label: "Status", Kind: fare.KindPause, Old: "", New: f.TargetStatus.Label()}}
 	}

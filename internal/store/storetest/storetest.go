@@ -43,7 +43,14 @@ func ForEach(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 // removed when the test ends.
 func Open(t testing.TB, d store.Dialect) *store.Store {
 	t.Helper()
-	url := URL(t, d)
+	return OpenURL(t, URL(t, d))
+}
+
+// OpenURL returns a migrated store on the database at url (a second store
+// on one database is a second serve process), closed when the test ends.
+func OpenURL(t testing.TB, url string) *store.Store {
+	t.Helper()
+	d, _, _ := store.ParseURL(url)
 	s, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatalf("open %s: %v", d, err)
