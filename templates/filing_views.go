@@ -8,6 +8,8 @@ type CapabilityOption struct {
 	Label        string
 	Checked      bool
 	Verification string // "verified", "failed" or "not verified yet"
+	// Why says why preflight failed the flag and how to fix it.
+	Why string
 }
 
 // DayOption is one weekday checkbox.
@@ -83,6 +85,9 @@ type HistoryRow struct {
 // FilingView is one filing's page.
 type FilingView struct {
 	Page
+	// Preflight is the probes of the endpoint the filing concerns: the one
+	// it registers, or the listing's published one.
+	Preflight *PreflightView
 	// Version is the filing's lock version the decision forms carry, so a
 	// decision made on a page opened before a change is refused.
 	Version       int64

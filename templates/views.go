@@ -93,6 +93,10 @@ type ListingView struct {
 	CanVerify bool
 	Verify    []VerifyRow
 	Traffic   TrafficView
+	// ShowEndpoint shows the endpoint and its preflight.
+	ShowEndpoint bool
+	Endpoint     EndpointView
+	Preflight    PreflightView
 	// Priority is the routing priority set by gateway staff; CanAdminister
 	// shows the admin's priority and delist forms.
 	Priority      string
@@ -103,6 +107,9 @@ type ListingView struct {
 // VerifyRow is one declared capability and its verification.
 type VerifyRow struct {
 	Capability, Label, State string
+	// Probe is the probe's verdict and evidence; Override the reviewer's
+	// verdict and note, when there is one.
+	Probe, Override string
 }
 
 // UserRow is a row of the admin's user list.

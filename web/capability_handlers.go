@@ -11,6 +11,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -44,7 +45,8 @@ func (s *Server) handleVerifyCapability(c echo.Context) error {
 
 // verifyRows lists the capabilities declared in a listing's published fare or
 // its filing in flight, with their verification state.
-func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[string]string) []templates.VerifyRow {
+func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[string]string, overrides map[string]workflow.Override,
+	probes map[string]preflight.Result) []templates.VerifyRow {
 	seen := map[string]bool{}
 	var rows []templates.VerifyRow
 	for _, f := range []*fare.Fare{l.Published, filingFare(inFlight)} {
@@ -61,7 +63,19 @@ func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[stri
 			if state == "" {
 				state = "not verified yet"
 			}
-			rows = append(rows, templates.VerifyRow{Capability: name, Label: strings.ReplaceAll(name, "_", " "), State: state})
+			row := templates.VerifyRow{Capability: name, Label: strings.ReplaceAll(name, "_", " "), State: state, Probe: "not probed yet"}
+			if probe, ok := preflight.ForCapability(name); ok {
+				if r, ok := probes[probe.Name]; ok {
+					row.Probe = string(r.State) + ", " + ago(r.At, l.CreatedAt) + ": " + firstOf(r.Error, r.Excerpt)
+				}
+			}
+			if o, ok := overrides[name]; ok {
+				row.Override = o.State
+				if o.Note != "" {
+					row.Override += " (" + o.Note + ")"
+				}
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows

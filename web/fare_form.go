@@ -12,6 +12,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -83,6 +84,10 @@ func (s *Server) fareFormView(c echo.Context, l *catalogue.Listing, form fare.Fo
 	if err != nil {
 		return templates.FareFormView{}, err
 	}
+	_, _, probes, err := s.Endpoints.Preflight(c.Request().Context(), l.ID)
+	if err != nil {
+		return templates.FareFormView{}, err
+	}
 	v := templates.FareFormView{
 		Page:    s.page(c, "File a fare · "+l.Model.Name, "listings"),
 		Listing: listingHeader(l), Form: form, Errors: errs, Effective: effectiveOf(form),
@@ -94,8 +99,12 @@ func (s *Server) fareFormView(c echo.Context, l *catalogue.Listing, form fare.Fo
 		if state == "" {
 			state = "not verified yet"
 		}
-		v.Capabilities = append(v.Capabilities, templates.CapabilityOption{Name: name, Label: strings.ReplaceAll(name, "_", " "),
-			Checked: contains(form.Capabilities, name), Verification: state})
+		opt := templates.CapabilityOption{Name: name, Label: strings.ReplaceAll(name, "_", " "),
+			Checked: contains(form.Capabilities, name), Verification: state}
+		if probe, ok := preflight.ForCapability(name); ok && probes[probe.Name].State == preflight.Failed {
+			opt.Why = probes[probe.Name].Error + " How to fix: " + probe.Fix
+		}
+		v.Capabilities = append(v.Capabilities, opt)
 	}
 	for i, d := range weekdays {
 		value := strconv.Itoa(i)

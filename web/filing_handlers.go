@@ -192,6 +192,18 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 		return templates.FilingView{}, err
 	}
 	v := filingPageView(s.page(c, fmt.Sprintf("Filing #%d", f.ID), "listings"), p, f, l, events)
+	ep := l.Endpoint
+	if f.IsEndpoint() {
+		ep = f.Endpoint
+	}
+	if ep != nil {
+		run, latest, err := s.Reads.FindPreflightRuns(ctx, l.ID, ep.ID)
+		if err != nil {
+			return templates.FilingView{}, err
+		}
+		pv := preflightView(v.CSRF, l, ep, run, latest, false, s.Now())
+		v.Preflight = &pv
+	}
 	if err := s.addReviewPanels(c, f, &v); err != nil {
 		return templates.FilingView{}, err
 	}

@@ -49,6 +49,12 @@ func (s *Server) handleListing(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.renderListing(c, id, http.StatusOK, nil)
+}
+
+// renderListing renders a listing's page; edit adjusts the view (a form
+// shown again with what was typed and what is wrong with it).
+func (s *Server) renderListing(c echo.Context, id int64, status int, edit func(v *templates.ListingView)) error {
 	// Another carrier's listing is not found, exactly like a missing one.
 	ctx, p := c.Request().Context(), principal(c)
 	l, err := s.Reads.FindListing(ctx, id, workflow.Scope(p))
@@ -59,19 +65,35 @@ func (s *Server) handleListing(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := listingPageView(s.page(c, l.Model.Name, "listings"), p, l, filings)
+	page := s.page(c, l.Model.Name, "listings")
+	v := listingPageView(page, p, l, filings)
 	if v.Traffic, err = s.trafficChart(c, l.ID); err != nil {
 		return err
 	}
+	ep, run, latest, err := s.Endpoints.Preflight(ctx, l.ID)
+	if err != nil {
+		return err
+	}
+	can := workflow.ListingActionsFor(p, l, v.InFlight != nil)
+	v.ShowEndpoint = true
+	v.Endpoint = endpointView(page.CSRF, l, inFlightOf(filings), can.Endpoint)
+	v.Preflight = preflightView(page.CSRF, l, ep, run, latest, can.Preflight, s.Now())
 	if v.CanVerify {
 		checks, err := s.Reads.FindCapabilityChecks(ctx, l.ID)
 		if err != nil {
 			return err
 		}
-		v.Verify = verifyRows(l, inFlightOf(filings), checks)
+		overrides, err := s.Reads.FindCapabilityOverrides(ctx, l.ID)
+		if err != nil {
+			return err
+		}
+		v.Verify = verifyRows(l, inFlightOf(filings), checks, overrides, latest)
 		v.CanVerify = len(v.Verify) > 0
 	}
-	return render(c, http.StatusOK, templates.Listing(v))
+	if edit != nil {
+		edit(&v)
+	}
+	return render(c, status, templates.Listing(v))
 }
 
 func (s *Server) handleAddListing(c echo.Context) error {

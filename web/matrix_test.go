@@ -38,9 +38,10 @@ const (
 	tokCat   = "token:" + apitoken.ScopeCatalogueRead
 	tokMet   = "token:" + apitoken.ScopeMetricsWrite
 	tokElect = "token:" + apitoken.ScopeElect
+	tokCreds = "token:" + apitoken.ScopeCredentialsRead
 )
 
-var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect}
+var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect, tokCreds}
 
 // Secrets planted in carrier B's (Orbit's) private data: none may reach a
 // page or body served to carrier A's users.
@@ -157,6 +158,8 @@ func (fx fixture) request(method, path, role string) *http.Request {
 	switch {
 	case strings.HasPrefix(path, "/listings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.listingA), 1)
+	case strings.HasPrefix(path, "/api/v1/listings/:listingId"):
+		path = strings.Replace(path, ":listingId", fmt.Sprint(fx.listingA), 1)
 	case strings.HasPrefix(path, "/filings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.filingA), 1)
 	case strings.HasPrefix(path, "/admin/tokens/:id"):
@@ -209,6 +212,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
 	case strings.HasSuffix(path, "/approve"):
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
+	case strings.HasSuffix(path, "/endpoint"):
+		form = url.Values{"base_url": {"https://api.nebula.example/v1"}, "upstream_model": {"kimi-k2.5"}, "api_key": {"sk-matrix-0123456789"}}
 	case strings.HasSuffix(path, "/priority"):
 		form.Set("priority", "0.5")
 	case strings.HasSuffix(path, "/delist"):
@@ -274,6 +279,9 @@ func expect() map[string]map[string]int {
 		"POST /listings/:id/pause":        {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
 		"POST /listings/:id/resume":       {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
 		"POST /listings/:id/capabilities": page(401, 403, 403, 303, 303),
+		"POST /listings/:id/endpoint":     {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 404, admin: 404},
+		"GET /listings/:id/preflight":     page(303, 200, 404, 200, 200),
+		"POST /listings/:id/preflight":    page(401, 303, 404, 303, 303),
 		"POST /listings/:id/priority":     page(401, 403, 403, 403, 303),
 		"POST /listings/:id/delist":       page(401, 403, 403, 403, 303),
 		"GET /filings/:id":                page(303, 200, 404, 200, 200),
@@ -304,6 +312,9 @@ func expect() map[string]map[string]int {
 		"GET /api/v1/catalogue/changes":   api(apitoken.ScopeCatalogueRead, 200),
 		"POST /api/v1/elect":              api(apitoken.ScopeElect, 200),
 		"POST /api/v1/metrics":            api(apitoken.ScopeMetricsWrite, 202),
+		// The matrix listing has no endpoint: the scope admits, the listing
+		// has nothing to hand out (TestCredentials covers the 200).
+		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),
 	}
 	// A token on a page is no login: tokens get what the anonymous get.
 	for route, m := range e {

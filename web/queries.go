@@ -7,6 +7,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/workflow"
 )
 
@@ -24,6 +25,8 @@ type Reads interface {
 	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
 	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
 	FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error)
+	FindPreflightRuns(ctx context.Context, listingID, endpointID int64) (*preflight.Run, map[string]preflight.Result, error)
+	FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error)
 	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
 	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error)
 	FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error)

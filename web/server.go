@@ -186,6 +186,7 @@ func (s *Server) routes() {
 	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
+	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
 	api.RouteNotFound("/*", s.handleAPINotFound)
 
 	pages := e.Group("", csrf, s.loadPrincipal)
@@ -206,6 +207,9 @@ func (s *Server) routes() {
 	member.GET("/listings/:id/preview", s.handlePreviewPage, s.limitExpensive)
 	member.POST("/listings/:id/preview", s.handlePreview, s.limitExpensive)
 	member.POST("/listings/:id/pause", s.handlePause)
+	member.POST("/listings/:id/endpoint", s.handleRegisterEndpoint)
+	member.GET("/listings/:id/preflight", s.handlePreflightPanel)
+	member.POST("/listings/:id/preflight", s.handleRunPreflight)
 	member.POST("/listings/:id/resume", s.handleResume)
 	member.GET("/filings/:id", s.handleFilingPage)
 	member.GET("/filings/:id/edit", s.handleFilingEditForm, s.limitExpensive)

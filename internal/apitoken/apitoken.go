@@ -19,10 +19,13 @@ const (
 	ScopeCatalogueRead = "catalogue:read"
 	ScopeMetricsWrite  = "metrics:write"
 	ScopeElect         = "elect"
+	// ScopeCredentialsRead reads carriers' endpoint keys; no other scope
+	// implies it, and every read is audited.
+	ScopeCredentialsRead = "credentials:read"
 )
 
 // Scopes lists every scope.
-var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect}
+var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead}
 
 // Prefix starts every token, so a leaked one is recognisable.
 const Prefix = "airside_"

@@ -303,13 +303,19 @@ type Health struct {
 
 // Listing defines model for Listing.
 type Listing struct {
-	// Capabilities declared and verified only
+	// Capabilities declared in the fare and verified: the flag's preflight probe passed against the published endpoint in the last 7 days (configurable), or a reviewer's override says verified
 	Capabilities []Capability `json:"capabilities"`
 	Carrier      string       `json:"carrier"`
 	CarrierName  string       `json:"carrierName"`
-	Fare         Fare         `json:"fare"`
-	Id           string       `json:"id"`
-	ListingId    int64        `json:"listingId"`
+
+	// Endpoint where the gateway sends the listing's requests (null before an endpoint is approved); the key is served only by /listings/{listingId}/credentials
+	Endpoint *struct {
+		BaseUrl       string `json:"baseUrl"`
+		UpstreamModel string `json:"upstreamModel"`
+	} `json:"endpoint"`
+	Fare      Fare   `json:"fare"`
+	Id        string `json:"id"`
+	ListingId int64  `json:"listingId"`
 
 	// Metrics uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown.
 	Metrics  Health  `json:"metrics"`
@@ -494,6 +500,13 @@ type ClientInterface interface {
 	// Corresponds with POST /elect (the `Elect` operationId).
 	Elect(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCredentials The published endpoint of a listing with its API key, for the gateway to call it
+	//
+	// Only tokens with the credentials:read scope, which no other scope implies. Every read is written to the audit log (token, listing, key hint). The key is never part of the catalogue. Answers Cache-Control: no-store.
+	//
+	// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
+	GetCredentials(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostMetricsWithBody Report per-minute traffic buckets per listing
 	//
 	// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
@@ -575,6 +588,23 @@ func (c *Client) ElectWithBody(ctx context.Context, contentType string, body io.
 // Corresponds with POST /elect (the `Elect` operationId).
 func (c *Client) Elect(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewElectRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCredentials The published endpoint of a listing with its API key, for the gateway to call it
+//
+// Only tokens with the credentials:read scope, which no other scope implies. Every read is written to the audit log (token, listing, key hint). The key is never part of the catalogue. Answers Cache-Control: no-store.
+//
+// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
+func (c *Client) GetCredentials(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCredentialsRequest(c.Server, listingId)
 	if err != nil {
 		return nil, err
 	}
@@ -806,6 +836,40 @@ func NewElectRequestWithBody(server string, contentType string, body io.Reader) 
 	return req, nil
 }
 
+// NewGetCredentialsRequest constructs an http.Request for the GetCredentials method
+func NewGetCredentialsRequest(server string, listingId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/listings/%s/credentials", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostMetricsRequest calls the generic PostMetrics builder with application/json body
 func NewPostMetricsRequest(server string, body PostMetricsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -925,6 +989,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /elect (the `Elect` operationId).
 	ElectWithResponse(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectResponse, error)
+
+	// GetCredentialsWithResponse The published endpoint of a listing with its API key, for the gateway to call it
+	//
+	// Only tokens with the credentials:read scope, which no other scope implies. Every read is written to the audit log (token, listing, key hint). The key is never part of the catalogue. Answers Cache-Control: no-store.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
+	GetCredentialsWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*GetCredentialsResponse, error)
 
 	// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing
 	//
@@ -1237,6 +1310,106 @@ func (r ElectResponse) ContentType() string {
 	return ""
 }
 
+type GetCredentialsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		ApiKey        string `json:"apiKey"`
+		BaseUrl       string `json:"baseUrl"`
+		ListingId     int64  `json:"listingId"`
+		UpstreamModel string `json:"upstreamModel"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCredentialsResponse) GetJSON200() *struct {
+	ApiKey        string `json:"apiKey"`
+	BaseUrl       string `json:"baseUrl"`
+	ListingId     int64  `json:"listingId"`
+	UpstreamModel string `json:"upstreamModel"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCredentialsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCredentialsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCredentialsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetCredentialsResponse) GetJSON405() *Error {
+	return r.JSON405
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCredentialsResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCredentialsResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCredentialsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCredentialsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCredentialsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCredentialsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCredentialsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostMetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1410,6 +1583,21 @@ func (c *ClientWithResponses) ElectWithResponse(ctx context.Context, body ElectJ
 		return nil, err
 	}
 	return ParseElectResponse(rsp)
+}
+
+// GetCredentialsWithResponse The published endpoint of a listing with its API key, for the gateway to call it
+//
+// Only tokens with the credentials:read scope, which no other scope implies. Every read is written to the audit log (token, listing, key hint). The key is never part of the catalogue. Answers Cache-Control: no-store.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
+func (c *ClientWithResponses) GetCredentialsWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*GetCredentialsResponse, error) {
+	rsp, err := c.GetCredentials(ctx, listingId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCredentialsResponse(rsp)
 }
 
 // PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing
@@ -1705,6 +1893,86 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 			headers.XAirsideRevision = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCredentialsResponse parses an HTTP response from a GetCredentialsWithResponse call
+func ParseGetCredentialsResponse(rsp *http.Response) (*GetCredentialsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCredentialsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			ApiKey        string `json:"apiKey"`
+			BaseUrl       string `json:"baseUrl"`
+			ListingId     int64  `json:"listingId"`
+			UpstreamModel string `json:"upstreamModel"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	return response, nil

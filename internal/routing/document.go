@@ -25,9 +25,17 @@ type CatalogueListing struct {
 	Status       string           `json:"status"`
 	Priority     float64          `json:"priority"`
 	Revision     int64            `json:"revision"`
-	Capabilities []string         `json:"capabilities"`
-	Fare         CatalogueFare    `json:"fare"`
+	Capabilities []string           `json:"capabilities"`
+	Endpoint     *CatalogueEndpoint `json:"endpoint"`
+	Fare         CatalogueFare      `json:"fare"`
 	Metrics      CatalogueMetrics `json:"metrics"`
+}
+
+// CatalogueEndpoint is where the gateway sends a listing's requests; its
+// key is served apart, to tokens with the credentials scope.
+type CatalogueEndpoint struct {
+	BaseURL       string `json:"baseUrl"`
+	UpstreamModel string `json:"upstreamModel"`
 }
 
 // CatalogueFare is a published fare with exact decimals as strings.
@@ -113,6 +121,9 @@ func ListingDocument(l *catalogue.Listing, verified map[string]string) Catalogue
 			CacheReadInputPrice: priceText(f.CacheRead), CacheWritePrice: priceText(f.CacheWrite),
 			Discount: rateText(f.Discount), LandingFee: rateText(f.LandingFee), MaxRpm: f.MaxRPM, MaxRpd: f.MaxRPD,
 			CapScope: string(f.CapScope), Tiers: []CatalogueTier{}},
+	}
+	if e := l.Endpoint; e != nil {
+		out.Endpoint = &CatalogueEndpoint{BaseURL: e.BaseURL, UpstreamModel: e.UpstreamModel}
 	}
 	for _, flag := range f.Capabilities {
 		if verified[flag.String()] == workflow.CapabilityVerified {

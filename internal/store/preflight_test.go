@@ -211,4 +211,3 @@ func TestDailyPreflightsQueueOncePerListing(t *testing.T) {
 		}
 	})
 }
-

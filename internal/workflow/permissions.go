@@ -93,6 +93,9 @@ type ListingActions struct {
 	Resume     bool
 	Verify     bool // judge capability flags
 	Administer bool // set priority, delist
+	// Endpoint files a new endpoint; Preflight runs the probes on demand.
+	Endpoint  bool
+	Preflight bool
 }
 
 // ListingActionsFor decides what p may do on listing l now; inFlight says
@@ -105,6 +108,8 @@ func ListingActionsFor(p *account.Principal, l *catalogue.Listing, inFlight bool
 		Resume:     manage && l.Status == catalogue.StatusPaused,
 		Verify:     authorizeVerify(p, l) == nil && l.Status != catalogue.StatusDelisted,
 		Administer: authorizeAdminister(p, l) == nil && l.Status != catalogue.StatusDelisted,
+		Endpoint:   manage && l.Status != catalogue.StatusDelisted,
+		Preflight:  (CanFileFor(p, l.CarrierID) || p.IsReviewer()) && l.Status != catalogue.StatusDelisted,
 	}
 }
 
