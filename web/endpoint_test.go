@@ -43,7 +43,7 @@ func preflightPortal(t *testing.T) (*testPortal, *bytes.Buffer, string) {
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 	fake := httptest.NewServer(fakecarrier.New(fakecarrier.Config{Models: []string{"kimi-k2.5"}, APIKey: carrierKey,
-		Capabilities: []string{"tools", "json_output"}, Cache: true}))
+		Capabilities: []string{"tools", "json_output", "vision"}, Cache: true}))
 	t.Cleanup(fake.Close)
 	return &testPortal{t: t, srv: srv, store: st, server: server}, &logs, fake.URL + "/v1"
 }
@@ -100,7 +100,7 @@ func TestEndpointRegistrationPreflightAndCredentials(t *testing.T) {
 		t.Fatalf("drain: %d runs, %v", n, err)
 	}
 	panel := carrier.get(page + "/preflight").body
-	for probe, state := range map[string]string{"reachable": "passed", "chat": "passed", "tools": "passed", "vision": "failed", "cached_input": "passed"} {
+	for probe, state := range map[string]string{"reachable": "passed", "chat": "passed", "tools": "passed", "json_schema": "failed", "cached_input": "passed"} {
 		if !strings.Contains(panel, fmt.Sprintf(`data-testid="probe-%s" data-state="%s"`, probe, state)) {
 			t.Errorf("probe %s is not %s in the panel", probe, state)
 		}

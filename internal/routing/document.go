@@ -17,18 +17,18 @@ import (
 // CatalogueListing is one published listing as the gateway reads it; field
 // names follow the election contract so a gateway can elect on them as is.
 type CatalogueListing struct {
-	ID           string           `json:"id"`
-	ListingID    int64            `json:"listingId"`
-	Carrier      string           `json:"carrier"`
-	CarrierName  string           `json:"carrierName"`
-	Model        string           `json:"model"`
-	Status       string           `json:"status"`
-	Priority     float64          `json:"priority"`
-	Revision     int64            `json:"revision"`
+	ID           string             `json:"id"`
+	ListingID    int64              `json:"listingId"`
+	Carrier      string             `json:"carrier"`
+	CarrierName  string             `json:"carrierName"`
+	Model        string             `json:"model"`
+	Status       string             `json:"status"`
+	Priority     float64            `json:"priority"`
+	Revision     int64              `json:"revision"`
 	Capabilities []string           `json:"capabilities"`
 	Endpoint     *CatalogueEndpoint `json:"endpoint"`
 	Fare         CatalogueFare      `json:"fare"`
-	Metrics      CatalogueMetrics `json:"metrics"`
+	Metrics      CatalogueMetrics   `json:"metrics"`
 }
 
 // CatalogueEndpoint is where the gateway sends a listing's requests; its

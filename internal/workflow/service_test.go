@@ -502,14 +502,14 @@ func TestActionsFor(t *testing.T) {
 		inFlight bool
 		want     ListingActions
 	}{
-		{"admin of the carrier, in service", adminA, inService, false, ListingActions{File: true, Pause: true}},
-		{"admin of the carrier, paused", adminA, paused, false, ListingActions{File: true, Resume: true}},
-		{"a filing in flight blocks pause", adminA, inService, true, ListingActions{File: true}},
-		{"member files only", memberA, inService, false, ListingActions{File: true}},
+		{"admin of the carrier, in service", adminA, inService, false, ListingActions{File: true, Pause: true, Endpoint: true, Preflight: true}},
+		{"admin of the carrier, paused", adminA, paused, false, ListingActions{File: true, Resume: true, Endpoint: true, Preflight: true}},
+		{"a filing in flight blocks pause and a new endpoint", adminA, inService, true, ListingActions{File: true, Preflight: true}},
+		{"member files and runs preflight only", memberA, inService, false, ListingActions{File: true, Preflight: true}},
 		{"delisted takes nothing", adminA, delisted, false, ListingActions{}},
-		{"reviewer verifies", reviewer, inService, false, ListingActions{Verify: true}},
-		{"gateway admin verifies and administers", admin, inService, false, ListingActions{Verify: true, Administer: true}},
-		{"gateway admin of the carrier files but does not judge", adminInA, inService, false, ListingActions{File: true}},
+		{"reviewer verifies and runs preflight", reviewer, inService, false, ListingActions{Verify: true, Preflight: true}},
+		{"gateway admin verifies and administers", admin, inService, false, ListingActions{Verify: true, Administer: true, Preflight: true}},
+		{"gateway admin of the carrier files but does not judge", adminInA, inService, false, ListingActions{File: true, Preflight: true}},
 	} {
 		if got := ListingActionsFor(test.p, test.l, test.inFlight); got != test.want {
 			t.Errorf("%s: %+v, want %+v", test.name, got, test.want)
