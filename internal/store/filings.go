@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,6 +128,9 @@ func createFiling(tx *gorm.DB, now time.Time, actorID int64, nf workflow.NewFili
 		if err := notifyReviewers(tx, now, row.ID, actorID, "New filing "+filingLabel(tx, &row)+" awaits review."); err != nil {
 			return 0, err
 		}
+		if err := probeOnSubmit(tx, now, row.ID, actorID); err != nil {
+			return 0, err
+		}
 	}
 	return row.ID, appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
 		SubjectType: "filing", SubjectID: row.ID,
@@ -210,6 +214,9 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
 				return err
 			}
+			if err := probeOnSubmit(tx, now, f.ID, actorID); err != nil {
+				return err
+			}
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
 			SubjectType: "filing", SubjectID: f.ID,
@@ -282,6 +289,9 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
 				return err
 			}
+			if err := probeOnSubmit(tx, now, f.ID, actorID); err != nil {
+				return err
+			}
 		case next == workflow.Withdrawn && (f.State == string(workflow.Submitted) || f.State == string(workflow.Scheduled)):
 			if err := notifyReviewers(tx, now, f.ID, actorID, workflow.NoticeWithdrawn(filingLabel(tx, &f))); err != nil {
 				return err
@@ -294,3 +304,43 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 
 // fareKinds is the kinds of change from base to proposed.
 func fareKinds(base, proposed *fare.Fare) []fare.Kind { return fare.KindsOf(fare.Diff(base, proposed)) }
+
+// probeOnSubmit queues a preflight of the listing's latest endpoint when a
+// submitted filing adds a capability or a cached price: the reviewer should
+// judge it with fresh evidence. A listing with a run already open keeps it.
+func probeOnSubmit(tx *gorm.DB, now time.Time, filingID, actorID int64) error {
+	var f filingRow
+	if err := tx.First(&f, filingID).Error; err != nil {
+		return err
+	}
+	if f.FareID == nil {
+		return nil
+	}
+	proposed, err := publishedFare(tx, f.FareID)
+	if err != nil || proposed == nil {
+		return err
+	}
+	base, err := publishedFare(tx, f.BaseFareID)
+	if err != nil {
+		return err
+	}
+	addsCached := proposed.CachedInput != nil && (base == nil || base.CachedInput == nil)
+	addsFlag := false
+	for _, c := range proposed.Capabilities {
+		if base == nil || !slices.Contains(base.Capabilities, c) {
+			addsFlag = true
+		}
+	}
+	if !addsCached && !addsFlag {
+		return nil
+	}
+	var ep endpointRow
+	if err := tx.Where("listing_id = ?", f.ListingID).Order("id DESC").Limit(1).Find(&ep).Error; err != nil {
+		return err
+	}
+	if ep.ID == 0 {
+		return nil
+	}
+	_, err = queueRun(tx, now, f.ListingID, ep.ID, "filing", &actorID, now)
+	return err
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -208,6 +209,40 @@ func TestDailyPreflightsQueueOncePerListing(t *testing.T) {
 		}
 		if n, _ := s.QueueDailyPreflights(ctx, 24*time.Hour, noJitter); n != 0 {
 			t.Errorf("queued twice: %d", n)
+		}
+	})
+}
+
+func TestFilingThatAddsAFlagOrACachedPriceQueuesPreflight(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		// Without an endpoint there is nothing to probe, and nothing is queued.
+		id := submitted(t, s, fx, "0.45", nil)
+		if job, _ := s.ClaimPreflight(ctx, "test", 2, time.Hour); job != nil {
+			t.Fatalf("a run was queued for a listing without an endpoint: %+v", job)
+		}
+		if err := s.WithdrawFiling(ctx, fx.authorID, id); err != nil {
+			t.Fatal(err)
+		}
+		registerApproved(t, s, fx, "https://api.nebula.example/v1")
+		runProbes(t, s, nil)
+		// A price change alone queues nothing.
+		id = submitted(t, s, fx, "0.45", nil)
+		if job, _ := s.ClaimPreflight(ctx, "test", 2, time.Hour); job != nil {
+			t.Errorf("a price change queued a run")
+		}
+		if err := s.WithdrawFiling(ctx, fx.authorID, id); err != nil {
+			t.Fatal(err)
+		}
+		// A new flag does.
+		f := proposed(t, "0.45")
+		f.Capabilities = []election.Capability{election.CapVision}
+		if _, err := s.CreateFiling(ctx, fx.authorID, workflow.NewFiling{ListingID: fx.listingID, Fare: f, Submit: true}); err != nil {
+			t.Fatal(err)
+		}
+		job, err := s.ClaimPreflight(ctx, "test", 2, time.Hour)
+		if err != nil || job == nil {
+			t.Fatalf("a filing adding vision queued no run: %v", err)
 		}
 	})
 }
