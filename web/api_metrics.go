@@ -23,6 +23,7 @@ type bucketBody struct {
 	DurationMs        int64     `json:"durationMs"`
 	InputTokens       int64     `json:"inputTokens"`
 	CachedInputTokens int64     `json:"cachedInputTokens"`
+	Capped            int64     `json:"capped"`
 }
 
 // handleAPIMetrics stores a batch of per-minute buckets: all or nothing,
@@ -43,7 +44,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 		}
 		posted[i] = catalogue.PostedBucket{Listing: b.Listing, ListingID: b.ListingID, Bucket: catalogue.Bucket{
 			Minute: b.Minute, Requests: *b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum,
-			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}}
+			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped}}
 	}
 	if len(missing) > 0 {
 		return apperr.Invalid(missing)

@@ -154,9 +154,9 @@ func buildFixture(t *testing.T) fixture {
 
 // request builds the request of a route for a role.
 func (fx fixture) request(method, path, role string) *http.Request {
-	r := strings.NewReplacer(":token", "no-such-invite")
+	r := strings.NewReplacer(":token", "no-such-invite", ":month", time.Now().UTC().Format("2006-01"))
 	switch {
-	case strings.HasPrefix(path, "/listings/:id"):
+	case strings.HasPrefix(path, "/listings/:id"), strings.HasPrefix(path, "/traffic/listings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.listingA), 1)
 	case strings.HasPrefix(path, "/api/v1/listings/:listingId"):
 		path = strings.Replace(path, ":listingId", fmt.Sprint(fx.listingA), 1)
@@ -294,6 +294,10 @@ func expect() map[string]map[string]int {
 		"POST /filings/:id/approve":       page(401, 403, 403, 303, 303),
 		"POST /filings/:id/decline":       page(401, 403, 403, 303, 303),
 		"GET /review":                     page(303, 403, 403, 200, 200),
+		"GET /traffic":                    page(303, 200, 200, 200, 200),
+		"GET /traffic/listings/:id":       page(303, 200, 404, 200, 200),
+		"GET /traffic/statements/:month":  page(303, 200, 200, 200, 200),
+		"GET /operations":                 page(303, 403, 403, 200, 200),
 		"GET /inbox":                      page(303, 200, 200, 200, 200),
 		"GET /audit":                      page(303, 200, 200, 200, 200),
 		"GET /audit.csv":                  page(303, 200, 200, 200, 200),

@@ -7,6 +7,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/workflow"
 )
@@ -36,6 +37,9 @@ type Reads interface {
 	CountAwaitingReview(ctx context.Context) (int, error)
 	CatalogueRevision(ctx context.Context) (int64, error)
 	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
+	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
+	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
+	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
 }
 
 // Publications announces catalogue revisions published by any process.

@@ -229,6 +229,10 @@ func (s *Server) routes() {
 	member.POST("/fares/bulk", s.handleBulkUpload, s.limitExpensive)
 	member.GET("/fares/bulk/template.csv", s.handleBulkTemplate)
 	member.GET("/audit", s.handleAudit)
+	member.GET("/traffic", s.handleTraffic)
+	member.GET("/traffic/listings/:id", s.handleListingTraffic)
+	member.GET("/traffic/statements/:month", s.handleStatement)
+	member.GET("/operations", s.handleOperations, requireReviewer)
 	member.GET("/audit.csv", s.handleAuditCSV)
 
 	admin := member.Group("/admin", requireAdmin)

@@ -17,6 +17,9 @@ type Bucket struct {
 	DurationMs        int64 // summed over successful requests
 	InputTokens       int64
 	CachedInputTokens int64
+	// Capped counts requests the gateway skipped because the listing was at
+	// its rate cap (not in Requests: they were not served).
+	Capped int64
 }
 
 // Bounds of a bucket beyond its counters: what a minute may be, and what one
@@ -42,6 +45,7 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 	}{
 		{"requests", b.Requests}, {"errors", b.Errors}, {"clientErrors", b.ClientErrors}, {"ttftMsSum", b.TTFTMsSum},
 		{"outputTokens", b.OutputTokens}, {"durationMs", b.DurationMs}, {"inputTokens", b.InputTokens}, {"cachedInputTokens", b.CachedInputTokens},
+		{"capped", b.Capped},
 	} {
 		if f.v < 0 || f.v > MaxBucketValue {
 			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
@@ -196,4 +200,5 @@ type HourlyPoint struct {
 	Requests, Errors, ClientErrors      int64
 	TTFTMsSum, OutputTokens, DurationMs int64
 	InputTokens, CachedInputTokens      int64
+	Capped                              int64
 }

@@ -27,7 +27,10 @@ func TrafficFor(rng *rand.Rand, l *catalogue.Listing, base catalogue.Health, min
 	if base.ThroughputTPS != nil {
 		tps = *base.ThroughputTPS
 	}
-	requests := int64(40 + rng.IntN(120))
+	requests := int64(float64(40+rng.IntN(120)) * Busyness(l.ID, minute))
+	if outage(l, minute) {
+		uptime = 70
+	}
 	failRate := math.Max(0, (100-uptime)/100*(0.5+rng.Float64()))
 	errs := int64(math.Round(float64(requests) * failRate))
 	clientErrs := int64(rng.IntN(3))
@@ -39,7 +42,13 @@ func TrafficFor(rng *rand.Rand, l *catalogue.Listing, base catalogue.Health, min
 	output := ok * outPer
 	inputPer := int64(2000 + rng.IntN(18000))
 	input := requests * inputPer
-	return catalogue.Bucket{
+	var capped int64
+	if f := l.Published; f != nil && f.MaxRPM != nil && requests > *f.MaxRPM {
+		capped, requests = requests-*f.MaxRPM, *f.MaxRPM
+		ok = max(requests-errs-clientErrs, 0)
+		output, input = ok*outPer, requests*inputPer
+	}
+	return catalogue.Bucket{Capped: capped,
 		ListingID: l.ID, Minute: minute, Requests: requests, Errors: errs, ClientErrors: clientErrs,
 		TTFTMsSum:    int64(float64(ok) * ttft * (0.85 + 0.3*rng.Float64())),
 		OutputTokens: output,
@@ -99,4 +108,66 @@ func RunTraffic(ctx context.Context, st *store.Store, onError func(error)) {
 			}
 		}
 	}
+}
+
+// Busyness is how busy a listing is at a time: a daily cycle (quiet at
+// night UTC, busiest mid-afternoon), quieter weekends, and a popularity of
+// its own (some listings win far more of their model than others).
+func Busyness(listingID int64, t time.Time) float64 {
+	hour := float64(t.UTC().Hour()) + float64(t.UTC().Minute())/60
+	daily := 0.55 + 0.45*math.Sin((hour-9)/24*2*math.Pi)
+	weekly := 1.0
+	if d := t.UTC().Weekday(); d == time.Saturday || d == time.Sunday {
+		weekly = 0.6
+	}
+	popularity := 0.5 + float64((listingID*7919)%11)*0.75
+	return daily * weekly * popularity
+}
+
+// outage is a planted daily incident: the Vantage listings fail 30 % of
+// requests from 03:00 to 04:00 UTC, so the demo has incidents to show.
+func outage(l *catalogue.Listing, t time.Time) bool {
+	return l.CarrierSlug == "vantage" && t.UTC().Hour() == 3
+}
+
+// SeedHistory writes hourly traffic for every listing in service over the
+// days before the last 25 hours (which the minute simulator covers), and
+// dates the seeded fares back to its start, so the demo's traffic pages,
+// earnings and statements have months to show. It runs once, with the seed.
+func SeedHistory(ctx context.Context, st *store.Store, days int) error {
+	listings, err := st.FindListingSnapshots(ctx)
+	if err != nil {
+		return fmt.Errorf("seed traffic history: %w", err)
+	}
+	now := st.Now().UTC().Truncate(time.Hour)
+	start := now.Add(-time.Duration(days) * 24 * time.Hour)
+	if err := st.BackdateSeedFares(ctx, start); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(2026, 12))
+	rows := map[int64][]catalogue.HourlyPoint{}
+	for i := range listings {
+		l := &listings[i]
+		if l.Status != catalogue.StatusInService {
+			continue
+		}
+		for h := start; h.Before(now.Add(-25 * time.Hour)); h = h.Add(time.Hour) {
+			var hp catalogue.HourlyPoint
+			hp.Hour = h
+			for m := 0; m < 60; m += 10 { // six sampled minutes, scaled to the hour
+				b := TrafficFor(rng, l, l.Health, h.Add(time.Duration(m)*time.Minute))
+				hp.Requests += 10 * b.Requests
+				hp.Errors += 10 * b.Errors
+				hp.ClientErrors += 10 * b.ClientErrors
+				hp.TTFTMsSum += 10 * b.TTFTMsSum
+				hp.OutputTokens += 10 * b.OutputTokens
+				hp.DurationMs += 10 * b.DurationMs
+				hp.InputTokens += 10 * b.InputTokens
+				hp.CachedInputTokens += 10 * b.CachedInputTokens
+				hp.Capped += 10 * b.Capped
+			}
+			rows[l.ID] = append(rows[l.ID], hp)
+		}
+	}
+	return st.SeedHourly(ctx, rows)
 }

@@ -145,6 +145,9 @@ type Bucket struct {
 	// CachedInputTokens at most inputTokens
 	CachedInputTokens *int64 `json:"cachedInputTokens,omitempty"`
 
+	// Capped requests skipped because the listing was at its rate cap (not served, so not in requests); what the carrier's traffic page turns into "raising the cap would have served about N more"
+	Capped *int64 `json:"capped,omitempty"`
+
 	// ClientErrors the caller's fault; not counted against uptime
 	ClientErrors *int64 `json:"clientErrors,omitempty"`
 

@@ -197,6 +197,9 @@ func (s *Store) PublishSeedFare(ctx context.Context, f *fare.Fare) (int64, error
 			Updates(map[string]any{"published_fare_id": fareID, "status": string(catalogue.StatusInService), "updated_at": now}).Error; err != nil {
 			return err
 		}
+		if err := recordFareHistory(tx, l.ID, fareID, now); err != nil {
+			return err
+		}
 		rev, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("seed listing %d", l.ID))
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ type Counts struct {
 	DurationMs        int64
 	InputTokens       int64
 	CachedInputTokens int64
+	Capped            int64
 }
 
 // add adds c's figures to these.
@@ -38,6 +39,7 @@ func (t *Counts) add(c Counts) {
 	t.DurationMs += c.DurationMs
 	t.InputTokens += c.InputTokens
 	t.CachedInputTokens += c.CachedInputTokens
+	t.Capped += c.Capped
 }
 
 type bucketRow struct {
@@ -59,7 +61,7 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		for i, b := range buckets {
 			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Counts: Counts{Requests: b.Requests, Errors: b.Errors,
 				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
-				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens}}
+				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped}}
 			ids[b.ListingID] = true
 			minutes = append(minutes, rows[i].Minute)
 		}
@@ -238,7 +240,7 @@ func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int6
 	return res.RowsAffected, res.Error
 }
 
-const bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens"
+const bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped"
 
 // insertNewBuckets inserts rows and returns those it inserted: a concurrent
 // identical retry that inserted first is no conflict, and its minute must
@@ -254,9 +256,9 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow) ([]bucketRow, error) {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, r.ListingID, r.Minute.UTC(), r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
-			r.DurationMs, r.InputTokens, r.CachedInputTokens)
+			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
 	}
 	q.WriteString(" ON CONFLICT (listing_id, minute) DO NOTHING RETURNING " + bucketColumns)
 	var inserted []bucketRow
@@ -309,7 +311,7 @@ func addToHourly(tx *gorm.DB, rows []bucketRow) error {
 		out[i] = *sums[k]
 	}
 	add := map[string]any{}
-	for _, col := range []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens"} {
+	for _, col := range []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"} {
 		add[col] = gorm.Expr("metric_hourly." + col + " + excluded." + col)
 	}
 	return tx.Clauses(clause.OnConflict{
@@ -354,7 +356,7 @@ func (s *Store) HourlySeries(ctx context.Context, listingID int64, since, until 
 	for i, r := range rows {
 		out[i] = catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
 			TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
-			CachedInputTokens: r.CachedInputTokens}
+			CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
 	}
 	return out, nil
 }

@@ -33,6 +33,11 @@ func publishFiling(tx *gorm.DB, now time.Time, f *filingRow, l *listingRow, acto
 	if res.Error != nil {
 		return fmt.Errorf("publish filing %d: %w", f.ID, res.Error)
 	}
+	if f.EndpointID == nil && f.FareID != nil {
+		if err := recordFareHistory(tx, l.ID, *f.FareID, now); err != nil {
+			return fmt.Errorf("publish filing %d: %w", f.ID, err)
+		}
+	}
 	if err := tx.Model(&filingRow{}).Where("id = ?", f.ID).Updates(map[string]any{"state": string(workflow.Published), "published_at": now}).Error; err != nil {
 		return fmt.Errorf("publish filing %d: %w", f.ID, err)
 	}

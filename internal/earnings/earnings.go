@@ -1,0 +1,182 @@
+// Package earnings turns the traffic a listing served into money, exactly:
+// per hour, the tokens times the prices of the fare published at that hour
+// (peak or off-peak as filed), then the discount the developer got, the
+// landing fee the gateway kept and what the carrier keeps. Sums are exact
+// rationals (math/big) rounded once, to the micro-dollar, at the end of a
+// period, so a statement is the same however often it is computed.
+package earnings
+
+import (
+	"math/big"
+	"sort"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+)
+
+// FareSpan is a fare in force from From until the next span.
+type FareSpan struct {
+	From time.Time
+	Fare *fare.Fare
+}
+
+// FareAt returns the fare in force at t (the last span starting at or
+// before t), or nil before the first.
+func FareAt(history []FareSpan, t time.Time) *fare.Fare {
+	i := sort.Search(len(history), func(i int) bool { return history[i].From.After(t) })
+	if i == 0 {
+		return nil
+	}
+	return history[i-1].Fare
+}
+
+// Prices are the three per-million prices that bill an hour.
+type Prices struct {
+	Input, Output, CachedInput money.Micros
+}
+
+// PricesAt resolves a fare's prices at t: the peak or off-peak block where
+// the fare files one (the engine's own rule, election.BlockAt), over the
+// base prices. The cached share is billed at the cached price, or at the
+// input price when none is filed. Context tiers are not applied: an hour's
+// rollup does not say how long each prompt was, so every hour bills at the
+// base tier (said on the statement).
+func PricesAt(f *fare.Fare, t time.Time) Prices {
+	p := Prices{Input: f.Input, Output: f.Output, CachedInput: f.Input}
+	if f.CachedInput != nil {
+		p.CachedInput = *f.CachedInput
+	}
+	if f.TimeBased == nil {
+		return p
+	}
+	ef := f.ForElection()
+	var block fare.Prices
+	switch election.BlockAt(&ef, t) {
+	case election.BlockPeak:
+		block = f.TimeBased.Peak
+	case election.BlockOffPeak:
+		block = f.TimeBased.OffPeak
+	default:
+		return p
+	}
+	if block.Input != nil {
+		p.Input = *block.Input
+		if f.CachedInput == nil {
+			p.CachedInput = p.Input
+		}
+	}
+	if block.Output != nil {
+		p.Output = *block.Output
+	}
+	if block.CachedInput != nil {
+		p.CachedInput = *block.CachedInput
+	}
+	return p
+}
+
+// Money is what a period earned, in micro-USD: filed is tokens x filed
+// prices; the developer paid filed - discount; the gateway's landing fee is
+// taken from that; the carrier keeps the rest.
+type Money struct {
+	Filed, Discount, LandingFee, Kept money.Micros
+}
+
+// Traffic is what a period served.
+type Traffic struct {
+	Requests, Errors, ClientErrors, Capped       int64
+	InputTokens, CachedInputTokens, OutputTokens int64
+}
+
+// Sum accumulates hours exactly.
+type Sum struct {
+	Traffic
+	// Unpriced counts requests in hours with no fare in force (before the
+	// first publication): served, but not billed here.
+	Unpriced int64
+	// filed is in micro-USD x 1e6 (tokens x micro-USD per million tokens);
+	// paid adds a factor of 1e4 (basis points), kept another 1e4.
+	filed, paid, kept big.Int
+}
+
+var (
+	perMillion = big.NewInt(1_000_000)
+	unit       = big.NewInt(fare.Unit)
+)
+
+// Add adds one hour served under fare f (nil: no fare in force).
+func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
+	s.Requests += h.Requests
+	s.Errors += h.Errors
+	s.ClientErrors += h.ClientErrors
+	s.Capped += h.Capped
+	s.InputTokens += h.InputTokens
+	s.CachedInputTokens += h.CachedInputTokens
+	s.OutputTokens += h.OutputTokens
+	if f == nil {
+		s.Unpriced += h.Requests
+		return
+	}
+	p := PricesAt(f, h.Hour)
+	uncached := max(h.InputTokens-h.CachedInputTokens, 0)
+	var filed, term big.Int
+	filed.Mul(big.NewInt(uncached), big.NewInt(int64(p.Input)))
+	filed.Add(&filed, term.Mul(big.NewInt(h.CachedInputTokens), big.NewInt(int64(p.CachedInput))))
+	filed.Add(&filed, term.Mul(big.NewInt(h.OutputTokens), big.NewInt(int64(p.Output))))
+	s.filed.Add(&s.filed, &filed)
+	var paid big.Int
+	paid.Mul(&filed, big.NewInt(fare.Unit-int64(f.Discount)))
+	s.paid.Add(&s.paid, &paid)
+	var kept big.Int
+	kept.Mul(&paid, big.NewInt(fare.Unit-int64(f.LandingFee)))
+	s.kept.Add(&s.kept, &kept)
+}
+
+// Merge adds another sum.
+func (s *Sum) Merge(o *Sum) {
+	s.Requests += o.Requests
+	s.Errors += o.Errors
+	s.ClientErrors += o.ClientErrors
+	s.Capped += o.Capped
+	s.InputTokens += o.InputTokens
+	s.CachedInputTokens += o.CachedInputTokens
+	s.OutputTokens += o.OutputTokens
+	s.Unpriced += o.Unpriced
+	s.filed.Add(&s.filed, &o.filed)
+	s.paid.Add(&s.paid, &o.paid)
+	s.kept.Add(&s.kept, &o.kept)
+}
+
+// roundDiv is n / d rounded half away from zero (n, d >= 0 here).
+func roundDiv(n, d *big.Int) money.Micros {
+	var q, r big.Int
+	q.QuoRem(n, d, &r)
+	r.Mul(&r, big.NewInt(2))
+	if r.Cmp(d) >= 0 {
+		q.Add(&q, big.NewInt(1))
+	}
+	return money.Micros(q.Int64())
+}
+
+// Money rounds the exact sums once: each figure to the micro-dollar, the
+// discount and landing fee as differences so the lines add up.
+func (s *Sum) Money() Money {
+	var d1, d2 big.Int
+	filed := roundDiv(&s.filed, perMillion)
+	paid := roundDiv(&s.paid, d1.Mul(perMillion, unit))
+	kept := roundDiv(&s.kept, d2.Mul(d1.Mul(perMillion, unit), unit))
+	return Money{Filed: filed, Discount: filed - paid, LandingFee: paid - kept, Kept: kept}
+}
+
+// Uptime is the share of served requests that did not fail for the
+// listing's reasons (client errors do not count against it), or -1 when
+// there were none.
+func (t Traffic) Uptime() float64 {
+	n := t.Requests - t.ClientErrors
+	if n <= 0 {
+		return -1
+	}
+	return float64(n-t.Errors) / float64(n)
+}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
+)
+
+type fareHistoryRow struct {
+	ListingID int64 `gorm:"primaryKey"`
+	FareID    int64 `gorm:"primaryKey"`
+	FromAt    time.Time
+}
+
+func (fareHistoryRow) TableName() string { return "fare_history" }
+
+// recordFareHistory notes that a fare is in force from now on.
+func recordFareHistory(tx *gorm.DB, listingID, fareID int64, now time.Time) error {
+	return tx.Create(&fareHistoryRow{ListingID: listingID, FareID: fareID, FromAt: now}).Error
+}
+
+// FareHistory lists, per listing, every fare published with when it came
+// into force, oldest first.
+func (s *Store) FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error) {
+	out := map[int64][]earnings.FareSpan{}
+	if len(listingIDs) == 0 {
+		return out, nil
+	}
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var rows []fareHistoryRow
+		if err := tx.Where("listing_id IN ?", listingIDs).Order("from_at, fare_id").Find(&rows).Error; err != nil {
+			return err
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.FareID
+		}
+		fares, err := loadFares(tx, ids)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			out[r.ListingID] = append(out[r.ListingID], earnings.FareSpan{From: r.FromAt.UTC(), Fare: fares[r.FareID]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fare history: %w", err)
+	}
+	return out, nil
+}
+
+// HourlyTraffic lists the hourly rollups of listings from since (inclusive)
+// to until (exclusive), oldest first, per listing.
+func (s *Store) HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+	out := map[int64][]catalogue.HourlyPoint{}
+	if len(listingIDs) == 0 {
+		return out, nil
+	}
+	var rows []hourlyRow
+	if err := s.read(ctx).Where("listing_id IN ? AND hour >= ? AND hour < ?", listingIDs, since.UTC(), until.UTC()).
+		Order("listing_id, hour").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("hourly traffic: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ListingID] = append(out[r.ListingID], hourlyPoint(r))
+	}
+	return out, nil
+}
+
+func hourlyPoint(r hourlyRow) catalogue.HourlyPoint {
+	return catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
+		TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
+		CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
+}
+
+// ModelTraffic sums the hourly requests of every listing of each model, per
+// hour: the denominator of a listing's share (competitors are never named).
+func (s *Store) ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error) {
+	out := map[int64]map[time.Time]int64{}
+	if len(modelIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ModelID  int64
+		Hour     time.Time
+		Requests int64
+	}
+	err := s.read(ctx).Table("metric_hourly").Select("listings.model_id, metric_hourly.hour, SUM(metric_hourly.requests) AS requests").
+		Joins("JOIN listings ON listings.id = metric_hourly.listing_id").
+		Where("listings.model_id IN ? AND metric_hourly.hour >= ? AND metric_hourly.hour < ?", modelIDs, since.UTC(), until.UTC()).
+		Group("listings.model_id, metric_hourly.hour").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("model traffic: %w", err)
+	}
+	for _, r := range rows {
+		if out[r.ModelID] == nil {
+			out[r.ModelID] = map[time.Time]int64{}
+		}
+		out[r.ModelID][r.Hour.UTC()] += r.Requests
+	}
+	return out, nil
+}
+
+// SeedHourly writes hourly rollups directly (the demo's history only; the
+// gateway's reports go through RecordBuckets). Hours already there stay.
+func (s *Store) SeedHourly(ctx context.Context, rows map[int64][]catalogue.HourlyPoint) error {
+	var out []hourlyRow
+	for id, points := range rows {
+		for _, p := range points {
+			out = append(out, hourlyRow{ListingID: id, Hour: p.Hour.UTC(), Counts: Counts{Requests: p.Requests, Errors: p.Errors,
+				ClientErrors: p.ClientErrors, TTFTMsSum: p.TTFTMsSum, OutputTokens: p.OutputTokens, DurationMs: p.DurationMs,
+				InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, Capped: p.Capped}})
+		}
+	}
+	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+		for start := 0; start < len(out); start += 1000 {
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(out[start:min(start+1000, len(out))]).Error; err != nil {
+				return fmt.Errorf("seed hourly traffic: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// BackdateSeedFares dates every fare of the demo's seed (the only fares in
+// force with no filing) back to since, so seeded history is priced.
+func (s *Store) BackdateSeedFares(ctx context.Context, since time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+		return tx.Exec(`UPDATE fare_history SET from_at = ? WHERE from_at > ? AND NOT EXISTS
+			(SELECT 1 FROM filings WHERE filings.fare_id = fare_history.fare_id)`, since.UTC(), since.UTC()).Error
+	})
+}

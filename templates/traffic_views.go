@@ -1,0 +1,88 @@
+package templates
+
+// Choice is a link among alternatives (a period, a carrier, a month).
+type Choice struct {
+	Label, URL string
+	Active     bool
+}
+
+// Figure is one headline number.
+type Figure struct {
+	Label, Value, TestID string
+}
+
+// TrafficRow is one listing on the carrier's traffic page.
+type TrafficRow struct {
+	URL, Model                                   string
+	Requests, Share, Tokens, Filed, Kept, Uptime string
+	Capped                                       string
+}
+
+// CarrierTrafficView is /traffic: what the carrier's fares did.
+type CarrierTrafficView struct {
+	Page
+	Carrier    string
+	Carriers   []Choice
+	Periods    []Choice
+	Window     string
+	Figures    []Figure
+	Earnings   SeriesChartView
+	Rows       []TrafficRow
+	Statements []Choice
+}
+
+// IncidentRow is one incident as listed.
+type IncidentRow struct {
+	Start, End, Worst, Failed, Requests string
+}
+
+// ListingTrafficView is one listing's traffic, earnings and health.
+type ListingTrafficView struct {
+	Page
+	Title, ListingURL, TrafficURL string
+	Periods                       []Choice
+	Window                        string
+	Figures                       []Figure
+	Requests, Share, Earnings     SeriesChartView
+	Uptime, Latency               SeriesChartView
+	Incidents                     []IncidentRow
+	CapNote                       string
+	FareChanges                   []string
+	TierNote                      bool
+}
+
+// StatementRow is one line of a statement.
+type StatementRow struct {
+	Model, URL                        string
+	Requests, Input, Cached, Output   string
+	Filed, Discount, LandingFee, Kept string
+}
+
+// StatementView is a carrier's monthly statement.
+type StatementView struct {
+	Page
+	Carrier, Month, State, CSVURL string
+	Carriers, Months              []Choice
+	Lines                         []StatementRow
+	Total                         StatementRow
+	Unpriced                      string
+}
+
+// OperationsRow is one listing on the staff's operations page.
+type OperationsRow struct {
+	Model, Carrier, URL, Status      string
+	Wins                             string
+	Uptime, Latency, Share, Requests string
+	Incident, Waiting, WaitingURL    string
+	UptimeClass                      string
+}
+
+// OperationsView is /operations: the whole catalogue at a glance.
+type OperationsView struct {
+	Page
+	Model, Carrier, Sort string
+	Models, Carriers     []string
+	Sorts                []Choice
+	Rows                 []OperationsRow
+	Waiting              int
+}

@@ -1,0 +1,222 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// trafficCarrier picks the carrier a traffic page shows: one of p's
+// carriers (or, for staff, any), by ?carrier=slug, else the first. It also
+// returns the choices to switch between.
+func (s *Server) trafficCarrier(c echo.Context, p *account.Principal, path string) (*account.Carrier, []templates.Choice, error) {
+	var carriers []account.Carrier
+	if p.IsStaff() {
+		all, err := s.Reads.FindCarriers(c.Request().Context())
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, cs := range all {
+			carriers = append(carriers, cs.Carrier)
+		}
+	} else {
+		for _, m := range p.Memberships {
+			carriers = append(carriers, m.Carrier)
+		}
+	}
+	if len(carriers) == 0 {
+		return nil, nil, apperr.Errorf(apperr.ENOTFOUND, "You belong to no carrier.")
+	}
+	slices.SortFunc(carriers, func(a, b account.Carrier) int { return strings.Compare(a.Name, b.Name) })
+	want := c.QueryParam("carrier")
+	chosen := &carriers[0]
+	found := want == ""
+	for i := range carriers {
+		if carriers[i].Slug == want {
+			chosen, found = &carriers[i], true
+		}
+	}
+	if !found {
+		return nil, nil, apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
+	}
+	var choices []templates.Choice
+	for _, cr := range carriers {
+		choices = append(choices, templates.Choice{Label: cr.Name, URL: path + "?carrier=" + cr.Slug, Active: cr.ID == chosen.ID})
+	}
+	return chosen, choices, nil
+}
+
+// trafficData is what a traffic page reads for a set of listings.
+type trafficData struct {
+	hours   map[int64][]catalogue.HourlyPoint
+	models  map[int64]map[time.Time]int64
+	history map[int64][]earnings.FareSpan
+}
+
+func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (trafficData, error) {
+	var ids, modelIDs []int64
+	for _, l := range listings {
+		ids = append(ids, l.ID)
+		if !slices.Contains(modelIDs, l.Model.ID) {
+			modelIDs = append(modelIDs, l.Model.ID)
+		}
+	}
+	var d trafficData
+	var err error
+	if d.hours, err = s.Reads.HourlyTraffic(ctx, ids, since, until); err != nil {
+		return d, err
+	}
+	if d.models, err = s.Reads.ModelTraffic(ctx, modelIDs, since, until); err != nil {
+		return d, err
+	}
+	d.history, err = s.Reads.FareHistory(ctx, ids)
+	return d, err
+}
+
+func periodChoices(base string, current earnings.Period) []templates.Choice {
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	var out []templates.Choice
+	for _, p := range []struct {
+		p     earnings.Period
+		label string
+	}{{earnings.ByHour, "Last 48 hours"}, {earnings.ByDay, "Last 30 days"}, {earnings.ByMonth, "Last 12 months"}} {
+		out = append(out, templates.Choice{Label: p.label, URL: base + sep + "period=" + string(p.p), Active: p.p == current})
+	}
+	return out
+}
+
+func (s *Server) handleTraffic(c echo.Context) error {
+	ctx, p := c.Request().Context(), principal(c)
+	carrier, carriers, err := s.trafficCarrier(c, p, "/traffic")
+	if err != nil {
+		return err
+	}
+	period := earnings.ParsePeriod(c.QueryParam("period"))
+	now := s.Now().UTC()
+	since, until := period.Window(now)
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	data, err := s.loadTraffic(ctx, listings, since, until)
+	if err != nil {
+		return err
+	}
+	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, period, since, until, now, listings, data)
+	return render(c, http.StatusOK, templates.CarrierTraffic(v))
+}
+
+func (s *Server) handleListingTraffic(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx, p := c.Request().Context(), principal(c)
+	l, err := s.Reads.FindListingHeader(ctx, id, workflow.Scope(p))
+	if err != nil {
+		return err
+	}
+	period := earnings.ParsePeriod(c.QueryParam("period"))
+	since, until := period.Window(s.Now())
+	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, since, until)
+	if err != nil {
+		return err
+	}
+	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, period, since, until, data)
+	return render(c, http.StatusOK, templates.ListingTraffic(v))
+}
+
+// statement loads a carrier's statement of the month in the path.
+func (s *Server) statement(c echo.Context) (*earnings.Statement, *account.Carrier, []templates.Choice, error) {
+	ctx, p := c.Request().Context(), principal(c)
+	text := strings.TrimSuffix(c.Param("month"), ".csv")
+	month, err := time.Parse("2006-01", text)
+	if err != nil {
+		return nil, nil, nil, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
+	}
+	now := s.Now().UTC()
+	if month.After(now) || month.Before(earnings.MonthOf(now).AddDate(-13, 0, 0)) {
+		return nil, nil, nil, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
+	}
+	carrier, carriers, err := s.trafficCarrier(c, p, "/traffic/statements/"+text)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data, err := s.loadTraffic(ctx, listings, month, month.AddDate(0, 1, 0))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var names []earnings.Listing
+	for _, l := range listings {
+		names = append(names, earnings.Listing{ID: l.ID, Carrier: l.CarrierSlug, Model: l.Model.Slug})
+	}
+	st := earnings.BuildStatement(carrier.Slug, month, now, names, data.hours, data.history)
+	return &st, carrier, carriers, nil
+}
+
+func (s *Server) handleStatement(c echo.Context) error {
+	st, carrier, carriers, err := s.statement(c)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(c.Param("month"), ".csv") {
+		var buf bytes.Buffer
+		if err := st.WriteCSV(&buf); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="airside-%s-%s.csv"`, carrier.Slug, st.Month.Format("2006-01")))
+		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+	}
+	v := statementView(s.page(c, "Statement "+st.Month.Format("January 2006"), "traffic"), st, carrier, carriers, s.Now())
+	return render(c, http.StatusOK, templates.Statement(v))
+}
+
+func (s *Server) handleOperations(c echo.Context) error {
+	ctx := c.Request().Context()
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range listings {
+		if h, ok := snap.Health(listings[i].ID); ok {
+			listings[i].Health = h
+		}
+	}
+	now := s.Now().UTC()
+	until := now.Truncate(time.Hour).Add(time.Hour)
+	data, err := s.loadTraffic(ctx, listings, until.Add(-24*time.Hour), until)
+	if err != nil {
+		return err
+	}
+	waiting, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
+	if err != nil {
+		return err
+	}
+	v := operationsView(s.page(c, "Operations", "operations"), c.QueryParam("model"), c.QueryParam("carrier"), c.QueryParam("sort"),
+		listings, snap, data, waiting, now)
+	return render(c, http.StatusOK, templates.Operations(v))
+}

@@ -1,0 +1,116 @@
+package web_test
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+)
+
+func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	if err := demo.SeedHistory(context.Background(), p.store, 40); err != nil {
+		t.Fatal(err)
+	}
+	nebula := p.client()
+	nebula.login("admin@nebula.example")
+	for _, period := range []string{"", "?period=hour", "?period=month"} {
+		res := nebula.get("/traffic" + period)
+		wantStatus(t, "traffic "+period, res, http.StatusOK)
+		if !strings.Contains(res.body, "Nebula Inference") || strings.Contains(res.body, "Orbit Compute") {
+			t.Errorf("traffic%s: shows another carrier or not its own", period)
+		}
+		if !strings.Contains(res.body, `data-testid="earnings-chart"`) || !strings.Contains(res.body, "The figures as a table") {
+			t.Errorf("traffic%s: no earnings chart with its table", period)
+		}
+	}
+	wantStatus(t, "another carrier's traffic", nebula.get("/traffic?carrier=orbit"), http.StatusNotFound)
+
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	orbit := listingOf(t, p.store, "orbit", "kimi-k2.5")
+	res := nebula.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID))
+	wantStatus(t, "listing traffic", res, http.StatusOK)
+	for _, want := range []string{`data-testid="requests-chart"`, `data-testid="share-chart"`, `data-testid="uptime-chart"`,
+		`data-testid="listing-earnings-chart"`, "95 %: the uptime penalty starts", `data-testid="fig-kept"`} {
+		if !strings.Contains(res.body, want) {
+			t.Errorf("listing traffic lacks %s", want)
+		}
+	}
+	if strings.Contains(res.body, "orbit") {
+		t.Error("a carrier's traffic page names a competitor")
+	}
+	wantStatus(t, "another carrier's listing traffic", nebula.get(fmt.Sprintf("/traffic/listings/%d", orbit.ID)), http.StatusNotFound)
+
+	// The planted daily outage of Vantage shows as incidents; staff see it.
+	staff := p.client()
+	staff.login("reviewer@airside.example")
+	vantage := listingOf(t, p.store, "vantage", "gpt-oss-120b")
+	if body := staff.get(fmt.Sprintf("/traffic/listings/%d?period=day", vantage.ID)).body; !strings.Contains(body, `data-testid="incidents"`) {
+		t.Error("the planted outage shows no incident")
+	}
+
+	// Last month's statement: closed, and its CSV adds up and is the same twice.
+	last := time.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
+	res = nebula.get("/traffic/statements/" + last)
+	wantStatus(t, "statement", res, http.StatusOK)
+	if !strings.Contains(res.body, `data-testid="statement-state">closed`) {
+		t.Error("last month's statement is not closed")
+	}
+	csv1 := nebula.get("/traffic/statements/" + last + ".csv")
+	wantStatus(t, "statement csv", csv1, http.StatusOK)
+	if csv2 := nebula.get("/traffic/statements/" + last + ".csv"); csv2.body != csv1.body {
+		t.Error("the same closed month gave two CSVs")
+	}
+	if !strings.HasPrefix(csv1.header.Get("Content-Type"), "text/csv") {
+		t.Errorf("CSV content type %q", csv1.header.Get("Content-Type"))
+	}
+	rows, err := csv.NewReader(strings.NewReader(csv1.body)).ReadAll()
+	if err != nil || len(rows) < 3 {
+		t.Fatalf("statement CSV: %v, %d rows", err, len(rows))
+	}
+	var sum money.Micros
+	for _, r := range rows[1 : len(rows)-1] {
+		kept, err := money.ParsePrice(r[11])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += kept
+	}
+	total, _ := money.ParsePrice(rows[len(rows)-1][11])
+	if sum != total || total <= 0 {
+		t.Errorf("lines keep %s, the total says %s", sum, total)
+	}
+	wantStatus(t, "a statement of the future", nebula.get("/traffic/statements/2099-01"), http.StatusNotFound)
+
+	// Caps: a listing the simulator pushes past its cap gets the advice.
+	found := false
+	all, _ := p.store.FindListings(context.Background(), catalogue.ListingFilter{})
+	for _, x := range all {
+		if strings.Contains(staff.get(fmt.Sprintf("/traffic/listings/%d?period=day", x.ID)).body, `data-testid="cap-note"`) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Error("no listing shows what its cap turned away")
+	}
+
+	// Operations: staff only, filterable.
+	wantStatus(t, "carrier opens operations", nebula.get("/operations"), http.StatusForbidden)
+	ops := staff.get("/operations?model=kimi-k2.5&sort=share")
+	wantStatus(t, "operations", ops, http.StatusOK)
+	if !strings.Contains(ops.body, "Orbit Compute") || strings.Contains(ops.body, "GLM-5</td>") {
+		t.Error("operations filtered by model shows the wrong listings")
+	}
+	if !strings.Contains(ops.body, "(auto)") {
+		t.Error("operations shows no scenario winners")
+	}
+}

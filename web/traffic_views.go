@@ -1,0 +1,439 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/routing"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// count writes a whole number with thousands separators.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// amountUSD writes an amount of micro-USD for reading: rounded to the cent, with
+// thousands separators ("$131,470.46"). Statements' CSV keeps every micro.
+func amountUSD(m money.Micros) string {
+	cents := int64(m.Scale(1, 10_000))
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s$%s.%02d", sign, count(cents/100), cents%100)
+}
+
+// compactUSD writes an axis amount: $0, $950, $12k, $1.5M.
+func compactUSD(f float64) string {
+	switch {
+	case f >= 1e6:
+		return "$" + strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
+	case f >= 1e3:
+		return "$" + strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
+	case f >= 10 || f == 0:
+		return "$" + strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return "$" + strconv.FormatFloat(f, 'f', 2, 64)
+}
+
+// compact writes an axis count: 950, 12k, 1.5M.
+func compact(f float64) string {
+	switch {
+	case f >= 1e6:
+		return strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
+	case f >= 1e4:
+		return strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
+
+// share writes a fraction as a percentage, "–" when there is none.
+func share(f float64) string {
+	if f < 0 || math.IsNaN(f) {
+		return "–"
+	}
+	return strconv.FormatFloat(100*f, 'f', 1, 64) + " %"
+}
+
+func periodLabel(p earnings.Period, t time.Time) string {
+	switch p {
+	case earnings.ByHour:
+		return t.Format("Jan 2 15:04")
+	case earnings.ByMonth:
+		return t.Format("Jan 2006")
+	}
+	return t.Format("Jan 2")
+}
+
+func windowText(since, until time.Time) string {
+	return fmt.Sprintf("%s to %s UTC", since.Format("2006-01-02 15:04"), until.Format("2006-01-02 15:04"))
+}
+
+// listingTotals sums a listing's series.
+func listingTotals(points []earnings.Point) (earnings.Point, int64) {
+	var t earnings.Point
+	for _, p := range points {
+		t.Requests += p.Requests
+		t.Errors += p.Errors
+		t.ClientErrors += p.ClientErrors
+		t.Capped += p.Capped
+		t.InputTokens += p.InputTokens
+		t.CachedInputTokens += p.CachedInputTokens
+		t.OutputTokens += p.OutputTokens
+		t.Filed += p.Filed
+		t.Discount += p.Discount
+		t.LandingFee += p.LandingFee
+		t.Kept += p.Kept
+		t.ModelRequests += p.ModelRequests
+		t.TTFTMsSum += p.TTFTMsSum
+		t.DurationMs += p.DurationMs
+	}
+	return t, t.ModelRequests
+}
+
+func uptimeText(t earnings.Traffic) string {
+	u := t.Uptime()
+	if u < 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
+}
+
+func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, period earnings.Period,
+	since, until, now time.Time, listings []catalogue.Listing, d trafficData) templates.CarrierTrafficView {
+	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(since, until),
+		Periods: periodChoices("/traffic?carrier="+carrier.Slug, period)}
+	var all earnings.Point
+	var kept []float64
+	var labels []string
+	var rows [][]string
+	for _, l := range listings {
+		pts := earnings.Series(period, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
+		if kept == nil {
+			kept = make([]float64, len(pts))
+			for _, p := range pts {
+				labels = append(labels, periodLabel(period, p.Start))
+			}
+		}
+		for i, p := range pts {
+			kept[i] += p.Kept.Float()
+		}
+		t, model := listingTotals(pts)
+		shareAll := -1.0
+		if model > 0 {
+			shareAll = float64(t.Requests) / float64(model)
+		}
+		all.Requests += t.Requests
+		all.InputTokens += t.InputTokens
+		all.OutputTokens += t.OutputTokens
+		all.Filed += t.Filed
+		all.Kept += t.Kept
+		all.Capped += t.Capped
+		v.Rows = append(v.Rows, templates.TrafficRow{URL: fmt.Sprintf("/traffic/listings/%d?period=%s", l.ID, period), Model: l.Model.Name,
+			Requests: count(t.Requests), Share: share(shareAll),
+			Tokens: count(t.InputTokens) + " / " + count(t.OutputTokens), Filed: amountUSD(t.Filed), Kept: amountUSD(t.Kept),
+			Uptime: uptimeText(t.Traffic), Capped: count(t.Capped)})
+	}
+	for i, k := range kept {
+		rows = append(rows, []string{labels[i], amountUSD(money.Micros(math.Round(k * 1e6)))})
+	}
+	v.Figures = []templates.Figure{
+		{Label: "requests served", Value: count(all.Requests), TestID: "fig-requests"},
+		{Label: "tokens in / out", Value: count(all.InputTokens) + " / " + count(all.OutputTokens)},
+		{Label: "filed", Value: amountUSD(all.Filed)},
+		{Label: "you kept", Value: amountUSD(all.Kept), TestID: "fig-kept"},
+		{Label: "turned away at your caps", Value: count(all.Capped)},
+	}
+	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "earnings-chart",
+		Description: "What the carrier kept per " + string(period) + ", all listings, after discount and landing fee, in USD.",
+		YLabel:      "USD kept", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept",
+		Format: compactUSD, TableHead: []string{"Period (UTC)", "Kept"}, TableRows: rows})
+	month := earnings.MonthOf(now)
+	for i := range 13 {
+		m := month.AddDate(0, -i, 0)
+		label := m.Format("January 2006")
+		if i == 0 {
+			label += " (to date)"
+		}
+		v.Statements = append(v.Statements, templates.Choice{Label: label, URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug})
+	}
+	return v
+}
+
+func listingTrafficView(page templates.Page, l *catalogue.Listing, period earnings.Period, since, until time.Time, d trafficData) templates.ListingTrafficView {
+	v := templates.ListingTrafficView{Page: page, Title: l.Model.Name + " · " + l.CarrierName, ListingURL: fmt.Sprintf("/listings/%d", l.ID),
+		TrafficURL: "/traffic?carrier=" + l.CarrierSlug, Window: windowText(since, until),
+		Periods: periodChoices(fmt.Sprintf("/traffic/listings/%d", l.ID), period)}
+	pts := earnings.Series(period, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
+	n := len(pts)
+	labels := make([]string, n)
+	req, others, shares, kept, uptime, latency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
+		make([]float64, n), make([]float64, n)
+	var reqRows, healthRows [][]string
+	for i, p := range pts {
+		labels[i] = periodLabel(period, p.Start)
+		req[i], others[i] = float64(p.Requests), float64(max(p.ModelRequests-p.Requests, 0))
+		shares[i], kept[i] = math.NaN(), p.Kept.Float()
+		if s := p.Share(); s >= 0 {
+			shares[i] = 100 * s
+		}
+		uptime[i], latency[i] = math.NaN(), math.NaN()
+		if u := p.Uptime(); u >= 0 {
+			uptime[i] = 100 * u
+		}
+		if ms := p.LatencyMs(); ms >= 0 {
+			latency[i] = ms
+		}
+		reqRows = append(reqRows, []string{labels[i], count(p.Requests), count(max(p.ModelRequests-p.Requests, 0)), share(p.Share()),
+			amountUSD(p.Filed), amountUSD(p.Kept)})
+		tps := "–"
+		if t := p.Throughput(); t >= 0 {
+			tps = strconv.FormatFloat(t, 'f', 1, 64)
+		}
+		healthRows = append(healthRows, []string{labels[i], uptimeText(p.Traffic), fmtMs(latency[i]), tps})
+	}
+	var markers []templates.Marker
+	for _, f := range d.history[l.ID] {
+		if !f.From.Before(since) && f.From.Before(until) {
+			step := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(f.From) && !f.From.Before(p.Start) })
+			label := "Fare published " + f.From.Format("2006-01-02 15:04 UTC") + ": input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String()
+			if step >= 0 {
+				markers = append(markers, templates.Marker{Step: step, Label: label})
+			}
+			v.FareChanges = append(v.FareChanges, label)
+		}
+		if len(f.Fare.Tiers) > 0 {
+			v.TierNote = true
+		}
+	}
+	whole := func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
+		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
+		YLabel:      "Requests", XLabel: "Time (UTC)", Labels: labels, Bars: req, BarName: "your requests", Line: others,
+		LineName: "competitors together", Format: compact, Markers: markers,
+		TableHead: []string{"Period (UTC)", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
+	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
+		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
+		YLabel:      "Share (%)", XLabel: "Time (UTC)", Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: whole, Markers: markers})
+	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
+		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
+		YLabel:      "USD", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
+		Format: compactUSD})
+	incidents := earnings.Incidents(d.hours[l.ID])
+	var spans [][2]int
+	for _, inc := range incidents {
+		first := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(inc.Start.Add(time.Nanosecond)) })
+		last := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(inc.End) })
+		if first >= 0 && last >= first {
+			spans = append(spans, [2]int{first, last})
+		}
+		v.Incidents = append(v.Incidents, templates.IncidentRow{Start: inc.Start.Format("2006-01-02 15:04"), End: inc.End.Format("2006-01-02 15:04"),
+			Worst: strconv.FormatFloat(100*inc.Worst, 'f', 1, 64) + " %", Failed: count(inc.Failed), Requests: count(inc.Requests)})
+	}
+	line := 100 * earnings.UptimeLine
+	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
+		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; under the 95 % line the routing score carries a penalty; incidents are shaded.",
+		YLabel:      "Uptime (%)", XLabel: "Time (UTC)", Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
+		Ref: &line, RefLabel: "95 %: the uptime penalty starts", Spans: spans, SpanName: "incident",
+		TableHead: []string{"Period (UTC)", "Uptime", "First token", "Tokens/s"}, TableRows: healthRows})
+	v.Latency = templates.NewSeriesChart(templates.SeriesSpec{Title: "Time to first token", TestID: "latency-chart",
+		Description: "Average time to first token of successful requests per " + string(period) + ", in milliseconds.",
+		YLabel:      "ms", XLabel: "Time (UTC)", Labels: labels, Line: latency, LineName: "ms to first token", Format: whole})
+	t, model := listingTotals(pts)
+	shareAll := -1.0
+	if model > 0 {
+		shareAll = float64(t.Requests) / float64(model)
+	}
+	v.Figures = []templates.Figure{
+		{Label: "requests served", Value: count(t.Requests), TestID: "fig-requests"},
+		{Label: "share of the model", Value: share(shareAll), TestID: "fig-share"},
+		{Label: "filed", Value: amountUSD(t.Filed)},
+		{Label: "discount", Value: amountUSD(t.Discount)},
+		{Label: "landing fee", Value: amountUSD(t.LandingFee)},
+		{Label: "you kept", Value: amountUSD(t.Kept), TestID: "fig-kept"},
+		{Label: "uptime", Value: uptimeText(t.Traffic)},
+	}
+	if capped, rpm := earnings.CapAdvice(d.hours[l.ID]); capped > 0 {
+		cap := "your cap"
+		if f := earnings.FareAt(d.history[l.ID], until); f != nil && f.MaxRPM != nil {
+			cap = fmt.Sprintf("your cap of %s requests a minute", count(*f.MaxRPM))
+		}
+		v.CapNote = fmt.Sprintf("The gateway turned away %s requests at %s in this period. Raising the cap to about %s a minute would have served about %s more requests (hours hide bursts, so the cap that serves them all may be higher).",
+			count(capped), cap, count(rpm), count(capped))
+	}
+	return v
+}
+
+func fmtMs(ms float64) string {
+	if math.IsNaN(ms) {
+		return "–"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+}
+
+func statementView(page templates.Page, st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, now time.Time) templates.StatementView {
+	month := st.Month.Format("2006-01")
+	v := templates.StatementView{Page: page, Carrier: carrier.Name, Month: st.Month.Format("January 2006"), State: "open, to date",
+		CSVURL: "/traffic/statements/" + month + ".csv?carrier=" + carrier.Slug}
+	if st.Closed {
+		v.State = "closed"
+	}
+	v.Carriers = carriers
+	current := earnings.MonthOf(now)
+	for i := range 13 {
+		m := current.AddDate(0, -i, 0)
+		v.Months = append(v.Months, templates.Choice{Label: m.Format("Jan 2006"), URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug,
+			Active: m.Equal(st.Month)})
+	}
+	row := func(l earnings.Line) templates.StatementRow {
+		return templates.StatementRow{Model: l.Model, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
+			Requests: count(l.Requests), Input: count(l.InputTokens), Cached: count(l.CachedInputTokens), Output: count(l.OutputTokens),
+			Filed: amountUSD(l.Filed), Discount: amountUSD(l.Discount), LandingFee: amountUSD(l.LandingFee), Kept: amountUSD(l.Kept)}
+	}
+	for _, l := range st.Lines {
+		v.Lines = append(v.Lines, row(l))
+	}
+	v.Total = row(st.Total)
+	if st.Total.Unpriced > 0 {
+		v.Unpriced = fmt.Sprintf("%s requests were served before a fare was published and are not billed here.", count(st.Total.Unpriced))
+	}
+	return v
+}
+
+func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing, snap *routing.Snapshot,
+	d trafficData, waiting []workflow.Filing, now time.Time) templates.OperationsView {
+	v := templates.OperationsView{Page: page, Model: model, Carrier: carrier, Sort: sortBy, Waiting: len(waiting)}
+	waitingOf := map[int64]workflow.Filing{}
+	for _, f := range waiting {
+		waitingOf[f.ListingID] = f
+	}
+	wins := map[string][]string{} // candidate id -> scenario names won
+	models := map[string]bool{}
+	for _, l := range listings {
+		models[l.Model.Slug] = true
+	}
+	for slug := range models {
+		m, ok := snap.Market(slug)
+		if !ok {
+			continue
+		}
+		for _, sc := range preview.StandardScenarios() {
+			b, _ := m.Ballot(sc.Request(slug, now), preview.Change{})
+			res := election.Elect(&b)
+			if res.Winner >= 0 && res.Winner < len(b.Candidates) {
+				id := b.Candidates[res.Winner].ID
+				wins[id] = append(wins[id], sc.Name)
+			}
+		}
+	}
+	type row struct {
+		templates.OperationsRow
+		share, uptime float64
+		requests      int64
+	}
+	var rows []row
+	seenModels, seenCarriers := map[string]bool{}, map[string]bool{}
+	for _, l := range listings {
+		if !seenModels[l.Model.Slug] {
+			seenModels[l.Model.Slug] = true
+			v.Models = append(v.Models, l.Model.Slug)
+		}
+		if !seenCarriers[l.CarrierSlug] {
+			seenCarriers[l.CarrierSlug] = true
+			v.Carriers = append(v.Carriers, l.CarrierSlug)
+		}
+		if model != "" && l.Model.Slug != model || carrier != "" && l.CarrierSlug != carrier {
+			continue
+		}
+		var t earnings.Traffic
+		var latest catalogue.HourlyPoint
+		for _, h := range d.hours[l.ID] {
+			t.Requests += h.Requests
+			t.Errors += h.Errors
+			t.ClientErrors += h.ClientErrors
+			latest = h
+		}
+		var modelReq int64
+		for _, n := range d.models[l.Model.ID] {
+			modelReq += n
+		}
+		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
+			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: count(t.Requests)},
+			share: -1, uptime: -1, requests: t.Requests}
+		if modelReq > 0 {
+			r.share = float64(t.Requests) / float64(modelReq)
+		}
+		r.Share = share(r.share)
+		if u := l.Health.UptimePct; u != nil {
+			r.uptime = *u
+			r.Uptime = strconv.FormatFloat(*u, 'f', 2, 64) + " %"
+			if *u < 95 {
+				r.UptimeClass = "bad"
+			}
+		} else {
+			r.Uptime = "–"
+		}
+		r.Latency = "–"
+		if ms := l.Health.LatencyMs; ms != nil {
+			r.Latency = strconv.FormatFloat(*ms, 'f', 0, 64) + " ms"
+		}
+		if inc := earnings.Incidents([]catalogue.HourlyPoint{latest}); len(inc) > 0 && now.Sub(latest.Hour) < 2*time.Hour {
+			r.Incident = fmt.Sprintf("open since %s UTC (worst %s)", latest.Hour.Format("15:04"), share(inc[0].Worst))
+		}
+		if f, ok := waitingOf[l.ID]; ok {
+			r.Waiting, r.WaitingURL = fmt.Sprintf("filing #%d", f.ID), fmt.Sprintf("/filings/%d", f.ID)
+		}
+		rows = append(rows, r)
+	}
+	switch sortBy {
+	case "share":
+		slices.SortStableFunc(rows, func(a, b row) int { return cmpDesc(a.share, b.share) })
+	case "uptime":
+		slices.SortStableFunc(rows, func(a, b row) int { return -cmpDesc(a.uptime, b.uptime) })
+	case "requests":
+		slices.SortStableFunc(rows, func(a, b row) int { return cmpDesc(float64(a.requests), float64(b.requests)) })
+	}
+	for _, r := range rows {
+		v.Rows = append(v.Rows, r.OperationsRow)
+	}
+	base := "/operations?model=" + model + "&carrier=" + carrier + "&sort="
+	for _, s := range []struct{ key, label string }{{"", "model"}, {"share", "share"}, {"requests", "requests"}, {"uptime", "lowest uptime"}} {
+		v.Sorts = append(v.Sorts, templates.Choice{Label: s.label, URL: base + s.key, Active: s.key == sortBy})
+	}
+	return v
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
