@@ -86,3 +86,28 @@ type OperationsView struct {
 	Rows                 []OperationsRow
 	Waiting              int
 }
+
+// AlertRow is one alert as listed.
+type AlertRow struct {
+	Listing, Kind, Detail, Opened, State, Class string
+}
+
+// DeliveryRow is one webhook delivery as listed.
+type DeliveryRow struct {
+	ID, Event, State, Attempts, Status, Created, Error string
+}
+
+// AlertsView is /alerts: a carrier's alerts and its webhook.
+type AlertsView struct {
+	Page
+	Carrier, Slug string
+	Carriers      []Choice
+	Alerts        []AlertRow
+	CanManage     bool
+	URL           string
+	HookSince     string
+	// NewSecret is the webhook's signing secret, shown once after it is set.
+	NewSecret  string
+	Errors     FieldErrors
+	Deliveries []DeliveryRow
+}

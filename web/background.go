@@ -18,6 +18,8 @@ func (s *Server) startBackground(ctx context.Context) {
 	if s.Preflight != nil {
 		go s.Preflight.Run(ctx)
 	}
+	go s.Alerts.Run(ctx, time.Minute)
+	go s.Webhooks.Run(ctx, 15*time.Second)
 	go s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
 }
 

@@ -212,6 +212,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
 	case strings.HasSuffix(path, "/approve"):
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
+	case path == "/alerts/webhook":
+		form.Set("url", "https://hooks.nebula.example/airside")
 	case strings.HasSuffix(path, "/endpoint"):
 		form = url.Values{"base_url": {"https://api.nebula.example/v1"}, "upstream_model": {"kimi-k2.5"}, "api_key": {"sk-matrix-0123456789"}}
 	case strings.HasSuffix(path, "/priority"):
@@ -298,24 +300,29 @@ func expect() map[string]map[string]int {
 		"GET /traffic/listings/:id":       page(303, 200, 404, 200, 200),
 		"GET /traffic/statements/:month":  page(303, 200, 200, 200, 200),
 		"GET /operations":                 page(303, 403, 403, 200, 200),
-		"GET /inbox":                      page(303, 200, 200, 200, 200),
-		"GET /audit":                      page(303, 200, 200, 200, 200),
-		"GET /audit.csv":                  page(303, 200, 200, 200, 200),
-		"GET /fares/bulk":                 page(303, 200, 200, 403, 403),
-		"POST /fares/bulk":                page(401, 422, 422, 403, 403),
-		"GET /fares/bulk/template.csv":    page(303, 200, 200, 403, 403),
-		"GET /admin/users":                page(303, 403, 403, 403, 200),
-		"GET /admin/throttles":            page(303, 403, 403, 403, 200),
-		"POST /admin/throttles/clear":     page(401, 403, 403, 403, 303),
-		"GET /admin/carriers":             page(303, 403, 403, 403, 200),
-		"POST /admin/carriers/invite":     page(401, 403, 403, 403, 200),
-		"GET /admin/tokens":               page(303, 403, 403, 403, 200),
-		"POST /admin/tokens":              page(401, 403, 403, 403, 200),
-		"POST /admin/tokens/:id/revoke":   page(401, 403, 403, 403, 303),
-		"GET /api/v1/catalogue":           api(apitoken.ScopeCatalogueRead, 200),
-		"GET /api/v1/catalogue/changes":   api(apitoken.ScopeCatalogueRead, 200),
-		"POST /api/v1/elect":              api(apitoken.ScopeElect, 200),
-		"POST /api/v1/metrics":            api(apitoken.ScopeMetricsWrite, 202),
+		"GET /alerts":                     page(303, 200, 200, 200, 200),
+		// Staff belong to no carrier: a webhook is its admins' to set.
+		"POST /alerts/webhook":          {anon: 401, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 404, admin: 404},
+		"POST /alerts/webhook/test":     {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		"POST /alerts/webhook/delete":   {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		"GET /inbox":                    page(303, 200, 200, 200, 200),
+		"GET /audit":                    page(303, 200, 200, 200, 200),
+		"GET /audit.csv":                page(303, 200, 200, 200, 200),
+		"GET /fares/bulk":               page(303, 200, 200, 403, 403),
+		"POST /fares/bulk":              page(401, 422, 422, 403, 403),
+		"GET /fares/bulk/template.csv":  page(303, 200, 200, 403, 403),
+		"GET /admin/users":              page(303, 403, 403, 403, 200),
+		"GET /admin/throttles":          page(303, 403, 403, 403, 200),
+		"POST /admin/throttles/clear":   page(401, 403, 403, 403, 303),
+		"GET /admin/carriers":           page(303, 403, 403, 403, 200),
+		"POST /admin/carriers/invite":   page(401, 403, 403, 403, 200),
+		"GET /admin/tokens":             page(303, 403, 403, 403, 200),
+		"POST /admin/tokens":            page(401, 403, 403, 403, 200),
+		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
+		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
+		"POST /api/v1/elect":            api(apitoken.ScopeElect, 200),
+		"POST /api/v1/metrics":          api(apitoken.ScopeMetricsWrite, 202),
 		// The matrix listing has no endpoint: the scope admits, the listing
 		// has nothing to hand out (TestCredentials covers the 200).
 		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),

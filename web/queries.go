@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
@@ -40,6 +41,9 @@ type Reads interface {
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+	FindAlerts(ctx context.Context, carrierID int64, limit int) ([]alerting.Alert, error)
+	FindWebhook(ctx context.Context, carrierID int64) (*alerting.Webhook, error)
+	FindDeliveries(ctx context.Context, carrierID int64, limit int) ([]alerting.Delivery, error)
 }
 
 // Publications announces catalogue revisions published by any process.

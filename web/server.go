@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
@@ -53,6 +54,11 @@ type Server struct {
 	// work).
 	Endpoints *workflow.Endpoints
 	Preflight *preflight.Worker
+	// Alerts opens and resolves carriers' alerts; Webhooks sends them out;
+	// Hooks manages carriers' webhooks.
+	Alerts   *alerting.Evaluator
+	Webhooks *alerting.Sender
+	Hooks    *alerting.Hooks
 	// Publications wakes long polls when any process publishes a revision.
 	Publications Publications
 	// Routing is the routing catalogue in memory: the catalogue, elect and
@@ -98,7 +104,11 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	worker := &preflight.Worker{Store: st, OpenKey: endpoints.OpenKey, Name: workerName(), Log: log,
 		Runner: &preflight.Runner{HTTP: guard.Client(2 * time.Minute), Now: now}}
 	endpoints.Queued = worker.Wake
+	hooks := &alerting.Hooks{Store: st, Secrets: box, Outbound: guard}
 	s := &Server{
+		Hooks:        hooks,
+		Alerts:       &alerting.Evaluator{Store: st, Now: now, Log: log},
+		Webhooks:     &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
 		Endpoints:    endpoints,
 		Preflight:    worker,
 		Routing:      keeper,
@@ -119,6 +129,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-For is believed only from trusted proxies
 	s.echo = e
+	s.Alerts.Ranks = s.currentRanks
 	s.routes()
 	return s
 }
@@ -131,6 +142,8 @@ func (s *Server) SetPreflight(box *secret.Box, allowPrivate, requireReady bool) 
 	guard := netguard.New(allowPrivate)
 	s.Endpoints.Secrets, s.Endpoints.Outbound = box, guard
 	s.Preflight.Runner.HTTP = guard.Client(2 * time.Minute)
+	s.Hooks.Secrets, s.Hooks.Outbound = box, guard
+	s.Webhooks.HTTP = guard.Client(30 * time.Second)
 	s.Filings.ReadyForService = nil
 	if requireReady {
 		s.Filings.ReadyForService = s.Endpoints.ReadyForService
@@ -233,6 +246,10 @@ func (s *Server) routes() {
 	member.GET("/traffic/listings/:id", s.handleListingTraffic)
 	member.GET("/traffic/statements/:month", s.handleStatement)
 	member.GET("/operations", s.handleOperations, requireReviewer)
+	member.GET("/alerts", s.handleAlerts)
+	member.POST("/alerts/webhook", s.handleSetWebhook)
+	member.POST("/alerts/webhook/test", s.handleTestWebhook)
+	member.POST("/alerts/webhook/delete", s.handleDeleteWebhook)
 	member.GET("/audit.csv", s.handleAuditCSV)
 
 	admin := member.Group("/admin", requireAdmin)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,46 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 	if !strings.Contains(ops.body, "(auto)") {
 		t.Error("operations shows no scenario winners")
 	}
+}
+
+func TestAlertsPageAndWebhookForm(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	// The evaluator runs on the demo: ranks come from the routing snapshot.
+	if err := p.server.Alerts.Once(context.Background()); err != nil {
+		t.Fatalf("evaluate alerts on the demo: %v", err)
+	}
+	ranks, err := p.store.ListingRanks(context.Background())
+	if err != nil || len(ranks) < 20 {
+		t.Fatalf("ranks of %d listings saved (%v), want every listing in service", len(ranks), err)
+	}
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	res := admin.get("/alerts")
+	wantStatus(t, "alerts", res, http.StatusOK)
+	if !strings.Contains(res.body, `data-testid="no-alerts"`) {
+		t.Error("a quiet demo shows alerts")
+	}
+	// The portal's address rule is on: loopback is refused next to the field.
+	res = admin.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://127.0.0.1/hook"}})
+	wantStatus(t, "loopback webhook", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, `data-testid="error-url"`) || !strings.Contains(res.body, `value="https://127.0.0.1/hook"`) {
+		t.Error("the refused address is not explained by its field, or was not kept")
+	}
+	res = admin.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://hooks.nebula.example/airside"}})
+	wantStatus(t, "set webhook", res, http.StatusOK)
+	if !strings.Contains(res.body, `data-testid="webhook-secret"`) || !strings.Contains(res.body, "whsec_") {
+		t.Fatal("the new secret is not shown")
+	}
+	again := admin.get("/alerts")
+	if strings.Contains(again.body, "whsec_") || !strings.Contains(again.body, "hooks.nebula.example") {
+		t.Error("the secret shows twice, or the address is not shown")
+	}
+	res = admin.post("/alerts", "/alerts/webhook/test?carrier=nebula", url.Values{})
+	wantStatus(t, "test event", res, http.StatusSeeOther)
+	if !strings.Contains(admin.get("/alerts").body, `data-testid="deliveries"`) {
+		t.Error("the test delivery is not listed")
+	}
+	member := p.client()
+	member.login("member@nebula.example")
+	wantStatus(t, "member sets the webhook", member.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://x.example/h"}}), http.StatusForbidden)
 }

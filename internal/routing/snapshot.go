@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,4 +248,15 @@ func encode(c Catalogue) (Body, error) {
 		return Body{}, fmt.Errorf("gzip catalogue: %w", err)
 	}
 	return Body{Plain: plain, Gzip: buf.Bytes()}, nil
+}
+
+// Models lists the slugs of the models with a market in the snapshot,
+// sorted.
+func (s *Snapshot) Models() []string {
+	out := make([]string, 0, len(s.markets))
+	for m := range s.markets {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,0 +1,215 @@
+// Package alerting decides when a carrier hears about its listings without
+// looking: uptime under the 95 % line (the routing penalty) or the 85 %
+// line (sessions move away), a listing turned away at its cap, its share of
+// the model falling week over week, a competitor's fare moving its rank; and
+// it signs what is sent to a carrier's webhook. An alert opens once and
+// resolves once: the carrier hears of the start and the recovery, not every
+// minute in between.
+package alerting
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is what an alert is about.
+type Kind string
+
+// The alert kinds.
+const (
+	UptimePenalty Kind = "uptime_below_95"
+	UptimeSwitch  Kind = "uptime_below_85"
+	AtCap         Kind = "at_cap"
+	ShareDown     Kind = "share_down"
+	RankMoved     Kind = "rank_moved"
+)
+
+// Label is the kind as a person reads it.
+func (k Kind) Label() string {
+	switch k {
+	case UptimePenalty:
+		return "uptime under 95 %"
+	case UptimeSwitch:
+		return "uptime under 85 %"
+	case AtCap:
+		return "at its rate cap"
+	case ShareDown:
+		return "share falling"
+	case RankMoved:
+		return "rank moved by a competitor"
+	}
+	return string(k)
+}
+
+// Alert is one alert as stored.
+type Alert struct {
+	ID         int64
+	CarrierID  int64
+	ListingID  int64
+	Listing    string // carrier/model
+	Kind       Kind
+	Detail     string
+	OpenedAt   time.Time
+	ResolvedAt *time.Time
+}
+
+// Rules are the thresholds; the zero value takes the defaults.
+type Rules struct {
+	// Window is how long uptime must stay under a line (default 10 min).
+	Window time.Duration
+	// CapMinutes is how many minutes at the cap in an hour alert (15).
+	CapMinutes int
+	// ShareDrop is the week-over-week fall of share that alerts (0.30).
+	ShareDrop float64
+	// MinRequests keeps a quiet listing's one failure from alerting (50).
+	MinRequests int64
+}
+
+func (r Rules) withDefaults() Rules {
+	if r.Window <= 0 {
+		r.Window = 10 * time.Minute
+	}
+	if r.CapMinutes <= 0 {
+		r.CapMinutes = 15
+	}
+	if r.ShareDrop <= 0 {
+		r.ShareDrop = 0.30
+	}
+	if r.MinRequests <= 0 {
+		r.MinRequests = 50
+	}
+	return r
+}
+
+// Signals are what is known of one listing now.
+type Signals struct {
+	// Over the rules' window: requests (client errors left out) and failures.
+	Requests, Failures int64
+	// CappedMinutes is the minutes of the last hour with requests turned away.
+	CappedMinutes int
+	// ShareNow and ShareBefore are the last 7 days' share of the model's
+	// requests and the 7 days before (-1: no traffic to judge by).
+	ShareNow, ShareBefore float64
+}
+
+// Verdict is, per kind, whether its condition holds now and the words for
+// it; a kind not in the map cannot be judged now (too little traffic) and
+// leaves an open alert open.
+type Verdict map[Kind]Finding
+
+// Finding is one condition's state.
+type Finding struct {
+	Holds  bool
+	Detail string
+}
+
+// Judge applies the rules to a listing's signals.
+func Judge(r Rules, s Signals) Verdict {
+	r = r.withDefaults()
+	v := Verdict{}
+	if s.Requests >= r.MinRequests {
+		up := float64(s.Requests-s.Failures) / float64(s.Requests)
+		text := fmt.Sprintf("uptime %.1f %% over the last %d minutes (%d of %d requests failed)", 100*up, int(r.Window.Minutes()), s.Failures, s.Requests)
+		v[UptimePenalty] = Finding{Holds: up < 0.95, Detail: text}
+		v[UptimeSwitch] = Finding{Holds: up < 0.85, Detail: text}
+	}
+	v[AtCap] = Finding{Holds: s.CappedMinutes >= r.CapMinutes,
+		Detail: fmt.Sprintf("requests turned away at the cap in %d of the last 60 minutes", s.CappedMinutes)}
+	if s.ShareBefore > 0 && s.ShareNow >= 0 {
+		drop := (s.ShareBefore - s.ShareNow) / s.ShareBefore
+		v[ShareDown] = Finding{Holds: drop > r.ShareDrop,
+			Detail: fmt.Sprintf("share of the model %.1f %% over the last 7 days, %.1f %% the 7 days before", 100*s.ShareNow, 100*s.ShareBefore)}
+	}
+	return v
+}
+
+// Signature signs a webhook body: HMAC-SHA256 over "<unix time>.<body>"
+// with the carrier's secret, sent as "t=<unix time>,v1=<hex>" in the
+// Airside-Signature header. The time in the signature lets a receiver
+// refuse replays.
+func Signature(secret string, at time.Time, body []byte) string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Verify checks a signature header as a receiver would: the HMAC matches
+// and the time is within tolerance of now.
+func Verify(secret, header string, body []byte, now time.Time, tolerance time.Duration) error {
+	var ts, sig string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || sig == "" {
+		return fmt.Errorf("malformed signature header %q", header)
+	}
+	at := time.Unix(unix, 0)
+	if d := now.Sub(at); d > tolerance || d < -tolerance {
+		return fmt.Errorf("signature time %s is outside the tolerance", at.UTC())
+	}
+	want := Signature(secret, at, body)
+	if !hmac.Equal([]byte(want), []byte("t="+ts+",v1="+sig)) {
+		return fmt.Errorf("signature does not match")
+	}
+	return nil
+}
+
+// Backoff is the wait before a delivery's next attempt, after attempts
+// failed ones; zero means give up.
+func Backoff(attempts int64) time.Duration {
+	steps := []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 6 * time.Hour}
+	if attempts < 1 || int(attempts) > len(steps) {
+		return 0
+	}
+	return steps[attempts-1]
+}
+
+// Webhook is a carrier's outbound webhook as pages show it (never the
+// secret).
+type Webhook struct {
+	CarrierID int64
+	URL       string
+	UpdatedAt time.Time
+}
+
+// DeliveryState is where a delivery is.
+type DeliveryState string
+
+// The delivery states.
+const (
+	Pending   DeliveryState = "pending"
+	Delivered DeliveryState = "delivered"
+	Failed    DeliveryState = "failed"
+)
+
+// Delivery is one event for a webhook, with its attempts.
+type Delivery struct {
+	ID            int64
+	CarrierID     int64
+	Event         string
+	Body          string
+	State         DeliveryState
+	Attempts      int64
+	NextAttemptAt time.Time
+	LastStatus    int
+	LastError     string
+	CreatedAt     time.Time
+	DeliveredAt   *time.Time
+	// URL and SecretSealed are filled for the sender only.
+	URL          string
+	SecretSealed string
+}

@@ -1,0 +1,130 @@
+package alerting
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJudge(t *testing.T) {
+	cases := []struct {
+		name string
+		s    Signals
+		want map[Kind]bool // kinds judged, and whether they hold
+	}{
+		{"healthy", Signals{Requests: 1000, Failures: 10, ShareNow: 0.3, ShareBefore: 0.3},
+			map[Kind]bool{UptimePenalty: false, UptimeSwitch: false, AtCap: false, ShareDown: false}},
+		{"under 95", Signals{Requests: 1000, Failures: 80, ShareNow: -1},
+			map[Kind]bool{UptimePenalty: true, UptimeSwitch: false, AtCap: false}},
+		{"under 85", Signals{Requests: 1000, Failures: 200, ShareNow: -1},
+			map[Kind]bool{UptimePenalty: true, UptimeSwitch: true, AtCap: false}},
+		{"too quiet to judge uptime", Signals{Requests: 10, Failures: 10, ShareNow: -1}, map[Kind]bool{AtCap: false}},
+		{"at the cap", Signals{CappedMinutes: 20, ShareNow: -1}, map[Kind]bool{AtCap: true}},
+		{"share halved", Signals{ShareNow: 0.1, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, ShareDown: true}},
+		{"share dipped a little", Signals{ShareNow: 0.18, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, ShareDown: false}},
+	}
+	for _, tc := range cases {
+		v := Judge(Rules{}, tc.s)
+		if len(v) != len(tc.want) {
+			t.Errorf("%s: judged %v, want %v", tc.name, v, tc.want)
+		}
+		for k, holds := range tc.want {
+			if f, ok := v[k]; !ok || f.Holds != holds || f.Detail == "" {
+				t.Errorf("%s: %s = %+v, want holds=%v with words", tc.name, k, f, holds)
+			}
+		}
+	}
+}
+
+func TestSignatureVerifies(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	body := []byte(`{"event":"alert.opened"}`)
+	h := Signature("whsec_abc", at, body)
+	if err := Verify("whsec_abc", h, body, at.Add(time.Minute), 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if Verify("whsec_other", h, body, at, 5*time.Minute) == nil {
+		t.Error("a wrong secret verified")
+	}
+	if Verify("whsec_abc", h, []byte(`{"event":"x"}`), at, 5*time.Minute) == nil {
+		t.Error("a changed body verified")
+	}
+	if Verify("whsec_abc", h, body, at.Add(time.Hour), 5*time.Minute) == nil {
+		t.Error("a replay an hour later verified")
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	if Backoff(1) != time.Minute || Backoff(5) != 6*time.Hour || Backoff(6) != 0 {
+		t.Errorf("backoff: %v %v %v", Backoff(1), Backoff(5), Backoff(6))
+	}
+}
+
+// fakeStore keeps alerts and ranks in memory.
+type fakeStore struct {
+	listings []Listing
+	signals  map[int64]Signals
+	alerts   []Alert
+	messages []string
+	ranks    map[int64]map[string][2]int64
+}
+
+func (f *fakeStore) AlertSignals(context.Context, time.Time, time.Duration) ([]Listing, map[int64]Signals, error) {
+	return f.listings, f.signals, nil
+}
+func (f *fakeStore) OpenAlerts(context.Context) ([]Alert, error) {
+	var out []Alert
+	for _, a := range f.alerts {
+		if a.ResolvedAt == nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+func (f *fakeStore) OpenAlert(_ context.Context, a Alert, msg string) (bool, error) {
+	a.ID = int64(len(f.alerts) + 1)
+	f.alerts = append(f.alerts, a)
+	f.messages = append(f.messages, msg)
+	return true, nil
+}
+func (f *fakeStore) ResolveAlert(_ context.Context, a Alert, msg, _ string) (bool, error) {
+	now := time.Now()
+	f.alerts[a.ID-1].ResolvedAt = &now
+	if msg != "" {
+		f.messages = append(f.messages, msg)
+	}
+	return true, nil
+}
+func (f *fakeStore) ListingRanks(context.Context) (map[int64]map[string][2]int64, error) { return f.ranks, nil }
+func (f *fakeStore) SaveListingRanks(_ context.Context, r map[int64]map[string][2]int64) error {
+	f.ranks = r
+	return nil
+}
+
+func TestRankMovedByACompetitor(t *testing.T) {
+	st := &fakeStore{listings: []Listing{{ID: 1, CarrierID: 9, Name: "nebula/kimi-k2.5"}}, signals: map[int64]Signals{1: {ShareNow: -1}}}
+	ranks := Ranks{Rank: map[int64]map[string]int64{1: {"coding-auto": 1}}, Revision: map[int64]int64{1: 5}, Names: map[string]string{"coding-auto": "Coding (auto)"}}
+	e := &Evaluator{Store: st, Now: time.Now, Ranks: func(context.Context, time.Time) (Ranks, error) { return ranks, nil }}
+	run := func() {
+		t.Helper()
+		if err := e.Once(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run() // first sight: nothing to compare
+	ranks.Rank[1]["coding-auto"] = 2
+	run() // a competitor moved it: the listing's revision is the same
+	if len(st.alerts) != 1 || st.alerts[0].Kind != RankMoved || !strings.Contains(st.messages[0], "rank 2, was 1") {
+		t.Fatalf("alerts %+v, messages %q", st.alerts, st.messages)
+	}
+	run() // no new move: the event closes silently
+	if st.alerts[0].ResolvedAt == nil || len(st.messages) != 1 {
+		t.Errorf("the rank alert did not close quietly: %+v %q", st.alerts[0], st.messages)
+	}
+	ranks.Rank[1]["coding-auto"], ranks.Revision[1] = 3, 6 // its own fare change: not a competitor's doing
+	run()
+	if len(st.alerts) != 1 {
+		t.Errorf("the carrier's own change raised a rank alert: %+v", st.alerts)
+	}
+}

@@ -1,0 +1,100 @@
+package alerting
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/secret"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// HookStore is what webhook management needs from storage.
+type HookStore interface {
+	SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string) error
+	DeleteWebhook(ctx context.Context, actorID, carrierID int64) error
+	QueueTestEvent(ctx context.Context, carrierID int64) error
+}
+
+// URLChecker is the outbound-address rule (netguard.Guard).
+type URLChecker interface {
+	CheckURL(raw string) (*url.URL, error)
+}
+
+// Hooks lets a carrier's admins set, test and remove its webhook.
+type Hooks struct {
+	Store    HookStore
+	Secrets  *secret.Box
+	Outbound URLChecker
+}
+
+// secretBinding binds a sealed webhook secret to its carrier.
+func secretBinding(carrierID int64) string { return fmt.Sprintf("webhook:%d", carrierID) }
+
+// OpenSecret unseals a carrier's webhook secret (for the sender).
+func (h *Hooks) OpenSecret(sealed string, carrierID int64) (string, error) {
+	return h.Secrets.Open(sealed, secretBinding(carrierID))
+}
+
+func authorizeHooks(p *account.Principal, carrierID int64) error {
+	if !workflow.CanFileFor(p, carrierID) {
+		return apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
+	}
+	if !workflow.CanManageListings(p, carrierID) {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only the carrier's admins manage its webhook.")
+	}
+	return nil
+}
+
+// Set sets the webhook's address and a new signing secret, returned once:
+// the carrier copies it now, Airside shows it never again.
+func (h *Hooks) Set(ctx context.Context, p *account.Principal, carrierID int64, raw string) (string, error) {
+	if err := authorizeHooks(p, carrierID); err != nil {
+		return "", err
+	}
+	raw = strings.TrimSpace(raw)
+	if raw == "" || len(raw) > 500 {
+		return "", apperr.Invalid(map[string]string{"url": "Give the https address that receives Airside's events."})
+	}
+	if _, err := h.Outbound.CheckURL(raw); err != nil {
+		msg := err.Error()
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return "", apperr.Invalid(map[string]string{"url": "Airside cannot send to this address: " + msg + "."})
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("webhook secret: %w", err)
+	}
+	plain := "whsec_" + base64.RawURLEncoding.EncodeToString(b)
+	sealed, err := h.Secrets.Seal(plain, secretBinding(carrierID))
+	if err != nil {
+		return "", err
+	}
+	if err := h.Store.SetWebhook(ctx, p.User.ID, carrierID, raw, sealed); err != nil {
+		return "", err
+	}
+	return plain, nil
+}
+
+// Delete removes the webhook.
+func (h *Hooks) Delete(ctx context.Context, p *account.Principal, carrierID int64) error {
+	if err := authorizeHooks(p, carrierID); err != nil {
+		return err
+	}
+	return h.Store.DeleteWebhook(ctx, p.User.ID, carrierID)
+}
+
+// Test queues a test event.
+func (h *Hooks) Test(ctx context.Context, p *account.Principal, carrierID int64) error {
+	if err := authorizeHooks(p, carrierID); err != nil {
+		return err
+	}
+	return h.Store.QueueTestEvent(ctx, carrierID)
+}

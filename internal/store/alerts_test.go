@@ -1,0 +1,176 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/alerting"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/netguard"
+	"github.com/airside/airside/internal/secret"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func minutes(listingID int64, from time.Time, n int, requests, errors, capped int64) []catalogue.Bucket {
+	var out []catalogue.Bucket
+	for i := range n {
+		out = append(out, catalogue.Bucket{ListingID: listingID, Minute: from.Add(time.Duration(i) * time.Minute), Requests: requests,
+			Errors: errors, Capped: capped})
+	}
+	return out
+}
+
+// TestAlertsOpenOnceAndRecover plants an outage and a cap, runs the
+// evaluator of two processes at once, then lets the listing recover.
+func TestAlertsOpenOnceAndRecover(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			url := storetest.URL(t, d)
+			a, b := storetest.OpenURL(t, url), storetest.OpenURL(t, url)
+			now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+			for _, s := range []*store.Store{a, b} {
+				s.Now = func() time.Time { return now }
+			}
+			fx := newFixture(t, a)
+			// 10 minutes at 80 % uptime, at the cap in 20 minutes of the hour.
+			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-30*time.Minute), 20, 100, 0, 5)); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-9*time.Minute), 10, 100, 20, 0)); err != nil {
+				t.Fatal(err)
+			}
+			evaluators := []*alerting.Evaluator{{Store: a, Now: a.Now, Log: quiet}, {Store: b, Now: b.Now, Log: quiet}}
+			var wg sync.WaitGroup
+			for _, e := range evaluators {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := e.Once(ctx); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			alerts, _ := a.FindAlerts(ctx, fx.carrierID, 10)
+			kinds := map[alerting.Kind]int{}
+			for _, al := range alerts {
+				kinds[al.Kind]++
+			}
+			if kinds[alerting.UptimePenalty] != 1 || kinds[alerting.UptimeSwitch] != 1 || kinds[alerting.AtCap] != 1 || len(alerts) != 3 {
+				t.Fatalf("alerts %v, want one each of uptime 95, uptime 85 and cap", kinds)
+			}
+			inbox, _ := a.FindNotifications(ctx, fx.authorID, 20)
+			if len(inbox) != 3 || !strings.Contains(inbox[0].Message+inbox[1].Message+inbox[2].Message, "uptime 80.0 %") {
+				t.Errorf("inbox %+v, want three alert messages naming the uptime", inbox)
+			}
+			// Recovery: an hour later the listing is healthy.
+			now = now.Add(70 * time.Minute)
+			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-10*time.Minute), 11, 100, 0, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if err := evaluators[0].Once(ctx); err != nil {
+				t.Fatal(err)
+			}
+			open, _ := a.OpenAlerts(ctx)
+			if len(open) != 0 {
+				t.Errorf("alerts still open after recovery: %+v", open)
+			}
+			inbox, _ = a.FindNotifications(ctx, fx.authorID, 20)
+			if len(inbox) != 6 || !strings.HasPrefix(inbox[0].Message, "Recovered:") {
+				t.Errorf("after recovery the inbox has %d messages, the newest %q", len(inbox), inbox[0].Message)
+			}
+		})
+	}
+}
+
+func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		key, _ := secret.ParseKey(secret.NewKey())
+		box, _ := secret.New(key)
+		var calls atomic.Int32
+		var verified atomic.Int32
+		var secretText string
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if alerting.Verify(secretText, r.Header.Get("Airside-Signature"), body, now, 5*time.Minute) == nil && r.Header.Get("Airside-Event") == "test" {
+				verified.Add(1)
+			}
+			if calls.Add(1) == 1 {
+				w.WriteHeader(http.StatusServiceUnavailable) // the first attempt fails
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer receiver.Close()
+
+		hooks := &alerting.Hooks{Store: s, Secrets: box, Outbound: netguard.New(false)}
+		admin := adminPrincipal(t, s, fx)
+		if _, err := hooks.Set(ctx, admin, fx.carrierID, receiver.URL+"/hook"); err == nil {
+			t.Fatal("a loopback webhook was accepted with the address rule on")
+		}
+		hooks.Outbound = netguard.New(true)
+		var err error
+		if secretText, err = hooks.Set(ctx, admin, fx.carrierID, receiver.URL+"/hook"); err != nil || !strings.HasPrefix(secretText, "whsec_") {
+			t.Fatalf("set webhook: %q, %v", secretText, err)
+		}
+		if err := hooks.Test(ctx, admin, fx.carrierID); err != nil {
+			t.Fatal(err)
+		}
+		sender := &alerting.Sender{Store: s, HTTP: netguard.New(true).Client(5 * time.Second), OpenSecret: hooks.OpenSecret, Now: s.Now, Log: quiet}
+		if n, err := sender.Once(context.Background()); err != nil || n != 1 {
+			t.Fatalf("first attempt: %d, %v", n, err)
+		}
+		d, _ := s.FindDeliveries(ctx, fx.carrierID, 5)
+		if d[0].State != alerting.Pending || d[0].Attempts != 1 || d[0].LastStatus != 503 || !d[0].NextAttemptAt.Equal(now.Add(time.Minute)) {
+			t.Fatalf("after a 503: %+v, want pending, retried in a minute", d[0])
+		}
+		if n, _ := sender.Once(context.Background()); n != 0 {
+			t.Errorf("a delivery was retried before its time")
+		}
+		now = now.Add(61 * time.Second)
+		if n, err := sender.Once(context.Background()); err != nil || n != 1 {
+			t.Fatalf("retry: %d, %v", n, err)
+		}
+		d, _ = s.FindDeliveries(ctx, fx.carrierID, 5)
+		if d[0].State != alerting.Delivered || d[0].Attempts != 2 || verified.Load() != 2 {
+			t.Errorf("after the retry: %+v, %d signatures verified", d[0], verified.Load())
+		}
+		// A receiver that moved to a private address is refused by the sender's client.
+		guarded := &alerting.Sender{Store: s, HTTP: netguard.New(false).Client(5 * time.Second), OpenSecret: hooks.OpenSecret, Now: s.Now, Log: quiet}
+		if err := hooks.Test(ctx, admin, fx.carrierID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := guarded.Once(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d, _ = s.FindDeliveries(ctx, fx.carrierID, 5)
+		if d[0].State != alerting.Pending || !strings.Contains(d[0].LastError, "refused") {
+			t.Errorf("a delivery to loopback with the rule on: %+v", d[0])
+		}
+	})
+}
+
+// adminPrincipal is the fixture's author, an admin of its carrier.
+func adminPrincipal(t *testing.T, s *store.Store, fx fixture) *account.Principal {
+	t.Helper()
+	p, err := s.FindPrincipal(ctx, fx.authorID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

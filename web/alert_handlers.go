@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/alerting"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
+)
+
+// currentRanks is every listing's rank in each standard scenario now, from
+// the routing snapshot: what the rank alerts compare.
+func (s *Server) currentRanks(ctx context.Context, now time.Time) (alerting.Ranks, error) {
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return alerting.Ranks{}, err
+	}
+	r := alerting.Ranks{Rank: map[int64]map[string]int64{}, Revision: map[int64]int64{}, Names: map[string]string{}}
+	for _, model := range snap.Models() {
+		m, _ := snap.Market(model)
+		for _, l := range m.Listings {
+			r.Revision[l.ID] = l.Revision
+		}
+		for _, sc := range preview.StandardScenarios() {
+			r.Names[sc.Key] = sc.Name
+			b, entries, _ := m.BallotEntries(sc.Request(model, now), preview.Change{})
+			res := election.Elect(&b)
+			for i, c := range res.Candidates {
+				if i < len(entries) && c.Rank > 0 {
+					id := entries[i].Listing.ID
+					if r.Rank[id] == nil {
+						r.Rank[id] = map[string]int64{}
+					}
+					r.Rank[id][sc.Key] = int64(c.Rank)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+func (s *Server) handleAlerts(c echo.Context) error {
+	return s.renderAlerts(c, http.StatusOK, "", nil)
+}
+
+// renderAlerts renders the alerts page; newSecret is a webhook secret to
+// show once, errs the webhook form's problems.
+func (s *Server) renderAlerts(c echo.Context, status int, newSecret string, errs map[string]string) error {
+	ctx, p := c.Request().Context(), principal(c)
+	carrier, carriers, err := s.trafficCarrier(c, p, "/alerts")
+	if err != nil {
+		return err
+	}
+	alerts, err := s.Reads.FindAlerts(ctx, carrier.ID, 100)
+	if err != nil {
+		return err
+	}
+	hook, err := s.Reads.FindWebhook(ctx, carrier.ID)
+	if err != nil {
+		return err
+	}
+	deliveries, err := s.Reads.FindDeliveries(ctx, carrier.ID, 30)
+	if err != nil {
+		return err
+	}
+	v := alertsView(s.page(c, "Alerts", "alerts"), carrier.Name, carrier.Slug, carriers, alerts, hook, deliveries,
+		workflow.CanManageListings(p, carrier.ID), s.Now())
+	v.NewSecret, v.Errors = newSecret, errs
+	if typed := c.FormValue("url"); typed != "" {
+		v.URL = typed
+	}
+	return render(c, status, templates.Alerts(v))
+}
+
+// hookCarrier is the carrier a webhook form acts on (?carrier=slug).
+func (s *Server) hookCarrier(c echo.Context) (int64, string, error) {
+	carrier, _, err := s.trafficCarrier(c, principal(c), "/alerts")
+	if err != nil {
+		return 0, "", err
+	}
+	return carrier.ID, carrier.Slug, nil
+}
+
+func (s *Server) handleSetWebhook(c echo.Context) error {
+	id, _, err := s.hookCarrier(c)
+	if err != nil {
+		return err
+	}
+	secret, err := s.Hooks.Set(c.Request().Context(), principal(c), id, c.FormValue("url"))
+	switch apperr.Code(err) {
+	case "":
+		return s.renderAlerts(c, http.StatusOK, secret, nil)
+	case apperr.EINVALID:
+		return s.renderAlerts(c, http.StatusUnprocessableEntity, "", apperr.FieldErrors(err))
+	}
+	return err
+}
+
+func (s *Server) handleTestWebhook(c echo.Context) error {
+	id, slug, err := s.hookCarrier(c)
+	if err != nil {
+		return err
+	}
+	msg := "A test event is queued; its delivery shows below within seconds."
+	switch err := s.Hooks.Test(c.Request().Context(), principal(c), id); apperr.Code(err) {
+	case "":
+		s.Webhooks.Wake()
+	case apperr.ECONFLICT:
+		msg = apperr.Message(err)
+	default:
+		return err
+	}
+	if err := s.setFlash(c, "%s", msg); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/alerts?carrier="+slug)
+}
+
+func (s *Server) handleDeleteWebhook(c echo.Context) error {
+	id, slug, err := s.hookCarrier(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Hooks.Delete(c.Request().Context(), principal(c), id); err != nil {
+		return err
+	}
+	if err := s.setFlash(c, "Webhook removed; alerts still reach your inbox."); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alerts?carrier=%s", slug))
+}
