@@ -96,7 +96,9 @@ func (f *fakeStore) ResolveAlert(_ context.Context, a Alert, msg, _ string) (boo
 	}
 	return true, nil
 }
-func (f *fakeStore) ListingRanks(context.Context) (map[int64]map[string][2]int64, error) { return f.ranks, nil }
+func (f *fakeStore) ListingRanks(context.Context) (map[int64]map[string][2]int64, error) {
+	return f.ranks, nil
+}
 func (f *fakeStore) SaveListingRanks(_ context.Context, r map[int64]map[string][2]int64) error {
 	f.ranks = r
 	return nil
