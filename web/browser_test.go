@@ -52,6 +52,10 @@ func newBrowser(t *testing.T) context.Context {
 // `go test -artifacts`).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
+	// A page still loading has no size to capture.
+	if err := waitJS(ctx, `document.readyState === "complete" && document.documentElement.clientWidth > 0`, "a laid-out page"); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)

@@ -38,7 +38,10 @@ func TestBrowserTrafficFlow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open traffic: %v", err)
 	}
-	if err := waitJS(ctx, `location.search.includes("period=month") && !!document.querySelector('[data-testid="periods"] a.active[href$="period=month"]')`, "the month view"); err != nil {
+	if err := waitJS(ctx, `document.readyState === "complete" && location.search.includes("period=month") && !!document.querySelector('[data-testid="periods"] a.active[href$="period=month"]')`, "the month view"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="earnings-chart"]`))); err != nil {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "traffic")
