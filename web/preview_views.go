@@ -58,12 +58,12 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 	}
 	v.Share = templates.ShareView{Total: pct(res.Share.Total * 100), Revenue: fmt.Sprintf("$%.2f", res.Share.RevenuePerMillion)}
 	for i, ms := range res.Share.Mix {
-		outcome := "rank 1"
+		outcome := "yours: " + ms.Why
 		switch {
 		case ms.Eligible == 0 || ms.Share == 0:
 			outcome = "not eligible"
 		case !ms.Wins:
-			outcome = "exploration only"
+			outcome = "exploration only: " + ms.Why
 		}
 		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: fmt.Sprintf("%.1f", ms.Percent), Outcome: outcome,
 			Share: pct(ms.Share * 100), PerRequest: fmt.Sprintf("$%.6f", ms.RevenuePerRequest)})

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -97,8 +98,14 @@ type ScenarioResult struct {
 	Weights  election.Weights
 	Mine     Mine
 	Winner   string // the winner's carrier name
-	Ballot   []Competitor
-	Win      WinPlan
+	// Holder is who serves the scenario's traffic under the gateway's
+	// stable preference (see holderOf), HolderIsMe whether that is the
+	// listing, and HolderNote which rule decided it.
+	Holder     string
+	HolderIsMe bool
+	HolderNote string
+	Ballot     []Competitor
+	Win        WinPlan
 }
 
 // Result is a whole preview.
@@ -167,6 +174,13 @@ func scenarioResult(in Input, sc Scenario, change Change) ScenarioResult {
 	out := ScenarioResult{Scenario: sc, Weights: res.Weights}
 	if res.Winner >= 0 {
 		out.Winner = entries[res.Winner].Listing.CarrierName
+	}
+	if sc.Routing == election.ModeAuto {
+		holder, note := holderOf(in, sc, entries, &res)
+		out.HolderNote = note
+		if holder >= 0 {
+			out.Holder, out.HolderIsMe = entries[holder].Listing.CarrierName, holder == me
+		}
 	}
 	for i, o := range res.Candidates {
 		if o.Eligible {
@@ -264,4 +278,48 @@ func withLandingFee(b election.Ballot, me int, lf float64) election.Ballot {
 	cands[me].Fare = f
 	b.Candidates = cands
 	return b
+}
+
+// holderOf decides who serves a scenario's traffic the way the gateway
+// moves it: the incumbent (the winner of the catalogue as published) keeps
+// the traffic unless a challenger's score beats it by more than the
+// incumbent margin, or the incumbent's uptime is under 85 % (its sessions
+// move away). It returns the holder's index in entries (-1: no one) and the
+// rule that decided, in words.
+func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (int, string) {
+	if after.Winner < 0 {
+		return -1, "no eligible candidate"
+	}
+	published, publishedEntries, _ := in.Market.BallotEntries(sc.Request(in.Model, in.At), Change{ListingID: in.ListingID})
+	var won election.Result
+	election.ElectWinnerInto(&published, &won)
+	before := won.Winner
+	incumbent := -1
+	if before >= 0 {
+		for i, e := range entries {
+			if e.Listing.ID == publishedEntries[before].Listing.ID {
+				incumbent = i
+			}
+		}
+	}
+	sessions := ""
+	if sc.SessionOpening {
+		sessions = "; the opener's winner also serves the session's follow-up requests"
+	}
+	switch {
+	case incumbent < 0 || !after.Candidates[incumbent].Eligible:
+		return after.Winner, "no incumbent on this ballot: the best score takes it" + sessions
+	case incumbent == after.Winner:
+		return incumbent, "the incumbent has the best score and keeps it" + sessions
+	}
+	if up := entries[incumbent].Listing.Health.UptimePct; up != nil && *up < 85 {
+		return after.Winner, fmt.Sprintf("the incumbent (%s) is under 85 %% uptime: its traffic moves to the best score", entries[incumbent].Listing.CarrierName) + sessions
+	}
+	lead := after.Candidates[incumbent].Score - after.Candidates[after.Winner].Score
+	if lead > election.IncumbentMargin {
+		return after.Winner, fmt.Sprintf("leads the incumbent (%s) by %.3f, more than the %.2f margin: the traffic moves",
+			entries[incumbent].Listing.CarrierName, lead, election.IncumbentMargin) + sessions
+	}
+	return incumbent, fmt.Sprintf("the best score leads the incumbent (%s) by only %.3f, within the %.2f margin: the incumbent keeps it",
+		entries[incumbent].Listing.CarrierName, lead, election.IncumbentMargin) + sessions
 }

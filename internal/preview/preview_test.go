@@ -3,6 +3,7 @@ package preview
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func TestShareProjectionByHand(t *testing.T) {
 			continue
 		}
 		share := ExplorationRate / float64(s.Mine.Of)
-		if s.Mine.Rank == 1 {
+		if s.HolderIsMe {
 			share += 1 - ExplorationRate
 		}
 		want += 0.5 * share
@@ -301,5 +302,67 @@ func TestHeatmapElectsOncePerBlockCombination(t *testing.T) {
 		if got.Ranks != want.Ranks || got.Of != want.Of {
 			t.Errorf("%s: heatmap %v of %d, one election per hour gives %v of %d", sc.Name, got.Ranks, got.Of, want.Ranks, want.Of)
 		}
+	}
+}
+
+// TestIncumbentKeepsTrafficWithinTheMargin walks our input price down until
+// we barely score best in the small one-shot: the incumbent keeps the
+// traffic; far lower we take it; and an incumbent under 85 % uptime loses it
+// at once.
+func TestIncumbentKeepsTrafficWithinTheMargin(t *testing.T) {
+	// percent scales every filed price of ours.
+	small := func(m Market, percent int) ScenarioResult {
+		f := *m.Listings[0].Published
+		f.Input, f.Output = f.Input.Scale(int64(percent), 100), f.Output.Scale(int64(percent), 100)
+		f.CachedInput = ptr(f.CachedInput.Scale(int64(percent), 100))
+		res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at, Fare: &f})
+		return res.Scenarios[0] // small one-shot (auto)
+	}
+	m := market()
+	published := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at}).Scenarios[0]
+	if published.Mine.Rank == 1 {
+		t.Fatal("the test needs ours not to be the incumbent")
+	}
+	barely := 0
+	for percent := 100; percent > 0; percent-- {
+		if small(m, percent).Mine.Rank == 1 {
+			barely = percent
+			break
+		}
+	}
+	if barely == 0 {
+		t.Fatal("no price wins the small one-shot")
+	}
+	r := small(m, barely)
+	if r.HolderIsMe || !strings.Contains(r.HolderNote, "within the 0.15 margin") || r.Holder != published.Winner {
+		t.Errorf("barely best at %d %%: holder %q (me %v), %q; want the incumbent %q to keep it", barely, r.Holder, r.HolderIsMe, r.HolderNote, published.Winner)
+	}
+	if far := small(m, 1); !far.HolderIsMe || !strings.Contains(far.HolderNote, "more than the 0.15 margin") {
+		t.Errorf("far ahead: me %v, %q", far.HolderIsMe, far.HolderNote)
+	}
+	// The incumbent slips under 85 % but, far cheaper, still wins the
+	// published election: the gateway moves its traffic anyway.
+	for i := range m.Listings {
+		if m.Listings[i].CarrierName == published.Winner {
+			m.Listings[i].Health.UptimePct = ptr(84.9)
+			cheaper := *m.Listings[i].Published
+			cheaper.Input, cheaper.Output = price("0.05"), price("0.20")
+			m.Listings[i].Published = &cheaper
+		}
+	}
+	if again := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at}).Scenarios[0]; again.Winner != published.Winner {
+		t.Fatalf("the incumbent under 85 %% no longer wins as published (%s): the test needs it to", again.Winner)
+	}
+	judged := false
+	for percent := 100; percent > 0 && !judged; percent-- {
+		if r := small(m, percent); r.Mine.Rank == 1 {
+			judged = true
+			if !r.HolderIsMe || !strings.Contains(r.HolderNote, "under 85 %") {
+				t.Errorf("best score over an incumbent under 85 %%: me %v, %q", r.HolderIsMe, r.HolderNote)
+			}
+		}
+	}
+	if !judged {
+		t.Error("no price beats the cheap incumbent: the 85 % rule went untested")
 	}
 }

@@ -15,6 +15,8 @@ type MixShare struct {
 	// Share is the expected fraction of this shape's requests the carrier
 	// gets under auto routing.
 	Share float64
+	// Why is the rule that decided who holds the shape's traffic.
+	Why string
 	// RevenuePerRequest is what one such request earns the carrier, in USD.
 	RevenuePerRequest float64
 }
@@ -29,9 +31,10 @@ type Share struct {
 	RevenuePerMillion float64
 }
 
-// projectShare weighs each shape's auto election by the mix: the winner gets
-// 99 % of a shape's requests and every eligible candidate an equal part of the
-// 1 % exploration. Revenue per request is the scenario's prompt at the
+// projectShare weighs each shape's auto election by the mix: the holder of
+// a shape (the winner, unless the incumbent keeps it: holderOf) gets 99 % of
+// its requests and every eligible candidate an equal part of the 1 %
+// exploration. Revenue per request is the scenario's prompt at the
 // resolved prices (cache hits at the cached price), plus output tokens at the
 // workload's default ratio, times (1 - discount) x (1 - landing fee).
 func projectShare(in Input, results []ScenarioResult) Share {
@@ -51,9 +54,9 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			if r.Scenario.Key != shape.Key+"-auto" {
 				continue
 			}
-			ms.Eligible = r.Mine.Of
+			ms.Eligible, ms.Why = r.Mine.Of, r.HolderNote
 			if r.Mine.Eligible {
-				ms.Wins = r.Mine.Rank == 1
+				ms.Wins = r.HolderIsMe
 				if ms.Wins {
 					ms.Share = 1 - ExplorationRate
 				}
