@@ -25,6 +25,9 @@ type CarrierTrafficView struct {
 	Carriers   []Choice
 	Periods    []Choice
 	Window     string
+	Zones      []Option
+	ZoneAction string
+	Hidden     map[string]string
 	Figures    []Figure
 	Earnings   SeriesChartView
 	Rows       []TrafficRow
@@ -42,13 +45,24 @@ type ListingTrafficView struct {
 	Title, ListingURL, TrafficURL string
 	Periods                       []Choice
 	Window                        string
+	Zones                         []Option
+	ZoneAction                    string
+	Hidden                        map[string]string
 	Figures                       []Figure
 	Requests, Share, Earnings     SeriesChartView
 	Uptime, Latency               SeriesChartView
 	Incidents                     []IncidentRow
 	CapNote                       string
-	FareChanges                   []string
 	TierNote                      bool
+	// Changes is each fare published, with the share the week before and
+	// after; Projected the preview's share for an even mix, as published.
+	Changes   []FareChangeRow
+	Projected string
+}
+
+// FareChangeRow is one fare publication and what it did to the share.
+type FareChangeRow struct {
+	When, Fare, Before, After string
 }
 
 // StatementRow is one line of a statement.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -86,6 +88,27 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	return d, err
 }
 
+// grouping reads the period and the time zone (?tz=HOURS east of UTC) a
+// traffic page is shown in.
+func grouping(c echo.Context) (earnings.Grouping, int) {
+	hours, _ := strconv.Atoi(c.QueryParam("tz"))
+	hours = max(-12, min(14, hours))
+	return earnings.Grouping{Period: earnings.ParsePeriod(c.QueryParam("period")), Loc: earnings.Offset(hours)}, hours
+}
+
+// tzChoices are the zones a carrier may read its charts in.
+func tzChoices(current int) []templates.Option {
+	var out []templates.Option
+	for h := -12; h <= 14; h++ {
+		label := "UTC"
+		if h != 0 {
+			label = fmt.Sprintf("UTC%+d", h)
+		}
+		out = append(out, templates.Option{Value: strconv.Itoa(h), Label: label, Selected: h == current})
+	}
+	return out
+}
+
 func periodChoices(base string, current earnings.Period) []templates.Choice {
 	sep := "?"
 	if strings.Contains(base, "?") {
@@ -107,9 +130,9 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	period := earnings.ParsePeriod(c.QueryParam("period"))
+	g, tz := grouping(c)
 	now := s.Now().UTC()
-	since, until := period.Window(now)
+	since, until := g.Window(now)
 	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
 	if err != nil {
 		return err
@@ -118,7 +141,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, period, since, until, now, listings, data)
+	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data)
 	return render(c, http.StatusOK, templates.CarrierTraffic(v))
 }
 
@@ -132,13 +155,19 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	period := earnings.ParsePeriod(c.QueryParam("period"))
-	since, until := period.Window(s.Now())
+	g, tz := grouping(c)
+	since, until := g.Window(s.Now())
 	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, since, until)
 	if err != nil {
 		return err
 	}
-	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, period, since, until, data)
+	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, g, tz, since, until, data)
+	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
+		return err
+	}
+	if v.Projected, err = s.projectedShare(ctx, l); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, templates.ListingTraffic(v))
 }
 
@@ -219,4 +248,52 @@ func (s *Server) handleOperations(c echo.Context) error {
 	v := operationsView(s.page(c, "Operations", "operations"), c.QueryParam("model"), c.QueryParam("carrier"), c.QueryParam("sort"),
 		listings, snap, data, waiting, now)
 	return render(c, http.StatusOK, templates.Operations(v))
+}
+
+// fareChangeEffects says, for each fare the listing published in the last
+// 400 days, its share of the model the week before and the week after
+// (whole weeks: the same hours of the week on both sides).
+func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, history []earnings.FareSpan) ([]templates.FareChangeRow, error) {
+	now := s.Now().UTC()
+	const week = 7 * 24 * time.Hour
+	var changes []earnings.FareSpan
+	for _, f := range history {
+		if f.From.After(now.Add(-400 * 24 * time.Hour)) {
+			changes = append(changes, f)
+		}
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, changes[0].From.Add(-week), now.Add(time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	var out []templates.FareChangeRow
+	for i := len(changes) - 1; i >= 0; i-- { // newest first
+		f := changes[i]
+		before, after := earnings.ShareAround(data.hours[l.ID], data.models[l.Model.ID], f.From, week)
+		row := templates.FareChangeRow{When: f.From.Format("2006-01-02 15:04"), Fare: "input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String(),
+			Before: share(before), After: share(after)}
+		if now.Before(f.From.Add(week)) {
+			row.After += " (so far)"
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// projectedShare is the preview's projection of the listing's share for an
+// even workload mix (the gateway does not report the mix), as published now.
+func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (string, error) {
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return "", err
+	}
+	m, ok := snap.Market(l.Model.Slug)
+	if !ok || l.Status != catalogue.StatusInService {
+		return "", nil
+	}
+	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now()})
+	return share(res.Share.Total), nil
 }

@@ -34,13 +34,18 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 		}
 	}
 	wantStatus(t, "another carrier's traffic", nebula.get("/traffic?carrier=orbit"), http.StatusNotFound)
+	local := nebula.get("/traffic?period=day&tz=-5")
+	if !strings.Contains(local.body, "(UTC-5)") || !strings.Contains(local.body, `<option value="-5" selected>`) {
+		t.Error("the chosen zone is not applied to the traffic page")
+	}
 
 	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
 	orbit := listingOf(t, p.store, "orbit", "kimi-k2.5")
 	res := nebula.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID))
 	wantStatus(t, "listing traffic", res, http.StatusOK)
 	for _, want := range []string{`data-testid="requests-chart"`, `data-testid="share-chart"`, `data-testid="uptime-chart"`,
-		`data-testid="listing-earnings-chart"`, "95 %: the uptime penalty starts", `data-testid="fig-kept"`} {
+		`data-testid="listing-earnings-chart"`, "95 %: the uptime penalty starts", `data-testid="fig-kept"`,
+		`data-testid="fare-changes"`, `data-testid="projected"`} {
 		if !strings.Contains(res.body, want) {
 			t.Errorf("listing traffic lacks %s", want)
 		}

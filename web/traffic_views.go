@@ -90,8 +90,8 @@ func periodLabel(p earnings.Period, t time.Time) string {
 	return t.Format("Jan 2")
 }
 
-func windowText(since, until time.Time) string {
-	return fmt.Sprintf("%s to %s UTC", since.Format("2006-01-02 15:04"), until.Format("2006-01-02 15:04"))
+func windowText(g earnings.Grouping, since, until time.Time) string {
+	return fmt.Sprintf("%s to %s (%s)", since.In(g.Loc).Format("2006-01-02 15:04"), until.In(g.Loc).Format("2006-01-02 15:04"), g.Loc)
 }
 
 // listingTotals sums a listing's series.
@@ -124,16 +124,18 @@ func uptimeText(t earnings.Traffic) string {
 	return strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
 }
 
-func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, period earnings.Period,
+func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, g earnings.Grouping, tz int,
 	since, until, now time.Time, listings []catalogue.Listing, d trafficData) templates.CarrierTrafficView {
-	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(since, until),
-		Periods: periodChoices("/traffic?carrier="+carrier.Slug, period)}
+	period := g.Period
+	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(g, since, until),
+		Periods: periodChoices(fmt.Sprintf("/traffic?carrier=%s&tz=%d", carrier.Slug, tz), period), Zones: tzChoices(tz),
+		ZoneAction: "/traffic", Hidden: map[string]string{"carrier": carrier.Slug, "period": string(period)}}
 	var all earnings.Point
 	var kept []float64
 	var labels []string
 	var rows [][]string
 	for _, l := range listings {
-		pts := earnings.Series(period, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
+		pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
 		if kept == nil {
 			kept = make([]float64, len(pts))
 			for _, p := range pts {
@@ -185,11 +187,14 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	return v
 }
 
-func listingTrafficView(page templates.Page, l *catalogue.Listing, period earnings.Period, since, until time.Time, d trafficData) templates.ListingTrafficView {
+func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData) templates.ListingTrafficView {
+	period := g.Period
 	v := templates.ListingTrafficView{Page: page, Title: l.Model.Name + " · " + l.CarrierName, ListingURL: fmt.Sprintf("/listings/%d", l.ID),
-		TrafficURL: "/traffic?carrier=" + l.CarrierSlug, Window: windowText(since, until),
-		Periods: periodChoices(fmt.Sprintf("/traffic/listings/%d", l.ID), period)}
-	pts := earnings.Series(period, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
+		TrafficURL: fmt.Sprintf("/traffic?carrier=%s&tz=%d", l.CarrierSlug, tz), Window: windowText(g, since, until),
+		Periods: periodChoices(fmt.Sprintf("/traffic/listings/%d?tz=%d", l.ID, tz), period), Zones: tzChoices(tz),
+		ZoneAction: fmt.Sprintf("/traffic/listings/%d", l.ID), Hidden: map[string]string{"period": string(period)}}
+	xLabel := "Time (" + g.Loc.String() + ")"
+	pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
 	n := len(pts)
 	labels := make([]string, n)
 	req, others, shares, kept, uptime, latency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
@@ -220,12 +225,11 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, period earnin
 	var markers []templates.Marker
 	for _, f := range d.history[l.ID] {
 		if !f.From.Before(since) && f.From.Before(until) {
-			step := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(f.From) && !f.From.Before(p.Start) })
+			step := slices.IndexFunc(pts, func(p earnings.Point) bool { return g.Next(p.Start).After(f.From) && !f.From.Before(p.Start) })
 			label := "Fare published " + f.From.Format("2006-01-02 15:04 UTC") + ": input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String()
 			if step >= 0 {
 				markers = append(markers, templates.Marker{Step: step, Label: label})
 			}
-			v.FareChanges = append(v.FareChanges, label)
 		}
 		if len(f.Fare.Tiers) > 0 {
 			v.TierNote = true
@@ -234,36 +238,36 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, period earnin
 	whole := func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
 	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
-		YLabel:      "Requests", XLabel: "Time (UTC)", Labels: labels, Bars: req, BarName: "your requests", Line: others,
+		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others,
 		LineName: "competitors together", Format: compact, Markers: markers,
 		TableHead: []string{"Period (UTC)", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
 	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
 		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
-		YLabel:      "Share (%)", XLabel: "Time (UTC)", Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: whole, Markers: markers})
+		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: whole, Markers: markers})
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
 		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
-		YLabel:      "USD", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
+		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
 		Format: compactUSD})
 	incidents := earnings.Incidents(d.hours[l.ID])
 	var spans [][2]int
 	for _, inc := range incidents {
-		first := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(inc.Start.Add(time.Nanosecond)) })
-		last := slices.IndexFunc(pts, func(p earnings.Point) bool { return !period.Next(p.Start).Before(inc.End) })
+		first := slices.IndexFunc(pts, func(p earnings.Point) bool { return g.Next(p.Start).After(inc.Start) })
+		last := slices.IndexFunc(pts, func(p earnings.Point) bool { return !g.Next(p.Start).Before(inc.End) })
 		if first >= 0 && last >= first {
 			spans = append(spans, [2]int{first, last})
 		}
-		v.Incidents = append(v.Incidents, templates.IncidentRow{Start: inc.Start.Format("2006-01-02 15:04"), End: inc.End.Format("2006-01-02 15:04"),
+		v.Incidents = append(v.Incidents, templates.IncidentRow{Start: inc.Start.In(g.Loc).Format("2006-01-02 15:04"), End: inc.End.In(g.Loc).Format("2006-01-02 15:04"),
 			Worst: strconv.FormatFloat(100*inc.Worst, 'f', 1, 64) + " %", Failed: count(inc.Failed), Requests: count(inc.Requests)})
 	}
 	line := 100 * earnings.UptimeLine
 	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
 		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; under the 95 % line the routing score carries a penalty; incidents are shaded.",
-		YLabel:      "Uptime (%)", XLabel: "Time (UTC)", Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
+		YLabel:      "Uptime (%)", XLabel: xLabel, Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
 		Ref: &line, RefLabel: "95 %: the uptime penalty starts", Spans: spans, SpanName: "incident",
 		TableHead: []string{"Period (UTC)", "Uptime", "First token", "Tokens/s"}, TableRows: healthRows})
 	v.Latency = templates.NewSeriesChart(templates.SeriesSpec{Title: "Time to first token", TestID: "latency-chart",
 		Description: "Average time to first token of successful requests per " + string(period) + ", in milliseconds.",
-		YLabel:      "ms", XLabel: "Time (UTC)", Labels: labels, Line: latency, LineName: "ms to first token", Format: whole})
+		YLabel:      "ms", XLabel: xLabel, Labels: labels, Line: latency, LineName: "ms to first token", Format: whole})
 	t, model := listingTotals(pts)
 	shareAll := -1.0
 	if model > 0 {

@@ -146,8 +146,8 @@ func TestSeriesGroupsAndShares(t *testing.T) {
 		{Hour: at("2026-01-06T11:00:00Z"), Requests: 5},
 	}
 	model := map[time.Time]int64{at("2026-01-05T10:00:00Z"): 50, at("2026-01-05T11:00:00Z"): 30, at("2026-01-06T11:00:00Z"): 20}
-	since, until := ByDay.Window(at("2026-01-06T15:00:00Z"))
-	pts := Series(ByDay, since, until, hours, history, model)
+	since, until := ByDay.UTC().Window(at("2026-01-06T15:00:00Z"))
+	pts := Series(ByDay.UTC(), since, until, hours, history, model)
 	if len(pts) != 30 {
 		t.Fatalf("%d days, want 30", len(pts))
 	}
@@ -157,5 +157,36 @@ func TestSeriesGroupsAndShares(t *testing.T) {
 	}
 	if d6.Share() != 0.25 || pts[0].Share() != -1 {
 		t.Errorf("6 January share %v, an empty day %v", d6.Share(), pts[0].Share())
+	}
+}
+
+func TestShareAroundAFareChange(t *testing.T) {
+	change := at("2026-01-10T00:00:00Z")
+	hours := []catalogue.HourlyPoint{
+		{Hour: change.Add(-48 * time.Hour), Requests: 10},
+		{Hour: change.Add(-8 * 24 * time.Hour), Requests: 1000}, // before the week: left out
+		{Hour: change.Add(2 * time.Hour), Requests: 30},
+	}
+	model := map[time.Time]int64{change.Add(-48 * time.Hour): 100, change.Add(-8 * 24 * time.Hour): 1000, change.Add(2 * time.Hour): 60}
+	before, after := ShareAround(hours, model, change, 7*24*time.Hour)
+	if before != 0.1 || after != 0.5 {
+		t.Errorf("share %v before, %v after; want 0.1 and 0.5", before, after)
+	}
+}
+
+func TestDaysStartAtLocalMidnight(t *testing.T) {
+	g := Grouping{Period: ByDay, Loc: Offset(-5)}
+	// 03:00 UTC on the 6th is 22:00 on the 5th five hours west.
+	if got := g.Start(at("2026-01-06T03:00:00Z")); !got.Equal(at("2026-01-05T05:00:00Z")) {
+		t.Errorf("day start %v", got)
+	}
+	hours := []catalogue.HourlyPoint{{Hour: at("2026-01-06T03:00:00Z"), Requests: 7}, {Hour: at("2026-01-06T06:00:00Z"), Requests: 3}}
+	since, until := g.Window(at("2026-01-06T12:00:00Z"))
+	pts := Series(g, since, until, hours, nil, nil)
+	if n := len(pts); pts[n-2].Requests != 7 || pts[n-1].Requests != 3 {
+		t.Errorf("the last two local days: %d and %d requests, want 7 and 3", pts[n-2].Requests, pts[n-1].Requests)
+	}
+	if Offset(20).String() != "UTC+14" || Offset(0) != time.UTC {
+		t.Errorf("offsets are bounded: %v", Offset(20))
 	}
 }

@@ -1,6 +1,7 @@
 package earnings
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -26,36 +27,62 @@ func ParsePeriod(s string) Period {
 	return ByDay
 }
 
-// Window is the span a period shows at now: [Since, Until).
-func (p Period) Window(now time.Time) (since, until time.Time) {
-	now = now.UTC()
-	switch p {
+// Grouping is a period read in a time zone: days and months start at local
+// midnight. Offsets are whole hours (the rollups are UTC hours).
+type Grouping struct {
+	Period Period
+	Loc    *time.Location
+}
+
+// UTC groups by a period in UTC.
+func (p Period) UTC() Grouping { return Grouping{Period: p, Loc: time.UTC} }
+
+// Offset is a fixed zone of whole hours east of UTC, within -12..+14.
+func Offset(hours int) *time.Location {
+	hours = max(-12, min(14, hours))
+	if hours == 0 {
+		return time.UTC
+	}
+	return time.FixedZone(fmt.Sprintf("UTC%+d", hours), hours*3600)
+}
+
+func (g Grouping) loc() *time.Location {
+	if g.Loc == nil {
+		return time.UTC
+	}
+	return g.Loc
+}
+
+// Window is the span a grouping shows at now: [Since, Until).
+func (g Grouping) Window(now time.Time) (since, until time.Time) {
+	now = now.In(g.loc())
+	switch g.Period {
 	case ByHour:
 		until = now.Truncate(time.Hour).Add(time.Hour)
 		return until.Add(-48 * time.Hour), until
 	case ByMonth:
-		until = MonthOf(now).AddDate(0, 1, 0)
+		until = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, g.loc()).AddDate(0, 1, 0)
 		return until.AddDate(-1, 0, 0), until
 	}
-	until = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	until = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, g.loc()).AddDate(0, 0, 1)
 	return until.AddDate(0, 0, -30), until
 }
 
 // Start is the start of the group an hour falls in.
-func (p Period) Start(t time.Time) time.Time {
-	t = t.UTC()
-	switch p {
+func (g Grouping) Start(t time.Time) time.Time {
+	t = t.In(g.loc())
+	switch g.Period {
 	case ByHour:
 		return t.Truncate(time.Hour)
 	case ByMonth:
-		return MonthOf(t)
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, g.loc())
 	}
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, g.loc())
 }
 
 // Next is the start of the group after the one starting at t.
-func (p Period) Next(t time.Time) time.Time {
-	switch p {
+func (g Grouping) Next(t time.Time) time.Time {
+	switch g.Period {
 	case ByHour:
 		return t.Add(time.Hour)
 	case ByMonth:
@@ -104,16 +131,16 @@ func (p Point) Throughput() float64 {
 // Series groups a listing's hours by period over [since, until), with
 // earnings under the fare of each hour and the model's total for share.
 // Every group of the window is present, empty ones included.
-func Series(p Period, since, until time.Time, hours []catalogue.HourlyPoint, history []FareSpan, model map[time.Time]int64) []Point {
+func Series(p Grouping, since, until time.Time, hours []catalogue.HourlyPoint, history []FareSpan, model map[time.Time]int64) []Point {
 	var out []Point
-	index := map[time.Time]int{}
+	index := map[int64]int{} // by Unix time: the zone of a time is no part of the key
 	for t := p.Start(since); t.Before(until); t = p.Next(t) {
-		index[t] = len(out)
+		index[t.Unix()] = len(out)
 		out = append(out, Point{Start: t})
 	}
 	sums := make([]Sum, len(out))
 	for _, h := range hours {
-		i, ok := index[p.Start(h.Hour)]
+		i, ok := index[p.Start(h.Hour).Unix()]
 		if !ok {
 			continue
 		}
@@ -122,7 +149,7 @@ func Series(p Period, since, until time.Time, hours []catalogue.HourlyPoint, his
 		out[i].DurationMs += h.DurationMs
 	}
 	for t, n := range model {
-		if i, ok := index[p.Start(t)]; ok {
+		if i, ok := index[p.Start(t).Unix()]; ok {
 			out[i].ModelRequests += n
 		}
 	}
@@ -190,4 +217,37 @@ func CapAdvice(hours []catalogue.HourlyPoint) (capped, suggestRPM int64) {
 	}
 	perMinute := (busiest + 59) / 60
 	return capped, (perMinute + 9) / 10 * 10
+}
+
+// ShareAround is a listing's share of its model's requests over the span
+// before at and the span from at: what a fare change did, compared over the
+// same hours of the week when span is whole weeks. -1 means no traffic.
+func ShareAround(hours []catalogue.HourlyPoint, model map[time.Time]int64, at time.Time, span time.Duration) (before, after float64) {
+	var mine, all [2]int64
+	side := func(t time.Time) int {
+		switch {
+		case !t.Before(at.Add(-span)) && t.Before(at):
+			return 0
+		case !t.Before(at) && t.Before(at.Add(span)):
+			return 1
+		}
+		return -1
+	}
+	for _, h := range hours {
+		if i := side(h.Hour); i >= 0 {
+			mine[i] += h.Requests
+		}
+	}
+	for t, n := range model {
+		if i := side(t); i >= 0 {
+			all[i] += n
+		}
+	}
+	ratio := func(i int) float64 {
+		if all[i] == 0 {
+			return -1
+		}
+		return float64(mine[i]) / float64(all[i])
+	}
+	return ratio(0), ratio(1)
 }
