@@ -220,7 +220,11 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		if t := p.Throughput(); t >= 0 {
 			tps = strconv.FormatFloat(t, 'f', 1, 64)
 		}
-		healthRows = append(healthRows, []string{labels[i], uptimeText(p.Traffic), fmtMs(latency[i]), tps})
+		penalty := "–"
+		if u := p.Uptime(); u >= 0 {
+			penalty = strconv.FormatFloat(election.UptimePenalty(100*u), 'f', 4, 64)
+		}
+		healthRows = append(healthRows, []string{labels[i], uptimeText(p.Traffic), penalty, fmtMs(latency[i]), tps})
 	}
 	var markers []templates.Marker
 	for _, f := range d.history[l.ID] {
@@ -240,7 +244,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
 		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others,
 		LineName: "competitors together", Format: compact, Markers: markers,
-		TableHead: []string{"Period (UTC)", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
+		TableHead: []string{"Period", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
 	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
 		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
 		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: whole, Markers: markers})
@@ -261,10 +265,10 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	}
 	line := 100 * earnings.UptimeLine
 	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
-		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; under the 95 % line the routing score carries a penalty; incidents are shaded.",
+		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; under the 95 % line the routing score carries a penalty of ((95 - uptime) / 95 x 5)², 0.069 at 90 %, 0.62 at 80 %; incidents are shaded.",
 		YLabel:      "Uptime (%)", XLabel: xLabel, Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
 		Ref: &line, RefLabel: "95 %: the uptime penalty starts", Spans: spans, SpanName: "incident",
-		TableHead: []string{"Period (UTC)", "Uptime", "First token", "Tokens/s"}, TableRows: healthRows})
+		TableHead: []string{"Period", "Uptime", "Score penalty at that uptime", "First token", "Tokens/s"}, TableRows: healthRows})
 	v.Latency = templates.NewSeriesChart(templates.SeriesSpec{Title: "Time to first token", TestID: "latency-chart",
 		Description: "Average time to first token of successful requests per " + string(period) + ", in milliseconds.",
 		YLabel:      "ms", XLabel: xLabel, Labels: labels, Line: latency, LineName: "ms to first token", Format: whole})

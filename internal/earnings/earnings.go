@@ -38,41 +38,45 @@ type Prices struct {
 	Input, Output, CachedInput money.Micros
 }
 
-// PricesAt resolves a fare's prices at t: the peak or off-peak block where
-// the fare files one (the engine's own rule, election.BlockAt), over the
-// base prices. The cached share is billed at the cached price, or at the
-// input price when none is filed. Context tiers are not applied: an hour's
-// rollup does not say how long each prompt was, so every hour bills at the
-// base tier (said on the statement).
-func PricesAt(f *fare.Fare, t time.Time) Prices {
+// PricesAt resolves a fare's prices at t for prompts of promptTokens, in the
+// engine's order: the base prices, then the peak or off-peak block where the
+// fare files one (election.BlockAt decides which), then the context tier
+// with the largest threshold below the prompt. The cached share is billed at
+// the cached price, or at the input price when none is filed.
+func PricesAt(f *fare.Fare, t time.Time, promptTokens int64) Prices {
 	p := Prices{Input: f.Input, Output: f.Output, CachedInput: f.Input}
 	if f.CachedInput != nil {
 		p.CachedInput = *f.CachedInput
 	}
-	if f.TimeBased == nil {
-		return p
-	}
-	ef := f.ForElection()
-	var block fare.Prices
-	switch election.BlockAt(&ef, t) {
-	case election.BlockPeak:
-		block = f.TimeBased.Peak
-	case election.BlockOffPeak:
-		block = f.TimeBased.OffPeak
-	default:
-		return p
-	}
-	if block.Input != nil {
-		p.Input = *block.Input
-		if f.CachedInput == nil {
-			p.CachedInput = p.Input
+	cachedFiled := f.CachedInput != nil
+	overlay := func(block fare.Prices) {
+		if block.Input != nil {
+			p.Input = *block.Input
+			if !cachedFiled {
+				p.CachedInput = p.Input
+			}
+		}
+		if block.Output != nil {
+			p.Output = *block.Output
+		}
+		if block.CachedInput != nil {
+			p.CachedInput, cachedFiled = *block.CachedInput, true
 		}
 	}
-	if block.Output != nil {
-		p.Output = *block.Output
+	if f.TimeBased != nil {
+		ef := f.ForElection()
+		switch election.BlockAt(&ef, t) {
+		case election.BlockPeak:
+			overlay(f.TimeBased.Peak)
+		case election.BlockOffPeak:
+			overlay(f.TimeBased.OffPeak)
+		}
 	}
-	if block.CachedInput != nil {
-		p.CachedInput = *block.CachedInput
+	for i := len(f.Tiers) - 1; i >= 0; i-- {
+		if f.Tiers[i].AboveTokens < promptTokens {
+			overlay(f.Tiers[i].Prices)
+			break
+		}
 	}
 	return p
 }
@@ -119,7 +123,13 @@ func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
 		s.Unpriced += h.Requests
 		return
 	}
-	p := PricesAt(f, h.Hour)
+	// An hour's rollup does not say how long each prompt was: the tier is
+	// the one of the hour's average prompt.
+	var prompt int64
+	if h.Requests > 0 {
+		prompt = h.InputTokens / h.Requests
+	}
+	p := PricesAt(f, h.Hour, prompt)
 	uncached := max(h.InputTokens-h.CachedInputTokens, 0)
 	var filed, term big.Int
 	filed.Mul(big.NewInt(uncached), big.NewInt(int64(p.Input)))
