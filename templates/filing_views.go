@@ -85,6 +85,10 @@ type HistoryRow struct {
 // FilingView is one filing's page.
 type FilingView struct {
 	Page
+	// Quarantine says the filing needs two reviewers, and who approved it
+	// so far; Notice says when an increase may take effect at the earliest.
+	Quarantine string
+	Notice     string
 	// Preflight is the probes of the endpoint the filing concerns: the one
 	// it registers, or the listing's published one.
 	Preflight *PreflightView
@@ -160,6 +164,9 @@ type QueueRow struct {
 	Submitted string
 	Age       string
 	Stale     bool
+	// Quarantine flags a filing that moves a price threefold or more (two
+	// reviewers approve it).
+	Quarantine bool
 }
 
 // QueueView is the review queue.

@@ -34,9 +34,17 @@ func newPortal(t *testing.T, d store.Dialect) *testPortal {
 		t.Fatal(err)
 	}
 	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	withoutSafeguards(server)
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 	return &testPortal{t: t, srv: srv, store: st, server: server}
+}
+
+// withoutSafeguards turns off the notice period and the quarantine for the
+// tests of other rules, whose fares move prices freely on demo listings;
+// safeguard_test.go tests them with the defaults.
+func withoutSafeguards(s *web.Server) {
+	s.Filings.Notice, s.Filings.QuarantineFactor = -1, -1
 }
 
 // client is one browser: it keeps cookies and never follows redirects, so
@@ -175,6 +183,8 @@ func newTwoProcesses(t *testing.T) *twoProcesses {
 	tp.stB = open()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tp.a, tp.b = web.New(tp.stA, quiet), web.New(tp.stB, quiet)
+	withoutSafeguards(tp.a)
+	withoutSafeguards(tp.b)
 	tp.b.LongPollRecheck = time.Hour
 	tp.b.Routing.HealthEvery = time.Hour
 	tp.srvA, tp.srvB = httptest.NewServer(tp.a.Handler()), httptest.NewServer(tp.b.Handler())

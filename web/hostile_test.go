@@ -131,6 +131,7 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := web.New(st, slog.New(slog.NewJSONHandler(&logs, nil)))
+	withoutSafeguards(server)
 	p.srv = httptest.NewServer(server.Handler())
 	defer p.srv.Close()
 	c := p.client()

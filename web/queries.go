@@ -41,6 +41,7 @@ type Reads interface {
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+	ApproverEmails(ctx context.Context, filingID, lockVersion int64) ([]string, error)
 	FindAlerts(ctx context.Context, carrierID int64, limit int) ([]alerting.Alert, error)
 	FindWebhook(ctx context.Context, carrierID int64) (*alerting.Webhook, error)
 	FindDeliveries(ctx context.Context, carrierID int64, limit int) ([]alerting.Delivery, error)

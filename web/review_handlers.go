@@ -71,7 +71,7 @@ func (s *Server) handleQueue(c echo.Context) error {
 		}
 		v.Rows = append(v.Rows, templates.QueueRow{ID: f.ID, URL: fmt.Sprintf("/filings/%d", f.ID), Carrier: f.CarrierName,
 			Model: f.Model.Name, Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail, Submitted: stamp(&submitted),
-			Age: age(now.Sub(submitted)), Stale: f.StaleBase()})
+			Age: age(now.Sub(submitted)), Stale: f.StaleBase(), Quarantine: s.Filings.Quarantined(f)})
 	}
 	return render(c, http.StatusOK, templates.Queue(v))
 }
@@ -96,6 +96,25 @@ func (s *Server) market(ctx context.Context, modelID int64) (preview.Market, err
 // filing: the impact on routing and the thread.
 func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *templates.FilingView) error {
 	ctx := c.Request().Context()
+	if f.State == workflow.Submitted && s.Filings.Quarantined(f) {
+		approvers, err := s.Reads.ApproverEmails(ctx, f.ID, f.LockVersion)
+		if err != nil {
+			return err
+		}
+		v.Quarantine = "Quarantine: this filing moves a price threefold or more, so two different reviewers must approve it."
+		if len(approvers) > 0 {
+			v.Quarantine += " Approved so far by " + strings.Join(approvers, ", ") + "; one more approval publishes it."
+		}
+	}
+	if f.Fare != nil && f.State != workflow.Published {
+		if earliest, raises := s.Filings.EarliestEffective(f.Base, f.Fare); raises {
+			if f.SubmittedAt != nil { // the notice runs from the submission
+				earliest = f.SubmittedAt.Add(s.Filings.NoticePeriod())
+			}
+			v.Notice = "This filing raises a price or cuts the discount: it may take effect no earlier than " +
+				earliest.UTC().Format("2006-01-02 15:04") + " UTC (developers get notice of increases; decreases apply at once)."
+		}
+	}
 	if f.State == workflow.Submitted || f.State.Open() {
 		m, err := s.market(ctx, f.Model.ID)
 		if err != nil {

@@ -114,7 +114,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 		Routing:      keeper,
 		Reads:        st,
 		Accounts:     &account.Service{Store: st, Now: now},
-		Filings:      &workflow.Service{Store: st, Now: now},
+		Filings:      &workflow.Service{Store: st, Now: now, Approvals: st},
 		Tokens:       &apitoken.Service{Store: st, Now: now},
 		Metrics:      &catalogue.Ingest{Store: st, Now: now},
 		Publications: st,

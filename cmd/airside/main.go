@@ -17,6 +17,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
 )
 
@@ -57,6 +59,8 @@ Environment (flags win):
   AIRSIDE_PREFLIGHT_ALLOW_PRIVATE  true lets probes reach loopback and private addresses (demo and tests only)
   AIRSIDE_REQUIRE_PREFLIGHT  false lets a listing go into service without a passing preflight (default true)
   AIRSIDE_PROBE_FRESHNESS  how long a passed probe earns its flag (default 168h)
+  AIRSIDE_NOTICE_PERIOD  how long ahead a price increase must be filed (default 168h)
+  AIRSIDE_QUARANTINE_FACTOR  a price moved by this factor or more needs two reviewers (default 3)
 `
 
 func main() {
@@ -201,6 +205,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv.SetPreflight(box, *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
 		os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false")
 	srv.Preflight.Freshness = freshness
+	srv.Filings.Notice = envDuration("AIRSIDE_NOTICE_PERIOD", workflow.DefaultNotice)
+	if f, err := strconv.ParseFloat(os.Getenv("AIRSIDE_QUARANTINE_FACTOR"), 64); err == nil && f > 1 {
+		srv.Filings.QuarantineFactor = f
+	}
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
 }

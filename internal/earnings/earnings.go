@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
 )
@@ -34,51 +33,12 @@ func FareAt(history []FareSpan, t time.Time) *fare.Fare {
 }
 
 // Prices are the three per-million prices that bill an hour.
-type Prices struct {
-	Input, Output, CachedInput money.Micros
-}
+type Prices = fare.Resolved
 
-// PricesAt resolves a fare's prices at t for prompts of promptTokens, in the
-// engine's order: the base prices, then the peak or off-peak block where the
-// fare files one (election.BlockAt decides which), then the context tier
-// with the largest threshold below the prompt. The cached share is billed at
-// the cached price, or at the input price when none is filed.
+// PricesAt resolves a fare's prices at t for prompts of promptTokens
+// (fare.PricesAt: the engine's order, base, time block, tier).
 func PricesAt(f *fare.Fare, t time.Time, promptTokens int64) Prices {
-	p := Prices{Input: f.Input, Output: f.Output, CachedInput: f.Input}
-	if f.CachedInput != nil {
-		p.CachedInput = *f.CachedInput
-	}
-	cachedFiled := f.CachedInput != nil
-	overlay := func(block fare.Prices) {
-		if block.Input != nil {
-			p.Input = *block.Input
-			if !cachedFiled {
-				p.CachedInput = p.Input
-			}
-		}
-		if block.Output != nil {
-			p.Output = *block.Output
-		}
-		if block.CachedInput != nil {
-			p.CachedInput, cachedFiled = *block.CachedInput, true
-		}
-	}
-	if f.TimeBased != nil {
-		ef := f.ForElection()
-		switch election.BlockAt(&ef, t) {
-		case election.BlockPeak:
-			overlay(f.TimeBased.Peak)
-		case election.BlockOffPeak:
-			overlay(f.TimeBased.OffPeak)
-		}
-	}
-	for i := len(f.Tiers) - 1; i >= 0; i-- {
-		if f.Tiers[i].AboveTokens < promptTokens {
-			overlay(f.Tiers[i].Prices)
-			break
-		}
-	}
-	return p
+	return f.PricesAt(t, promptTokens)
 }
 
 // Money is what a period earned, in micro-USD: filed is tokens x filed

@@ -40,7 +40,10 @@ type WindowForm struct{ Start, End string }
 // PricesForm is a typed price block.
 type PricesForm struct{ Input, Output, CachedInput string }
 
-func (p PricesForm) empty() bool { return p.Input == "" && p.Output == "" && p.CachedInput == "" }
+// empty reports whether no price was typed (blanks are no price).
+func (p PricesForm) empty() bool {
+	return strings.TrimSpace(p.Input) == "" && strings.TrimSpace(p.Output) == "" && strings.TrimSpace(p.CachedInput) == ""
+}
 
 // FieldErrors maps a form field to what is wrong with it. Keys are the form's
 // field names: "input", "landing_fee", "tier.0.above", "peak_window.1.start".
@@ -171,7 +174,7 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 			Output:      price(key+"output", t.Output, false),
 			CachedInput: price(key+"cached_input", t.CachedInput, false),
 		}}
-		if t.Input == "" && t.Output == "" && t.CachedInput == "" {
+		if (PricesForm{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}).empty() {
 			errs[key+"input"] = "Give the tier at least one price."
 		}
 		out.Tiers = append(out.Tiers, tier)

@@ -73,6 +73,8 @@ func Outcome(s State) string {
 		return "Rejected; the carrier has been told why."
 	case ChangesRequested:
 		return "Sent back to the carrier for changes."
+	case Submitted: // an approval that did not decide: the first of two
+		return "Your approval is recorded. This change moves a price threefold or more: a second reviewer must approve it before it is published."
 	}
 	return "Filing " + s.Label() + "."
 }
@@ -127,6 +129,12 @@ func NoticeComment(label string) string { return "New comment on filing " + labe
 // NoticeCapability tells the carrier a reviewer judged one of its flags.
 func NoticeCapability(capability string, listingID int64, state string) string {
 	return fmt.Sprintf("Capability %s of listing %d was marked %s.", capability, listingID, state)
+}
+
+// NoticeSecondApproval asks the other reviewers for the second approval a
+// quarantined filing needs.
+func NoticeSecondApproval(label string) string {
+	return "Filing " + label + " moves a price threefold or more: it has one approval and needs a second, from another reviewer."
 }
 
 // NoticePreflight tells the carrier how a preflight run went.

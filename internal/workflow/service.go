@@ -69,6 +69,14 @@ type Service struct {
 	// puts a listing into service (its first fare, or a resume): the
 	// endpoint must have passed preflight (Endpoints.ReadyForService).
 	ReadyForService func(ctx context.Context, l *catalogue.Listing) error
+	// Notice is how long ahead a price increase must be filed (0: the
+	// default 7 days; negative: no notice); QuarantineFactor the price move
+	// that needs two reviewers (0: the default 3; negative: none).
+	Notice           time.Duration
+	QuarantineFactor float64
+	// Approvals records first approvals of quarantined filings; nil turns
+	// the two-reviewer rule off.
+	Approvals ApprovalStore
 }
 
 // ListingToFile finds a listing p may file for: another carrier's is not
@@ -87,12 +95,18 @@ func (s *Service) ListingToFile(ctx context.Context, p *account.Principal, listi
 // File records a new filing for a listing from a typed form: a draft, or
 // submitted for review at once.
 func (s *Service) File(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool) (int64, error) {
-	if _, err := s.ListingToFile(ctx, p, listingID); err != nil {
+	l, err := s.ListingToFile(ctx, p, listingID)
+	if err != nil {
 		return 0, err
 	}
 	parsed, errs := form.Parse(s.Now())
 	if errs != nil {
 		return 0, apperr.Invalid(errs)
+	}
+	if submit {
+		if err := s.checkNotice(l.Published, parsed.Fare, parsed.EffectiveAt); err != nil {
+			return 0, err
+		}
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, Fare: parsed.Fare,
 		Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt, Submit: submit})
@@ -127,6 +141,11 @@ func (s *Service) Edit(ctx context.Context, p *account.Principal, filingID, lock
 	if errs != nil {
 		return apperr.Invalid(errs)
 	}
+	if submit {
+		if err := s.checkNotice(f.Base, parsed.Fare, parsed.EffectiveAt); err != nil {
+			return err
+		}
+	}
 	return s.Store.UpdateFiling(ctx, p.User.ID, filingID, FilingUpdate{Fare: parsed.Fare, Justification: parsed.Justification,
 		EffectiveAt: parsed.EffectiveAt, Submit: submit, LockVersion: lockVersion})
 }
@@ -139,6 +158,11 @@ func (s *Service) Submit(ctx context.Context, p *account.Principal, filingID int
 	}
 	if f.StaleBase() { // a reviewer could not approve it: refresh first
 		return ErrStaleDraft(f.ID)
+	}
+	if f.Fare != nil {
+		if err := s.checkNotice(f.Base, f.Fare, f.EffectiveAt); err != nil {
+			return err
+		}
 	}
 	return s.Store.SubmitFiling(ctx, p.User.ID, filingID)
 }
@@ -313,6 +337,12 @@ func (s *Service) Decide(ctx context.Context, p *account.Principal, filingID int
 	if action == Approve && s.ReadyForService != nil {
 		if err := s.checkReady(ctx, f); err != nil {
 			return "", err
+		}
+	}
+	if action == Approve && s.Quarantined(f) {
+		second, err := s.firstApproval(ctx, p, f)
+		if err != nil || !second {
+			return Submitted, err // the first of two approvals is recorded
 		}
 	}
 	note = strings.TrimSpace(note)

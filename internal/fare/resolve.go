@@ -1,0 +1,134 @@
+package fare
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/money"
+)
+
+// Resolved are the three per-million prices a request is billed at.
+type Resolved struct {
+	Input, Output, CachedInput money.Micros
+}
+
+// PricesAt resolves the fare's prices at t for prompts of promptTokens, in
+// the engine's order (election.md section 2): the base prices, then the
+// peak or off-peak block where the fare files one (election.BlockAt decides
+// which), then the context tier with the largest threshold below the
+// prompt. The cached share is billed at the cached price, or at the input
+// price when none is filed anywhere.
+func (f *Fare) PricesAt(t time.Time, promptTokens int64) Resolved {
+	p := Resolved{Input: f.Input, Output: f.Output, CachedInput: f.Input}
+	if f.CachedInput != nil {
+		p.CachedInput = *f.CachedInput
+	}
+	cachedFiled := f.CachedInput != nil
+	overlay := func(block Prices) {
+		if block.Input != nil {
+			p.Input = *block.Input
+			if !cachedFiled {
+				p.CachedInput = p.Input
+			}
+		}
+		if block.Output != nil {
+			p.Output = *block.Output
+		}
+		if block.CachedInput != nil {
+			p.CachedInput, cachedFiled = *block.CachedInput, true
+		}
+	}
+	if f.TimeBased != nil {
+		ef := f.ForElection()
+		switch election.BlockAt(&ef, t) {
+		case election.BlockPeak:
+			overlay(f.TimeBased.Peak)
+		case election.BlockOffPeak:
+			overlay(f.TimeBased.OffPeak)
+		}
+	}
+	for i := len(f.Tiers) - 1; i >= 0; i-- {
+		if f.Tiers[i].AboveTokens < promptTokens {
+			overlay(f.Tiers[i].Prices)
+			break
+		}
+	}
+	return p
+}
+
+// samples are the (time, prompt) points two fares are compared at: every
+// hour of a week (every peak and off-peak block), at a short prompt and
+// just above every tier threshold of either fare.
+func samples(a, b *Fare, from time.Time) (times []time.Time, prompts []int64) {
+	start := from.UTC().Truncate(time.Hour)
+	for h := range 7 * 24 {
+		times = append(times, start.Add(time.Duration(h)*time.Hour))
+	}
+	prompts = []int64{1}
+	for _, f := range []*Fare{a, b} {
+		for _, t := range f.Tiers {
+			prompts = append(prompts, t.AboveTokens+1)
+		}
+	}
+	return times, prompts
+}
+
+// RaisesPrices reports whether any request would cost a developer more
+// under next than under prev: any resolved price higher at any hour of the
+// week and prompt size, or a smaller discount. A first fare (prev nil)
+// raises nothing.
+func RaisesPrices(prev, next *Fare, from time.Time) bool {
+	if prev == nil || next == nil {
+		return false
+	}
+	if next.Discount < prev.Discount {
+		return true
+	}
+	times, prompts := samples(prev, next, from)
+	for _, t := range times {
+		for _, n := range prompts {
+			a, b := prev.PricesAt(t, n), next.PricesAt(t, n)
+			if b.Input > a.Input || b.Output > a.Output || b.CachedInput > a.CachedInput {
+				return true
+			}
+		}
+	}
+	for _, p := range [][2]*money.Micros{{prev.CacheRead, next.CacheRead}, {prev.CacheWrite, next.CacheWrite}} {
+		if p[0] != nil && p[1] != nil && *p[1] > *p[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// ChangeRatio is the largest factor by which any resolved price moves from
+// prev to next, up or down (2 means doubled or halved); 1 for a first fare.
+func ChangeRatio(prev, next *Fare, from time.Time) float64 {
+	if prev == nil || next == nil {
+		return 1
+	}
+	worst := 1.0
+	ratio := func(a, b money.Micros) {
+		if a <= 0 || b <= 0 {
+			if a != b {
+				worst = max(worst, 1e9) // from or to nothing: beyond any threshold
+			}
+			return
+		}
+		r := float64(b) / float64(a)
+		if r < 1 {
+			r = 1 / r
+		}
+		worst = max(worst, r)
+	}
+	times, prompts := samples(prev, next, from)
+	for _, t := range times {
+		for _, n := range prompts {
+			a, b := prev.PricesAt(t, n), next.PricesAt(t, n)
+			ratio(a.Input, b.Input)
+			ratio(a.Output, b.Output)
+			ratio(a.CachedInput, b.CachedInput)
+		}
+	}
+	return worst
+}

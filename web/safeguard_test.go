@@ -1,0 +1,72 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/store"
+)
+
+// TestNoticeAndQuarantineThroughTheConsole: an increase needs its notice
+// (the form says until when), and a threefold move needs two reviewers.
+func TestNoticeAndQuarantineThroughTheConsole(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	p.server.Filings.Notice, p.server.Filings.QuarantineFactor = 0, 0 // the defaults: 7 days, x3
+	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	form := fmt.Sprintf("/listings/%d/file", l.ID)
+	carrier := p.client()
+	carrier.login("admin@nebula.example")
+	up := url.Values{"input": {"0.60"}, "output": {l.Published.Output.String()}, "landing_fee": {"20"}, "discount": {"5"},
+		"cap_scope": {"global"}, "justification": {"New hardware costs more."}, "op": {"submit"}}
+	if l.Published.CachedInput != nil {
+		up.Set("cached_input", l.Published.CachedInput.String())
+	}
+	res := carrier.post(form, form, up)
+	wantStatus(t, "an increase with no date", res, http.StatusUnprocessableEntity)
+	earliest := time.Now().UTC().Add(7 * 24 * time.Hour)
+	if !strings.Contains(res.body, `data-testid="error-effective_at"`) || !strings.Contains(res.body, earliest.Format("2006-01-02")) ||
+		!strings.Contains(res.body, `value="0.60"`) {
+		t.Fatalf("the notice refusal lacks the field message, the earliest date or what was typed:\n%.800s", res.body)
+	}
+	up.Set("effective_at", earliest.Add(time.Hour).Format("2006-01-02T15:04"))
+	res = carrier.post(form, form, up)
+	wantStatus(t, "an increase after its notice", res, http.StatusSeeOther)
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	if page := rev.get(res.location).body; !strings.Contains(page, `data-testid="notice-note"`) {
+		t.Error("the reviewer is not shown the notice")
+	}
+	wantStatus(t, "approve the dated increase", rev.post(res.location, res.location+"/approve", url.Values{}), http.StatusSeeOther)
+
+	// A threefold cut on another listing: two reviewers.
+	l2 := listingOf(t, p.store, "nebula", "deepseek-v3.2")
+	form2 := fmt.Sprintf("/listings/%d/file", l2.ID)
+	down := url.Values{"input": {l2.Published.Input.Scale(1, 4).String()}, "output": {l2.Published.Output.String()}, "landing_fee": {"20"},
+		"discount": {l2.Published.Discount.Percent()}, "cap_scope": {"global"}, "justification": {"Clearance."}, "op": {"submit"}}
+	if c := l2.Published.CachedInput; c != nil {
+		down.Set("cached_input", c.Scale(1, 4).String())
+	}
+	res = carrier.post(form2, form2, down)
+	wantStatus(t, "a threefold cut", res, http.StatusSeeOther)
+	filing := res.location
+	if !strings.Contains(rev.get("/review").body, `data-testid="quarantine"`) {
+		t.Error("the queue does not flag the quarantined filing")
+	}
+	wantStatus(t, "first approval", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+	if page := rev.get(filing).body; !strings.Contains(page, "pending review") || !strings.Contains(page, "Approved so far by reviewer@airside.example") {
+		t.Errorf("after one approval the filing is not pending with its approver named")
+	}
+	if res := rev.post(filing, filing+"/approve", url.Values{}); res.status != http.StatusConflict || !strings.Contains(res.body, "second, different reviewer") {
+		t.Errorf("the same reviewer again: %d", res.status)
+	}
+	admin := p.client()
+	admin.login("admin@airside.example")
+	wantStatus(t, "second approval", admin.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+	if page := admin.get(filing).body; !strings.Contains(page, "published") {
+		t.Error("two approvals did not publish the filing")
+	}
+}
