@@ -172,10 +172,13 @@ type QueueRow struct {
 // QueueView is the review queue.
 type QueueView struct {
 	Page
-	Rows     []QueueRow
-	Carriers []Option
-	Models   []Option
-	Kinds    []Option
+	// ProfileChanges are the carriers' profile changes awaiting their light
+	// review, listed under the filings.
+	ProfileChanges []ProfileChangeRow
+	Rows           []QueueRow
+	Carriers       []Option
+	Models         []Option
+	Kinds          []Option
 }
 
 // InboxRow is one inbox message.

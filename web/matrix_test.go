@@ -45,7 +45,10 @@ var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, to
 
 // Secrets planted in carrier B's (Orbit's) private data: none may reach a
 // page or body served to carrier A's users.
-var carrierBSecrets = []string{"47.77", "0.4777", "12.34", "ORBIT-SECRET-NOTE", "ORBIT-DRAFT-0.987654", "0.987654"}
+// carrierBSecrets are carrier B's private values: its landing fee (47.77 %),
+// and a draft's prices, discount (23.45 %) and note. Its published discount
+// (12.34 %) is public: the public model card shows approved discounts.
+var carrierBSecrets = []string{"47.77", "0.4777", "23.45", "ORBIT-SECRET-NOTE", "ORBIT-DRAFT-0.987654", "0.987654"}
 
 // fixture is the template database every request of the matrix runs on a
 // copy of.
@@ -94,7 +97,7 @@ func buildFixture(t *testing.T) fixture {
 	}
 	orbitAdmin, _ := st.FindUserByEmail(ctx, adminB)
 	draft := secret
-	draft.Input = 987654
+	draft.Input, draft.Discount = 987654, 2345
 	if _, err := st.CreateFiling(ctx, orbitAdmin.ID, workflow.NewFiling{ListingID: orbitKimi.ID, Fare: &draft, Justification: "ORBIT-SECRET-NOTE"}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +158,10 @@ func buildFixture(t *testing.T) fixture {
 // request builds the request of a route for a role.
 func (fx fixture) request(method, path, role string) *http.Request {
 	r := strings.NewReplacer(":token", "no-such-invite", ":month", time.Now().UTC().Format("2006-01"))
+	if strings.HasPrefix(path, "/models/:slug") {
+		path = strings.Replace(path, ":slug", "kimi-k2.5", 1)
+	}
+	path = strings.Replace(path, ":slug", "nebula", 1)
 	switch {
 	case strings.HasPrefix(path, "/listings/:id"), strings.HasPrefix(path, "/traffic/listings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.listingA), 1)
@@ -170,6 +177,7 @@ func (fx fixture) request(method, path, role string) *http.Request {
 		path += "?since=0"
 	}
 	path = r.Replace(path)
+	path = strings.Replace(path, ":id", "999999", 1) // an object that does not exist
 	body, contentType := fx.body(method, path)
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if contentType != "" {
@@ -212,6 +220,16 @@ func (fx fixture) body(method, path string) (string, string) {
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
 	case strings.HasSuffix(path, "/approve"):
 		form.Set("seen_version", fmt.Sprint(fx.versionA))
+	case path == "/apply":
+		form = url.Values{"company": {"Zephyr Compute"}, "website": {"https://zephyr.example"}, "contact_name": {"Zoe"},
+			"contact_email": {"zoe@zephyr.example"}, "models": {"kimi-k2.5"}, "description": {"H100s in Frankfurt."}}
+	case path == "/proposals":
+		form = url.Values{"name": {"Qwen3 Coder"}, "slug": {"qwen3-coder"}, "context_tokens": {"262144"}, "max_output_tokens": {"65536"},
+			"input_modalities": {"text"}, "output_modalities": {"text"}}
+	case path == "/carrier/profile":
+		form = url.Values{"description": {"Fast."}, "website": {"https://nebula.example"}}
+	case path == "/carrier/domain":
+		form = url.Values{"domain": {"nebula.example"}}
 	case path == "/alerts/webhook":
 		form.Set("url", "https://hooks.nebula.example/airside")
 	case strings.HasSuffix(path, "/endpoint"):
@@ -301,6 +319,30 @@ func expect() map[string]map[string]int {
 		"GET /traffic/statements/:month":  page(303, 200, 200, 200, 200),
 		"GET /operations":                 page(303, 403, 403, 200, 200),
 		"GET /alerts":                     page(303, 200, 200, 200, 200),
+		"GET /apply":                      all(200),
+		"POST /apply":                     all(201),
+		"GET /apply/status/:token":        all(404),
+		"POST /apply/status/:token":       all(404),
+		"GET /carriers/:slug":             all(200),
+		"GET /carriers/:slug/logo":        all(404), // the matrix carrier has no logo
+		"GET /models/:slug":               all(200),
+		"GET /applications":               page(303, 403, 403, 200, 200),
+		"GET /applications/:id":           page(303, 403, 403, 404, 404),
+		"POST /applications/:id/ask":      page(401, 403, 403, 404, 404),
+		// Only admins approve: a reviewer is refused before the lookup.
+		"POST /applications/:id/approve": page(401, 403, 403, 403, 404),
+		"POST /applications/:id/decline": page(401, 403, 403, 404, 404),
+		"GET /carrier/profile":           page(303, 200, 200, 200, 200),
+		"POST /carrier/profile":          {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		"POST /carrier/domain":           {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		"POST /carrier/domain/check":     {anon: 401, memberA: 404, adminA: 303, memberB: 404, adminB: 303, reviewer: 404, admin: 404},
+		"POST /profiles/:id/approve":     page(401, 403, 403, 404, 404),
+		"POST /profiles/:id/decline":     page(401, 403, 403, 404, 404),
+		"GET /profiles/:id/logo":         page(303, 403, 403, 404, 404),
+		"GET /proposals":                 page(303, 200, 200, 200, 200),
+		"POST /proposals":                {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		"POST /proposals/:id/accept":     page(401, 403, 403, 404, 404),
+		"POST /proposals/:id/decline":    page(401, 403, 403, 404, 404),
 		// Staff belong to no carrier: a webhook is its admins' to set.
 		"POST /alerts/webhook":          {anon: 401, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 404, admin: 404},
 		"POST /alerts/webhook/test":     {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},

@@ -10,6 +10,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/preflight"
+	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/internal/workflow"
 )
 
@@ -41,6 +42,15 @@ type Reads interface {
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+	FindProfile(ctx context.Context, carrierID int64) (*storefront.Profile, error)
+	FindProfileBySlug(ctx context.Context, slug string) (*storefront.Profile, error)
+	FindLogo(ctx context.Context, slug string) ([]byte, string, error)
+	PendingProfileChanges(ctx context.Context) ([]storefront.ProfileChange, error)
+	LatestProfileChange(ctx context.Context, carrierID int64) (*storefront.ProfileChange, error)
+	FindProfileChange(ctx context.Context, id int64) (*storefront.ProfileChange, error)
+	FindApplications(ctx context.Context) ([]storefront.Application, error)
+	FindApplication(ctx context.Context, id int64) (*storefront.Application, []storefront.Message, error)
+	FindProposals(ctx context.Context, carrierIDs []int64) ([]storefront.Proposal, error)
 	ApproverEmails(ctx context.Context, filingID, lockVersion int64) ([]string, error)
 	FindAlerts(ctx context.Context, carrierID int64, limit int) ([]alerting.Alert, error)
 	FindWebhook(ctx context.Context, carrierID int64) (*alerting.Webhook, error)

@@ -15,7 +15,9 @@ func render(c echo.Context, status int, component templ.Component) error {
 	if err := component.Render(c.Request().Context(), buf); err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
+	if c.Response().Header().Get("Cache-Control") == "" { // a public page says it may be cached
+		c.Response().Header().Set("Cache-Control", "no-store")
+	}
 	return c.HTMLBlob(status, buf.Bytes())
 }
 

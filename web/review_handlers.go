@@ -53,6 +53,14 @@ func (s *Server) handleQueue(c echo.Context) error {
 		return err
 	}
 	v := templates.QueueView{Page: s.page(c, "Review queue", "review")}
+	changes, err := s.Reads.PendingProfileChanges(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	p := principal(c)
+	v.ProfileChanges = profileChangeRows(changes, func(carrierID, authorID int64) bool {
+		return !workflow.CanFileFor(p, carrierID) && authorID != p.User.ID
+	})
 	for _, cr := range carriers {
 		v.Carriers = append(v.Carriers, templates.Option{Value: itoa64(cr.ID), Label: cr.Name, Selected: cr.ID == carrierID})
 	}

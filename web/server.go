@@ -29,6 +29,7 @@ import (
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
 )
@@ -59,6 +60,8 @@ type Server struct {
 	Alerts   *alerting.Evaluator
 	Webhooks *alerting.Sender
 	Hooks    *alerting.Hooks
+	// Storefront runs applications, profiles, domains and model proposals.
+	Storefront *storefront.Service
 	// Publications wakes long polls when any process publishes a revision.
 	Publications Publications
 	// Routing is the routing catalogue in memory: the catalogue, elect and
@@ -130,6 +133,8 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-For is believed only from trusted proxies
 	s.echo = e
 	s.Alerts.Ranks = s.currentRanks
+	s.Storefront = &storefront.Service{Store: st, Secrets: box, Now: now,
+		Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}}
 	s.routes()
 	return s
 }
@@ -143,6 +148,7 @@ func (s *Server) SetPreflight(box *secret.Box, allowPrivate, requireReady bool) 
 	s.Endpoints.Secrets, s.Endpoints.Outbound = box, guard
 	s.Preflight.Runner.HTTP = guard.Client(2 * time.Minute)
 	s.Hooks.Secrets, s.Hooks.Outbound = box, guard
+	s.Storefront.Secrets, s.Storefront.Verify.HTTP = box, guard.Client(15*time.Second)
 	s.Webhooks.HTTP = guard.Client(30 * time.Second)
 	s.Filings.ReadyForService = nil
 	if requireReady {
@@ -210,6 +216,14 @@ func (s *Server) routes() {
 	pages.POST("/logout/everywhere", s.handleLogoutEverywhere, requireLogin)
 	pages.GET("/signup/:token", s.handleSignupForm)
 	pages.POST("/signup/:token", s.handleSignup)
+	// The storefront: public pages and the application to carry.
+	pages.GET("/apply", s.handleApplyForm)
+	pages.POST("/apply", s.handleApply)
+	pages.GET("/apply/status/:token", s.handleApplicationStatus)
+	pages.POST("/apply/status/:token", s.handleApplicationReply)
+	pages.GET("/carriers/:slug", s.handlePublicCarrier)
+	pages.GET("/carriers/:slug/logo", s.handlePublicLogo)
+	pages.GET("/models/:slug", s.handlePublicModel)
 
 	member := pages.Group("", requireLogin)
 	member.GET("/listings", s.handleListings)
@@ -251,6 +265,22 @@ func (s *Server) routes() {
 	member.POST("/alerts/webhook/test", s.handleTestWebhook)
 	member.POST("/alerts/webhook/delete", s.handleDeleteWebhook)
 	member.GET("/audit.csv", s.handleAuditCSV)
+	member.GET("/applications", s.handleApplications, requireReviewer)
+	member.GET("/applications/:id", s.handleApplication, requireReviewer)
+	member.POST("/applications/:id/ask", s.handleApplicationAsk, requireReviewer)
+	member.POST("/applications/:id/approve", s.handleApplicationApprove, requireReviewer)
+	member.POST("/applications/:id/decline", s.handleApplicationDecline, requireReviewer)
+	member.GET("/carrier/profile", s.handleProfile)
+	member.POST("/carrier/profile", s.handleSubmitProfile)
+	member.POST("/carrier/domain", s.handleSetDomain)
+	member.POST("/carrier/domain/check", s.handleCheckDomain)
+	member.POST("/profiles/:id/approve", s.handleProfileDecision(true), requireReviewer)
+	member.POST("/profiles/:id/decline", s.handleProfileDecision(false), requireReviewer)
+	member.GET("/profiles/:id/logo", s.handleProfileChangeLogo, requireReviewer)
+	member.GET("/proposals", s.handleProposals)
+	member.POST("/proposals", s.handlePropose)
+	member.POST("/proposals/:id/accept", s.handleProposalDecision(true), requireReviewer)
+	member.POST("/proposals/:id/decline", s.handleProposalDecision(false), requireReviewer)
 
 	admin := member.Group("/admin", requireAdmin)
 	admin.GET("/users", s.handleAdminUsers)

@@ -271,6 +271,9 @@ func seedDemo(ctx context.Context, st *store.Store, stdout io.Writer) error {
 		if err := demo.SeedHistory(ctx, st, 60); err != nil {
 			return err
 		}
+		if err := demo.SeedProfiles(ctx, st); err != nil {
+			return err
+		}
 		fmt.Fprintf(stdout, "Seeded the demo catalogue: %d models, %d listings, 60 days of hourly traffic.\n", res.Models, res.Listings)
 	}
 	fmt.Fprintf(stdout, "\nDemo logins (password for all: %s)\n", demo.Password)

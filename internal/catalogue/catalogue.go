@@ -14,6 +14,11 @@ type Model struct {
 	Slug          string
 	Name          string
 	ContextTokens int64
+	// The model card: family, longest answer, and what goes in and out
+	// ("text,image").
+	Family                            string
+	MaxOutputTokens                   int64
+	InputModalities, OutputModalities string
 }
 
 // ListingStatus is where a listing is in its life.

@@ -1,0 +1,262 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/storefront"
+	"github.com/airside/airside/templates"
+)
+
+func profileView(page templates.Page, prof *storefront.Profile, carriers []templates.Choice, pending *storefront.ProfileChange, canEdit bool) templates.ProfileView {
+	v := templates.ProfileView{Page: page, Carrier: prof.Name, Slug: prof.Slug, Carriers: carriers, Description: prof.Description,
+		Website: prof.Website, SupportContact: prof.SupportContact, StatusURL: prof.StatusURL, HasLogo: prof.LogoType != "",
+		LogoURL: "/carriers/" + prof.Slug + "/logo", PublicURL: "/carriers/" + prof.Slug, CanEdit: canEdit,
+		Domain: prof.Domain, DomainToken: prof.DomainToken, TXT: storefront.TXTRecord(prof.DomainToken),
+		FileURL: "https://" + prof.Domain + storefront.FilePath, DomainVerified: prof.DomainVerifiedAt != nil}
+	if pending != nil {
+		switch pending.State {
+		case storefront.Submitted:
+			v.Pending = "A profile change is waiting for review (filed " + stamp(&pending.CreatedAt) + ")."
+			v.Description, v.Website, v.SupportContact, v.StatusURL = pending.Description, pending.Website, pending.SupportContact, pending.StatusURL
+		case storefront.Declined:
+			v.Pending = "Your last profile change was declined: " + pending.DecisionNote
+		}
+	}
+	return v
+}
+
+var modalityLabels = []string{"text", "image", "audio", "video", "file"}
+
+func modalityOptions(selected []string) []templates.Option {
+	var out []templates.Option
+	for _, m := range modalityLabels {
+		out = append(out, templates.Option{Value: m, Label: m, Selected: slices.Contains(selected, m)})
+	}
+	return out
+}
+
+func proposalRows(rows []storefront.Proposal, staff bool) []templates.ProposalRow {
+	var out []templates.ProposalRow
+	for _, r := range rows {
+		out = append(out, templates.ProposalRow{ID: r.ID, Carrier: r.CarrierName, Name: r.Name, Slug: r.Slug, Family: r.Family,
+			Context: strconv.FormatInt(r.ContextTokens, 10), MaxOutput: strconv.FormatInt(r.MaxOutputTokens, 10), Input: r.InputModalities,
+			Output: r.OutputModalities, Note: r.Note, State: r.State, DecisionNote: r.DecisionNote, Author: r.AuthorEmail,
+			CanDecide: staff && r.State == storefront.Submitted})
+	}
+	return out
+}
+
+// publicCache lets browsers and shared caches keep a public page a minute
+// when it is read anonymously (a logged-in reader's page carries its nav).
+func publicCache(c echo.Context) {
+	// Never share a response that sets a cookie (a first visit gets its
+	// CSRF cookie): a cache would hand it to everyone.
+	if principal(c) != nil || c.Response().Header().Get("Set-Cookie") != "" {
+		return
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=60")
+	c.Response().Header().Set("Vary", "Cookie")
+}
+
+// publicRows turns listings into what a public page shows: list prices,
+// the approved discount, the flags earned, uptime over 30 days. Never a
+// landing fee, a draft or an unpublished filing.
+func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byModel bool) ([]templates.PublicListingRow, []string, error) {
+	ctx := c.Request().Context()
+	var ids []int64
+	var shown []catalogue.Listing
+	for _, l := range listings {
+		if l.Published != nil && (l.Status == catalogue.StatusInService || l.Status == catalogue.StatusPaused) {
+			shown = append(shown, l)
+			ids = append(ids, l.ID)
+		}
+	}
+	checks, err := s.Reads.FindCapabilityChecksFor(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.Now().UTC()
+	hours, err := s.Reads.HourlyTraffic(ctx, ids, now.Add(-30*24*time.Hour), now)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []templates.PublicListingRow
+	var earned []string
+	for _, l := range shown {
+		f := l.Published
+		row := templates.PublicListingRow{Input: "$" + f.Input.String(), Output: "$" + f.Output.String(), Cached: "–", Discount: "–", Uptime: "–"}
+		if byModel {
+			row.Name, row.URL = l.Model.Name, "/models/"+l.Model.Slug
+		} else {
+			row.Name, row.URL = l.CarrierName, "/carriers/"+l.CarrierSlug
+		}
+		if l.Status == catalogue.StatusPaused {
+			row.Status = "paused"
+		}
+		if f.CachedInput != nil {
+			row.Cached = "$" + f.CachedInput.String()
+		}
+		if f.Discount > 0 {
+			row.Discount = f.Discount.Percent() + " %"
+		}
+		var t earnings.Traffic
+		for _, h := range hours[l.ID] {
+			t.Requests += h.Requests
+			t.Errors += h.Errors
+			t.ClientErrors += h.ClientErrors
+		}
+		if u := t.Uptime(); u >= 0 {
+			row.Uptime = strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
+		}
+		for _, flag := range f.Capabilities {
+			if checks[l.ID][flag.String()] == "verified" {
+				name := strings.ReplaceAll(flag.String(), "_", " ")
+				row.Badges = append(row.Badges, templates.Badge{Label: name, Title: name + ": declared and passed preflight"})
+				if !slices.Contains(earned, name) {
+					earned = append(earned, name)
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, earned, nil
+}
+
+func (s *Server) handlePublicCarrier(c echo.Context) error {
+	ctx := c.Request().Context()
+	prof, err := s.Reads.FindProfileBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{prof.CarrierID}, Published: true, StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	rows, earned, err := s.publicRows(c, listings, true)
+	if err != nil {
+		return err
+	}
+	v := templates.PublicCarrierView{Page: s.page(c, prof.Name, ""), Name: prof.Name, Description: prof.Description, Website: prof.Website,
+		Support: prof.SupportContact, StatusURL: prof.StatusURL, Rows: rows}
+	if prof.LogoType != "" {
+		v.LogoURL = "/carriers/" + prof.Slug + "/logo"
+	}
+	if prof.DomainVerifiedAt != nil {
+		v.Badges = append(v.Badges, templates.Badge{Label: "domain " + prof.Domain, Title: "proved control of " + prof.Domain})
+	}
+	for _, e := range earned {
+		v.Badges = append(v.Badges, templates.Badge{Label: e, Title: e + " passed preflight on at least one model"})
+	}
+	publicCache(c)
+	return render(c, http.StatusOK, templates.PublicCarrier(v))
+}
+
+func (s *Server) handlePublicLogo(c echo.Context) error {
+	data, typ, err := s.Reads.FindLogo(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	if typ != storefront.LogoPNG && typ != storefront.LogoSVG {
+		return echo.ErrNotFound
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// An SVG opened on its own runs nothing, even if a sanitiser missed it.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	return c.Blob(http.StatusOK, typ, data)
+}
+
+func (s *Server) handlePublicModel(c echo.Context) error {
+	ctx := c.Request().Context()
+	models, err := s.Reads.FindModels(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(models, func(m catalogue.Model) bool { return m.Slug == c.Param("slug") })
+	if i < 0 {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	m := models[i]
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{ModelID: m.ID, Published: true, StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	sortBy := c.QueryParam("sort")
+	switch sortBy {
+	case "price":
+		slices.SortStableFunc(listings, func(a, b catalogue.Listing) int { return cmpPrice(a.Published, b.Published) })
+	case "name":
+		slices.SortStableFunc(listings, func(a, b catalogue.Listing) int { return strings.Compare(a.CarrierName, b.CarrierName) })
+	}
+	rows, _, err := s.publicRows(c, listings, false)
+	if err != nil {
+		return err
+	}
+	if sortBy == "uptime" {
+		slices.SortStableFunc(rows, func(a, b templates.PublicListingRow) int { return strings.Compare(b.Uptime, a.Uptime) })
+	}
+	v := templates.PublicModelView{Page: s.page(c, m.Name, ""), Name: m.Name, Slug: m.Slug, Family: m.Family,
+		Context: count(m.ContextTokens), Input: m.InputModalities, Output: m.OutputModalities, Sort: sortBy, Rows: rows}
+	if m.MaxOutputTokens > 0 {
+		v.MaxOutput = count(m.MaxOutputTokens)
+	}
+	for _, s := range []struct{ key, label string }{{"", "carrier"}, {"price", "input price"}, {"uptime", "uptime"}} {
+		v.Sorts = append(v.Sorts, templates.Choice{Label: s.label, URL: "/models/" + m.Slug + "?sort=" + s.key, Active: s.key == sortBy})
+	}
+	publicCache(c)
+	return render(c, http.StatusOK, templates.PublicModel(v))
+}
+
+func cmpPrice(a, b *fare.Fare) int {
+	switch {
+	case a == nil || b == nil:
+		return 0
+	case a.Input < b.Input:
+		return -1
+	case a.Input > b.Input:
+		return 1
+	}
+	return 0
+}
+
+// profileChangeRows are the profile changes awaiting review, for the queue.
+func profileChangeRows(changes []storefront.ProfileChange, canDecide func(carrierID, authorID int64) bool) []templates.ProfileChangeRow {
+	var out []templates.ProfileChangeRow
+	for _, ch := range changes {
+		row := templates.ProfileChangeRow{ID: ch.ID, Carrier: ch.CarrierName, Author: ch.AuthorEmail, Submitted: stamp(&ch.CreatedAt),
+			Description: ch.Description, Website: ch.Website, Support: ch.SupportContact, Status: ch.StatusURL,
+			CanDecide: canDecide(ch.CarrierID, ch.AuthorID)}
+		if ch.LogoType != "" {
+			row.Logo = fmt.Sprintf("/profiles/%d/logo", ch.ID)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// handleProfileChangeLogo shows a proposed logo to reviewers.
+func (s *Server) handleProfileChangeLogo(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ch, err := s.Reads.FindProfileChange(c.Request().Context(), id)
+	if err != nil || ch.LogoType == "" {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	h := c.Response().Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	return c.Blob(http.StatusOK, ch.LogoType, ch.Logo)
+}
