@@ -67,3 +67,15 @@ func boolText(b bool) string {
 	}
 	return "false"
 }
+
+// invalid is aria-invalid for a field: "true" with an error, else "false".
+func invalid(errs map[string]string, field string) string { return ariaInvalid(errs, field) }
+
+// describedBy points a field at its error message, only when there is one
+// (an aria-describedby naming an id that is not on the page is an error).
+func describedBy(errs map[string]string, field string) string {
+	if errs[field] != "" {
+		return field + "-error"
+	}
+	return ""
+}

@@ -55,3 +55,16 @@ func TestRaisesPricesAndChangeRatio(t *testing.T) {
 		t.Error("a first fare raises nothing")
 	}
 }
+
+func TestFieldLabelsAndProblems(t *testing.T) {
+	for key, want := range map[string]string{"tier.0.input": "Tier 1 input price", "peak_window.1.start": "Peak window 2 start hour",
+		"landing_fee": "Landing fee", "effective_at": "Effective date"} {
+		if got := FieldLabel(key); got != want {
+			t.Errorf("FieldLabel(%q) = %q, want %q", key, got, want)
+		}
+	}
+	ps := Problems(FieldErrors{"justification": "x", "tier.0.input": "y", "input": "z"})
+	if len(ps) != 3 || ps[0].Key != "input" || ps[1].ID != "tier-0-input" || ps[2].Key != "justification" {
+		t.Errorf("problems out of form order: %+v", ps)
+	}
+}

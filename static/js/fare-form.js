@@ -5,6 +5,9 @@
 (function () {
   "use strict";
   var form = document.getElementById("fare-form") || document.getElementById("preview-form");
+  // A refused form opens at its summary of problems, not at the top.
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
   if (!form) return;
 
   // The preview panel follows the form: after a pause in typing, the form is
@@ -99,7 +102,10 @@
       var kind = add.getAttribute("data-add-row");
       var template = document.getElementById(kind + "-template");
       var body = form.querySelector('[data-rows="' + kind + '"]');
-      body.appendChild(template.content.cloneNode(true));
+      var row = template.content.cloneNode(true);
+      // A new row's inputs take no id: the server numbers rows it renders.
+      row.querySelectorAll("[id]").forEach(function (el) { el.removeAttribute("id"); });
+      body.appendChild(row);
       var inputs = body.lastElementChild.querySelectorAll("input");
       if (inputs.length) inputs[0].focus();
       schedulePreview();

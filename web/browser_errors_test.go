@@ -1,0 +1,54 @@
+package web_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+)
+
+// TestBrowserInvalidFieldsAreMarked: a refused fare form opens at a summary
+// linking to each field, and each invalid field is exposed as invalid
+// (aria-invalid="true", a red border) and described by its message.
+func TestBrowserInvalidFieldsAreMarked(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	base := p.srv.URL
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), "admin@nebula.example"),
+		chromedp.SendKeys(chromedp.ID("password"), demo.Password),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
+		chromedp.Navigate(fmt.Sprintf("%s/listings/%d/file", base, listing)),
+		chromedp.WaitVisible(chromedp.ID("fare-form")),
+		chromedp.SetValue(chromedp.ID("input"), "1,50"),
+		chromedp.SetValue(chromedp.ID("landing_fee"), "70"),
+		chromedp.Click(chromedp.CSS(`[data-testid="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-errors"]`)),
+	)
+	if err != nil {
+		t.Fatalf("submit a bad fare: %v", err)
+	}
+	checks := map[string]string{
+		"the summary has focus":               `document.activeElement && document.activeElement.id === "error-summary"`,
+		"the summary links to the input":      `!!document.querySelector('#error-summary a[href="#input"]') && document.querySelector('#error-summary').textContent.includes("Input price")`,
+		"the summary links to the fee":        `!!document.querySelector('#error-summary a[href="#landing_fee"]')`,
+		"the input is invalid":                `document.getElementById("input").getAttribute("aria-invalid") === "true"`,
+		"the input is described by its error": `document.getElementById(document.getElementById("input").getAttribute("aria-describedby")) !== null`,
+		"the input's border is red":           `getComputedStyle(document.getElementById("input")).borderTopColor === "rgb(180, 35, 24)"`,
+		"a valid field is not marked":         `document.getElementById("output").getAttribute("aria-invalid") === "false"`,
+		"what was typed is kept":              `document.getElementById("input").value === "1,50"`,
+	}
+	for what, js := range checks {
+		if err := waitJS(ctx, js, what); err != nil {
+			t.Error(err)
+		}
+	}
+	screenshot(t, ctx, "fare-form-errors")
+}
