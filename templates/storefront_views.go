@@ -115,3 +115,14 @@ type PublicModelView struct {
 	Sorts                                                 []Choice
 	Rows                                                  []PublicListingRow
 }
+
+// FilingsView is /filings: a carrier's (or, for staff, every) filing, by
+// state, with drafts submittable together.
+type FilingsView struct {
+	Page
+	States      []Choice
+	Rows        []FilingRow
+	CanSubmit   bool
+	Batch       string // ids of a bulk upload's drafts, kept in the URL
+	ShowCarrier bool
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -71,11 +72,15 @@ func (s *Server) handleBulkUpload(c echo.Context) error {
 		}
 		return render(c, http.StatusUnprocessableEntity, templates.Bulk(v))
 	}
-	if err := s.setFlash(c, "Created %d draft filings from the file (%d rows unchanged from the published fare were skipped). Review and submit each from its listing.",
+	if err := s.setFlash(c, "Created %d draft filings from the file (%d rows unchanged from the published fare were skipped). Check them below and submit them together, or each from its page.",
 		len(res.Created), res.Unchanged); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, "/listings")
+	ids := make([]string, len(res.Created))
+	for i, id := range res.Created {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	return c.Redirect(http.StatusSeeOther, "/filings?state=draft&batch="+strings.Join(ids, ","))
 }
 
 func (s *Server) handleBulkTemplate(c echo.Context) error {

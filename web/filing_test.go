@@ -358,6 +358,31 @@ func TestBulkFiling(t *testing.T) {
 				t.Errorf("kimi filing %+v", f.Fare)
 			}
 		}
+		// The result leads to the batch, the listings show the drafts, and
+		// the batch is submitted at once.
+		if !strings.HasPrefix(res.location, "/filings?state=draft&batch=") {
+			t.Fatalf("the bulk result leads to %q, not to its drafts", res.location)
+		}
+		batch := c.get(res.location)
+		for _, f := range fs {
+			if !strings.Contains(batch.body, fmt.Sprintf(`name="id" value="%d"`, f.ID)) {
+				t.Errorf("the batch page lacks draft #%d", f.ID)
+			}
+		}
+		if listings := c.get("/listings").body; !strings.Contains(listings, ">draft</a>") {
+			t.Error("the listings page does not show the drafts")
+		}
+		form := url.Values{}
+		for _, f := range fs {
+			form.Add("id", fmt.Sprint(f.ID))
+		}
+		wantStatus(t, "submit the batch", c.post(res.location, "/filings/submit", form), http.StatusSeeOther)
+		fs, _ = p.store.FindFilings(context.Background(), workflow.FilingFilter{})
+		for _, f := range fs {
+			if f.State != workflow.Submitted {
+				t.Errorf("after submitting the batch, filing %d is %s", f.ID, f.State)
+			}
+		}
 	})
 }
 

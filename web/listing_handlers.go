@@ -35,6 +35,16 @@ func (s *Server) handleListings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A draft shows where nothing is in flight, so a carrier finds it.
+	drafts, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{CarrierIDs: workflow.Scope(p), States: []workflow.State{workflow.Draft}})
+	if err != nil {
+		return err
+	}
+	for _, d := range drafts {
+		if _, busy := inFlight[d.ListingID]; !busy {
+			inFlight[d.ListingID] = d
+		}
+	}
 	var models []catalogue.Model
 	if len(adminMemberships(p)) > 0 {
 		if models, err = s.Reads.FindModels(ctx); err != nil {

@@ -304,6 +304,8 @@ func expect() map[string]map[string]int {
 		"POST /listings/:id/preflight":    page(401, 303, 404, 303, 303),
 		"POST /listings/:id/priority":     page(401, 403, 403, 403, 303),
 		"POST /listings/:id/delist":       page(401, 403, 403, 403, 303),
+		"GET /filings":                    page(303, 200, 200, 200, 200),
+		"POST /filings/submit":            page(401, 303, 303, 303, 303), // nothing selected: nothing submitted
 		"GET /filings/:id":                page(303, 200, 404, 200, 200),
 		"GET /filings/:id/edit":           page(303, 409, 404, 403, 403),
 		"POST /filings/:id/edit":          page(401, 409, 404, 403, 403),

@@ -238,6 +238,8 @@ func (s *Server) routes() {
 	member.GET("/listings/:id/preflight", s.handlePreflightPanel)
 	member.POST("/listings/:id/preflight", s.handleRunPreflight)
 	member.POST("/listings/:id/resume", s.handleResume)
+	member.GET("/filings", s.handleFilings)
+	member.POST("/filings/submit", s.handleSubmitFilings)
 	member.GET("/filings/:id", s.handleFilingPage)
 	member.GET("/filings/:id/edit", s.handleFilingEditForm, s.limitExpensive)
 	member.POST("/filings/:id/edit", s.handleFilingEdit, s.limitExpensive)
