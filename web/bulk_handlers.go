@@ -11,7 +11,6 @@ import (
 
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
 
@@ -52,14 +51,13 @@ func (s *Server) handleBulkUpload(c echo.Context) error {
 	}
 	defer file.Close()
 	rows, problems := fare.ReadCSV(file)
-	var res workflow.BulkResult
-	if len(problems) == 0 {
-		res, err = s.Filings.FileBulk(c.Request().Context(), principal(c), rows)
-		if err != nil {
-			return err
-		}
-		problems = res.Problems
+	// Every problem of the file in one pass: the rows are checked even when
+	// reading it found some.
+	res, err := s.Filings.FileBulkChecked(c.Request().Context(), principal(c), rows, problems)
+	if err != nil {
+		return err
 	}
+	problems = res.Problems
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool {
 			if problems[i].Row != problems[j].Row {
@@ -67,7 +65,13 @@ func (s *Server) handleBulkUpload(c echo.Context) error {
 			}
 			return problems[i].Column < problems[j].Column
 		})
+		seen := map[[2]string]bool{}
 		for _, p := range problems {
+			key := [2]string{strconv.Itoa(p.Row), p.Column}
+			if seen[key] { // one message per cell: the first found is the most specific
+				continue
+			}
+			seen[key] = true
 			v.RowErrors = append(v.RowErrors, templates.BulkError{Row: p.Row, Column: p.Column, Msg: p.Msg})
 		}
 		return render(c, http.StatusUnprocessableEntity, templates.Bulk(v))

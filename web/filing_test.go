@@ -329,6 +329,7 @@ func TestBulkFiling(t *testing.T) {
 		{"not UTF-8", header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,caf\xe9,\n", "not UTF-8"},
 		{"10,000 rows", header + "\n" + strings.Repeat("nebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,,\n", 10000), "At most 1000 rows"},
 		{"empty", header + "\n", "no rows"},
+		{"a decimal comma in a semicolon file", strings.ReplaceAll(header, ",", ";") + "\nnebula;kimi-k2.5;0,40;2.00;;;;20;0;;;global;;;;\n", "Use a decimal point, not a comma: 0.40"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			res := upload(t, c, []byte(test.content))
@@ -341,6 +342,17 @@ func TestBulkFiling(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every problem of the file in one pass", func(t *testing.T) {
+		content := header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,\"=cmd|' /C calc'!A0\",\n" +
+			"nebula,gpt-oss-120b,0.10,0.40,,,,70,0,,,global,,,,\n" + "nebula,deepseek-v3.2,abc,0.40,,,,20,0,,,global,,,,\n"
+		res := upload(t, c, []byte(content))
+		wantStatus(t, "upload", res, http.StatusUnprocessableEntity)
+		for _, want := range []string{"spreadsheet formula", "landing_fee", "The price"} {
+			if !strings.Contains(res.body, want) {
+				t.Errorf("the first pass does not report %q", want)
+			}
+		}
+	})
 	t.Run("good rows create drafts", func(t *testing.T) {
 		content := header + "\nnebula,kimi-k2.5,0.40,2.00,0.08,,,25,5,600,,per_org,tools;json_output,131072:0.80/4.00/0.16,Quarterly repricing,\n" +
 			"nebula,gpt-oss-120b,0.10,0.40,,,,20,0,,,global,,,,\n"
@@ -382,6 +394,15 @@ func TestBulkFiling(t *testing.T) {
 			if f.State != workflow.Submitted {
 				t.Errorf("after submitting the batch, filing %d is %s", f.ID, f.State)
 			}
+		}
+	})
+	t.Run("a semicolon file is read", func(t *testing.T) {
+		content := strings.ReplaceAll(header, ",", ";") + "\nnebula;deepseek-v4-flash;0.05;0.30;;;;20;0;;;global;\"tools;json_output\";;;\n"
+		res := upload(t, c, []byte(content))
+		wantStatus(t, "upload", res, http.StatusSeeOther)
+		fs, _ := p.store.FindFilings(context.Background(), workflow.FilingFilter{ListingID: listingOf(t, p.store, "nebula", "deepseek-v4-flash").ID})
+		if len(fs) != 1 || len(fs[0].Fare.Capabilities) != 2 || fs[0].Fare.Input.String() != "0.05" {
+			t.Fatalf("a semicolon file made %d filings", len(fs))
 		}
 	})
 }

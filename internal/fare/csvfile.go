@@ -78,6 +78,11 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
+	// Spreadsheets in many locales save CSV with semicolons (their decimal
+	// separator is the comma): a header with semicolons and no comma says so.
+	if first, _, _ := bytes.Cut(data, []byte("\n")); bytes.Contains(first, []byte(";")) && !bytes.Contains(first, []byte(",")) {
+		cr.Comma = ';'
+	}
 	header, err := cr.Read()
 	if err != nil {
 		return nil, []CSVError{{Row: 1, Column: "header", Msg: "The file is empty or not CSV."}}

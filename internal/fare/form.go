@@ -79,6 +79,9 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 		m, err := money.ParsePrice(strings.TrimPrefix(s, "$"))
 		if err != nil {
 			errs[field] = "The price " + err.Error() + " (use a decimal like 0.55, at most 6 decimal places)."
+			if strings.Contains(s, ",") {
+				errs[field] = fmt.Sprintf("Use a decimal point, not a comma: %s, not %s.", strings.ReplaceAll(s, ",", "."), s)
+			}
 			return nil
 		}
 		return &m

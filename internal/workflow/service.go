@@ -218,6 +218,14 @@ func (s *Service) AddListing(ctx context.Context, p *account.Principal, carrierI
 // listings by carrier and model slug; the time-of-day schedule, which the file
 // does not carry, is kept from each listing's published fare.
 func (s *Service) FileBulk(ctx context.Context, p *account.Principal, rows []fare.CSVRow) (BulkResult, error) {
+	return s.FileBulkChecked(ctx, p, rows, nil)
+}
+
+// FileBulkChecked is FileBulk for a file whose reading already found
+// problems (a formula cell, a row of the wrong width): its rows are still
+// checked, so every problem of the file is reported in one pass, and nothing
+// is created.
+func (s *Service) FileBulkChecked(ctx context.Context, p *account.Principal, rows []fare.CSVRow, known []fare.CSVError) (BulkResult, error) {
 	if err := AuthorizeBulk(p); err != nil {
 		return BulkResult{}, err
 	}
@@ -236,7 +244,7 @@ func (s *Service) FileBulk(ctx context.Context, p *account.Principal, rows []far
 		carriers[m.Carrier.Slug] = true
 	}
 	now := s.Now()
-	var problems []fare.CSVError
+	problems := append([]fare.CSVError(nil), known...)
 	var filings []NewFiling
 	seen := map[int64]int{}
 	for _, row := range rows {
