@@ -127,6 +127,16 @@ type FilingView struct {
 	Stale       string // why the filing cannot be approved as it stands
 	CanRefresh  bool
 	ImpactTitle string
+	// ImpactSets are the impact at peak and off-peak, for a fare with a
+	// time-of-day block; PublishNote what approving does to routing.
+	ImpactSets  []ImpactSet
+	PublishNote string
+}
+
+// ImpactSet is the impact at one time.
+type ImpactSet struct {
+	Title string
+	Rows  []ImpactRow
 }
 
 // ImpactRow is a listing's standing in one scenario before and after.

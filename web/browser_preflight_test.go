@@ -60,6 +60,8 @@ func TestBrowserPreflightFlow(t *testing.T) {
 		chromedp.Navigate(listing),
 		chromedp.Click(chromedp.CSS(`[data-testid="in-flight"] a`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="approve-open"]`)), // the confirmation
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="publish-note"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
 	)
 	if err != nil {

@@ -98,6 +98,8 @@ func TestBrowserReviewFlow(t *testing.T) {
 	err = chromedp.Do(ctx, logout, login("reviewer@airside.example"),
 		chromedp.Navigate(filingURL),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="approve-open"]`)), // the confirmation
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="publish-note"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
 	)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
@@ -132,9 +133,25 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 		if f.IsPause() {
 			change = preview.Change{ListingID: f.ListingID, Status: f.TargetStatus}
 		}
-		v.ImpactTitle = "Impact on routing"
-		for _, imp := range preview.Impact(m, f.Model.Slug, change, s.Now().UTC()) {
+		now := s.Now().UTC()
+		v.ImpactTitle = "Impact on routing, now (" + now.Format("Mon 15:04") + " UTC)"
+		for _, imp := range preview.Impact(m, f.Model.Slug, change, now) {
 			v.Impact = append(v.Impact, impactRow(imp))
+		}
+		// A fare with a time-of-day block ranks differently at peak and
+		// off-peak: show both, whatever the hour of review.
+		for _, at := range blockTimes(f, now) {
+			set := templates.ImpactSet{Title: at.label + " (" + at.at.Format("Mon 15:04") + " UTC)"}
+			for _, imp := range preview.Impact(m, f.Model.Slug, change, at.at) {
+				set.Rows = append(set.Rows, impactRow(imp))
+			}
+			v.ImpactSets = append(v.ImpactSets, set)
+		}
+		if rev, err := s.Reads.CatalogueRevision(ctx); err == nil {
+			v.PublishNote = fmt.Sprintf("publishes to routing now: catalogue revision %d -> %d", rev, rev+1)
+			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
+				v.PublishNote = "schedules it for " + stamp(f.EffectiveAt) + "; routing changes then"
+			}
 		}
 	}
 	comments, err := s.Reads.FindComments(ctx, f.ID)
@@ -246,4 +263,39 @@ func (s *Server) handleComment(c echo.Context) error {
 
 func (s *Server) handleRefresh(c echo.Context) error {
 	return s.filingAction(c, "refresh", "Refreshed against the published fare. Check the change summary, then submit it again.")
+}
+
+type blockTime struct {
+	label string
+	at    time.Time
+}
+
+// blockTimes finds, within the next week, the first hour at peak and the
+// first off-peak under the filing's fare (or the published one).
+func blockTimes(f *workflow.Filing, now time.Time) []blockTime {
+	fr := f.Fare
+	if fr == nil || fr.TimeBased == nil {
+		fr = f.Base
+	}
+	if fr == nil || fr.TimeBased == nil {
+		return nil
+	}
+	ef := fr.ForElection()
+	var out []blockTime
+	seen := map[election.Block]bool{}
+	start := now.Truncate(time.Hour).Add(time.Hour)
+	for h := range 7 * 24 {
+		at := start.Add(time.Duration(h) * time.Hour)
+		b := election.BlockAt(&ef, at)
+		if seen[b] || b == election.BlockBase {
+			continue
+		}
+		seen[b] = true
+		label := "At peak"
+		if b == election.BlockOffPeak {
+			label = "Off-peak"
+		}
+		out = append(out, blockTime{label: label, at: at})
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -68,5 +69,29 @@ func TestNoticeAndQuarantineThroughTheConsole(t *testing.T) {
 	wantStatus(t, "second approval", admin.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
 	if page := admin.get(filing).body; !strings.Contains(page, "published") {
 		t.Error("two approvals did not publish the filing")
+	}
+}
+
+// TestReviewShowsPeakAndOffPeakAndWhatApprovalDoes: a filing of a listing
+// with a time-of-day block shows its impact at peak and off-peak, and the
+// approve button says what it does to routing before it does it.
+func TestReviewShowsPeakAndOffPeakAndWhatApprovalDoes(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	l := listingOf(t, p.store, "orbit", "deepseek-v3.2")
+	if l.Published.TimeBased == nil {
+		t.Fatal("the demo's orbit/deepseek-v3.2 has no peak/off-peak fare")
+	}
+	filing := submitFiling(t, p, "admin@orbit.example", l.ID, "0.20")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	page := rev.get(filing).body
+	for _, want := range []string{`data-testid="impact-0"`, `data-testid="impact-1"`, "At peak (", "Off-peak (", `data-testid="approve-open"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the filing page lacks %s", want)
+		}
+	}
+	rev0, _ := p.store.CatalogueRevision(context.Background())
+	if want := fmt.Sprintf("publishes to routing now: catalogue revision %d -&gt; %d", rev0, rev0+1); !strings.Contains(page, want) {
+		t.Errorf("the confirmation does not say %q", want)
 	}
 }
