@@ -126,3 +126,38 @@ type FilingsView struct {
 	Batch       string // ids of a bulk upload's drafts, kept in the URL
 	ShowCarrier bool
 }
+
+// AccountView is /account: one's own password and carriers.
+type AccountView struct {
+	Page
+	Email, Name string
+	Carriers    []Choice
+	Errors      FieldErrors
+	Done        string
+}
+
+// MemberRow is one person of a carrier.
+type MemberRow struct {
+	UserID            int64
+	Email, Name, Role string
+	Self              bool
+}
+
+// MembersView is /carrier/members.
+type MembersView struct {
+	Page
+	Carrier, Slug string
+	Carriers      []Choice
+	Rows          []MemberRow
+	CanManage     bool
+	InviteLink    string
+	Email, Role   string
+	Errors        FieldErrors
+}
+
+// ResetView is the page of a password reset link.
+type ResetView struct {
+	Page
+	Token, Email string
+	Errors       FieldErrors
+}

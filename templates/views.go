@@ -114,7 +114,9 @@ type VerifyRow struct {
 
 // UserRow is a row of the admin's user list.
 type UserRow struct {
+	ID                                    int64
 	Email, Name, Staff, Carriers, Created string
+	Deactivated, Self                     bool
 }
 
 // CarrierRow is a row of the admin's carrier list.
@@ -127,6 +129,8 @@ type CarrierRow struct {
 type AdminUsersView struct {
 	Page
 	Users []UserRow
+	// ResetLink is a one-time password reset link just issued, for ResetFor.
+	ResetLink, ResetFor string
 }
 
 // AdminThrottlesView lists the login throttles holding someone back.

@@ -17,19 +17,22 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-func (s *Server) handleAdminUsers(c echo.Context) error {
+func (s *Server) handleAdminUsers(c echo.Context) error { return s.renderAdminUsers(c, "", "") }
+
+func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor string) error {
 	users, err := s.Reads.FindUsers(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	view := templates.AdminUsersView{Page: s.page(c, "Users", "users")}
+	view := templates.AdminUsersView{Page: s.page(c, "Users", "users"), ResetLink: resetLink, ResetFor: resetFor}
+	me := principal(c).User.ID
 	for _, u := range users {
 		staff := string(u.Staff)
 		if staff == "" {
 			staff = "—"
 		}
-		view.Users = append(view.Users, templates.UserRow{Email: u.Email, Name: u.Name, Staff: staff, Carriers: u.Carriers,
-			Created: u.CreatedAt.UTC().Format(time.DateOnly)})
+		view.Users = append(view.Users, templates.UserRow{ID: u.ID, Email: u.Email, Name: u.Name, Staff: staff, Carriers: u.Carriers,
+			Created: u.CreatedAt.UTC().Format(time.DateOnly), Deactivated: u.Deactivated, Self: u.ID == me})
 	}
 	return render(c, http.StatusOK, templates.AdminUsers(view))
 }

@@ -60,6 +60,8 @@ type Server struct {
 	Alerts   *alerting.Evaluator
 	Webhooks *alerting.Sender
 	Hooks    *alerting.Hooks
+	// Self lets people manage their own accounts and their carrier's people.
+	Self *account.SelfService
 	// Storefront runs applications, profiles, domains and model proposals.
 	Storefront *storefront.Service
 	// Publications wakes long polls when any process publishes a revision.
@@ -133,6 +135,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-For is believed only from trusted proxies
 	s.echo = e
 	s.Alerts.Ranks = s.currentRanks
+	s.Self = &account.SelfService{Store: st, Now: now}
 	s.Storefront = &storefront.Service{Store: st, Secrets: box, Now: now,
 		Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}}
 	s.routes()
@@ -217,6 +220,8 @@ func (s *Server) routes() {
 	pages.GET("/signup/:token", s.handleSignupForm)
 	pages.POST("/signup/:token", s.handleSignup)
 	// The storefront: public pages and the application to carry.
+	pages.GET("/reset/:token", s.handleResetForm)
+	pages.POST("/reset/:token", s.handleReset)
 	pages.GET("/apply", s.handleApplyForm)
 	pages.POST("/apply", s.handleApply)
 	pages.GET("/apply/status/:token", s.handleApplicationStatus)
@@ -272,6 +277,12 @@ func (s *Server) routes() {
 	member.POST("/applications/:id/ask", s.handleApplicationAsk, requireReviewer)
 	member.POST("/applications/:id/approve", s.handleApplicationApprove, requireReviewer)
 	member.POST("/applications/:id/decline", s.handleApplicationDecline, requireReviewer)
+	member.GET("/account", s.handleAccount)
+	member.POST("/account/password", s.handleChangePassword)
+	member.GET("/carrier/members", s.handleMembers)
+	member.POST("/carrier/members/invite", s.handleInviteMember)
+	member.POST("/carrier/members/:id/role", s.handleMemberRole)
+	member.POST("/carrier/members/:id/remove", s.handleRemoveMember)
 	member.GET("/carrier/profile", s.handleProfile)
 	member.POST("/carrier/profile", s.handleSubmitProfile)
 	member.POST("/carrier/domain", s.handleSetDomain)
@@ -286,6 +297,9 @@ func (s *Server) routes() {
 
 	admin := member.Group("/admin", requireAdmin)
 	admin.GET("/users", s.handleAdminUsers)
+	admin.POST("/users/:id/deactivate", s.handleSetActive(false))
+	admin.POST("/users/:id/activate", s.handleSetActive(true))
+	admin.POST("/users/:id/reset", s.handleIssueReset)
 	admin.GET("/throttles", s.handleAdminThrottles)
 	admin.POST("/throttles/clear", s.handleClearThrottle)
 	admin.GET("/carriers", s.handleAdminCarriers)

@@ -48,6 +48,9 @@ type User struct {
 	PasswordHash string
 	Staff        StaffRole
 	CreatedAt    time.Time
+	// Deactivated is set on a user an admin turned off (listed for admins
+	// only: such a user cannot log in).
+	Deactivated bool
 }
 
 // Carrier is an inference provider filing fares.

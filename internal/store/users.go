@@ -14,19 +14,20 @@ import (
 var _ account.Store = (*Store)(nil)
 
 type userRow struct {
-	ID           int64 `gorm:"primaryKey"`
-	Email        string
-	Name         string
-	PasswordHash string
-	StaffRole    string
-	CreatedAt    time.Time
+	ID            int64 `gorm:"primaryKey"`
+	Email         string
+	Name          string
+	PasswordHash  string
+	StaffRole     string
+	CreatedAt     time.Time
+	DeactivatedAt *time.Time
 }
 
 func (userRow) TableName() string { return "users" }
 
 func (r *userRow) toDomain() *account.User {
 	return &account.User{ID: r.ID, Email: r.Email, Name: r.Name, PasswordHash: r.PasswordHash,
-		Staff: account.StaffRole(r.StaffRole), CreatedAt: r.CreatedAt}
+		Staff: account.StaffRole(r.StaffRole), CreatedAt: r.CreatedAt, Deactivated: r.DeactivatedAt != nil}
 }
 
 // CreateUser inserts a validated user (and its membership), audited.
@@ -65,7 +66,8 @@ func (s *Store) CreateUser(ctx context.Context, actorID *int64, nu account.UserR
 // FindUserByEmail finds a user by address.
 func (s *Store) FindUserByEmail(ctx context.Context, email string) (*account.User, error) {
 	var row userRow
-	if err := s.read(ctx).Where("email = ?", email).First(&row).Error; err != nil {
+	// A deactivated user is no user at all to the login.
+	if err := s.read(ctx).Where("email = ? AND deactivated_at IS NULL", email).First(&row).Error; err != nil {
 		return nil, notFound(err, "User")
 	}
 	return row.toDomain(), nil
@@ -76,7 +78,7 @@ func (s *Store) FindPrincipal(ctx context.Context, userID int64) (*account.Princ
 	var p *account.Principal
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var row userRow
-		if err := tx.First(&row, userID).Error; err != nil {
+		if err := tx.Where("deactivated_at IS NULL").First(&row, userID).Error; err != nil {
 			return notFound(err, "User")
 		}
 		p = &account.Principal{User: *row.toDomain()}

@@ -1,0 +1,186 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/templates"
+)
+
+func (s *Server) renderAccount(c echo.Context, status int, errs map[string]string, done string) error {
+	p := principal(c)
+	v := templates.AccountView{Page: s.page(c, "Your account", "account"), Email: p.User.Email, Name: p.User.Name, Errors: errs, Done: done}
+	for _, m := range p.Memberships {
+		v.Carriers = append(v.Carriers, templates.Choice{Label: m.Carrier.Name + " (" + string(m.Role) + "): people",
+			URL: "/carrier/members?carrier=" + m.Carrier.Slug})
+	}
+	return render(c, status, templates.Account(v))
+}
+
+func (s *Server) handleAccount(c echo.Context) error {
+	return s.renderAccount(c, http.StatusOK, nil, "")
+}
+
+// currentSessionHash names the session in use, which a password change
+// keeps.
+func currentSessionHash(c echo.Context) string {
+	if ck, err := c.Cookie(SessionCookie); err == nil {
+		return account.HashToken(ck.Value)
+	}
+	return ""
+}
+
+func (s *Server) handleChangePassword(c echo.Context) error {
+	err := s.Self.ChangePassword(c.Request().Context(), principal(c), c.FormValue("current"), c.FormValue("password"),
+		c.FormValue("confirm"), currentSessionHash(c))
+	switch apperr.Code(err) {
+	case "":
+		return s.renderAccount(c, http.StatusOK, nil, "Password changed; your other sessions have ended.")
+	case apperr.EINVALID:
+		return s.renderAccount(c, http.StatusUnprocessableEntity, apperr.FieldErrors(err), "")
+	}
+	return err
+}
+
+func (s *Server) renderMembers(c echo.Context, status int, link string, errs map[string]string) error {
+	ctx, p := c.Request().Context(), principal(c)
+	carrier, carriers, err := s.trafficCarrier(c, p, "/carrier/members")
+	if err != nil {
+		return err
+	}
+	members, err := s.Self.Members(ctx, p, carrier.ID)
+	if err != nil {
+		return err
+	}
+	v := templates.MembersView{Page: s.page(c, "People", "account"), Carrier: carrier.Name, Slug: carrier.Slug, Carriers: carriers,
+		CanManage: p.RoleIn(carrier.ID) == account.CarrierAdmin, InviteLink: link, Errors: errs, Email: c.FormValue("email"), Role: c.FormValue("role")}
+	for _, m := range members {
+		v.Rows = append(v.Rows, templates.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role), Self: m.UserID == p.User.ID})
+	}
+	return render(c, status, templates.Members(v))
+}
+
+func (s *Server) handleMembers(c echo.Context) error {
+	return s.renderMembers(c, http.StatusOK, "", nil)
+}
+
+func (s *Server) handleInviteMember(c echo.Context) error {
+	carrier, _, err := s.trafficCarrier(c, principal(c), "/carrier/members")
+	if err != nil {
+		return err
+	}
+	token, err := s.Self.InviteMember(c.Request().Context(), principal(c), carrier.ID, c.FormValue("email"), account.CarrierRole(c.FormValue("role")))
+	switch apperr.Code(err) {
+	case "":
+		return s.renderMembers(c, http.StatusOK, s.absolute(c, "/signup/"+token), nil)
+	case apperr.EINVALID:
+		return s.renderMembers(c, http.StatusUnprocessableEntity, "", apperr.FieldErrors(err))
+	}
+	return err
+}
+
+// memberAction changes one person of the carrier and says so.
+func (s *Server) memberAction(c echo.Context, act func(carrierID, userID int64) error, done string) error {
+	carrier, _, err := s.trafficCarrier(c, principal(c), "/carrier/members")
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	msg := done
+	switch err := act(carrier.ID, userID); apperr.Code(err) {
+	case "":
+	case apperr.ECONFLICT, apperr.EINVALID:
+		msg = apperr.Message(err)
+	default:
+		return err
+	}
+	if err := s.setFlash(c, "%s", msg); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/carrier/members?carrier="+carrier.Slug)
+}
+
+func (s *Server) handleMemberRole(c echo.Context) error {
+	return s.memberAction(c, func(carrierID, userID int64) error {
+		return s.Self.SetRole(c.Request().Context(), principal(c), carrierID, userID, account.CarrierRole(c.FormValue("role")))
+	}, "Role changed.")
+}
+
+func (s *Server) handleRemoveMember(c echo.Context) error {
+	return s.memberAction(c, func(carrierID, userID int64) error {
+		return s.Self.Remove(c.Request().Context(), principal(c), carrierID, userID)
+	}, "Removed; their sessions have ended.")
+}
+
+func (s *Server) handleSetActive(active bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathID(c, "id")
+		if err != nil {
+			return err
+		}
+		msg := "Deactivated: the user cannot log in and their sessions have ended."
+		if active {
+			msg = "Reactivated."
+		}
+		switch err := s.Self.SetActive(c.Request().Context(), principal(c), id, active); apperr.Code(err) {
+		case "":
+		case apperr.ECONFLICT:
+			msg = apperr.Message(err)
+		default:
+			return err
+		}
+		if err := s.setFlash(c, "%s", msg); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/users")
+	}
+}
+
+func (s *Server) handleIssueReset(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	token, err := s.Self.IssueReset(c.Request().Context(), principal(c), id)
+	if err != nil {
+		return err
+	}
+	email, _ := s.Self.ResetEmail(c.Request().Context(), token)
+	return s.renderAdminUsers(c, s.absolute(c, "/reset/"+token), email)
+}
+
+func (s *Server) handleResetForm(c echo.Context) error {
+	token := c.Param("token")
+	email, err := s.Self.ResetEmail(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, templates.Reset(templates.ResetView{Page: s.page(c, "Set a new password", ""), Token: token, Email: email}))
+}
+
+func (s *Server) handleReset(c echo.Context) error {
+	token := c.Param("token")
+	email, err := s.Self.ResetEmail(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	err = s.Self.Reset(c.Request().Context(), token, c.FormValue("password"), c.FormValue("confirm"))
+	if apperr.Code(err) == apperr.EINVALID {
+		return render(c, http.StatusUnprocessableEntity, templates.Reset(templates.ResetView{Page: s.page(c, "Set a new password", ""),
+			Token: token, Email: email, Errors: apperr.FieldErrors(err)}))
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.setFlash(c, "%s", fmt.Sprintf("Password set for %s: log in with it.", email)); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
