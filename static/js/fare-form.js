@@ -28,6 +28,10 @@
         if (!current) return;
         var open = Array.prototype.map.call(current.querySelectorAll("details[open]"), function (d) { return d.getAttribute("data-testid"); });
         current.outerHTML = html;
+        // The short summary beside the form follows the new panel.
+        var src = document.getElementById("preview-summary-src");
+        var summary = document.getElementById("preview-summary");
+        if (src && summary) summary.replaceChildren(src.content.cloneNode(true));
         open.forEach(function (id) {
           var d = document.querySelector('details[data-testid="' + id + '"]');
           if (d) d.open = true;
