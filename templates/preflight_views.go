@@ -1,5 +1,7 @@
 package templates
 
+import "strings"
+
 // EndpointView is a listing's deployment on its page: the endpoint
 // published, the one under review, and the carrier admin's form.
 type EndpointView struct {
@@ -78,4 +80,9 @@ func describedBy(errs map[string]string, field string) string {
 		return field + "-error"
 	}
 	return ""
+}
+
+// anchor makes a term's id: "Routing price" is "routing-price".
+func anchor(label string) string {
+	return strings.ToLower(strings.ReplaceAll(label, " ", "-"))
 }

@@ -204,7 +204,7 @@ func PreviewSummary(v PreviewPanel) templ.Component {
 					}
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</tbody></table><p class=\"hint\"><a href=\"#preview-panel\">The full preview</a> is below the form.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</tbody></table><p class=\"hint\"><a href=\"#preview-panel\">The full preview</a> is below the form; the <a href=\"/glossary\">glossary</a> explains its terms.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -21,6 +21,8 @@ type Page struct {
 	Nav   Nav
 	Flash string
 	CSRF  string
+	// Wide lets a page of wide tables use the whole window.
+	Wide bool
 }
 
 // FieldErrors maps a form field to its message.
@@ -63,6 +65,13 @@ type ListingsView struct {
 	Rows        []ListingRow
 	AddModels   []ModelOption
 	CanBulk     bool
+	// The table's state, kept in the URL: a search, a status, a sort and
+	// a page of PerPage rows.
+	Query, Status, Sort string
+	Statuses, Sorts     []Choice
+	Total               int
+	Prev, Next          string
+	Showing             string
 }
 
 // KV is one labelled value on a detail page.

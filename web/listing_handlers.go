@@ -51,7 +51,11 @@ func (s *Server) handleListings(c echo.Context) error {
 			return err
 		}
 	}
-	return render(c, http.StatusOK, templates.Listings(listingsView(s.page(c, "Listings", "listings"), p, listings, inFlight, models)))
+	page := s.page(c, "Listings", "listings")
+	page.Wide = true
+	v := listingsView(page, p, listings, inFlight, models)
+	narrowListings(&v, listings, c.QueryParam("q"), c.QueryParam("status"), c.QueryParam("sort"), c.QueryParam("page"))
+	return render(c, http.StatusOK, templates.Listings(v))
 }
 
 func (s *Server) handleListing(c echo.Context) error {

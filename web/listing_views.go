@@ -1,7 +1,10 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -279,4 +282,88 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// ListingsPerPage is how many listings a page of the listings table shows.
+const ListingsPerPage = 100
+
+// narrowListings applies the table's search, status filter, sort and page,
+// all kept in the URL, to the rows built from listings (in the same order).
+func narrowListings(v *templates.ListingsView, listings []catalogue.Listing, q, status, sortBy, pageText string) {
+	q = strings.ToLower(strings.TrimSpace(q))
+	type pair struct {
+		row templates.ListingRow
+		l   *catalogue.Listing
+	}
+	var kept []pair
+	for i, r := range v.Rows {
+		l := &listings[i]
+		if q != "" && !strings.Contains(strings.ToLower(l.Model.Name+" "+l.Model.Slug+" "+l.CarrierName+" "+l.CarrierSlug), q) {
+			continue
+		}
+		if status != "" && string(l.Status) != status {
+			continue
+		}
+		kept = append(kept, pair{r, l})
+	}
+	uptime := func(l *catalogue.Listing) float64 {
+		if l.Health.UptimePct == nil {
+			return -1
+		}
+		return *l.Health.UptimePct
+	}
+	input := func(l *catalogue.Listing) int64 {
+		if l.Published == nil {
+			return 1 << 62
+		}
+		return int64(l.Published.Input)
+	}
+	switch sortBy {
+	case "carrier":
+		slices.SortStableFunc(kept, func(a, b pair) int { return strings.Compare(a.l.CarrierName, b.l.CarrierName) })
+	case "price":
+		slices.SortStableFunc(kept, func(a, b pair) int { return cmp.Compare(input(a.l), input(b.l)) })
+	case "uptime":
+		slices.SortStableFunc(kept, func(a, b pair) int { return cmp.Compare(uptime(a.l), uptime(b.l)) })
+	}
+	page, _ := strconv.Atoi(pageText)
+	pages := max(1, (len(kept)+ListingsPerPage-1)/ListingsPerPage)
+	page = max(1, min(page, pages))
+	from, to := (page-1)*ListingsPerPage, min(page*ListingsPerPage, len(kept))
+	v.Rows = v.Rows[:0]
+	for _, k := range kept[from:to] {
+		v.Rows = append(v.Rows, k.row)
+	}
+	v.Query, v.Status, v.Sort, v.Total = q, status, sortBy, len(kept)
+	link := func(status, sortBy string, page int) string {
+		u := url.Values{}
+		for k, val := range map[string]string{"q": q, "status": status, "sort": sortBy} {
+			if val != "" {
+				u.Set(k, val)
+			}
+		}
+		if page > 1 {
+			u.Set("page", strconv.Itoa(page))
+		}
+		if len(u) == 0 {
+			return "/listings"
+		}
+		return "/listings?" + u.Encode()
+	}
+	for _, st := range []struct{ key, label string }{{"", "all"}, {"in_service", "in service"}, {"paused", "paused"}, {"draft", "draft"}, {"delisted", "delisted"}} {
+		v.Statuses = append(v.Statuses, templates.Choice{Label: st.label, URL: link(st.key, sortBy, 1), Active: st.key == status})
+	}
+	for _, so := range []struct{ key, label string }{{"", "model"}, {"carrier", "carrier"}, {"price", "input price"}, {"uptime", "lowest uptime"}} {
+		v.Sorts = append(v.Sorts, templates.Choice{Label: so.label, URL: link(status, so.key, 1), Active: so.key == sortBy})
+	}
+	if page > 1 {
+		v.Prev = link(status, sortBy, page-1)
+	}
+	if page < pages {
+		v.Next = link(status, sortBy, page+1)
+	}
+	v.Showing = fmt.Sprintf("%d listings", len(kept))
+	if pages > 1 {
+		v.Showing = fmt.Sprintf("%d to %d of %d listings", from+1, to, len(kept))
+	}
 }

@@ -322,6 +322,7 @@ func expect() map[string]map[string]int {
 		"GET /operations":                  page(303, 403, 403, 200, 200),
 		"GET /alerts":                      page(303, 200, 200, 200, 200),
 		"GET /apply":                       all(200),
+		"GET /glossary":                    all(200),
 		"GET /reset/:token":                all(404),
 		"POST /reset/:token":               all(404),
 		"GET /account":                     page(303, 200, 200, 200, 200),

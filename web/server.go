@@ -32,6 +32,7 @@ import (
 	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
+	"github.com/airside/airside/templates"
 )
 
 var (
@@ -222,6 +223,9 @@ func (s *Server) routes() {
 	// The storefront: public pages and the application to carry.
 	pages.GET("/reset/:token", s.handleResetForm)
 	pages.POST("/reset/:token", s.handleReset)
+	pages.GET("/glossary", func(c echo.Context) error {
+		return render(c, http.StatusOK, templates.Glossary(s.page(c, "Glossary", "")))
+	})
 	pages.GET("/apply", s.handleApplyForm)
 	pages.POST("/apply", s.handleApply)
 	pages.GET("/apply/status/:token", s.handleApplicationStatus)

@@ -27,7 +27,23 @@
         var current = document.getElementById("preview-panel");
         if (!current) return;
         var open = Array.prototype.map.call(current.querySelectorAll("details[open]"), function (d) { return d.getAttribute("data-testid"); });
+        // Focus inside the panel (a workload-mix input, the charts' select)
+        // stays where the person was, caret included.
+        var active = document.activeElement, focusKey = null, caret = null;
+        if (active && current.contains(active)) {
+          focusKey = active.id ? "#" + CSS.escape(active.id) : active.name ? '[name="' + CSS.escape(active.name) + '"]' : null;
+          try { caret = [active.selectionStart, active.selectionEnd]; } catch (e) { caret = null; }
+        }
         current.outerHTML = html;
+        if (focusKey) {
+          var again = document.getElementById("preview-panel").querySelector(focusKey);
+          if (again) {
+            again.focus();
+            if (caret && caret[0] !== null && again.setSelectionRange) {
+              try { again.setSelectionRange(caret[0], caret[1]); } catch (e) { /* not a text field */ }
+            }
+          }
+        }
         // The short summary beside the form follows the new panel.
         var src = document.getElementById("preview-summary-src");
         var summary = document.getElementById("preview-summary");
