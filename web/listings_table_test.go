@@ -28,9 +28,10 @@ func TestListingsTableSearchesFiltersSortsAndPages(t *testing.T) {
 	}
 	rev := p.client()
 	rev.login("reviewer@airside.example")
-	rows := func(body string) int { return strings.Count(body, `data-testid="listing-`) - strings.Count(body, `data-testid="listing-filters"`) -
-		strings.Count(body, `data-testid="listing-status-filter"`) - strings.Count(body, `data-testid="listing-sort"`) -
-		strings.Count(body, `data-testid="listing-count"`) - strings.Count(body, `data-testid="listing-pages"`) - strings.Count(body, `data-testid="listing-status"`)
+	rows := func(body string) int {
+		return strings.Count(body, `data-testid="listing-`) - strings.Count(body, `data-testid="listing-filters"`) -
+			strings.Count(body, `data-testid="listing-status-filter"`) - strings.Count(body, `data-testid="listing-sort"`) -
+			strings.Count(body, `data-testid="listing-count"`) - strings.Count(body, `data-testid="listing-pages"`) - strings.Count(body, `data-testid="listing-status"`)
 	}
 	first := rev.get("/listings")
 	wantStatus(t, "listings", first, http.StatusOK)
