@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -155,13 +156,40 @@ func NewFeeChart(scenario string, feesBP []int, series []FeeSeries, currentBP in
 			last = Point{X: x(float64(feesBP[j])), Y: y(p)}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", last.X, last.Y))
 		}
-		class := fmt.Sprintf("series s%d", i%6)
+		class := fmt.Sprintf("series s%d", i%len(seriesPalette))
 		if s.IsMe {
 			class = "series me"
 		}
 		v.Lines = append(v.Lines, Line{Name: s.Name, Points: strings.Join(pts, " "), Class: class, Label: Point{X: last.X + 6, Y: last.Y + 4}})
 	}
+	spreadLabels(v.Lines, v.Top+8, v.Top+v.plotH()+4, 13)
 	return v
+}
+
+// seriesPalette is ten colours told apart with common colour blindness
+// (Okabe-Ito first), matched by the s0..s9 classes of airside.css.
+var seriesPalette = []string{"#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#6b6b6b", "#8c564b", "#7f7f00", "#17becf"}
+
+// spreadLabels moves line-end labels apart so no two overlap: sorted by
+// height, each at least gap below the one above, then pushed back up from
+// the bottom if they ran past it.
+func spreadLabels(lines []Line, top, bottom, gap float64) {
+	order := make([]int, len(lines))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return lines[order[a]].Label.Y < lines[order[b]].Label.Y })
+	prev := top - gap
+	for _, i := range order {
+		lines[i].Label.Y = math.Max(lines[i].Label.Y, prev+gap)
+		prev = lines[i].Label.Y
+	}
+	next := bottom + gap
+	for k := len(order) - 1; k >= 0; k-- {
+		i := order[k]
+		lines[i].Label.Y = math.Min(lines[i].Label.Y, next-gap)
+		next = lines[i].Label.Y
+	}
 }
 
 // BarInput is one bar of chart input.

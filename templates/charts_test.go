@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -87,4 +89,33 @@ func TestHeatmapGolden(t *testing.T) {
 		t.Fatalf("%d cells", len(v.Cells))
 	}
 	golden(t, "heatmap", HeatmapChart(v))
+}
+
+// TestLineLabelsNeverOverlap: nine carriers ending at the same score get
+// labels at least a line apart, inside the plot, each in its own colour.
+func TestLineLabelsNeverOverlap(t *testing.T) {
+	fees := []int{500, 2000, 5000}
+	var series []FeeSeries
+	for i := range 9 {
+		series = append(series, FeeSeries{Name: fmt.Sprintf("Carrier %d", i), IsMe: i == 4, Points: []float64{0.3, 0.2, 0.1}})
+	}
+	v := NewFeeChart("Small one-shot (auto)", fees, series, 2000)
+	classes := map[string]bool{}
+	ys := make([]float64, 0, len(v.Lines))
+	for _, l := range v.Lines {
+		ys = append(ys, l.Label.Y)
+		classes[l.Class] = true
+		if l.Label.Y < v.Top || l.Label.Y > v.Top+v.plotH()+4 {
+			t.Errorf("label %s at %.1f is outside the plot", l.Name, l.Label.Y)
+		}
+	}
+	sort.Float64s(ys)
+	for i := 1; i < len(ys); i++ {
+		if ys[i]-ys[i-1] < 13-1e-9 {
+			t.Errorf("labels %.1f and %.1f overlap", ys[i-1], ys[i])
+		}
+	}
+	if len(classes) != 9 {
+		t.Errorf("%d distinct colours for 9 carriers", len(classes))
+	}
 }
