@@ -76,7 +76,7 @@ func AdminUsers(v AdminUsersView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " <table class=\"grid\" data-testid=\"users\"><thead><tr><th>Email</th><th>Name</th><th>Staff role</th><th>Carriers</th><th>Created</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " <table class=\"grid\" data-testid=\"users\"><thead><tr><th>Email</th><th>Name</th><th>Staff role</th><th>Carriers</th><th>Created</th><th><span class=\"visually-hidden\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -969,7 +969,7 @@ func AdminThrottles(v AdminThrottlesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "<table class=\"grid\" data-testid=\"throttles\"><thead><tr><th>Subject</th><th>Attempts in window</th><th>Next attempt allowed</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "<table class=\"grid\" data-testid=\"throttles\"><thead><tr><th>Subject</th><th>Attempts in window</th><th>Next attempt allowed</th><th><span class=\"visually-hidden\">Actions</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -1157,7 +1157,7 @@ func FareForm(v FareFormView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "<table class=\"grid compact rows\" id=\"tiers\"><thead><tr><th>Above prompt tokens</th><th>Input</th><th>Output</th><th>Cached input</th><th></th></tr></thead> <tbody data-rows=\"tier\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "<table class=\"grid compact rows\" id=\"tiers\"><thead><tr><th>Above prompt tokens</th><th>Input</th><th>Output</th><th>Cached input</th><th><span class=\"visually-hidden\">Actions</span></th></tr></thead> <tbody data-rows=\"tier\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1183,7 +1183,7 @@ func FareForm(v FareFormView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "<table class=\"grid compact rows\" id=\"windows\"><thead><tr><th>From hour</th><th>To hour</th><th></th></tr></thead> <tbody data-rows=\"window\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "<table class=\"grid compact rows\" id=\"windows\"><thead><tr><th>From hour</th><th>To hour</th><th><span class=\"visually-hidden\">Actions</span></th></tr></thead> <tbody data-rows=\"window\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -32,7 +32,7 @@ func changeTable(rows []ChangeRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<table class=\"grid compact changes\" data-testid=\"changes\"><thead><tr><th>Field</th><th>Published</th><th></th><th>Filed</th><th class=\"num\">Change</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<table class=\"grid compact changes\" data-testid=\"changes\"><thead><tr><th>Field</th><th>Published</th><th><span class=\"visually-hidden\">Actions</span></th><th>Filed</th><th class=\"num\">Change</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,0 +1,182 @@
+package web_test
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+)
+
+// axeSource is axe-core 4.14.1 from the npm registry (MPL-2.0, see
+// testdata/axe-LICENSE), injected into every page the walk visits.
+//
+//go:embed testdata/axe-4.14.1.min.js
+var axeSource string
+
+type axeViolation struct {
+	ID    string `json:"id"`
+	Help  string `json:"help"`
+	Nodes []struct {
+		Target []string `json:"target"`
+	} `json:"nodes"`
+}
+
+// axeCheck runs axe-core on the current page and returns its violations as
+// lines ("rule: help at selector").
+func axeCheck(ctx context.Context) ([]string, error) {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`window.axe || (function(){`+axeSource+`}).call(window)`)); err != nil {
+		return nil, fmt.Errorf("inject axe: %w", err)
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return nil, fmt.Errorf("run axe: %w", err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(raw), &vs); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, v := range vs {
+		var where []string
+		for _, n := range v.Nodes {
+			where = append(where, strings.Join(n.Target, " "))
+		}
+		out = append(out, fmt.Sprintf("%s: %s at %s", v.ID, v.Help, strings.Join(where, ", ")))
+	}
+	return out, nil
+}
+
+// checkAxe reports every axe violation of the current page as an error.
+func checkAxe(t *testing.T, ctx context.Context, where string) error {
+	t.Helper()
+	violations, err := axeCheck(ctx)
+	for _, v := range violations {
+		t.Errorf("%s: %s", where, v)
+	}
+	return err
+}
+
+// TestBrowserAxeWalk visits the main pages as each role, at 1400 and 390
+// px, and fails on any axe-core violation.
+func TestBrowserAxeWalk(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	if err := demo.SeedProfiles(context.Background(), p.store); err != nil {
+		t.Fatal(err)
+	}
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	base := p.srv.URL
+	// Every console error, uncaught exception and browser log error (CSP
+	// violations land there) across the walk.
+	var mu sync.Mutex
+	var problems []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				msg = "console error"
+			}
+		case *runtime.EventExceptionThrown:
+			msg = "exception: " + e.ExceptionDetails.Text
+		case *cdplog.EventEntryAdded:
+			// The refused form answers 422 on purpose; Chromium logs the status.
+			if e.Entry.Level == cdplog.EntryLevelError && !strings.Contains(e.Entry.Text, "status of 422") {
+				msg = "log: " + e.Entry.Text
+			}
+		}
+		if msg != "" {
+			mu.Lock()
+			problems = append(problems, msg)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	walks := []struct {
+		who   string
+		pages []string
+	}{
+		{"", []string{"/login", "/apply", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
+		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
+			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts",
+			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/inbox", "/audit", "/fares/bulk"}},
+		{"reviewer@airside.example", []string{"/review", "/operations", "/applications"}},
+		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles"}},
+	}
+	for _, width := range []int64{1400, 390} {
+		for _, w := range walks {
+			steps := []chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(width, 900)}
+			if w.who != "" {
+				steps = append(steps, chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.ID("email")),
+					chromedp.SendKeys(chromedp.ID("email"), w.who), chromedp.SendKeys(chromedp.ID("password"), demo.Password),
+					chromedp.Submit(chromedp.ID("password")), chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)))
+			}
+			if err := chromedp.Do(ctx, steps...); err != nil {
+				t.Fatalf("log in as %s: %v", w.who, err)
+			}
+			for _, page := range w.pages {
+				if err := chromedp.Do(ctx, chromedp.Navigate(base+page), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+					t.Fatalf("%s: %v", page, err)
+				}
+				if err := checkAxe(t, ctx, fmt.Sprintf("%d px, %s as %q", width, page, w.who)); err != nil {
+					t.Fatalf("%s: %v", page, err)
+				}
+			}
+			if w.who == "admin@nebula.example" {
+				// A form after a 422, and the preview after a live update.
+				form := fmt.Sprintf("%s/listings/%d/file", base, listing)
+				err := chromedp.Do(ctx, chromedp.Navigate(form), chromedp.WaitVisible(chromedp.ID("fare-form")),
+					chromedp.SetValue(chromedp.ID("input"), "1,50"), chromedp.Click(chromedp.CSS(`[data-testid="submit"]`)),
+					chromedp.WaitVisible(chromedp.CSS(`[data-testid="form-errors"]`)))
+				if err != nil {
+					t.Fatalf("a refused form: %v", err)
+				}
+				if err := checkAxe(t, ctx, fmt.Sprintf("%d px, the refused fare form", width)); err != nil {
+					t.Fatal(err)
+				}
+				// A fresh GET (the same URL would re-post the refused form).
+				if err := chromedp.Do(ctx, chromedp.Navigate(base+"/listings"), chromedp.Navigate(form),
+					chromedp.WaitVisible(chromedp.CSS(`[data-testid="summary-effective"]`))); err != nil {
+					t.Fatal(err)
+				}
+				before, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="summary-effective"]`)))
+				err = chromedp.Do(ctx, chromedp.Focus(chromedp.ID("landing_fee")), chromedp.Evaluate[chromedp.Void](`document.getElementById("landing_fee").select()`),
+					chromedp.SendKeys(chromedp.ID("landing_fee"), "45"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := waitJS(ctx, fmt.Sprintf(`document.querySelector('[data-testid="summary-effective"]').textContent !== %q`, before), "a live preview update"); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkAxe(t, ctx, fmt.Sprintf("%d px, the preview after a live update", width)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if w.who != "" {
+				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email"))); err != nil {
+					t.Fatalf("log out %s: %v", w.who, err)
+				}
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("during the walk: %s", p)
+	}
+}
