@@ -139,8 +139,13 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 	wantStatus(t, "login", res, http.StatusSeeOther)
 	created := c.post("/admin/carriers", "/admin/carriers/invite", url.Values{"name": {"Log Co"}, "slug": {"log-co"}, "email": {"first@log.example"}})
 	link := inviteLink.FindString(created.body)
-	tokenPage := c.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}})
-	token := strings.TrimSpace(strings.Split(strings.Split(tokenPage.body, "<code>")[1], "</code>")[0])
+	created2 := c.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}})
+	wantStatus(t, "create a token", created2, http.StatusSeeOther) // post, redirect, get
+	tokenPage := c.get(created2.location)
+	token := strings.TrimSpace(strings.Split(strings.Split(tokenPage.body, `<code id="new-token-value">`)[1], "</code>")[0])
+	if again := c.get(created2.location); strings.Contains(again.body, token) {
+		t.Error("the new token is shown twice")
+	}
 	apiCall(t, p.srv.URL, "POST", "/api/v1/elect", token, `{"model":"x"}`)
 	c.get(link)
 	session := c.cookie(web.SessionCookie).Value

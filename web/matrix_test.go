@@ -373,7 +373,7 @@ func expect() map[string]map[string]int {
 		"GET /admin/carriers":           page(303, 403, 403, 403, 200),
 		"POST /admin/carriers/invite":   page(401, 403, 403, 403, 200),
 		"GET /admin/tokens":             page(303, 403, 403, 403, 200),
-		"POST /admin/tokens":            page(401, 403, 403, 403, 200),
+		"POST /admin/tokens":            page(401, 403, 403, 403, 303),
 		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
 		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),

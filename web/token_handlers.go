@@ -34,6 +34,7 @@ func (s *Server) handleTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	v.NewToken = s.takeReveal(c)
 	return render(c, http.StatusOK, templates.Tokens(v))
 }
 
@@ -54,8 +55,33 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.NewToken = token
-	return render(c, http.StatusOK, templates.Tokens(v))
+	// Post, redirect, get: a reload shows the list, not the form re-sent;
+	// the secret waits in the session for exactly one page view.
+	sess, err := s.sessions.Get(c.Request(), SessionCookie)
+	if err != nil {
+		return err
+	}
+	sess.Values[sessionRevealKey] = token
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
+}
+
+// takeReveal returns, once, a secret left in the session for the next page.
+func (s *Server) takeReveal(c echo.Context) string {
+	sess, err := s.sessions.Get(c.Request(), SessionCookie)
+	if err != nil {
+		return ""
+	}
+	secret, _ := sess.Values[sessionRevealKey].(string)
+	if secret != "" {
+		delete(sess.Values, sessionRevealKey)
+		if err := sess.Save(c.Request(), c.Response()); err != nil {
+			s.Log.Error("save session", "err", err)
+		}
+	}
+	return secret
 }
 
 func (s *Server) handleRevokeToken(c echo.Context) error {
