@@ -327,8 +327,15 @@ func TestLoginThrottleParallel(t *testing.T) {
 				t.Errorf("unexpected error: %v", err)
 			}
 		}
-		if checked > account.AccountThrottle.Free || checked == 0 {
-			t.Errorf("%d of %d parallel guesses were checked, want 1 to %d", checked, guesses, account.AccountThrottle.Free)
+		// A successful login clears the account's count (its owner is in), so
+		// when the right password happened to be checked within the burst,
+		// another Free guesses may follow it; never more.
+		limit := account.AccountThrottle.Free
+		if results[guesses-7] == nil {
+			limit *= 2
+		}
+		if checked > limit || checked == 0 {
+			t.Errorf("%d of %d parallel guesses were checked, want 1 to %d", checked, guesses, limit)
 		}
 	})
 }
