@@ -195,12 +195,15 @@ type QueueView struct {
 type InboxRow struct {
 	Message, URL, At string
 	Unread           bool
+	// Now is where the message's filing is today.
+	Now string
 }
 
 // InboxView is a user's inbox.
 type InboxView struct {
 	Page
-	Rows []InboxRow
+	Filters []Choice
+	Rows    []InboxRow
 }
 
 // ModelOption is a model a carrier admin may add a listing for.

@@ -95,3 +95,21 @@ func TestReviewShowsPeakAndOffPeakAndWhatApprovalDoes(t *testing.T) {
 		t.Errorf("the confirmation does not say %q", want)
 	}
 }
+
+// TestInboxSaysWhereAFilingIsNow: a message written when a filing awaited
+// review shows where the filing is today, and the inbox filters.
+func TestInboxSaysWhereAFilingIsNow(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	filing := submitFiling(t, p, "member@nebula.example", l.ID, "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+	inbox := rev.get("/inbox").body
+	if !strings.Contains(inbox, "awaits review") || !strings.Contains(inbox, "now published") {
+		t.Error("the reviewer's old message does not say the filing is published now")
+	}
+	if alerts := rev.get("/inbox?show=alerts").body; strings.Contains(alerts, "awaits review") {
+		t.Error("the alerts filter shows filing messages")
+	}
+}

@@ -86,6 +86,9 @@ func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Fil
 	if f.CarrierIDs != nil {
 		q = q.Where("listings.carrier_id IN ?", append(f.CarrierIDs, -1))
 	}
+	if len(f.IDs) > 0 {
+		q = q.Where("filings.id IN ?", f.IDs)
+	}
 	if f.ListingID != 0 {
 		q = q.Where("filings.listing_id = ?", f.ListingID)
 	}

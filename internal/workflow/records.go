@@ -8,6 +8,8 @@ import (
 
 // FilingFilter narrows a search of filings.
 type FilingFilter struct {
+	// IDs narrows to these filings.
+	IDs        []int64
 	ListingID  int64
 	CarrierIDs []int64 // nil: every carrier
 	States     []State
