@@ -23,16 +23,7 @@ func TestBrowserPreflightFlow(t *testing.T) {
 	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
 	ctx := newBrowser(t)
 	base := p.srv.URL
-	login := func(email string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.Navigate(base+"/login"),
-			chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), email),
-			chromedp.SendKeys(chromedp.ID("password"), demo.Password),
-			chromedp.Submit(chromedp.ID("password")),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
-		)
-	}
+	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
 	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
 	listing := fmt.Sprintf("%s/listings/%d", base, l.ID)
 

@@ -25,16 +25,7 @@ func TestBrowserReviewFlow(t *testing.T) {
 		}
 		return s
 	}
-	login := func(email string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.Navigate(base+"/login"),
-			chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), email),
-			chromedp.SendKeys(chromedp.ID("password"), demo.Password),
-			chromedp.Submit(chromedp.ID("password")),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
-		)
-	}
+	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
 	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
 	retype := func(id, value string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(

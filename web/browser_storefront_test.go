@@ -23,14 +23,7 @@ func TestBrowserApplyToStorefront(t *testing.T) {
 	ctx := newBrowser(t)
 	base := p.srv.URL
 	login := func(email, password string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.Navigate(base+"/login"),
-			chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), email),
-			chromedp.SendKeys(chromedp.ID("password"), password),
-			chromedp.Submit(chromedp.ID("password")),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
-		)
+		return browserLogin(base, email, password)
 	}
 	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
 

@@ -150,3 +150,15 @@ func waitText(ctx context.Context, sel, want string) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// browserLogin logs in through the login form and waits for the top bar.
+func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
+	)
+}

@@ -20,16 +20,7 @@ func TestBrowserTrafficFlow(t *testing.T) {
 	}
 	ctx := newBrowser(t)
 	base := p.srv.URL
-	login := func(email string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.Navigate(base+"/login"),
-			chromedp.WaitVisible(chromedp.ID("email")),
-			chromedp.SendKeys(chromedp.ID("email"), email),
-			chromedp.SendKeys(chromedp.ID("password"), demo.Password),
-			chromedp.Submit(chromedp.ID("password")),
-			chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
-		)
-	}
+	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
 	err := chromedp.Do(ctx, login("admin@nebula.example"),
 		chromedp.Click(chromedp.CSS(`[data-testid="nav-traffic"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="earnings-chart"]`)),

@@ -109,13 +109,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 		if f.Discount > 0 {
 			row.Discount = f.Discount.Percent() + " %"
 		}
-		var t earnings.Traffic
-		for _, h := range hours[l.ID] {
-			t.Requests += h.Requests
-			t.Errors += h.Errors
-			t.ClientErrors += h.ClientErrors
-		}
-		if u := t.Uptime(); u >= 0 {
+		if u := earnings.TrafficOf(hours[l.ID]).Uptime(); u >= 0 {
 			row.Uptime = strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
 		}
 		for _, flag := range f.Capabilities {

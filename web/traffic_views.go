@@ -378,13 +378,10 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		if model != "" && l.Model.Slug != model || carrier != "" && l.CarrierSlug != carrier {
 			continue
 		}
-		var t earnings.Traffic
+		t := earnings.TrafficOf(d.hours[l.ID])
 		var latest catalogue.HourlyPoint
-		for _, h := range d.hours[l.ID] {
-			t.Requests += h.Requests
-			t.Errors += h.Errors
-			t.ClientErrors += h.ClientErrors
-			latest = h
+		if n := len(d.hours[l.ID]); n > 0 {
+			latest = d.hours[l.ID][n-1]
 		}
 		var modelReq int64
 		for _, n := range d.models[l.Model.ID] {

@@ -70,15 +70,29 @@ var (
 	unit       = big.NewInt(fare.Unit)
 )
 
+// add counts one hour's traffic.
+func (t *Traffic) add(h catalogue.HourlyPoint) {
+	t.Requests += h.Requests
+	t.Errors += h.Errors
+	t.ClientErrors += h.ClientErrors
+	t.Capped += h.Capped
+	t.InputTokens += h.InputTokens
+	t.CachedInputTokens += h.CachedInputTokens
+	t.OutputTokens += h.OutputTokens
+}
+
+// TrafficOf sums hours' traffic (no money).
+func TrafficOf(hours []catalogue.HourlyPoint) Traffic {
+	var t Traffic
+	for _, h := range hours {
+		t.add(h)
+	}
+	return t
+}
+
 // Add adds one hour served under fare f (nil: no fare in force).
 func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
-	s.Requests += h.Requests
-	s.Errors += h.Errors
-	s.ClientErrors += h.ClientErrors
-	s.Capped += h.Capped
-	s.InputTokens += h.InputTokens
-	s.CachedInputTokens += h.CachedInputTokens
-	s.OutputTokens += h.OutputTokens
+	s.Traffic.add(h)
 	if f == nil {
 		s.Unpriced += h.Requests
 		return
@@ -89,7 +103,7 @@ func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
 	if h.Requests > 0 {
 		prompt = h.InputTokens / h.Requests
 	}
-	p := PricesAt(f, h.Hour, prompt)
+	p := f.PricesAt(h.Hour, prompt)
 	uncached := max(h.InputTokens-h.CachedInputTokens, 0)
 	var filed, term big.Int
 	filed.Mul(big.NewInt(uncached), big.NewInt(int64(p.Input)))

@@ -102,19 +102,19 @@ func TestFareAtAndPricesAt(t *testing.T) {
 	offInput := price(t, "0.25")
 	night := &fare.Fare{Input: price(t, "0.50"), Output: price(t, "1.00"),
 		TimeBased: &fare.TimeBased{PeakHours: []fare.PeakWindow{{Start: 9, End: 17}}, OffPeak: fare.Prices{Input: &offInput}}}
-	if p := PricesAt(night, at("2026-01-05T03:00:00Z"), 1000); p.Input != offInput || p.CachedInput != offInput || p.Output != night.Output {
+	if p := night.PricesAt(at("2026-01-05T03:00:00Z"), 1000); p.Input != offInput || p.CachedInput != offInput || p.Output != night.Output {
 		t.Errorf("off-peak prices %+v", p)
 	}
-	if p := PricesAt(night, at("2026-01-05T10:00:00Z"), 1000); p.Input != night.Input {
+	if p := night.PricesAt(at("2026-01-05T10:00:00Z"), 1000); p.Input != night.Input {
 		t.Errorf("peak prices %+v", p)
 	}
 	// A tier over the time block: the upper edge belongs to the lower tier.
 	long, longOut := price(t, "1.10"), price(t, "4.40")
 	night.Tiers = []fare.Tier{{AboveTokens: 32768, Prices: fare.Prices{Input: &long, Output: &longOut}}}
-	if p := PricesAt(night, at("2026-01-05T03:00:00Z"), 32768); p.Input != offInput {
+	if p := night.PricesAt(at("2026-01-05T03:00:00Z"), 32768); p.Input != offInput {
 		t.Errorf("at exactly the threshold: %+v, want the lower tier", p)
 	}
-	if p := PricesAt(night, at("2026-01-05T03:00:00Z"), 40000); p.Input != long || p.Output != longOut || p.CachedInput != long {
+	if p := night.PricesAt(at("2026-01-05T03:00:00Z"), 40000); p.Input != long || p.Output != longOut || p.CachedInput != long {
 		t.Errorf("above the threshold: %+v, want the tier's prices", p)
 	}
 }

@@ -181,8 +181,7 @@ func Incidents(hours []catalogue.HourlyPoint) []Incident {
 	var out []Incident
 	var cur *Incident
 	for _, h := range hours {
-		tr := Traffic{Requests: h.Requests, Errors: h.Errors, ClientErrors: h.ClientErrors}
-		up := tr.Uptime()
+		up := TrafficOf([]catalogue.HourlyPoint{h}).Uptime()
 		below := h.Requests-h.ClientErrors >= minIncidentRequests && up >= 0 && up < UptimeLine
 		if !below {
 			cur = nil
