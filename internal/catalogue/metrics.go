@@ -157,31 +157,33 @@ func WindowOf(buckets []Bucket, now time.Time) WindowSums {
 	var w WindowSums
 	current := now.Truncate(time.Minute)
 	for _, b := range buckets {
-		weight := MinuteWeight(int(current.Sub(b.Minute) / time.Minute))
-		if b.Minute.After(current) {
-			weight = weightLast
-		}
-		ok := b.Requests - b.Errors - b.ClientErrors
-		w.Requests += weight * (b.Requests - b.ClientErrors)
-		w.Successes += weight * ok
-		w.TTFTMsSum += weight * b.TTFTMsSum
-		w.OutputTokens += weight * b.OutputTokens
-		w.DurationMs += weight * b.DurationMs
+		w.add(b, current)
 	}
 	return w
+}
+
+// add adds a bucket with its weight at the current minute (a minute ahead of
+// the clock counts as the current one).
+func (w *WindowSums) add(b Bucket, current time.Time) {
+	weight := MinuteWeight(int(current.Sub(b.Minute) / time.Minute))
+	if b.Minute.After(current) {
+		weight = weightLast
+	}
+	ok := b.Requests - b.Errors - b.ClientErrors
+	w.Requests += weight * (b.Requests - b.ClientErrors)
+	w.Successes += weight * ok
+	w.TTFTMsSum += weight * b.TTFTMsSum
+	w.OutputTokens += weight * b.OutputTokens
+	w.DurationMs += weight * b.DurationMs
 }
 
 // DayOf computes the day sums of buckets at time now.
 func DayOf(buckets []Bucket, now time.Time) DaySums {
 	var d DaySums
 	for _, b := range buckets {
-		if !b.Minute.After(now.Add(-24 * time.Hour)) {
-			continue
+		if b.Minute.After(now.Add(-24 * time.Hour)) {
+			d.add(b)
 		}
-		d.Successes += b.Requests - b.Errors - b.ClientErrors
-		d.InputTokens += b.InputTokens
-		d.CachedInputTokens += b.CachedInputTokens
-		d.OutputTokens += b.OutputTokens
 	}
 	return d
 }

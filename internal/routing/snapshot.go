@@ -30,6 +30,10 @@ type Source interface {
 	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
 	// FindLiveTokens maps the hashes of unrevoked API tokens to them.
 	FindLiveTokens(ctx context.Context) (map[string]apitoken.Token, error)
+	// HealthMetrics reads the metrics live health is computed from: all of
+	// them the span covers, or (since not zero) those recorded or changed
+	// from since on.
+	HealthMetrics(ctx context.Context, span catalogue.HealthSpan, since time.Time) (catalogue.MetricRows, error)
 }
 
 // Body is a pre-encoded catalogue document, plain and gzipped.
@@ -43,7 +47,10 @@ type Snapshot struct {
 	Revision   int64
 	HealthAsOf time.Time
 	BuiltAt    time.Time
-	markets    map[string]preview.Market
+	// base is what was read at this revision, before health: a health
+	// refresh assembles a new snapshot from it without reading it again.
+	base    *structure
+	markets map[string]preview.Market
 	// candidates are each model's ballot, compiled once per snapshot:
 	// fares converted for the engine, verdicts applied, off-ballot listings
 	// left out. An election copies them and sets its request.
@@ -102,6 +109,12 @@ func (s *Snapshot) Token(hash string) (apitoken.Token, bool) {
 // Keeper holds the current snapshot and rebuilds it: at once when told of a
 // publication (Invalidate, from this process or, through LISTEN/NOTIFY,
 // another), and for health when the snapshot is older than HealthEvery.
+//
+// Health comes from a mirror of the metrics in memory (catalogue.HealthMirror):
+// read whole at start and whenever the 24-hour day moves into a new hour (so
+// at least hourly, which also repairs anything an incremental read could have
+// missed), and in between only the buckets and rollups recorded since the
+// last read. A health refresh reads no listing, fare or token again.
 type Keeper struct {
 	Source Source
 	Now    func() time.Time
@@ -112,6 +125,9 @@ type Keeper struct {
 	dirty      atomic.Bool
 	building   sync.Mutex
 	refreshing atomic.Bool
+	// Guarded by building: the metrics mirror and how far it has read.
+	mirror *catalogue.HealthMirror
+	cursor time.Time
 	// OnError hears a failed background refresh (the old snapshot stays).
 	OnError func(error)
 }
@@ -122,12 +138,12 @@ func NewKeeper(src Source, now func() time.Time) *Keeper {
 }
 
 // Invalidate says the catalogue changed (a publication, a token created or
-// revoked, metrics taken in): the next read rebuilds before it answers.
+// revoked): the next read rebuilds before it answers.
 func (k *Keeper) Invalidate() { k.dirty.Store(true) }
 
 // Current is the snapshot to answer from. It is rebuilt first when none was
 // built yet or something changed since; when only health has aged, the stale
-// one is used while a rebuild runs in the background.
+// one is used while its health is refreshed in the background.
 func (k *Keeper) Current(ctx context.Context) (*Snapshot, error) {
 	cur := k.cur.Load()
 	if cur == nil || k.dirty.Load() {
@@ -136,7 +152,7 @@ func (k *Keeper) Current(ctx context.Context) (*Snapshot, error) {
 	if k.Now().Sub(cur.BuiltAt) > k.healthEvery() && k.refreshing.CompareAndSwap(false, true) {
 		go func() {
 			defer k.refreshing.Store(false)
-			if _, err := k.Refresh(context.Background()); err != nil && k.OnError != nil {
+			if _, err := k.rebuild(context.Background(), false); err != nil && k.OnError != nil {
 				k.OnError(err)
 			}
 		}()
@@ -151,34 +167,102 @@ func (k *Keeper) healthEvery() time.Duration {
 	return k.HealthEvery
 }
 
-// Refresh builds a new snapshot and swaps it in. Concurrent refreshes build
-// once: a caller that waited gets the snapshot built meanwhile.
-func (k *Keeper) Refresh(ctx context.Context) (*Snapshot, error) {
+// Refresh reads the catalogue again, refreshes health and swaps the new
+// snapshot in. Concurrent refreshes build once: a caller that waited gets the
+// snapshot built meanwhile.
+func (k *Keeper) Refresh(ctx context.Context) (*Snapshot, error) { return k.rebuild(ctx, true) }
+
+// rebuild swaps in a new snapshot with fresh health; the catalogue is read
+// again when asked (structural), when it changed, or when there is none.
+func (k *Keeper) rebuild(ctx context.Context, structural bool) (*Snapshot, error) {
 	start := k.Now()
 	k.building.Lock()
 	defer k.building.Unlock()
-	if cur := k.cur.Load(); cur != nil && !cur.BuiltAt.Before(start) && !k.dirty.Load() {
+	cur := k.cur.Load()
+	if cur != nil && !cur.BuiltAt.Before(start) && !k.dirty.Load() {
 		return cur, nil // built while this caller waited
 	}
-	k.dirty.Store(false) // a change after this point marks it again
-	snap, err := Build(ctx, k.Source, k.Now())
-	if err != nil {
-		k.dirty.Store(true)
-		return nil, err
+	base := cur.baseOrNil()
+	reread := structural || base == nil || k.dirty.Load()
+	if reread {
+		k.dirty.Store(false) // a change after this point marks it again
+		b, err := readStructure(ctx, k.Source)
+		if err != nil {
+			k.dirty.Store(true)
+			return nil, err
+		}
+		base = b
 	}
-	k.cur.Store(snap)
-	return snap, nil
+	now := k.Now()
+	live, err := k.liveHealth(ctx, now)
+	if err == nil {
+		var snap *Snapshot
+		if snap, err = assemble(base, live, now); err == nil {
+			k.cur.Store(snap)
+			return snap, nil
+		}
+	}
+	if reread {
+		k.dirty.Store(true) // the catalogue read is not in service yet
+	}
+	return nil, err
 }
 
-// Build reads everything routing needs, once, and encodes the catalogue.
-func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
+func (s *Snapshot) baseOrNil() *structure {
+	if s == nil {
+		return nil
+	}
+	return s.base
+}
+
+// liveHealth brings the mirror up to now and computes every listing's
+// health from it. Called with building held.
+func (k *Keeper) liveHealth(ctx context.Context, now time.Time) (map[int64]catalogue.Health, error) {
+	span := catalogue.SpanAt(now)
+	if !k.mirror.Covers(now) || now.Before(k.cursor) { // a clock set back reads everything again
+		rows, err := k.Source.HealthMetrics(ctx, span, time.Time{})
+		if err != nil {
+			return nil, fmt.Errorf("read health metrics: %w", err)
+		}
+		k.mirror = catalogue.NewHealthMirror(span, rows)
+		k.cursor = later(now, rows.Latest)
+	} else {
+		rows, err := k.Source.HealthMetrics(ctx, span, k.cursor.Add(-catalogue.HealthCursorSlack))
+		if err != nil {
+			return nil, fmt.Errorf("read new health metrics: %w", err)
+		}
+		k.mirror.Apply(rows)
+		k.mirror.Prune(now)
+		k.cursor = later(k.cursor, rows.Latest)
+	}
+	return k.mirror.Health(now), nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// structure is what a snapshot reads at a revision: everything but live
+// health.
+type structure struct {
+	revision int64
+	listings []catalogue.Listing // with their stored health
+	checks   map[int64]map[string]string
+	tokens   map[string]apitoken.Token
+}
+
+// readStructure reads the catalogue, its verdicts and the live tokens.
+func readStructure(ctx context.Context, src Source) (*structure, error) {
 	// The revision first: a listing published meanwhile is then included and
 	// served again at the next revision, never skipped.
 	rev, err := src.CatalogueRevision(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
-	listings, err := src.FindListings(ctx, catalogue.ListingFilter{})
+	listings, err := src.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true})
 	if err != nil {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
@@ -194,26 +278,36 @@ func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
-	snap := &Snapshot{Revision: rev, HealthAsOf: now.UTC(), BuiltAt: now, markets: map[string]preview.Market{},
-		candidates: map[string][]election.Candidate{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: tokens}
+	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens}, nil
+}
+
+// assemble makes a snapshot of a catalogue read with live health as of now
+// (a listing the gateway has not reported on keeps its stored health):
+// ballots compiled, the catalogue encoded.
+func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (*Snapshot, error) {
+	snap := &Snapshot{Revision: base.revision, HealthAsOf: now.UTC(), BuiltAt: now, base: base, markets: map[string]preview.Market{},
+		candidates: map[string][]election.Candidate{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: base.tokens}
 	docs := map[string][]CatalogueListing{}
 	var all []CatalogueListing
-	for i := range listings {
-		l := &listings[i]
+	for i := range base.listings {
+		l := base.listings[i]
+		if h, ok := live[l.ID]; ok {
+			l.Health = h
+		}
 		snap.health[l.ID] = l.Health
 		m := snap.markets[l.Model.Slug]
 		if m.Checks == nil {
 			m.Checks = map[int64]map[string]string{}
 		}
-		m.Listings = append(m.Listings, *l)
-		if c, ok := checks[l.ID]; ok {
+		m.Listings = append(m.Listings, l)
+		if c, ok := base.checks[l.ID]; ok {
 			m.Checks[l.ID] = c
 		}
 		snap.markets[l.Model.Slug] = m
 		if l.Published == nil || l.Status == catalogue.StatusDelisted {
 			continue // the catalogue is what routes; changes report removals
 		}
-		doc := ListingDocument(l, checks[l.ID])
+		doc := ListingDocument(&l, base.checks[l.ID])
 		docs[l.Model.Slug] = append(docs[l.Model.Slug], doc)
 		all = append(all, doc)
 	}
@@ -224,11 +318,12 @@ func Build(ctx context.Context, src Source, now time.Time) (*Snapshot, error) {
 		b, _ := m.Ballot(election.Request{Model: model}, preview.Change{})
 		snap.candidates[model] = b.Candidates
 	}
-	if snap.full, err = encode(Catalogue{Revision: rev, HealthAsOf: snap.HealthAsOf, Listings: all}); err != nil {
+	var err error
+	if snap.full, err = encode(Catalogue{Revision: base.revision, HealthAsOf: snap.HealthAsOf, Listings: all}); err != nil {
 		return nil, err
 	}
 	for _, model := range slices.Sorted(maps.Keys(docs)) {
-		if snap.perModel[model], err = encode(Catalogue{Revision: rev, HealthAsOf: snap.HealthAsOf, Listings: docs[model]}); err != nil {
+		if snap.perModel[model], err = encode(Catalogue{Revision: base.revision, HealthAsOf: snap.HealthAsOf, Listings: docs[model]}); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,11 @@ type fakeSource struct {
 	mu       sync.Mutex
 	revision int64
 	builds   atomic.Int64
+	// buckets are the metrics reported, with when each was recorded.
+	buckets  []catalogue.Bucket
+	recorded []time.Time
+	// fullReads and sinceReads count the health reads of each kind.
+	fullReads, sinceReads int
 }
 
 func (f *fakeSource) CatalogueRevision(context.Context) (int64, error) {
@@ -46,6 +51,31 @@ func (f *fakeSource) FindCapabilityChecksFor(context.Context, []int64) (map[int6
 
 func (f *fakeSource) FindLiveTokens(context.Context) (map[string]apitoken.Token, error) {
 	return map[string]apitoken.Token{"hash": {ID: 9, Scopes: []string{apitoken.ScopeElect}}}, nil
+}
+
+func (f *fakeSource) HealthMetrics(_ context.Context, _ catalogue.HealthSpan, since time.Time) (catalogue.MetricRows, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if since.IsZero() {
+		f.fullReads++
+	} else {
+		f.sinceReads++
+	}
+	var out catalogue.MetricRows
+	for i, b := range f.buckets {
+		if !f.recorded[i].Before(since) {
+			out.Buckets = append(out.Buckets, b)
+			out.Latest = later(out.Latest, f.recorded[i])
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSource) report(b catalogue.Bucket, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.buckets = append(f.buckets, b)
+	f.recorded = append(f.recorded, at)
 }
 
 func (f *fakeSource) publish() {
@@ -117,7 +147,7 @@ func TestSnapshotSwapUnderConcurrentReads(t *testing.T) {
 }
 
 func TestSnapshotCatalogueLeavesDelistedOut(t *testing.T) {
-	snap, err := Build(context.Background(), &fakeSource{revision: 3}, time.Now())
+	snap, err := NewKeeper(&fakeSource{revision: 3}, time.Now).Refresh(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,5 +160,49 @@ func TestSnapshotCatalogueLeavesDelistedOut(t *testing.T) {
 	}
 	if len(snap.Catalogue("").Gzip) == 0 {
 		t.Error("no gzip body")
+	}
+}
+
+// TestHealthRefreshReadsOnlyNewMetrics: once built, a snapshot's health is
+// refreshed from the metrics recorded since the last read, without reading the
+// catalogue again; a new edge hour reads everything once.
+func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 30, 20, 0, time.UTC)
+	clock := func() time.Time { return now }
+	src := &fakeSource{revision: 1}
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute).Add(-time.Minute), Requests: 10, Errors: 5}, now)
+	k := NewKeeper(src, clock)
+	snap, err := k.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := snap.Health(1); h.UptimePct == nil || *h.UptimePct != 50 {
+		t.Fatalf("uptime after the first build %v, want 50", h.UptimePct)
+	}
+	builds := src.builds.Load()
+	now = now.Add(10 * time.Second)
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Requests: 30}, now)
+	snap, err = k.rebuild(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// weights: the current minute 10 x 30 ok, the one before 3 x (5 of 10)
+	want := 100 * float64(10*30+3*5) / float64(10*30+3*10)
+	if h, _ := snap.Health(1); h.UptimePct == nil || *h.UptimePct != want {
+		t.Errorf("uptime after the refresh %v, want %v", h.UptimePct, want)
+	}
+	if src.builds.Load() != builds {
+		t.Error("a health refresh read the catalogue again")
+	}
+	if src.fullReads != 1 || src.sinceReads != 1 {
+		t.Errorf("%d full and %d incremental health reads, want 1 and 1", src.fullReads, src.sinceReads)
+	}
+	now = now.Add(time.Hour) // the day's edge moves into the next hour
+	if _, err := k.rebuild(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if src.fullReads != 2 {
+		t.Errorf("%d full reads after the edge hour moved, want 2", src.fullReads)
 	}
 }

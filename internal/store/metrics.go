@@ -54,7 +54,7 @@ func (bucketRow) TableName() string { return "metric_buckets" }
 // of a (listing, minute) wins: the same bucket again is a harmless retry, a
 // different one is refused with a *catalogue.ReplayError naming it.
 func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) error {
-	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		rows := make([]bucketRow, len(buckets))
 		ids := map[int64]bool{}
 		var minutes []time.Time
@@ -103,11 +103,11 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 			return a.Minute.Compare(b.Minute)
 		})
 		for start := 0; start < len(fresh); start += 400 {
-			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))])
+			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))], now)
 			if err != nil {
 				return fmt.Errorf("record metric buckets: %w", err)
 			}
-			if err := addToHourly(tx, inserted); err != nil {
+			if err := addToHourly(tx, inserted, now); err != nil {
 				return fmt.Errorf("record metric buckets: %w", err)
 			}
 		}
@@ -242,23 +242,23 @@ func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int6
 
 const bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped"
 
-// insertNewBuckets inserts rows and returns those it inserted: a concurrent
-// identical retry that inserted first is no conflict, and its minute must
-// not be added to the rollups twice.
-func insertNewBuckets(tx *gorm.DB, rows []bucketRow) ([]bucketRow, error) {
+// insertNewBuckets inserts rows, recorded at now, and returns those it
+// inserted: a concurrent identical retry that inserted first is no conflict,
+// and its minute must not be added to the rollups twice.
+func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time) ([]bucketRow, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	var q strings.Builder
 	args := make([]any, 0, len(rows)*10)
-	q.WriteString("INSERT INTO metric_buckets (" + bucketColumns + ") VALUES ")
+	q.WriteString("INSERT INTO metric_buckets (" + bucketColumns + ", recorded_at) VALUES ")
 	for i, r := range rows {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, r.ListingID, r.Minute.UTC(), r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
-			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
+			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped, now.UTC())
 	}
 	q.WriteString(" ON CONFLICT (listing_id, minute) DO NOTHING RETURNING " + bucketColumns)
 	var inserted []bucketRow
@@ -272,12 +272,16 @@ type hourlyRow struct {
 	ListingID int64     `gorm:"primaryKey"`
 	Hour      time.Time `gorm:"primaryKey"`
 	Counts    `gorm:"embedded"`
+	// ChangedAt is when a recorded minute last added to the hour (NULL for
+	// the demo's seeded history): the health mirror's cursor.
+	ChangedAt *time.Time `gorm:"column:updated_at"`
 }
 
 func (hourlyRow) TableName() string { return "metric_hourly" }
 
-// addToHourly adds newly recorded minutes to their hours' rollups.
-func addToHourly(tx *gorm.DB, rows []bucketRow) error {
+// addToHourly adds newly recorded minutes to their hours' rollups, marking
+// the hours changed at now.
+func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
 	type key struct {
 		listing int64
 		hour    int64
@@ -306,11 +310,13 @@ func addToHourly(tx *gorm.DB, rows []bucketRow) error {
 		}
 		return cmp.Compare(a.hour, b.hour)
 	})
+	changed := now.UTC()
 	out := make([]hourlyRow, len(order))
 	for i, k := range order {
 		out[i] = *sums[k]
+		out[i].ChangedAt = &changed
 	}
-	add := map[string]any{}
+	add := map[string]any{"updated_at": gorm.Expr("excluded.updated_at")}
 	for _, col := range []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"} {
 		add[col] = gorm.Expr("metric_hourly." + col + " + excluded." + col)
 	}
@@ -330,13 +336,13 @@ func (s *Store) DeleteHourlyBefore(ctx context.Context, before time.Time) (int64
 // existed (at most the 25 hours the buckets are kept), once, when the
 // migration that adds them runs.
 func (s *Store) backfillHourly(ctx context.Context) error {
-	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var rows []bucketRow
 		if err := tx.Find(&rows).Error; err != nil {
 			return fmt.Errorf("backfill hourly rollups: %w", err)
 		}
 		for start := 0; start < len(rows); start += 5000 {
-			if err := addToHourly(tx, rows[start:min(start+5000, len(rows))]); err != nil {
+			if err := addToHourly(tx, rows[start:min(start+5000, len(rows))], now); err != nil {
 				return fmt.Errorf("backfill hourly rollups: %w", err)
 			}
 		}
@@ -354,9 +360,62 @@ func (s *Store) HourlySeries(ctx context.Context, listingID int64, since, until 
 	}
 	out := make([]catalogue.HourlyPoint, len(rows))
 	for i, r := range rows {
-		out[i] = catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
-			TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
-			CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
+		out[i] = hourlyPoint(r)
 	}
 	return out, nil
+}
+
+// HealthMetrics reads what the routing snapshot's health mirror covers at
+// span: the minute buckets of the window and of the edge hour, and the hourly
+// rollups from the edge hour on; with a non-zero since, only those recorded
+// or changed at or after it. One read transaction, so the two agree.
+func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, since time.Time) (catalogue.MetricRows, error) {
+	var out catalogue.MetricRows
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var buckets []struct {
+			ListingID  int64
+			Minute     time.Time
+			Counts     `gorm:"embedded"`
+			RecordedAt *time.Time
+		}
+		q := tx.Table("metric_buckets").Select(bucketColumns+", recorded_at").
+			Where("minute >= ? OR (minute >= ? AND minute < ?)", span.WindowFrom.UTC(), span.EdgeHour.UTC(), span.EdgeHour.Add(time.Hour).UTC())
+		if !since.IsZero() {
+			q = q.Where("recorded_at >= ?", since.UTC())
+		}
+		if err := q.Scan(&buckets).Error; err != nil {
+			return fmt.Errorf("health buckets: %w", err)
+		}
+		var hours []hourlyRow
+		q = tx.Where("hour >= ?", span.EdgeHour.UTC())
+		if !since.IsZero() {
+			q = q.Where("updated_at >= ?", since.UTC())
+		}
+		if err := q.Find(&hours).Error; err != nil {
+			return fmt.Errorf("health hours: %w", err)
+		}
+		latest := func(t *time.Time) {
+			if t != nil && t.After(out.Latest) {
+				out.Latest = t.UTC()
+			}
+		}
+		out.Buckets = make([]catalogue.Bucket, len(buckets))
+		for i, b := range buckets {
+			out.Buckets[i] = bucketOf(bucketRow{ListingID: b.ListingID, Minute: b.Minute, Counts: b.Counts})
+			latest(b.RecordedAt)
+		}
+		out.Hours = make([]catalogue.ListingHour, len(hours))
+		for i, h := range hours {
+			out.Hours[i] = catalogue.ListingHour{ListingID: h.ListingID, HourlyPoint: hourlyPoint(h)}
+			latest(h.ChangedAt)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func bucketOf(r bucketRow) catalogue.Bucket {
+	return catalogue.Bucket{ListingID: r.ListingID, Minute: r.Minute.UTC(), Requests: r.Requests, Errors: r.Errors,
+		ClientErrors: r.ClientErrors, TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs,
+		InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
 }

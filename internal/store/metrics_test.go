@@ -14,6 +14,8 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
@@ -298,6 +300,84 @@ func TestRetention(t *testing.T) {
 		}
 		if minutes != 4 {
 			t.Errorf("minutes kept hold %d requests, want only the last 25 hours' 4", minutes)
+		}
+	})
+}
+
+// TestHealthMirrorEqualsTheTables: the routing snapshot's health, kept from
+// a metrics mirror read whole once an hour and otherwise only for what was
+// recorded since, equals the health the store computes from its tables,
+// step after step over three hours of a clock that crosses hour boundaries,
+// with buckets arriving late (up to a day old), on both databases.
+func TestHealthMirrorEqualsTheTables(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := s.FindListing(ctx, fx.listingID, nil)
+		second, err := s.CreateListing(ctx, nil, orbit.ID, l.Model.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PublishSeedFare(ctx, &fare.Fare{ListingID: second, Input: mustPrice(t, "0.40"), Output: mustPrice(t, "2.00"),
+			LandingFee: 2000, CapScope: fare.ScopeGlobal}); err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{fx.listingID, second}
+		now := time.Date(2026, 12, 1, 9, 41, 13, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		keeper := routing.NewKeeper(s, s.Now)
+		rng := rand.New(rand.NewPCG(7, 11))
+		taken := map[[2]int64]bool{}
+		for step := range 45 {
+			var batch []catalogue.Bucket
+			for range 1 + rng.IntN(6) {
+				id := ids[rng.IntN(len(ids))]
+				age := time.Duration(rng.IntN(3)) * time.Minute // mostly the last minutes
+				if rng.IntN(4) == 0 {
+					age = time.Duration(rng.IntN(24*60)) * time.Minute // a late report
+				}
+				minute := now.Truncate(time.Minute).Add(-age)
+				if taken[[2]int64{id, minute.Unix()}] {
+					continue
+				}
+				taken[[2]int64{id, minute.Unix()}] = true
+				req := int64(1 + rng.IntN(50))
+				errs := int64(rng.IntN(int(req)))
+				batch = append(batch, catalogue.Bucket{ListingID: id, Minute: minute, Requests: req, Errors: errs,
+					TTFTMsSum: (req - errs) * int64(100+rng.IntN(400)), OutputTokens: (req - errs) * 200, DurationMs: (req - errs) * 900,
+					InputTokens: req * 1000, CachedInputTokens: req * int64(rng.IntN(900))})
+			}
+			if err := s.RecordBuckets(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := keeper.Refresh(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				want, err := s.FindListing(ctx, id, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := snap.Health(id)
+				if !ok {
+					t.Fatalf("listing %d not in the snapshot", id)
+				}
+				for name, pair := range map[string][2]*float64{
+					"uptime": {got.UptimePct, want.Health.UptimePct}, "latency": {got.LatencyMs, want.Health.LatencyMs},
+					"throughput": {got.ThroughputTPS, want.Health.ThroughputTPS}, "cache hit rate": {got.CacheHitRate, want.Health.CacheHitRate},
+					"output ratio": {got.OutputRatio, want.Health.OutputRatio},
+				} {
+					g, w := pair[0], pair[1]
+					if (g == nil) != (w == nil) || g != nil && math.Abs(*g-*w) > 1e-9 {
+						t.Errorf("step %d at %s, listing %d: %s from the mirror %v, from the tables %v", step, now.Format("15:04:05"), id, name, deref(g), deref(w))
+					}
+				}
+			}
+			now = now.Add(time.Duration(20+rng.IntN(400)) * time.Second)
 		}
 	})
 }
