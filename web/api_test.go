@@ -289,6 +289,25 @@ func TestAPIMetrics(t *testing.T) {
 		}
 	}
 	wantStatus(t, "bad JSON", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, `{"buckets":`), http.StatusBadRequest)
+
+	// Listings are named from the routing snapshot's memory; one created
+	// after the snapshot was built is found in the database instead.
+	ctx := context.Background()
+	orbit, _ := p.store.FindCarrierBySlug(ctx, "orbit")
+	m, err := p.store.CreateModel(ctx, nil, catalogue.Model{Slug: "fresh-model", Name: "Fresh Model", ContextTokens: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.store.CreateListing(ctx, nil, orbit.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := p.server.Routing.Current(ctx); snap.Listings() == nil {
+		t.Fatal("no listing index in the snapshot")
+	}
+	fresh := fmt.Sprintf(`{"buckets":[{"listing":"orbit/fresh-model","minute":%q,"requests":3},{"listingId":%d,"minute":%q,"requests":4}]}`,
+		minute.Format(time.RFC3339), id, minute.Add(-time.Minute).Format(time.RFC3339))
+	wantStatus(t, "a listing newer than the snapshot", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, fresh), http.StatusAccepted)
 }
 
 func deref(v *float64) float64 {

@@ -112,17 +112,23 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	endpoints.Queued = worker.Wake
 	hooks := &alerting.Hooks{Store: st, Secrets: box, Outbound: guard}
 	s := &Server{
-		Hooks:        hooks,
-		Alerts:       &alerting.Evaluator{Store: st, Now: now, Log: log},
-		Webhooks:     &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
-		Endpoints:    endpoints,
-		Preflight:    worker,
-		Routing:      keeper,
-		Reads:        st,
-		Accounts:     &account.Service{Store: st, Now: now},
-		Filings:      &workflow.Service{Store: st, Now: now, Approvals: st},
-		Tokens:       &apitoken.Service{Store: st, Now: now},
-		Metrics:      &catalogue.Ingest{Store: st, Now: now},
+		Hooks:     hooks,
+		Alerts:    &alerting.Evaluator{Store: st, Now: now, Log: log},
+		Webhooks:  &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
+		Endpoints: endpoints,
+		Preflight: worker,
+		Routing:   keeper,
+		Reads:     st,
+		Accounts:  &account.Service{Store: st, Now: now},
+		Filings:   &workflow.Service{Store: st, Now: now, Approvals: st},
+		Tokens:    &apitoken.Service{Store: st, Now: now},
+		Metrics: &catalogue.Ingest{Store: st, Now: now, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
+			snap, err := keeper.Current(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return snap.Listings(), nil
+		}},
 		Publications: st,
 		Now:          now,
 		Log:          log,

@@ -51,6 +51,63 @@ func (in *Ingest) Prune(ctx context.Context) (int64, error) {
 type Ingest struct {
 	Store IngestStore
 	Now   func() time.Time
+	// Index, when set, names listings from memory (the routing snapshot);
+	// a batch naming a listing it does not know (one created since) is
+	// checked against the store instead.
+	Index func(ctx context.Context) (*ListingIndex, error)
+}
+
+// ListingIndex names every listing by "carrier/model" and by id.
+type ListingIndex struct {
+	bySlug map[string]int64
+	known  map[int64]bool
+}
+
+// NewListingIndex indexes listing ids by "carrier/model".
+func NewListingIndex(bySlug map[string]int64) *ListingIndex {
+	known := make(map[int64]bool, len(bySlug))
+	for _, id := range bySlug {
+		known[id] = true
+	}
+	return &ListingIndex{bySlug: bySlug, known: known}
+}
+
+// resolve is the listing a posted bucket names (0 when none is known).
+func (x *ListingIndex) resolve(b *PostedBucket) int64 {
+	id := b.ListingID
+	if b.Listing != "" {
+		id = x.bySlug[b.Listing]
+	}
+	if !x.known[id] {
+		return 0
+	}
+	return id
+}
+
+// index is the listing index a batch is checked against: the one in memory
+// when it knows every listing named, else the store's.
+func (in *Ingest) index(ctx context.Context, posted []PostedBucket) (*ListingIndex, error) {
+	if in.Index != nil {
+		x, err := in.Index(ctx)
+		if err != nil {
+			return nil, err
+		}
+		whole := true
+		for i := range posted {
+			if x.resolve(&posted[i]) == 0 {
+				whole = false
+				break
+			}
+		}
+		if whole {
+			return x, nil
+		}
+	}
+	ids, err := in.Store.ListingIDsBySlug(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewListingIndex(ids), nil
 }
 
 // Record stores a batch of buckets, all or nothing, idempotent per (listing,
@@ -59,13 +116,9 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 	if len(posted) == 0 || len(posted) > MaxBuckets {
 		return 0, apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
 	}
-	ids, err := in.Store.ListingIDsBySlug(ctx)
+	index, err := in.index(ctx, posted)
 	if err != nil {
 		return 0, err
-	}
-	known := map[int64]bool{}
-	for _, id := range ids {
-		known[id] = true
 	}
 	now := in.Now()
 	fields := map[string]string{}
@@ -73,11 +126,8 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 	seen := map[string]int{}
 	for i, b := range posted {
 		name := fmt.Sprintf("buckets[%d]", i)
-		id := b.ListingID
-		if b.Listing != "" {
-			id = ids[b.Listing]
-		}
-		if !known[id] {
+		id := index.resolve(&b)
+		if id == 0 {
 			fields[name+".listing"] = "unknown listing; name it as \"carrier/model\" or by listingId"
 			continue
 		}

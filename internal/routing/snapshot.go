@@ -100,6 +100,10 @@ func (s *Snapshot) Health(listingID int64) (catalogue.Health, bool) {
 	return h, ok
 }
 
+// Listings names every listing by "carrier/model" and by id, for metric
+// batches.
+func (s *Snapshot) Listings() *catalogue.ListingIndex { return s.base.index }
+
 // Token is the live API token with this hash.
 func (s *Snapshot) Token(hash string) (apitoken.Token, bool) {
 	t, ok := s.tokens[hash]
@@ -252,6 +256,7 @@ type structure struct {
 	listings []catalogue.Listing // with their stored health
 	checks   map[int64]map[string]string
 	tokens   map[string]apitoken.Token
+	index    *catalogue.ListingIndex
 }
 
 // readStructure reads the catalogue, its verdicts and the live tokens.
@@ -278,7 +283,11 @@ func readStructure(ctx context.Context, src Source) (*structure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
-	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens}, nil
+	bySlug := make(map[string]int64, len(listings))
+	for _, l := range listings {
+		bySlug[l.CarrierSlug+"/"+l.Model.Slug] = l.ID
+	}
+	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens, index: catalogue.NewListingIndex(bySlug)}, nil
 }
 
 // assemble makes a snapshot of a catalogue read with live health as of now
