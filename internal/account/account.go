@@ -236,6 +236,9 @@ type Store interface {
 	ReserveLoginAttempt(ctx context.Context, subject string, policy ThrottlePolicy) (time.Duration, error)
 	// RefundLoginAttempt gives back one reserved attempt (a success).
 	RefundLoginAttempt(ctx context.Context, subject string) error
+	// LoginAttempts is how many attempts a subject made in its current
+	// window (0 when the window has passed).
+	LoginAttempts(ctx context.Context, subject string, policy ThrottlePolicy) (int64, error)
 	// ClearLoginThrottle forgets a subject's attempts.
 	ClearLoginThrottle(ctx context.Context, subject string) error
 	FindLoginThrottles(ctx context.Context) ([]Throttle, error)
@@ -326,7 +329,13 @@ func (s *Service) Authenticate(ctx context.Context, in Login) (*LoggedIn, error)
 	release()
 	if !ok {
 		s.audit(ctx, user, "login.fail", map[string]any{"addr": in.Addr})
-		return nil, ErrBadCredentials
+		// Warn before the waits start. Unknown addresses are counted the
+		// same way, so the warning tells nothing about which accounts exist.
+		n, err := s.Store.LoginAttempts(ctx, accountKey, AccountThrottle)
+		if err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		return nil, badCredentials(AccountThrottle.Free - int(n))
 	}
 	if err := s.Store.ClearLoginThrottle(ctx, accountKey); err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
@@ -351,6 +360,28 @@ func (s *Service) Authenticate(ctx context.Context, in Login) (*LoggedIn, error)
 	}
 	s.audit(ctx, user, "login", map[string]any{"addr": in.Addr})
 	return out, nil
+}
+
+// badCredentials is ErrBadCredentials, with a warning once at most two
+// attempts are left before each further one must wait.
+func badCredentials(left int) error {
+	switch {
+	case left > 2:
+		return ErrBadCredentials
+	case left > 0:
+		return apperr.Errorf(apperr.EUNAUTHORIZED, "%s After %d more wrong %s, each further attempt waits longer "+
+			"(1 s, 2 s, 4 s ... up to 15 minutes). An administrator can clear the wait.", ErrBadCredentials.Message, left, plural(left, "attempt", "attempts"))
+	default:
+		return apperr.Errorf(apperr.EUNAUTHORIZED, "%s Each further attempt now waits longer (1 s, 2 s, 4 s ... up to 15 minutes). "+
+			"An administrator can clear the wait.", ErrBadCredentials.Message)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // maxPasswordBytes bounds what is hashed at all.

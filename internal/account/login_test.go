@@ -27,6 +27,9 @@ func (s *loginStore) FindUserByEmail(_ context.Context, email string) (*User, er
 func (s *loginStore) ReserveLoginAttempt(context.Context, string, ThrottlePolicy) (time.Duration, error) {
 	return 0, nil
 }
+func (s *loginStore) LoginAttempts(context.Context, string, ThrottlePolicy) (int64, error) {
+	return 1, nil
+}
 func (s *loginStore) RecordAudit(context.Context, *int64, string, string, int64, map[string]any) error {
 	return nil
 }

@@ -134,6 +134,18 @@ func (s *Store) ReserveLoginAttempt(ctx context.Context, subject string, policy 
 	return time.Second, nil // contended beyond reason: hold this one back
 }
 
+// LoginAttempts is how many attempts subject made in its current window.
+func (s *Store) LoginAttempts(ctx context.Context, subject string, policy account.ThrottlePolicy) (int64, error) {
+	var row throttleRow
+	if err := s.read(ctx).Where("subject = ?", subject).Limit(1).Find(&row).Error; err != nil {
+		return 0, fmt.Errorf("login attempts: %w", err)
+	}
+	if row.Subject == "" || s.Now().Sub(row.WindowStart) > policy.Window {
+		return 0, nil
+	}
+	return row.Attempts, nil
+}
+
 // RefundLoginAttempt gives back one reserved attempt of subject.
 func (s *Store) RefundLoginAttempt(ctx context.Context, subject string) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {

@@ -250,9 +250,17 @@ func TestLoginThrottle(t *testing.T) {
 		}
 		device := ok.DeviceToken
 
-		// The attacker's failures hold the account back with growing delays.
+		// The attacker's failures hold the account back with growing delays,
+		// and the last free attempts say so before the waits start.
+		var messages []string
 		for range account.AccountThrottle.Free {
-			login("ada@example.com", "wrong", "10.0.0.2", "")
+			_, err := login("ada@example.com", "wrong", "10.0.0.2", "")
+			messages = append(messages, apperr.Message(err))
+		}
+		for i, want := range []string{"", "", "After 2 more wrong attempts", "After 1 more wrong attempt,", "Each further attempt now waits longer"} {
+			if got := messages[i]; want == "" && got != account.ErrBadCredentials.Message || want != "" && !strings.Contains(got, want) {
+				t.Errorf("failure %d says %q, want %q", i+1, got, want)
+			}
 		}
 		_, err = login("ada@example.com", "the right password", "10.0.0.3", "")
 		if apperr.Code(err) != apperr.ETHROTTLED || apperr.RetryAfterOf(err) < 1 {
