@@ -151,8 +151,10 @@ type MembersView struct {
 	Rows          []MemberRow
 	CanManage     bool
 	InviteLink    string
-	Email, Role   string
-	Errors        FieldErrors
+	// Mailed says whether the link was also e-mailed (AIRSIDE_SMTP_URL).
+	Mailed      string
+	Email, Role string
+	Errors      FieldErrors
 }
 
 // ResetView is the page of a password reset link.

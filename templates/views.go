@@ -140,6 +140,8 @@ type AdminUsersView struct {
 	Users []UserRow
 	// ResetLink is a one-time password reset link just issued, for ResetFor.
 	ResetLink, ResetFor string
+	// Mailed says whether the link was also e-mailed (AIRSIDE_SMTP_URL).
+	Mailed string
 }
 
 // AdminThrottlesView lists the login throttles holding someone back.

@@ -46,7 +46,7 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	return err
 }
 
-func (s *Server) renderMembers(c echo.Context, status int, link string, errs map[string]string) error {
+func (s *Server) renderMembers(c echo.Context, status int, link, mailed string, errs map[string]string) error {
 	ctx, p := c.Request().Context(), principal(c)
 	carrier, carriers, err := s.trafficCarrier(c, p, "/carrier/members")
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Server) renderMembers(c echo.Context, status int, link string, errs map
 		return err
 	}
 	v := templates.MembersView{Page: s.page(c, "People", "account"), Carrier: carrier.Name, Slug: carrier.Slug, Carriers: carriers,
-		CanManage: p.RoleIn(carrier.ID) == account.CarrierAdmin, InviteLink: link, Errors: errs, Email: c.FormValue("email"), Role: c.FormValue("role")}
+		CanManage: p.RoleIn(carrier.ID) == account.CarrierAdmin, InviteLink: link, Mailed: mailed, Errors: errs, Email: c.FormValue("email"), Role: c.FormValue("role")}
 	for _, m := range members {
 		v.Rows = append(v.Rows, templates.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role), Self: m.UserID == p.User.ID})
 	}
@@ -65,7 +65,7 @@ func (s *Server) renderMembers(c echo.Context, status int, link string, errs map
 }
 
 func (s *Server) handleMembers(c echo.Context) error {
-	return s.renderMembers(c, http.StatusOK, "", nil)
+	return s.renderMembers(c, http.StatusOK, "", "", nil)
 }
 
 func (s *Server) handleInviteMember(c echo.Context) error {
@@ -76,9 +76,12 @@ func (s *Server) handleInviteMember(c echo.Context) error {
 	token, err := s.Self.InviteMember(c.Request().Context(), principal(c), carrier.ID, c.FormValue("email"), account.CarrierRole(c.FormValue("role")))
 	switch apperr.Code(err) {
 	case "":
-		return s.renderMembers(c, http.StatusOK, s.absolute(c, "/signup/"+token), nil)
+		link := s.absolute(c, "/signup/"+token)
+		mailed := s.mailLink(c, c.FormValue("email"), "Your sign-up link for "+carrier.Name+" on Airside",
+			"You have been invited to "+carrier.Name+" on Airside. Choose your password here (the link works for 7 days, once):\n\n"+link+"\n")
+		return s.renderMembers(c, http.StatusOK, link, mailed, nil)
 	case apperr.EINVALID:
-		return s.renderMembers(c, http.StatusUnprocessableEntity, "", apperr.FieldErrors(err))
+		return s.renderMembers(c, http.StatusUnprocessableEntity, "", "", apperr.FieldErrors(err))
 	}
 	return err
 }
@@ -153,7 +156,10 @@ func (s *Server) handleIssueReset(c echo.Context) error {
 		return err
 	}
 	email, _ := s.Self.ResetEmail(c.Request().Context(), token)
-	return s.renderAdminUsers(c, s.absolute(c, "/reset/"+token), email)
+	link := s.absolute(c, "/reset/"+token)
+	mailed := s.mailLink(c, email, "Your Airside password reset link",
+		"An administrator issued you a link to set a new Airside password (it works for 24 hours, once):\n\n"+link+"\n")
+	return s.renderAdminUsers(c, link, email, mailed)
 }
 
 func (s *Server) handleResetForm(c echo.Context) error {
@@ -183,4 +189,18 @@ func (s *Server) handleReset(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// mailLink e-mails a one-time link when an SMTP relay is configured and says
+// what happened; without one it says nothing (the page shows the link to
+// pass on). A failed send is no failure of the action: the link is shown.
+func (s *Server) mailLink(c echo.Context, to, subject, body string) string {
+	if s.Mail == nil || to == "" {
+		return ""
+	}
+	if err := s.Mail.Send(c.Request().Context(), to, subject, body); err != nil {
+		s.Log.Warn("send mail", "to", to, "err", err)
+		return "The e-mail to " + to + " could not be sent; pass the link on yourself."
+	}
+	return "Also e-mailed to " + to + "."
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/mailer"
+	"github.com/airside/airside/internal/mailer/mailertest"
 	"github.com/airside/airside/internal/store"
 )
 
@@ -104,5 +106,51 @@ func TestAccountSelfService(t *testing.T) {
 	res = admin.post("/carrier/members", "/carrier/members/"+me[1]+"/role?carrier=nebula", url.Values{"role": {"member"}})
 	if res.status != http.StatusSeeOther || !strings.Contains(admin.get("/carrier/members?carrier=nebula").body, "at least one admin") {
 		t.Error("the last admin was demoted, or not told why not")
+	}
+}
+
+// TestLinksAreMailedWithSMTP: with AIRSIDE_SMTP_URL set, a member invite and
+// a reset link are also e-mailed to the person, and the page says so; a relay
+// that is down leaves the link shown and says to pass it on.
+func TestLinksAreMailedWithSMTP(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	p.server.BaseURL = p.srv.URL
+	relay := mailertest.Start(t)
+	m, err := mailer.FromURL("smtp://" + relay.Addr + "?from=portal@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.server.Mail = m
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	res := admin.post("/carrier/members", "/carrier/members/invite?carrier=nebula", url.Values{"email": {"mailme@nebula.example"}, "role": {"member"}})
+	wantStatus(t, "invite", res, http.StatusOK)
+	link := regexp.MustCompile(`https?://[^<\s]+/signup/[A-Za-z0-9_-]+`).FindString(res.body)
+	if link == "" || !strings.Contains(res.body, "Also e-mailed to mailme@nebula.example.") {
+		t.Fatalf("invite page: link %q, mailed note missing", link)
+	}
+	msgs := relay.Messages()
+	if len(msgs) != 1 || msgs[0].To != "mailme@nebula.example" || !strings.Contains(msgs[0].Data, link) {
+		t.Fatalf("relay got %+v, want one message to the invitee with %s", msgs, link)
+	}
+
+	gw := p.client()
+	gw.login("admin@airside.example")
+	uid := regexp.MustCompile(`/admin/users/(\d+)/deactivate"[^>]*>\s*<input[^>]*>\s*<button[^>]*data-testid="deactivate-member@nebula.example"`).FindStringSubmatch(gw.get("/admin/users").body)
+	if uid == nil {
+		t.Fatal("no row for member@nebula.example")
+	}
+	res = gw.post("/admin/users", "/admin/users/"+uid[1]+"/reset", url.Values{})
+	reset := regexp.MustCompile(`https?://[^<\s]+/reset/[A-Za-z0-9_-]+`).FindString(res.body)
+	if msgs := relay.Messages(); len(msgs) != 2 || msgs[1].To != "member@nebula.example" || reset == "" || !strings.Contains(msgs[1].Data, reset) {
+		t.Fatalf("reset link %q not mailed to the member: %+v", reset, msgs)
+	}
+
+	down, _ := mailer.FromURL("smtp://127.0.0.1:1?from=portal@airside.example")
+	p.server.Mail = down
+	res = gw.post("/admin/users", "/admin/users/"+uid[1]+"/reset", url.Values{})
+	wantStatus(t, "reset with the relay down", res, http.StatusOK)
+	if !strings.Contains(res.body, "/reset/") || !strings.Contains(res.body, "could not be sent; pass the link on yourself") {
+		t.Error("with the relay down the link is not shown with a note to pass it on")
 	}
 }

@@ -17,14 +17,14 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-func (s *Server) handleAdminUsers(c echo.Context) error { return s.renderAdminUsers(c, "", "") }
+func (s *Server) handleAdminUsers(c echo.Context) error { return s.renderAdminUsers(c, "", "", "") }
 
-func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor string) error {
+func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor, mailed string) error {
 	users, err := s.Reads.FindUsers(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	view := templates.AdminUsersView{Page: s.page(c, "Users", "users"), ResetLink: resetLink, ResetFor: resetFor}
+	view := templates.AdminUsersView{Page: s.page(c, "Users", "users"), ResetLink: resetLink, ResetFor: resetFor, Mailed: mailed}
 	me := principal(c).User.ID
 	for _, u := range users {
 		staff := string(u.Staff)

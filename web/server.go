@@ -24,6 +24,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/routing"
@@ -87,6 +88,9 @@ type Server struct {
 
 	sessions  *dbSessionStore
 	expensive *userLimiter
+	// Mail sends sign-up and reset links when AIRSIDE_SMTP_URL is set (nil:
+	// the pages show the links to pass on).
+	Mail mailer.Mailer
 	// touched is when each API token's use was last recorded from here.
 	touchedMu sync.Mutex
 	touched   map[int64]time.Time

@@ -26,6 +26,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
@@ -191,6 +192,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
+	if raw := os.Getenv("AIRSIDE_SMTP_URL"); raw != "" {
+		m, err := mailer.FromURL(raw)
+		if err != nil {
+			return err
+		}
+		srv.Mail = m
+	}
 	if srv.BaseURL == "" && *withDemo {
 		srv.BaseURL = displayAddr(*addr) // the demo's links point at where it listens
 	}
