@@ -108,7 +108,7 @@ func Account(v AccountView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = field("password", "New password (at least 12 characters)", "", v.Errors, templ.Attributes{"type": "password", "autocomplete": "new-password"}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = field("password", "New password (at least 10 characters)", "", v.Errors, templ.Attributes{"type": "password", "autocomplete": "new-password"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -636,7 +636,7 @@ func Reset(v ResetView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = field("password", "New password (at least 12 characters)", "", v.Errors, templ.Attributes{"type": "password", "autocomplete": "new-password"}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = field("password", "New password (at least 10 characters)", "", v.Errors, templ.Attributes{"type": "password", "autocomplete": "new-password"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -176,8 +176,10 @@ type SignupView struct {
 	Token   string
 	Email   string
 	Carrier string
-	Name    string
-	Errors  FieldErrors
+	// Admin says the invite is for an admin of the carrier (else a member).
+	Admin  bool
+	Name   string
+	Errors FieldErrors
 }
 
 // AuditRow is a row of the audit log.

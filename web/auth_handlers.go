@@ -123,7 +123,7 @@ func (s *Server) handleSignupForm(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, templates.Signup(templates.SignupView{Page: s.page(c, "Sign up", ""),
-		Token: token, Email: inv.Email, Carrier: inv.Carrier.Name}))
+		Token: token, Email: inv.Email, Carrier: inv.Carrier.Name, Admin: inv.Role == account.CarrierAdmin}))
 }
 
 func (s *Server) handleSignup(c echo.Context) error {
@@ -133,7 +133,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view := templates.SignupView{Page: s.page(c, "Sign up", ""), Token: token, Email: inv.Email, Carrier: inv.Carrier.Name, Name: name}
+	view := templates.SignupView{Page: s.page(c, "Sign up", ""), Token: token, Email: inv.Email, Carrier: inv.Carrier.Name, Admin: inv.Role == account.CarrierAdmin, Name: name}
 	user, err := s.Accounts.AcceptInvite(ctx, token, name, c.FormValue("password"))
 	if apperr.Code(err) == apperr.EINVALID {
 		view.Errors = apperr.FieldErrors(err)

@@ -45,6 +45,7 @@ type CarrierSummary struct {
 type Invite struct {
 	Email   string
 	Carrier Carrier
+	Role    CarrierRole
 }
 
 // InviteRecord is a validated carrier invitation for the store to insert.

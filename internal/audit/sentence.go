@@ -16,11 +16,20 @@ var verbs = map[string]string{
 	"filing.request_changes": "asked for changes on", "filing.publish": "published to routing",
 	"filing.schedule": "scheduled", "filing.comment": "commented on", "filing.refresh": "refreshed",
 	"listing.create": "added", "listing.delist": "delisted", "listing.priority": "set the routing priority of",
-	"capability.check": "judged a capability of", "carrier.create": "created", "invite.create": "invited the first admin of",
+	"capability.check": "judged a capability of", "carrier.create": "created", "invite.create": "made the sign-up link",
 	"invite.accept": "signed up through an invite as", "user.create": "created", "token.create": "created",
 	"token.revoke": "revoked", "token.use": "used", "login": "logged in as", "login.fail": "failed to log in as",
 	"login.throttle": "was held back logging in as", "logout": "logged out as", "logout.everywhere": "logged out everywhere as",
 	"throttle.clear": "cleared a login throttle as", "fare.publish.seed": "seeded the fare of", "model.create": "added",
+	"filing.approve.first": "gave the first of two approvals to", "endpoint.publish.seed": "seeded the endpoint of",
+	"credentials.read": "read the endpoint credentials of", "preflight.request": "asked for a preflight run of",
+	"preflight.finish": "finished a preflight run of", "member.role": "changed the carrier role of", "member.remove": "removed from the carrier",
+	"user.deactivate": "deactivated", "user.activate": "reactivated", "user.password": "changed the password of",
+	"user.reset.issue": "issued a password reset link for", "user.reset.use": "set a new password by reset link for",
+	"application.create": "applied to the storefront in", "application.approve": "approved", "application.decline": "declined",
+	"application.message": "wrote on", "profile.submit": "submitted", "domain.set": "set the domain of",
+	"domain.verified": "verified the domain of", "model.propose": "proposed", "model.proposal.decline": "declined",
+	"webhook.set": "set the alert webhook of", "webhook.delete": "removed the alert webhook of",
 }
 
 // Actions lists the kinds of event there are, for a filter.

@@ -54,7 +54,7 @@ func (s *Store) FindInvite(ctx context.Context, tokenHash string) (*account.Invi
 	if err := s.read(ctx).First(&c, inv.CarrierID).Error; err != nil {
 		return nil, notFound(err, "Carrier")
 	}
-	return &account.Invite{Email: inv.Email, Carrier: c.toDomain()}, nil
+	return &account.Invite{Email: inv.Email, Carrier: c.toDomain(), Role: account.CarrierRole(inv.Role)}, nil
 }
 
 // AcceptInvite creates the invited user and its membership, and spends the
