@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -72,4 +73,86 @@ func TestBrowserSummaryStaysInSightWhileTyping(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "file-form-390")
+}
+
+// TestBrowserKeyboardThroughTheFareFormKeepsFocus: a person tabbing through
+// the fare form and typing, while the preview refreshes after each change,
+// keeps focus (and the caret) where they were, in the form's fields and in
+// the workload-mix inputs inside the refreshed panel itself.
+func TestBrowserKeyboardThroughTheFareFormKeepsFocus(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(fmt.Sprintf("%s/listings/%d/file", p.srv.URL, listing)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preview"]`)),
+		chromedp.Focus(chromedp.ID("input")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type focused struct {
+		Key   string // the id, or the name of a field without one
+		Text  bool
+		Caret int
+	}
+	const where = `(() => { const a = document.activeElement;
+		return {key: a.id || a.name || a.tagName, caret: typeof a.selectionStart === "number" ? a.selectionStart : -1,
+			text: a.tagName === "INPUT" && ["text", "number", "decimal", ""].includes(a.getAttribute("type") || "") && !a.readOnly && !a.disabled}; })()`
+	// typeAndWait types a digit into the focused field and waits for the
+	// preview panel to be replaced by the answer.
+	typeAndWait := func(what string) focused {
+		t.Helper()
+		before, err := chromedp.Run(ctx, chromedp.Evaluate[focused](where))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__panel = document.getElementById("preview-panel"); true`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("0")); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitJS(ctx, `document.getElementById("preview-panel") !== window.__panel`, "the preview refreshed after typing in "+what); err != nil {
+			t.Fatal(err)
+		}
+		after, err := chromedp.Run(ctx, chromedp.Evaluate[focused](where))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Key != before.Key || after.Caret != before.Caret+1 {
+			t.Errorf("typing in %s (%s, caret %d): after the refresh focus is on %q, caret %d", what, before.Key, before.Caret, after.Key, after.Caret)
+		}
+		return before
+	}
+	typed := 0
+	for step := 0; step < 20 && typed < 5; step++ {
+		now, err := chromedp.Run(ctx, chromedp.Evaluate[focused](where))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.Text {
+			typeAndWait("the form's field " + now.Key)
+			typed++
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if typed < 5 {
+		t.Fatalf("tabbing reached %d text fields, want 5", typed)
+	}
+	// Inside the panel that is replaced: a workload-mix input.
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`#preview-panel input.mix`)), chromedp.Focus(chromedp.CSS(`#preview-panel input.mix`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const a = document.activeElement; a.setSelectionRange(a.value.length, a.value.length); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	typeAndWait("a workload-mix input")
+	if err := checkAxe(t, ctx, "the fare form after live updates"); err != nil {
+		t.Error(err)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -152,13 +151,15 @@ func (s *Server) panelFor(c echo.Context, l *catalogue.Listing, form fare.Form, 
 	form.EffectiveAt = "" // a date in the past does not stop a preview
 	parsed, errs := form.Parse(s.Now())
 	if errs != nil {
-		fields := make([]string, 0, len(errs))
-		for f := range errs {
-			fields = append(fields, strings.ReplaceAll(f, "_", " "))
+		// Named as the form names them, in its order, with the first
+		// message (a decimal comma's hint reads best here).
+		problems := fare.Problems(errs)
+		fields := make([]string, len(problems))
+		for i, p := range problems {
+			fields[i] = p.Label
 		}
-		sort.Strings(fields)
 		return templates.PreviewPanel{FormID: formID, FragmentURL: fragment, Custom: ctl.form,
-			Error: "Fix the marked fields to see the preview: " + strings.Join(fields, ", ") + "."}, nil
+			Error: "Fix the marked fields to see the preview: " + strings.Join(fields, ", ") + ". " + problems[0].Label + ": " + problems[0].Message}, nil
 	}
 	return s.previewPanel(c.Request().Context(), l, parsed.Fare, ctl, formID, fragment)
 }

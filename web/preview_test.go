@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -110,4 +111,27 @@ func TestPreviewWithoutJavaScript(t *testing.T) {
 		t.Errorf("the workload mix was not kept:\n%.3000s", page.body)
 	}
 	_ = fare.Form{}
+}
+
+// TestPreviewNamesBadFieldsAsTheFormDoes: a preview of a form that does not
+// parse names the fields by their labels, in form order, counting rows from
+// 1, and gives the first message (a decimal comma's hint).
+func TestPreviewNamesBadFieldsAsTheFormDoes(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("admin@nebula.example")
+	page := fmt.Sprintf("/listings/%d/preview", listing)
+	values := url.Values{"full_form": {"1"}, "output": {"2.00"}, "cap_scope": {"global"}, "input": {"1,50"}, "landing_fee": {"20"}, "tier_above": {"32768"}, "tier_input": {"abc"}, "tier_output": {"2.00"}}
+	values.Set("_csrf", csrfField.FindStringSubmatch(c.get(page).body)[1])
+	req, _ := http.NewRequest("POST", c.base+page, strings.NewReader(values.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Preview", "fragment")
+	body := html.UnescapeString(c.do(req).body)
+	if !strings.Contains(body, "Fix the marked fields to see the preview: Input price, Tier 1 input price. Input price: Use a decimal point, not a comma: 1.50") {
+		t.Errorf("the preview does not name the fields as the form does:\n%.3000s", body)
+	}
+	if strings.Contains(body, "tier.0") || strings.Contains(body, "tier 0") {
+		t.Error("the preview names an internal key")
+	}
 }
