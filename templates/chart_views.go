@@ -37,9 +37,18 @@ type ChartFrame struct {
 	XLabel, YLabel, Title, Description string
 }
 
+// ChartTable is a chart's figures as text, shown under it in a <details>:
+// what a keyboard or screen reader cannot take from the marks and their
+// tooltips.
+type ChartTable struct {
+	TableHead []string
+	TableRows [][]string
+}
+
 // FeeChartView is score against landing fee, one line per candidate.
 type FeeChartView struct {
 	ChartFrame
+	ChartTable
 	Lines   []Line
 	Current float64 // x of the carrier's current fee
 }
@@ -61,6 +70,7 @@ type BarGroup struct {
 // BarsChartView is routing prices per scenario.
 type BarsChartView struct {
 	ChartFrame
+	ChartTable
 	Groups []BarGroup
 }
 
@@ -75,6 +85,7 @@ type HeatCell struct {
 // HeatmapView is the rank for each hour of the week.
 type HeatmapView struct {
 	ChartFrame
+	ChartTable
 	Cells   []HeatCell
 	Days    []Tick
 	Hours   []Tick
@@ -163,6 +174,28 @@ func NewFeeChart(scenario string, feesBP []int, series []FeeSeries, currentBP in
 		v.Lines = append(v.Lines, Line{Name: s.Name, Points: strings.Join(pts, " "), Class: class, Label: Point{X: last.X + 6, Y: last.Y + 4}})
 	}
 	spreadLabels(v.Lines, v.Top+8, v.Top+v.plotH()+4, 13)
+	v.TableHead = []string{"Your landing fee"}
+	for _, s := range series {
+		name := s.Name
+		if s.IsMe {
+			name += " (you)"
+		}
+		v.TableHead = append(v.TableHead, name)
+	}
+	for j, bp := range feesBP {
+		if bp%500 != 0 && j != 0 && j != len(feesBP)-1 {
+			continue // every 5 points: the table is for reading, not plotting
+		}
+		row := []string{fmtNum(float64(bp)/100) + " %"}
+		for _, s := range series {
+			if j >= len(s.Points) || math.IsNaN(s.Points[j]) {
+				row = append(row, "not eligible")
+			} else {
+				row = append(row, strconv.FormatFloat(s.Points[j], 'f', 3, 64))
+			}
+		}
+		v.TableRows = append(v.TableRows, row)
+	}
 	return v
 }
 
@@ -217,6 +250,7 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 	if len(groups) == 0 {
 		return v
 	}
+	v.TableHead = []string{"Scenario", "Candidate", "Routing price (USD / M tokens)"}
 	slot := v.plotW() / float64(len(groups))
 	for i, name := range groups {
 		g := BarGroup{Label: name, LabelX: v.Left + slot*(float64(i)+0.5)}
@@ -232,6 +266,11 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 				top := y(b.Value)
 				g.Bars = append(g.Bars, BarRect{X: start + w*float64(j), Y: top, W: w - 1, H: v.Top + v.plotH() - top, Class: class,
 					Title: fmt.Sprintf("%s: $%.4f", b.Name, b.Value)})
+				who := b.Name
+				if b.IsMe {
+					who += " (you)"
+				}
+				v.TableRows = append(v.TableRows, []string{name, who, fmt.Sprintf("$%.4f", b.Value)})
 			}
 		}
 		v.Groups = append(v.Groups, g)
@@ -248,7 +287,12 @@ func NewHeatmap(scenario string, ranks [7][24]int, of int) HeatmapView {
 	v.Height = 260
 	v.Right = 20
 	cw, ch := v.plotW()/24, (v.plotH()-16)/7
+	v.TableHead = []string{"Weekday"}
+	for h := range 24 {
+		v.TableHead = append(v.TableHead, fmt.Sprintf("%02d", h))
+	}
 	for d := range 7 {
+		row := []string{dayNames[d]}
 		v.Days = append(v.Days, Tick{Pos: v.Top + ch*(float64(d)+0.5), Label: dayNames[d]})
 		for h := range 24 {
 			r := ranks[d][h]
@@ -266,7 +310,9 @@ func NewHeatmap(scenario string, ranks [7][24]int, of int) HeatmapView {
 				title = fmt.Sprintf("%s %02d:00 UTC: not eligible", dayNames[d], h)
 			}
 			v.Cells = append(v.Cells, HeatCell{X: v.Left + cw*float64(h), Y: v.Top + ch*float64(d), W: cw - 1, H: ch - 1, Class: class, Title: title, Text: text})
+			row = append(row, text)
 		}
+		v.TableRows = append(v.TableRows, row)
 	}
 	for h := 0; h < 24; h += 3 {
 		v.Hours = append(v.Hours, Tick{Pos: v.Left + cw*(float64(h)+0.5), Label: fmt.Sprintf("%02d", h)})

@@ -59,6 +59,13 @@ func TestFeeChartGolden(t *testing.T) {
 	if n := strings.Count(v.Lines[2].Points, ","); n != 8 {
 		t.Errorf("the not-eligible points were drawn: %d points", n)
 	}
+	// The same figures as a table: one row per 5 points of fee.
+	if want := []string{"Your landing fee", "Nebula (you)", "Orbit", "Fathom"}; fmt.Sprint(v.TableHead) != fmt.Sprint(want) {
+		t.Errorf("table head %q", v.TableHead)
+	}
+	if len(v.TableRows) != len(fees) || fmt.Sprint(v.TableRows[0]) != "[5 % 0.400 0.100 not eligible]" || fmt.Sprint(v.TableRows[3]) != "[20 % 0.280 0.120 0.300]" {
+		t.Errorf("table rows %q", v.TableRows)
+	}
 	golden(t, "fee-chart", FeeChart(v))
 }
 
@@ -69,6 +76,9 @@ func TestBarsChartGolden(t *testing.T) {
 	})
 	if v.Groups[0].Bars[1].H <= v.Groups[0].Bars[0].H {
 		t.Error("a higher price drew a shorter bar")
+	}
+	if len(v.TableRows) != 4 || fmt.Sprint(v.TableRows[0]) != "[small/auto Nebula (you) $1.2000]" || fmt.Sprint(v.TableRows[3]) != "[large/auto Orbit $0.3500]" {
+		t.Errorf("table rows %q", v.TableRows)
 	}
 	golden(t, "bars-chart", BarsChart(v))
 }
@@ -87,6 +97,13 @@ func TestHeatmapGolden(t *testing.T) {
 	v := NewHeatmap("Chat (auto)", ranks, 4)
 	if len(v.Cells) != 168 {
 		t.Fatalf("%d cells", len(v.Cells))
+	}
+	// Each cell's rank is written in it and in the table (not colour alone).
+	if len(v.TableRows) != 7 || len(v.TableRows[0]) != 25 || v.TableRows[0][1] != "–" || v.TableRows[1][9] != "3" || v.TableRows[1][1] != "1" {
+		t.Errorf("table %q", v.TableRows)
+	}
+	if !strings.Contains(renderString(t, HeatmapChart(v)), `<text class="heat-label heat r3"`) {
+		t.Error("the rank is not written in its cell")
 	}
 	golden(t, "heatmap", HeatmapChart(v))
 }
@@ -118,4 +135,13 @@ func TestLineLabelsNeverOverlap(t *testing.T) {
 	if len(classes) != 9 {
 		t.Errorf("%d distinct colours for 9 carriers", len(classes))
 	}
+}
+
+func renderString(t *testing.T, c templ.Component) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := c.Render(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

@@ -48,8 +48,7 @@ type SeriesChartView struct {
 	Markers   []MarkerLine
 	Spans     []BarRect
 	Legend    []LegendItem
-	TableHead []string
-	TableRows [][]string
+	ChartTable
 }
 
 // SeriesDot is a point of the line with its hover text.
@@ -78,7 +77,7 @@ type LegendItem struct {
 // NewSeriesChart lays out a series chart.
 func NewSeriesChart(s SeriesSpec) SeriesChartView {
 	v := SeriesChartView{ChartFrame: frame(s.Title, s.Description, s.XLabel, s.YLabel), TestID: s.TestID,
-		TableHead: s.TableHead, TableRows: s.TableRows}
+		ChartTable: ChartTable{TableHead: s.TableHead, TableRows: s.TableRows}}
 	v.Right, v.Height = 24, 260
 	format := s.Format
 	if format == nil {
