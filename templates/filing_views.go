@@ -106,16 +106,18 @@ type FilingView struct {
 	EffectiveAt   string
 	Justification string
 	DecisionNote  string
-	Changes       []ChangeRow
-	Proposed      []KV
-	Published     []KV
-	History       []HistoryRow
-	CanEdit       bool
-	CanSubmit     bool
-	CanWithdraw   bool
-	EditURL       string
-	Conflict      string
-	ConflictURL   string
+	// EarlierNote is the note of a review before the carrier resubmitted.
+	EarlierNote string
+	Changes     []ChangeRow
+	Proposed    []KV
+	Published   []KV
+	History     []HistoryRow
+	CanEdit     bool
+	CanSubmit   bool
+	CanWithdraw bool
+	EditURL     string
+	Conflict    string
+	ConflictURL string
 	// Reviewer's view.
 	Impact      []ImpactRow
 	CanDecide   bool

@@ -23,8 +23,16 @@ func filingPageView(page templates.Page, p *account.Principal, f *workflow.Filin
 		Page: page, ID: f.ID, Listing: listingHeader(l),
 		State: f.State.Label(), StateClass: string(f.State), Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail,
 		Created: stamp(&f.CreatedAt), Submitted: stamp(f.SubmittedAt), EffectiveAt: stamp(f.EffectiveAt),
-		Justification: f.Justification, DecisionNote: f.DecisionNote, Changes: changeRows(f.Changes()),
+		Justification: f.Justification, Changes: changeRows(f.Changes()),
 		EditURL: fmt.Sprintf("/filings/%d/edit", f.ID), Version: f.LockVersion,
+	}
+	// The reviewer's note is a banner while it is the filing's answer; once
+	// the carrier resubmitted, it is history, shown quietly.
+	switch f.State {
+	case workflow.ChangesRequested, workflow.Rejected, workflow.Scheduled, workflow.Published:
+		v.DecisionNote = f.DecisionNote
+	case workflow.Submitted:
+		v.EarlierNote = f.DecisionNote
 	}
 	if f.IsPause() {
 		v.Proposed = []templates.KV{{Label: "Status", Value: f.TargetStatus.Label()}}

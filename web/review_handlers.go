@@ -240,6 +240,16 @@ func (s *Server) decide(c echo.Context, action workflow.Action, note string) err
 	return err
 }
 
+// handleBackToFiling answers a GET of a filing action's URL (a reloaded
+// refusal) with the filing itself.
+func (s *Server) handleBackToFiling(c echo.Context) error {
+	f, err := s.filingInScope(c)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/filings/%d", f.ID))
+}
+
 func (s *Server) handleComment(c echo.Context) error {
 	f, err := s.filingInScope(c)
 	if err != nil {

@@ -71,8 +71,27 @@ func TestReviewQueueAndDecisions(t *testing.T) {
 	if !strings.Contains(res.body, `data-testid="error-note"`) {
 		t.Error("no message next to the reason")
 	}
+	// It opens at the reason (focused, marked invalid), and its URL leads
+	// back to the filing when reloaded.
+	if !regexp.MustCompile(`<textarea id="reason"[^>]*aria-invalid="true"[^>]*aria-describedby="error-note"[^>]*autofocus`).MatchString(res.body) {
+		t.Error("the refused decision does not open at its reason, marked invalid")
+	}
+	back := rev.get(first + "/decline")
+	if back.status != http.StatusSeeOther || back.location != first {
+		t.Errorf("reloading the refused decision's URL: %d to %q, want 303 to %s", back.status, back.location, first)
+	}
 	res = rev.post(first, first+"/decline", url.Values{"action": {"request_changes"}, "note": {"Please add a cached price."}})
 	wantStatus(t, "ask for changes", res, http.StatusSeeOther)
+	author := p.client()
+	author.login("member@nebula.example")
+	if page := author.get(first).body; !strings.Contains(page, `data-testid="decision-note"`) {
+		t.Error("the carrier does not see the reviewer's request as a banner")
+	}
+	// Resubmitted, the request is history: said quietly, not as a banner.
+	wantStatus(t, "resubmit", author.post(first, first+"/submit", url.Values{}), http.StatusSeeOther)
+	if page := rev.get(first).body; strings.Contains(page, `data-testid="decision-note"`) || !strings.Contains(page, "Before this resubmission the reviewer wrote: Please add a cached price.") {
+		t.Error("a resubmitted filing still shows the old request as the reviewer's banner, or not at all")
+	}
 
 	carrier := p.client()
 	carrier.login("member@nebula.example")

@@ -268,6 +268,11 @@ func (s *Server) routes() {
 	member.POST("/filings/:id/comment", s.handleComment)
 	member.POST("/filings/:id/approve", s.handleApprove, requireReviewer)
 	member.POST("/filings/:id/decline", s.handleDecline, requireReviewer)
+	// A refused action re-renders the filing at its action's URL; reloading
+	// or sharing that URL leads back to the filing instead of a 404.
+	for _, action := range []string{"submit", "withdraw", "refresh", "comment", "approve", "decline"} {
+		member.GET("/filings/:id/"+action, s.handleBackToFiling)
+	}
 	member.POST("/listings/:id/capabilities", s.handleVerifyCapability, requireReviewer)
 	member.POST("/listings/:id/priority", s.handleSetPriority, requireAdmin)
 	member.POST("/listings/:id/delist", s.handleDelist, requireAdmin)
