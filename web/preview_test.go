@@ -74,6 +74,11 @@ func TestPreviewShowsNoCompetitorsPrivateValues(t *testing.T) {
 	if !strings.Contains(bodies["custom, all"], "Custom: 12000 tokens, coding, price") {
 		t.Error("the custom scenario is not shown")
 	}
+	// Its result stands under its inputs, not only in the table far above.
+	custom := bodies["custom, all"]
+	if at, inputs := strings.Index(custom, `data-testid="custom-result"`), strings.Index(custom, `id="custom_prompt"`); inputs < 0 || at < inputs {
+		t.Error("the custom scenario's result is not under its inputs")
+	}
 	// Orbit cannot preview Nebula's listing.
 	o := p.client()
 	o.login("member@orbit.example")
