@@ -27,7 +27,7 @@ func TestBrowserAccountsAndAudit(t *testing.T) {
 		}
 		return strings.TrimSpace(s)
 	}
-	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.ID("email")))
+	logout := browserLogout()
 	const fresh = "a fresh passphrase for ada"
 
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
@@ -110,7 +110,7 @@ func TestBrowserAccountsAndAudit(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("password"), "the reset passphrase"),
 		chromedp.SendKeys(chromedp.ID("confirm"), "the reset passphrase"),
 		chromedp.Click(chromedp.CSS(`[data-testid="reset"]`)),
-		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
 		browserLogin(base, "member@nebula.example", "the reset passphrase"),
 	)
 	if err != nil {

@@ -120,7 +120,7 @@ func TestBrowserStaleDraftIsRefreshedAndApproved(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.ID("email")),
+		browserLogout(),
 		browserLogin(base, "reviewer@airside.example", demo.Password),
 		chromedp.Navigate(base+draft),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide"]`)),

@@ -24,7 +24,7 @@ func TestBrowserPreflightFlow(t *testing.T) {
 	ctx := newBrowser(t)
 	base := p.srv.URL
 	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
-	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
+	logout := browserLogout()
 	listing := fmt.Sprintf("%s/listings/%d", base, l.ID)
 
 	err := chromedp.Do(ctx, login("admin@nebula.example"),

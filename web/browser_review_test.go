@@ -26,7 +26,7 @@ func TestBrowserReviewFlow(t *testing.T) {
 		return s
 	}
 	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
-	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
+	logout := browserLogout()
 	retype := func(id, value string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {

@@ -25,7 +25,7 @@ func TestBrowserApplyToStorefront(t *testing.T) {
 	login := func(email, password string) chromedp.Action[chromedp.Void] {
 		return browserLogin(base, email, password)
 	}
-	logout := chromedp.Steps(chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email")))
+	logout := browserLogout()
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/login"),

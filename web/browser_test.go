@@ -162,3 +162,12 @@ func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
 	)
 }
+
+// browserLogout logs out from the top bar and waits for the login form
+// itself (the page being left may have an e-mail field of its own).
+func browserLogout() chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
+	)
+}
