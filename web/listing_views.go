@@ -111,7 +111,30 @@ func addableModels(p *account.Principal, listings []catalogue.Listing, models []
 	return out
 }
 
-func dollars(m money.Micros) string { return "$" + m.String() }
+// The console's one rule for numbers: a price per million tokens shows 4
+// decimals ($0.3800), and all 6 when it has them (a filed or computed price
+// is never rounded away); amounts of money show cents ($131,470.46);
+// counts and token thresholds show thousands separators (131,072).
+
+// dollars writes a price per million tokens.
+func dollars(m money.Micros) string { return "$" + groupThousands(m.Fixed(4)) }
+
+// groupThousands puts separators in the whole part of a decimal number.
+func groupThousands(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return sign + s
+	}
+	if hasFrac {
+		return sign + count(n) + "." + frac
+	}
+	return sign + count(n)
+}
 
 func optDollars(m *money.Micros) string {
 	if m == nil {
@@ -183,7 +206,7 @@ func describeFare(f *fare.Fare) fareDescription {
 		{Label: "Traffic discount", Value: f.Discount.Percent() + " %"},
 	}
 	for _, t := range f.Tiers {
-		d.tiers = append(d.tiers, []string{strconv.FormatInt(t.AboveTokens, 10), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
+		d.tiers = append(d.tiers, []string{count(t.AboveTokens), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
 	}
 	if tb := f.TimeBased; tb != nil {
 		windows := make([]string, len(tb.PeakHours))

@@ -15,16 +15,23 @@ import (
 
 // The view builders of the preview panel: plain functions of a preview.Result.
 
+// usd writes a computed price per million tokens by the console's rule (see
+// dollars): 4 decimals, 6 below a cent.
 func usd(v float64) string {
-	if v != 0 && math.Abs(v) < 0.01 {
-		return fmt.Sprintf("$%.6f", v)
+	if v < 0 {
+		return "-" + usd(-v)
 	}
-	return fmt.Sprintf("$%.4f", v)
+	if v != 0 && math.Abs(v) < 0.01 {
+		return "$" + groupThousands(strconv.FormatFloat(v, 'f', 6, 64))
+	}
+	return "$" + groupThousands(strconv.FormatFloat(v, 'f', 4, 64))
 }
 
 func score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
-func pct(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " %" }
+// pct writes a percentage by the console's rule: one decimal (uptime, which
+// decides penalties near 95 %, keeps two where it is shown).
+func pct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
 
 // panelView shapes a preview for the page.
 func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string) templates.PreviewPanel {
@@ -56,7 +63,7 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 		v.Ballots = append(v.Ballots, b)
 		v.Focus = append(v.Focus, templates.Option{Value: sc.Scenario.Key, Label: sc.Scenario.Name, Selected: sc.Scenario.Key == res.Focus})
 	}
-	v.Share = templates.ShareView{Total: pct(res.Share.Total * 100), Revenue: fmt.Sprintf("$%.2f", res.Share.RevenuePerMillion)}
+	v.Share = templates.ShareView{Total: pct(res.Share.Total * 100), Revenue: "$" + groupThousands(strconv.FormatFloat(res.Share.RevenuePerMillion, 'f', 2, 64))}
 	for i, ms := range res.Share.Mix {
 		outcome := "yours: " + ms.Why
 		switch {

@@ -94,7 +94,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 	var earned []string
 	for _, l := range shown {
 		f := l.Published
-		row := templates.PublicListingRow{Input: "$" + f.Input.String(), Output: "$" + f.Output.String(), Cached: "–", Discount: "–", Uptime: "–"}
+		row := templates.PublicListingRow{Input: dollars(f.Input), Output: dollars(f.Output), Cached: "–", Discount: "–", Uptime: "–"}
 		if byModel {
 			row.Name, row.URL = l.Model.Name, "/models/"+l.Model.Slug
 		} else {
@@ -104,7 +104,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 			row.Status = "paused"
 		}
 		if f.CachedInput != nil {
-			row.Cached = "$" + f.CachedInput.String()
+			row.Cached = dollars(*f.CachedInput)
 		}
 		if f.Discount > 0 {
 			row.Discount = f.Discount.Percent() + " %"

@@ -77,7 +77,7 @@ func share(f float64) string {
 	if f < 0 || math.IsNaN(f) {
 		return "–"
 	}
-	return strconv.FormatFloat(100*f, 'f', 1, 64) + " %"
+	return pct(100 * f)
 }
 
 func periodLabel(p earnings.Period, t time.Time) string {

@@ -34,6 +34,10 @@ func ParsePrice(s string) (Micros, error) {
 // 100000 is "0.10", 1234567 is "1.234567".
 func (m Micros) String() string { return formatFixed(int64(m), 6, 2) }
 
+// Fixed writes the price with at least minPlaces decimals and as many more
+// (up to 6) as it needs: nothing is rounded away.
+func (m Micros) Fixed(minPlaces int) string { return formatFixed(int64(m), 6, minPlaces) }
+
 // Float is the price as a float64 for ranking.
 func (m Micros) Float() float64 { return float64(m) / 1e6 }
 
