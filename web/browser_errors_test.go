@@ -52,3 +52,37 @@ func TestBrowserInvalidFieldsAreMarked(t *testing.T) {
 	}
 	screenshot(t, ctx, "fare-form-errors")
 }
+
+// TestBrowserErrorPageAndSelectsLookRight: an error page's heading is
+// centred under its status, and a select outside a form card (the custom
+// scenario's) is styled like the inputs beside it.
+func TestBrowserErrorPageAndSelectsLookRight(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(p.srv.URL+"/listings/999999"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-page"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	centred := `(() => { const c = e => { const r = document.querySelector(e).getBoundingClientRect(); return r.left + r.width / 2; };
+		const h = document.querySelector(".error-page h1 span, .error-page h1"); const range = document.createRange(); range.selectNodeContents(h);
+		const text = range.getBoundingClientRect(); return Math.abs((text.left + text.width / 2) - c(".error-page .status")) < 4; })()`
+	if err := waitJS(ctx, centred, "the error heading centred under its status"); err != nil {
+		t.Error(err)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/listings/%d/preview", p.srv.URL, listing)),
+		chromedp.WaitVisible(chromedp.ID("custom_workload")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	styled := `(() => { const s = getComputedStyle(document.getElementById("custom_workload")), i = getComputedStyle(document.getElementById("custom_prompt"));
+		return s.borderTopLeftRadius === i.borderTopLeftRadius && s.borderTopColor === i.borderTopColor && s.fontSize === i.fontSize &&
+			Math.abs(document.getElementById("custom_workload").offsetHeight - document.getElementById("custom_prompt").offsetHeight) <= 2; })()`
+	if err := waitJS(ctx, styled, "the select styled like the input beside it"); err != nil {
+		t.Error(err)
+	}
+}
