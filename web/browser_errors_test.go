@@ -86,3 +86,48 @@ func TestBrowserErrorPageAndSelectsLookRight(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBrowserFieldMessagesAsYouType: a price typed with a decimal comma, or a
+// landing fee out of range, is explained next to its field as it is typed
+// (the server's words), marked invalid and described by the message; fixed,
+// the message and the mark go.
+func TestBrowserFieldMessagesAsYouType(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	selectAll := func(id string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`document.getElementById("` + id + `").select()`)
+	}
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(fmt.Sprintf("%s/listings/%d/file", p.srv.URL, listing)),
+		chromedp.WaitVisible(chromedp.ID("fare-form")),
+		chromedp.Focus(chromedp.ID("input")), selectAll("input"), chromedp.SendKeys(chromedp.ID("input"), "1,50"),
+		chromedp.Focus(chromedp.ID("landing_fee")), selectAll("landing_fee"), chromedp.SendKeys(chromedp.ID("landing_fee"), "70"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"input": "Use a decimal point, not a comma: 1.50, not 1,50.", "landing_fee": "Enter a percentage from 5 to 50."} {
+		marked := fmt.Sprintf(`(() => { const f = document.getElementById(%q), m = document.getElementById(%q);
+			return f.getAttribute("aria-invalid") === "true" && !!m && m.textContent === %q && f.getAttribute("aria-describedby").split(" ").includes(m.id); })()`,
+			id, id+"-error", want)
+		if err := waitJS(ctx, marked, id+" explained as it is typed"); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := checkAxe(t, ctx, "the fare form with live messages"); err != nil {
+		t.Error(err)
+	}
+	err = chromedp.Do(ctx, chromedp.Focus(chromedp.ID("input")), selectAll("input"), chromedp.SendKeys(chromedp.ID("input"), "1.50"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `!document.getElementById("input-error") && !document.getElementById("input").hasAttribute("aria-invalid")`, "the fixed price cleared"); err != nil {
+		t.Error(err)
+	}
+	// The preview says the same, by the field's name.
+	if err := waitJS(ctx, `document.querySelector('[data-testid="preview-error"]') && document.querySelector('[data-testid="preview-error"]').textContent.includes("Landing fee")`, "the preview naming the landing fee"); err != nil {
+		t.Error(err)
+	}
+}

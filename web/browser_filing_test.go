@@ -57,8 +57,8 @@ func TestBrowserFileAFare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open the form: %v", err)
 	}
-	if got := text(`[data-testid="effective-input"]`); got != "$1.00" {
-		t.Errorf("at the baseline the effective input is %q, want $1.00", got)
+	if got := text(`[data-testid="effective-input"]`); got != "$1.0000" {
+		t.Errorf("at the baseline the effective input is %q, want $1.0000", got)
 	}
 	err = chromedp.Do(ctx,
 		retype("landing_fee", "30"),
@@ -67,8 +67,8 @@ func TestBrowserFileAFare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(`[data-testid="effective-input"]`); got != "$0.81" {
-		t.Errorf("at 30 %% and a 10 %% discount the effective input is %q, want $0.81", got)
+	if got := text(`[data-testid="effective-input"]`); got != "$0.8100" {
+		t.Errorf("at 30 %% and a 10 %% discount the effective input is %q, want $0.8100", got)
 	}
 	if got := text(`[data-testid="kept"]`); got != "63" {
 		t.Errorf("kept %q cents, want 63", got)

@@ -110,10 +110,62 @@
     document.querySelectorAll("[data-effective-for]").forEach(function (el) {
       var input = form.elements[el.getAttribute("data-effective-for")];
       var price = input && input.value.trim() !== "" ? parseFixed(input.value, 6) : null;
-      el.textContent = ok && price !== null ? "$" + formatFixed(scale(price, (UNIT - d) * (UNIT + BASELINE - lf), UNIT * UNIT), 6, 2) : "—";
+      el.textContent = ok && price !== null ? dollars(scale(price, (UNIT - d) * (UNIT + BASELINE - lf), UNIT * UNIT)) : "—";
     });
   }
   form.addEventListener("input", update);
+
+  // The console's rule for a price per million tokens (as the server writes
+  // it): 4 decimals, all 6 when it has them, thousands grouped.
+  function dollars(micros) {
+    var text = formatFixed(micros, 6, 4), parts = text.split(".");
+    return "$" + parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (parts[1] ? "." + parts[1] : "");
+  }
+
+  // Live field messages: a price or percentage that cannot be read says so
+  // next to its field as it is typed (the server's words), marks the field
+  // invalid and describes it by the message; fixed, both go.
+  function percentText(bp) { return formatFixed(bp, 2, 0); }
+  function problem(input) {
+    var text = input.value.trim();
+    if (text === "") return null;
+    if (input.hasAttribute("data-price")) {
+      if (parseFixed(text, 6) !== null) return null;
+      if (text.indexOf(",") >= 0) return "Use a decimal point, not a comma: " + text.replace(/,/g, ".") + ", not " + text + ".";
+      return "Enter a price in USD per million tokens, like 0.55 (at most 6 decimal places).";
+    }
+    var bp = parseFixed(text, 2), lo = 0n, hi = MAX_DISCOUNT;
+    if (input.name === "landing_fee") { lo = MIN_FEE; hi = MAX_FEE; }
+    if (bp !== null && bp >= lo && bp <= hi) return null;
+    return "Enter a percentage from " + percentText(lo) + " to " + percentText(hi) + ".";
+  }
+  function showProblem(input) {
+    if (!input.id || UNIT === 0n) return;
+    var msg = problem(input), id = input.id + "-error", el = document.getElementById(id);
+    if (msg === null) {
+      if (el) el.remove();
+      input.removeAttribute("aria-invalid");
+      var rest = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(function (x) { return x && x !== id; });
+      if (rest.length) input.setAttribute("aria-describedby", rest.join(" ")); else input.removeAttribute("aria-describedby");
+      return;
+    }
+    if (!el) {
+      el = document.createElement("p");
+      el.className = "field-error";
+      el.id = id;
+      el.setAttribute("data-testid", "error-" + input.id);
+      input.closest(".field").appendChild(el);
+    }
+    el.textContent = msg;
+    input.setAttribute("aria-invalid", "true");
+    var ids = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+    if (ids.indexOf(id) < 0) ids.push(id);
+    input.setAttribute("aria-describedby", ids.join(" "));
+  }
+  form.addEventListener("input", function (event) {
+    var t = event.target;
+    if (t.hasAttribute && (t.hasAttribute("data-price") || t.name === "landing_fee" || t.name === "discount") && t.closest(".field")) showProblem(t);
+  });
 
   form.addEventListener("click", function (event) {
     var add = event.target.closest("[data-add-row]");
