@@ -20,17 +20,20 @@ type PreviewPanel struct {
 	FormID      string
 	FragmentURL string
 	Error       string
-	Effective   []KV
-	Rows        []ScenarioRow
-	Ballots     []BallotView
-	Win         []WinRow
-	Share       ShareView
-	Mix         []MixInput
-	Custom      CustomScenario
-	Focus       []Option
-	FeeChart    FeeChartView
-	Bars        BarsChartView
-	Heatmap     HeatmapView
+	// Waiting says the form has no prices yet (a new listing): not an error,
+	// an invitation.
+	Waiting   bool
+	Effective []KV
+	Rows      []ScenarioRow
+	Ballots   []BallotView
+	Win       []WinRow
+	Share     ShareView
+	Mix       []MixInput
+	Custom    CustomScenario
+	Focus     []Option
+	FeeChart  FeeChartView
+	Bars      BarsChartView
+	Heatmap   HeatmapView
 }
 
 // ScenarioRow is the carrier's standing in one scenario.

@@ -150,6 +150,10 @@ func (s *Server) panelFor(c echo.Context, l *catalogue.Listing, form fare.Form, 
 	ctl := parsePreviewControls(c, s.Now().UTC())
 	form.EffectiveAt = "" // a date in the past does not stop a preview
 	parsed, errs := form.Parse(s.Now())
+	if strings.TrimSpace(form.Input) == "" && strings.TrimSpace(form.Output) == "" {
+		// Nothing typed yet (a new listing): an invitation, not an error.
+		return templates.PreviewPanel{FormID: formID, FragmentURL: fragment, Custom: ctl.form, Waiting: true}, nil
+	}
 	if errs != nil {
 		// Named as the form names them, in its order, with the first
 		// message (a decimal comma's hint reads best here).

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -138,5 +139,23 @@ func TestPreviewNamesBadFieldsAsTheFormDoes(t *testing.T) {
 	}
 	if strings.Contains(body, "tier.0") || strings.Contains(body, "tier 0") {
 		t.Error("the preview names an internal key")
+	}
+}
+
+// TestNewListingPreviewInvitesRatherThanErrs: a listing with no fare opens
+// its filing form with a preview that asks for prices, not one that reports
+// errors before anything was typed.
+func TestNewListingPreviewInvitesRatherThanErrs(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	opt := regexp.MustCompile(`<option value="(\d+:\d+)">GLM-5</option>`).FindStringSubmatch(admin.get("/listings").body)
+	if opt == nil {
+		t.Fatal("no model to add")
+	}
+	added := admin.post("/listings", "/listings", url.Values{"model": {opt[1]}})
+	page := admin.get(added.location + "/file").body
+	if strings.Contains(page, `data-testid="preview-error"`) || !strings.Contains(page, `data-testid="preview-waiting"`) {
+		t.Error("a new listing's preview reports errors before anything is typed")
 	}
 }
