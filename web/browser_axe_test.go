@@ -136,6 +136,13 @@ func TestBrowserAxeWalk(t *testing.T) {
 				if err := checkAxe(t, ctx, fmt.Sprintf("%d px, %s as %q", width, page, w.who)); err != nil {
 					t.Fatalf("%s: %v", page, err)
 				}
+				if artifactsWanted() { // every main page at both widths, for a reviewer of the change
+					who := strings.ReplaceAll(w.who, "@", "_at_")
+					if who == "" {
+						who = "anonymous"
+					}
+					screenshot(t, ctx, fmt.Sprintf("%d-%s%s", width, who, strings.NewReplacer("/", "_", "?", "_").Replace(page)))
+				}
 			}
 			if w.who == "admin@nebula.example" {
 				// A form after a 422, and the preview after a live update.
@@ -168,7 +175,7 @@ func TestBrowserAxeWalk(t *testing.T) {
 				}
 			}
 			if w.who != "" {
-				if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.link`)), chromedp.WaitVisible(chromedp.ID("email"))); err != nil {
+				if err := chromedp.Do(ctx, browserLogout()); err != nil {
 					t.Fatalf("log out %s: %v", w.who, err)
 				}
 			}

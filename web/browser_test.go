@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,6 +47,13 @@ func newBrowser(t *testing.T) context.Context {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
+}
+
+// artifactsWanted reports `go test -artifacts`: screenshots that are only
+// for people (not asserted on) are taken then.
+func artifactsWanted() bool {
+	f := flag.Lookup("test.artifacts")
+	return f != nil && f.Value.String() == "true"
 }
 
 // screenshot saves the page under the test's artifact folder (kept with
