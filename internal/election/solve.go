@@ -86,6 +86,13 @@ func NewSolver(b *Ballot, index int) *Solver {
 	return &Solver{ballot: b, index: index}
 }
 
+// Reset points the solver at another ballot and candidate, keeping its
+// buffers: one solver serves many ballots without allocating again.
+func (s *Solver) Reset(b *Ballot, index int) *Solver {
+	s.ballot, s.index, s.haveBase, s.margin = b, index, false, 0
+	return s
+}
+
 // Current runs the election as filed.
 func (s *Solver) Current() *Result {
 	elect(s.ballot, &s.res, nil, true, nil)
@@ -95,30 +102,30 @@ func (s *Solver) Current() *Result {
 func (s *Solver) winsWith(adj adjustment) bool {
 	adj.index = s.index
 	elect(s.ballot, &s.res, &adj, false, s.baseline()) // the bisection needs the winner, not the ranking
-	return s.wins()
+	return s.winsIn(&s.res)
 }
 
-// wins reads the last election: rank 1, with the margin when one is asked.
-func (s *Solver) wins() bool {
-	if s.res.Winner != s.index {
+// winsIn reads an election: rank 1, with the margin when one is asked.
+func (s *Solver) winsIn(res *Result) bool {
+	if res.Winner != s.index {
 		return false
 	}
 	if s.margin <= 0 {
 		return true
 	}
-	mine := s.res.Candidates[s.index].Score
-	for _, i := range s.res.order {
-		if int(i) != s.index && s.res.Candidates[i].Score-mine <= s.margin {
+	mine := res.Candidates[s.index].Score
+	for _, i := range res.order {
+		if int(i) != s.index && res.Candidates[i].Score-mine <= s.margin {
 			return false
 		}
 	}
 	return true
 }
 
-// exclusionReason reports a candidate that no lever can bring on the ballot.
+// exclusionReason reports a candidate that no lever can bring on the ballot,
+// from the election as filed (run once per solver, not once per lever).
 func (s *Solver) exclusionReason() (string, bool) {
-	res := s.Current()
-	o := res.Candidates[s.index]
+	o := s.baseline().Candidates[s.index]
 	if o.Eligible {
 		return "", false
 	}
@@ -133,8 +140,8 @@ func (s *Solver) PriceMultiplier() Solution {
 		sol.Reason = reason
 		return sol
 	}
-	sol.WinsNow = s.wins()
-	if s.res.Candidates[s.index].RoutingPrice == 0 {
+	sol.WinsNow = s.winsIn(s.baseline())
+	if s.baseline().Candidates[s.index].RoutingPrice == 0 {
 		// A free fare scales to itself: only the other factors decide.
 		sol.CanWin, sol.Value = sol.WinsNow, 1
 		if !sol.WinsNow {
@@ -197,7 +204,7 @@ func (s *Solver) solveRate(lever Lever, lower, upper float64, adj func(float64) 
 		sol.Reason = reason
 		return sol
 	}
-	sol.WinsNow = s.wins()
+	sol.WinsNow = s.winsIn(s.baseline())
 	wins := func(v float64) bool { return s.winsWith(adj(v)) }
 	if !wins(upper) {
 		sol.Reason = s.cannotWinReason(adj(upper))

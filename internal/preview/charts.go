@@ -38,9 +38,11 @@ func feeCurve(in Input, sc Scenario, change Change) FeeCurve {
 		curve.Series = append(curve.Series, Series{Name: e.Listing.CarrierName, IsMe: i == me})
 	}
 	var res election.Result
+	// One private copy of the ballot, whose subject's fee each step moves.
+	b := withLandingFee(ballot, me, 0)
 	for bp := 500; bp <= 5000; bp += 100 {
 		curve.FeesBP = append(curve.FeesBP, bp)
-		b := withLandingFee(ballot, me, float64(bp)/10000)
+		*b.Candidates[me].Fare.LandingFee = float64(bp) / 10000
 		election.ElectInto(&b, &res)
 		for i, o := range res.Candidates {
 			v := o.Score

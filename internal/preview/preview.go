@@ -134,8 +134,9 @@ func Build(in Input) Result {
 		scenarios = append(scenarios, *in.Custom)
 	}
 	change := Change{ListingID: in.ListingID, Fare: in.Fare}
+	solver := new(election.Solver)
 	for _, sc := range scenarios {
-		res.Scenarios = append(res.Scenarios, scenarioResult(in, sc, change))
+		res.Scenarios = append(res.Scenarios, scenarioResult(in, sc, change, solver))
 	}
 	res.Share = projectShare(in, res.Scenarios)
 	focus := res.Scenarios[0]
@@ -168,15 +169,18 @@ func effectiveOf(f *fare.Fare) Effective {
 	return e
 }
 
-func scenarioResult(in Input, sc Scenario, change Change) ScenarioResult {
+// scenarioResult elects one scenario and solves what it takes to win, on s
+// (whose buffers every scenario reuses; res is s's and read before the
+// solver runs again).
+func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) ScenarioResult {
 	ballot, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
-	res := election.Elect(&ballot)
+	res := s.Reset(&ballot, me).Current()
 	out := ScenarioResult{Scenario: sc, Weights: res.Weights}
 	if res.Winner >= 0 {
 		out.Winner = entries[res.Winner].Listing.CarrierName
 	}
 	if sc.Routing == election.ModeAuto {
-		holder, note := holderOf(in, sc, entries, &res)
+		holder, note := holderOf(in, sc, entries, res)
 		out.HolderNote = note
 		if holder >= 0 {
 			out.Holder, out.HolderIsMe = entries[holder].Listing.CarrierName, holder == me
@@ -216,13 +220,12 @@ func scenarioResult(in Input, sc Scenario, change Change) ScenarioResult {
 		}
 	}
 	out.Mine = m
-	out.Win = winPlan(&ballot, me, change.Fare)
+	out.Win = winPlan(s, change.Fare)
 	return out
 }
 
 // winPlan runs the solver on every lever.
-func winPlan(b *election.Ballot, me int, f *fare.Fare) WinPlan {
-	s := election.NewSolver(b, me)
+func winPlan(s *election.Solver, f *fare.Fare) WinPlan {
 	w := WinPlan{Price: s.PriceMultiplier()}
 	w.WinsNow = w.Price.WinsNow
 	if w.Price.CanWin && !w.Price.Unbounded {
@@ -236,12 +239,13 @@ func winPlan(b *election.Ballot, me int, f *fare.Fare) WinPlan {
 	if w.Discount.CanWin {
 		w.DiscountBP = ceilBP(w.Discount.Value)
 	}
-	w.Displace = election.NewSolver(b, me).WithMargin(election.IncumbentMargin).PriceMultiplier()
-	if w.Displace.CanWin && !w.Displace.Unbounded {
-		w.DisplaceInput, w.DisplaceOutput, _ = scaledPrices(f, w.Displace.Value)
-	}
 	if !w.WinsNow {
 		w.Uptime = s.Uptime()
+	}
+	// The same solver (and its buffers), now asking for the incumbent's margin.
+	w.Displace = s.WithMargin(election.IncumbentMargin).PriceMultiplier()
+	if w.Displace.CanWin && !w.Displace.Unbounded {
+		w.DisplaceInput, w.DisplaceOutput, _ = scaledPrices(f, w.Displace.Value)
 	}
 	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
 		w.Reason = w.Price.Reason
