@@ -107,7 +107,8 @@ func floatWinner(fb *floatBallot, scores []float64) int {
 }
 
 // BenchmarkEngineVsFloatLoop runs, at each size, the float floor, the full
-// election (ranks and every figure) and the gateway's winner-only path.
+// election (ranks and every figure), the winner-only path on a plain ballot
+// and the compiled winner-only path.
 func BenchmarkEngineVsFloatLoop(b *testing.B) {
 	for _, size := range []int{8, 64, 1024, 16384} {
 		ballot := benchBallot(size)
@@ -128,6 +129,14 @@ func BenchmarkEngineVsFloatLoop(b *testing.B) {
 			var res election.Result
 			for b.Loop() {
 				election.ElectWinnerInto(&ballot, &res)
+			}
+		})
+		// The compiled ballot, built once per catalogue revision as the
+		// routing snapshot does, then one winner-only election per request.
+		compiled := election.Compile(&ballot)
+		b.Run(fmt.Sprintf("candidates=%d/compiled-winner", size), func(b *testing.B) {
+			for b.Loop() {
+				compiled.Winner(&ballot.Request, nil)
 			}
 		})
 	}

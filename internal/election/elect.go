@@ -229,7 +229,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		}
 	}
 
-	res.Weights = normalisedWeights(b, res.CacheRelevant)
+	res.Weights = normalisedWeights(&b.Request, b.AutoWeights, res.CacheRelevant)
 	if len(res.order) == 0 {
 		return
 	}
@@ -514,9 +514,10 @@ type bests struct {
 	minLatency                 float64
 }
 
+var posInf, negInf = math.Inf(1), math.Inf(-1)
+
 func newBests() bests {
-	inf := math.Inf(1)
-	return bests{minPrice: inf, minPositivePrice: inf, maxUptime: math.Inf(-1), maxThroughput: math.Inf(-1), minLatency: inf}
+	return bests{minPrice: posInf, minPositivePrice: posInf, maxUptime: negInf, maxThroughput: negInf, minLatency: posInf}
 }
 
 // add takes one candidate's routing price and health into the bests.
@@ -548,16 +549,16 @@ func ratioAboveBest(v, best, minPositive float64) float64 {
 // normalisedWeights returns the weights of the request's mode with the inactive
 // ones zeroed (latency for non-streaming requests, cache for requests that are
 // not cache-relevant), divided by their sum.
-func normalisedWeights(b *Ballot, cacheRelevant bool) Weights {
-	mode := b.Request.Routing
+func normalisedWeights(req *Request, autoWeights *Weights, cacheRelevant bool) Weights {
+	mode := req.Routing
 	if int(mode) >= len(modeWeights) {
 		mode = ModeAuto
 	}
 	w := modeWeights[mode]
-	if mode == ModeAuto && b.AutoWeights != nil {
-		w = *b.AutoWeights
+	if mode == ModeAuto && autoWeights != nil {
+		w = *autoWeights
 	}
-	if !b.Request.Streaming {
+	if !req.Streaming {
 		w.Latency = 0
 	}
 	if !cacheRelevant {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,27 @@ func FuzzElect(f *testing.F) {
 			if quick.Candidates[i].Score != res.Candidates[i].Score || quick.Candidates[i].Eligible != res.Candidates[i].Eligible {
 				t.Fatalf("candidate %d: winner-only score %v, ranking %v", i, quick.Candidates[i].Score, res.Candidates[i].Score)
 			}
+		}
+
+		// The compiled path elects the same winner with the same score, bit
+		// for bit, with and without the ballot's usage.
+		usage := make([]election.Usage, len(b.Candidates))
+		for i := range b.Candidates {
+			usage[i] = b.Candidates[i].Usage
+		}
+		compiled := election.Compile(&b)
+		winner, score := compiled.Winner(&b.Request, usage)
+		if winner != res.Winner || winner >= 0 && score != res.Candidates[winner].Score {
+			t.Fatalf("compiled path: winner %d score %v, explaining path: winner %d", winner, score, res.Winner)
+		}
+		free := b
+		free.Candidates = slices.Clone(b.Candidates)
+		for i := range free.Candidates {
+			free.Candidates[i].Usage = election.Usage{}
+		}
+		unused := election.Elect(&free)
+		if winner, score := compiled.Winner(&b.Request, nil); winner != unused.Winner || winner >= 0 && score != unused.Candidates[winner].Score {
+			t.Fatalf("compiled path without usage: winner %d score %v, explaining path: winner %d", winner, score, unused.Winner)
 		}
 
 		// Lowering one eligible candidate's routing price never lowers its rank.

@@ -84,6 +84,18 @@ func TestVectors(t *testing.T) {
 			if w := quick.WinnerID(); want.Winner != nil && w != *want.Winner || want.Winner == nil && w != "" {
 				t.Errorf("winner-only path elected %q, want %v", w, want.Winner)
 			}
+			// So does the compiled path, with the explaining path's score.
+			usage := make([]election.Usage, len(ballot.Candidates))
+			for i := range ballot.Candidates {
+				usage[i] = ballot.Candidates[i].Usage
+			}
+			winner, score := election.Compile(ballot).Winner(&ballot.Request, usage)
+			switch {
+			case winner != res.Winner:
+				t.Errorf("compiled path elected %d, the explaining path %d", winner, res.Winner)
+			case winner >= 0 && score != res.Candidates[winner].Score:
+				t.Errorf("compiled path scored the winner %v, the explaining path %v", score, res.Candidates[winner].Score)
+			}
 		})
 	}
 }

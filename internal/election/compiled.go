@@ -1,0 +1,218 @@
+package election
+
+// Compiled is a ballot's candidates prepared once for many winner-only
+// elections (the gateway's question: who serves this request?): everything
+// that does not depend on the request (capabilities, priority, caps, the
+// fare factor, health with its defaults, the uptime penalty, a fare with no
+// tier or time-of-day block already resolved) is worked out at compile time
+// into flat records, so an election reads two small arrays. It gives the
+// same winner and score as Elect, bit for bit (the vectors and a fuzz test
+// hold the two paths equal); Elect stays the path that explains.
+type Compiled struct {
+	ids   []string
+	cands []compiledCandidate
+	// weights are the normalised weights by routing mode, streaming and
+	// cache relevance; rates the cache rates by workload when the request
+	// overrides none: both the same for every election on the ballot.
+	weights [len(modeWeights)][2][2]Weights
+	rates   [len(workloadDefaults)]rates
+	// scratch, per election: each candidate's routing price, and which stay
+	// on the ballot (0 eligible, else why not).
+	price []float64
+	excl  []Exclusion
+}
+
+type compiledCandidate struct {
+	caps            Capabilities
+	hardExcluded    bool // priority 0: off the ballot for every request
+	maxRPM, maxRPD  int64
+	hasRPM, hasRPD  bool
+	fareFactor      float64
+	uptime          float64
+	throughput      float64
+	latency         float64
+	uptimePenalty   float64
+	priorityPenalty float64
+	cacheFactor     float64 // 1 when the fare has no cached price at all
+	// observedHit is the candidate's own observed hit rate (hasObserved).
+	observedHit float64
+	hasObserved bool
+	// simple fares (no tiers, no time-of-day block) resolve to their base
+	// prices for every request; the others are resolved per election.
+	simple                bool
+	input, output, cached float64
+	hasCached             bool
+	fare                  *Fare
+}
+
+// Compile prepares b's candidates for Winner. b's request and usage are not
+// read: each election brings its own. The fares are referenced, not copied:
+// the ballot must not change while the Compiled is in use.
+func Compile(b *Ballot) *Compiled {
+	n := len(b.Candidates)
+	c := &Compiled{ids: make([]string, n), cands: make([]compiledCandidate, n), price: make([]float64, n), excl: make([]Exclusion, n)}
+	for m := range c.weights {
+		for s, streaming := range []bool{false, true} {
+			for r, relevant := range []bool{false, true} {
+				c.weights[m][s][r] = normalisedWeights(&Request{Routing: Mode(m), Streaming: streaming}, b.AutoWeights, relevant)
+			}
+		}
+	}
+	for wl := range c.rates {
+		c.rates[wl] = requestRates(&Request{Workload: Workload(wl)})
+	}
+	for i := range b.Candidates {
+		src := &b.Candidates[i]
+		u, t, l := healthOf(src, nil)
+		f := &src.Fare
+		cc := compiledCandidate{caps: src.Capabilities, hardExcluded: src.priority() <= 0,
+			fareFactor: FareFactor(f.Discount, f.landingFee()), uptime: u, throughput: t, latency: l,
+			uptimePenalty: UptimePenalty(u), priorityPenalty: 1 - src.priority(),
+			simple: len(f.Tiers) == 0 && f.TimeBased == nil, input: f.Input, output: f.Output, fare: f}
+		if !f.hasCachedInput() {
+			cc.cacheFactor = 1
+		}
+		if f.CachedInput != nil {
+			cc.cached, cc.hasCached = *f.CachedInput, true
+		}
+		if f.MaxRPM != nil {
+			cc.maxRPM, cc.hasRPM = *f.MaxRPM, true
+		}
+		if f.MaxRPD != nil {
+			cc.maxRPD, cc.hasRPD = *f.MaxRPD, true
+		}
+		if m := src.Metrics.CacheHitRate; m != nil {
+			cc.observedHit, cc.hasObserved = *m, true
+		}
+		c.ids[i], c.cands[i] = src.ID, cc
+	}
+	return c
+}
+
+// Len is the number of candidates.
+func (c *Compiled) Len() int { return len(c.cands) }
+
+// Winner elects for req, with each candidate's current usage (nil: none),
+// and returns the winner's index and score (-1 when no candidate is
+// eligible). A Compiled runs one election at a time.
+func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
+	cacheRelevant := req.PromptTokens >= CachePromptTokens || req.SessionOpening
+	var rt rates
+	if cacheRelevant {
+		if int(req.Workload) < len(c.rates) && req.CacheHitRate == nil && req.ObservedHitRate == nil &&
+			req.CacheOutputRatio == nil && req.ObservedOutputRatio == nil {
+			rt = c.rates[req.Workload]
+		} else {
+			rt = requestRates(req)
+		}
+	}
+	uncappedBest := newBests()
+	uncapped, capped := 0, 0
+	for i := range c.cands {
+		cc := &c.cands[i]
+		e := Exclusion(req.Requires &^ cc.caps)
+		if cc.hardExcluded {
+			e |= exclPriority
+		}
+		var u Usage // none given: nothing used (a cap of 0 still excludes)
+		if usage != nil {
+			u = usage[i]
+		}
+		if cc.hasRPM && u.RPM >= cc.maxRPM {
+			e |= exclRateCapRPM
+		}
+		if cc.hasRPD && u.RPD >= cc.maxRPD {
+			e |= exclRateCapRPD
+		}
+		c.excl[i] = e
+		if e&exclHard != 0 {
+			continue
+		}
+		// The same arithmetic, in the same order, as price().
+		in, out, cached, hasCached := cc.input, cc.output, cc.cached, cc.hasCached
+		if !cc.simple {
+			p := ResolvePrices(cc.fare, req.At, req.PromptTokens)
+			in, out, cached, hasCached = p.Input, p.Output, p.CachedInput, p.HasCachedInput
+		}
+		h, r := 0.0, 1.0
+		if cacheRelevant {
+			switch {
+			case !rt.candidateFirst:
+				h, r = rt.fixedH, rt.r
+			case cc.hasObserved:
+				h, r = clampRate(cc.observedHit, rt.defH), rt.r
+			default:
+				h, r = rt.fallbackH, rt.r
+			}
+		}
+		if !hasCached {
+			cached = in
+		}
+		token := (cached*h + in*(1-h) + out*r) / 2
+		p := token * cc.fareFactor
+		c.price[i] = p
+		if e != 0 {
+			capped++
+		} else {
+			uncapped++
+			uncappedBest.add(p, cc.uptime, cc.throughput, cc.latency)
+		}
+	}
+	best, fellOpen := uncappedBest, false
+	if uncapped == 0 && capped > 0 {
+		// Every eligible candidate capped: fall open to them (rare, so the
+		// best of the open ballot is gathered only then).
+		best, fellOpen = newBests(), true
+		for i := range c.cands {
+			if cc := &c.cands[i]; c.excl[i]&exclHard == 0 {
+				best.add(c.price[i], cc.uptime, cc.throughput, cc.latency)
+			}
+		}
+	}
+	mode := req.Routing
+	if int(mode) >= len(c.weights) {
+		mode = ModeAuto
+	}
+	w := c.weights[mode][b2i(req.Streaming)][b2i(cacheRelevant)]
+	winner, winScore := -1, 0.0
+	latencyScored := req.Streaming && best.minLatency > 0
+	for i := range c.cands {
+		e := c.excl[i]
+		if e != 0 && !(fellOpen && e&exclHard == 0) {
+			continue
+		}
+		cc := &c.cands[i]
+		var f Factors
+		f.Price = ratioAboveBest(c.price[i], best.minPrice, best.minPositivePrice)
+		if cc.uptime <= 0 {
+			f.Uptime = 1
+		} else {
+			f.Uptime = best.maxUptime/cc.uptime - 1
+		}
+		if cc.throughput <= 0 {
+			f.Throughput = throughputCap
+		} else {
+			f.Throughput = min(best.maxThroughput/cc.throughput-1, throughputCap)
+		}
+		if latencyScored {
+			f.Latency = cc.latency/best.minLatency - 1
+		}
+		f.Cache = cc.cacheFactor
+		score := w.Price*f.Price + w.Uptime*f.Uptime + w.Throughput*f.Throughput +
+			w.Latency*f.Latency + w.Cache*f.Cache + cc.priorityPenalty + cc.uptimePenalty
+		if winner < 0 || score < winScore {
+			winner, winScore = i, score // strictly lower: a tie stays with the one listed first
+		}
+	}
+	return winner, winScore
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ID is candidate i's id.
+func (c *Compiled) ID(i int) string { return c.ids[i] }
