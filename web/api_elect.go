@@ -13,6 +13,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
 	"github.com/labstack/echo/v4"
 )
@@ -50,23 +51,92 @@ type observedRates struct {
 // published catalogue with current health, at the server's time unless the
 // request names one. "usage" is keyed by listing id or "carrier/model".
 func (s *Server) handleAPIElect(c echo.Context) error {
+	call, err := s.electCall(c)
+	if err != nil {
+		return err
+	}
+	full, _ := call.snap.Ballot(call.ballot.Request) // compiled once per snapshot
+	full.AutoWeights = call.ballot.AutoWeights
+	for i := range full.Candidates {
+		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
+	}
+	var res election.Result
+	election.ElectInto(&full, &res)
+	out, err := res.AppendJSON(make([]byte, 0, 512+400*len(res.Candidates)))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(call.snap.Revision, 10))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
+}
+
+// handleAPIElectWinner answers only who wins, from the snapshot's compiled
+// ballot (the gateway's question on every request); the same request as
+// elect, the same winner and score.
+func (s *Server) handleAPIElectWinner(c echo.Context) error {
+	call, err := s.electCall(c)
+	if err != nil {
+		return err
+	}
+	var id string
+	var score float64
+	if call.ballot.AutoWeights == nil {
+		id, score, _ = call.snap.Winner(&call.ballot.Request, call.usage)
+	} else { // the compiled ballot holds the standard weights: elect in full
+		full, _ := call.snap.Ballot(call.ballot.Request)
+		full.AutoWeights = call.ballot.AutoWeights
+		for i := range full.Candidates {
+			full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
+		}
+		var res election.Result
+		election.ElectWinnerInto(&full, &res)
+		if res.Winner >= 0 {
+			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
+		}
+	}
+	out := make([]byte, 0, 128)
+	if id == "" {
+		out = append(out, `{"winner":null,"score":null}`...)
+	} else {
+		out = append(out, `{"winner":`...)
+		out = strconv.AppendQuote(out, id)
+		out = append(out, `,"score":`...)
+		out = strconv.AppendFloat(out, score, 'g', -1, 64)
+		out = append(out, '}')
+	}
+	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(call.snap.Revision, 10))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
+}
+
+// electCall is an elect request read and checked against the snapshot it
+// will be elected on.
+type electCall struct {
+	ballot *election.Ballot // the request and the auto weights; no candidates
+	snap   *routing.Snapshot
+	usage  map[string]election.Usage
+}
+
+// electCall reads an elect request: its types (400), the contract's rules
+// (422), the model (404 when unknown) and the usage keys; without at it
+// elects at the server's time.
+func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	raw, err := io.ReadAll(c.Request().Body)
 	var tooLarge *http.MaxBytesError
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &tooLarge), errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
+		return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
 	case err != nil:
-		return badRequest("The request body could not be read.", nil)
+		return nil, badRequest("The request body could not be read.", nil)
 	}
 	var body electBody
 	c.Request().Body = io.NopCloser(bytes.NewReader(raw))
 	if err := decodeJSON(c, &body); err != nil {
-		return err
+		return nil, err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return badRequest("The request body must be a JSON object.", nil)
+		return nil, badRequest("The request body must be a JSON object.", nil)
 	}
 	wrapped := map[string]json.RawMessage{"request": raw}
 	if w, ok := fields["weights"]; ok {
@@ -76,46 +146,33 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if err != nil {
 		var ie *election.InputError
 		if errors.As(err, &ie) {
-			return apperr.Invalid(map[string]string{strings.TrimPrefix(ie.Field, "request."): ie.Msg})
+			return nil, apperr.Invalid(map[string]string{strings.TrimPrefix(ie.Field, "request."): ie.Msg})
 		}
-		return err
+		return nil, err
 	}
 	model := ballot.Request.Model
 	if model == "" {
-		return apperr.Invalid(map[string]string{"model": "required: the model's slug"})
+		return nil, apperr.Invalid(map[string]string{"model": "required: the model's slug"})
 	}
 	if msg := textcheck.Problem(model, 200); msg != "" {
-		return apperr.Invalid(map[string]string{"model": msg})
+		return nil, apperr.Invalid(map[string]string{"model": msg})
 	}
 	if body.At == nil {
 		ballot.Request.At = s.Now().UTC() // live traffic: the prices in force now
 	}
 	snap, err := s.Routing.Current(c.Request().Context())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	market, ok := snap.Market(model)
 	if !ok || len(market.Listings) == 0 {
-		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
+		return nil, apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
-	rev := snap.Revision
 	usage, err := usageByCandidate(market.Listings, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	full, _ := snap.Ballot(ballot.Request) // compiled once per snapshot
-	full.AutoWeights = ballot.AutoWeights
-	for i := range full.Candidates {
-		full.Candidates[i].Usage = usage[full.Candidates[i].ID]
-	}
-	var res election.Result
-	election.ElectInto(&full, &res)
-	out, err := res.AppendJSON(make([]byte, 0, 512+400*len(res.Candidates)))
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(rev, 10))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
+	return &electCall{ballot: ballot, snap: snap, usage: usage}, nil
 }
 
 // usageByCandidate maps the request's usage, keyed by listing id or by

@@ -466,3 +466,66 @@ func TestAPIElectsAtTheServersTime(t *testing.T) {
 		t.Errorf("peak and off-peak elections priced alike (%v): the server's time was not applied", peak)
 	}
 }
+
+// TestAPIElectWinnerEqualsElect: the winner-only endpoint, served from the
+// compiled ballot, names the same winner with the same score as the full
+// election, across modes, workloads, caps, capabilities, custom weights and
+// times; its errors are the full election's.
+func TestAPIElectWinnerEqualsElect(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
+	for _, body := range []string{
+		`{"model":"kimi-k2.5"}`,
+		`{"model":"kimi-k2.5","promptTokens":20000,"streaming":true,"workload":"coding"}`,
+		`{"model":"kimi-k2.5","promptTokens":120000,"routing":"price","sessionOpening":true}`,
+		`{"model":"kimi-k2.5","routing":"latency","streaming":true}`,
+		`{"model":"kimi-k2.5","routing":"throughput","workload":"chat","cacheHitRate":0.7,"cacheOutputRatio":0.05}`,
+		`{"model":"kimi-k2.5","promptTokens":9000,"observed":{"cacheHitRate":0.2}}`,
+		`{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":100000}}}`,
+		`{"model":"kimi-k2.5","weights":{"price":1,"uptime":0.1}}`,
+		`{"model":"kimi-k2.5","at":"2026-12-02T12:00:00Z","streaming":true}`,
+		`{"model":"kimi-k2.5","requires":["tools"]}`,
+		`{"model":"glm-5","promptTokens":40000}`,
+	} {
+		var full struct {
+			Winner     *string
+			Candidates []struct {
+				ID    string
+				Score *float64
+			}
+		}
+		res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, body)
+		wantStatus(t, body, res, http.StatusOK)
+		if err := json.Unmarshal([]byte(res.body), &full); err != nil {
+			t.Fatal(err)
+		}
+		var quick struct {
+			Winner *string
+			Score  *float64
+		}
+		res = apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, body)
+		wantStatus(t, body, res, http.StatusOK)
+		if err := json.Unmarshal([]byte(res.body), &quick); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case (full.Winner == nil) != (quick.Winner == nil):
+			t.Errorf("%s: winner %v, the full election %v", body, quick.Winner, full.Winner)
+		case full.Winner != nil:
+			var want float64
+			for _, c := range full.Candidates {
+				if c.ID == *full.Winner {
+					want = *c.Score
+				}
+			}
+			if *quick.Winner != *full.Winner || quick.Score == nil || *quick.Score != want {
+				t.Errorf("%s: winner %s at %v, the full election %s at %v", body, *quick.Winner, quick.Score, *full.Winner, want)
+			}
+		}
+		if res.header.Get("X-Airside-Revision") == "" {
+			t.Error("no revision header")
+		}
+	}
+	wantStatus(t, "unknown model", apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"nope"}`), http.StatusNotFound)
+	wantStatus(t, "bad routing", apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"kimi-k2.5","routing":"fastest"}`), http.StatusUnprocessableEntity)
+}

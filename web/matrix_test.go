@@ -386,6 +386,7 @@ func expect() map[string]map[string]int {
 		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
 		"POST /api/v1/elect":            api(apitoken.ScopeElect, 200),
+		"POST /api/v1/elect/winner":     api(apitoken.ScopeElect, 200),
 		"POST /api/v1/metrics":          api(apitoken.ScopeMetricsWrite, 202),
 		// The matrix listing has no endpoint: the scope admits, the listing
 		// has nothing to hand out (TestCredentials covers the 200).

@@ -218,6 +218,7 @@ func (s *Server) routes() {
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
+	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
 	api.RouteNotFound("/*", s.handleAPINotFound)

@@ -40,9 +40,10 @@ func TestHotPathsRunNoSQL(t *testing.T) {
 				wantStatus(t, "304", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", etag), http.StatusNotModified)
 				wantStatus(t, "200", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue?model=glm-5", tok, "", "Accept-Encoding", "gzip"), http.StatusOK)
 				wantStatus(t, "elect", apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, fmt.Sprintf(`{"model":"kimi-k2.5","promptTokens":%d}`, 1000*(i+1))), http.StatusOK)
+				wantStatus(t, "winner", apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, fmt.Sprintf(`{"model":"kimi-k2.5","promptTokens":%d}`, 1000*(i+1))), http.StatusOK)
 			}
 			if n := p.store.Statements() - settled; n != 0 {
-				t.Errorf("60 hot-path requests ran %d SQL statements, want 0", n)
+				t.Errorf("80 hot-path requests ran %d SQL statements, want 0", n)
 			}
 		})
 	}

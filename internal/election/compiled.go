@@ -89,6 +89,14 @@ func Compile(b *Ballot) *Compiled {
 	return c
 }
 
+// Fork is a Compiled sharing c's read-only records with scratch of its own:
+// one per concurrent election (a pool of forks serves a busy model).
+func (c *Compiled) Fork() *Compiled {
+	f := *c
+	f.price, f.excl = make([]float64, len(c.cands)), make([]Exclusion, len(c.cands))
+	return &f
+}
+
 // Len is the number of candidates.
 func (c *Compiled) Len() int { return len(c.cands) }
 

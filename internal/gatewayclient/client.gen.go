@@ -252,6 +252,15 @@ type ElectResult struct {
 	Winner *string `json:"winner"`
 }
 
+// ElectWinner defines model for ElectWinner.
+type ElectWinner struct {
+	// Score the winner's score, as /elect reports it
+	Score *float64 `json:"score"`
+
+	// Winner the winning candidate's id (carrier/model), null when no one is eligible
+	Winner *string `json:"winner"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -394,6 +403,9 @@ type PostMetricsJSONBody struct {
 // ElectJSONRequestBody defines body for Elect for application/json ContentType.
 type ElectJSONRequestBody = ElectRequest
 
+// ElectWinnerJSONRequestBody defines body for ElectWinner for application/json ContentType.
+type ElectWinnerJSONRequestBody = ElectRequest
+
 // PostMetricsJSONRequestBody defines body for PostMetrics for application/json ContentType.
 type PostMetricsJSONRequestBody PostMetricsJSONBody
 
@@ -503,6 +515,24 @@ type ClientInterface interface {
 	// Corresponds with POST /elect (the `Elect` operationId).
 	Elect(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ElectWinnerWithBody Only who wins one election (the gateway's hot path)
+	//
+	// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+	ElectWinnerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ElectWinner Only who wins one election (the gateway's hot path)
+	//
+	// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+	ElectWinner(ctx context.Context, body ElectWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCredentials The published endpoint of a listing with its API key, for the gateway to call it
 	//
 	// Only tokens with the credentials:read scope, which no other scope implies. Every read is written to the audit log (token, listing, key hint). The key is never part of the catalogue. Answers Cache-Control: no-store.
@@ -591,6 +621,44 @@ func (c *Client) ElectWithBody(ctx context.Context, contentType string, body io.
 // Corresponds with POST /elect (the `Elect` operationId).
 func (c *Client) Elect(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewElectRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectWinnerWithBody Only who wins one election (the gateway's hot path)
+//
+// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+func (c *Client) ElectWinnerWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectWinnerRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ElectWinner Only who wins one election (the gateway's hot path)
+//
+// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+func (c *Client) ElectWinner(ctx context.Context, body ElectWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewElectWinnerRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -839,6 +907,46 @@ func NewElectRequestWithBody(server string, contentType string, body io.Reader) 
 	return req, nil
 }
 
+// NewElectWinnerRequest calls the generic ElectWinner builder with application/json body
+func NewElectWinnerRequest(server string, body ElectWinnerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewElectWinnerRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewElectWinnerRequestWithBody constructs an http.Request for the ElectWinner method, with any body, and a specified content type
+func NewElectWinnerRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/elect/winner")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetCredentialsRequest constructs an http.Request for the GetCredentials method
 func NewGetCredentialsRequest(server string, listingId int64) (*http.Request, error) {
 	var err error
@@ -992,6 +1100,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /elect (the `Elect` operationId).
 	ElectWithResponse(ctx context.Context, body ElectJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectResponse, error)
+
+	// ElectWinnerWithBodyWithResponse Only who wins one election (the gateway's hot path)
+	//
+	// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+	ElectWinnerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectWinnerResponse, error)
+
+	// ElectWinnerWithResponse Only who wins one election (the gateway's hot path)
+	//
+	// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+	ElectWinnerWithResponse(ctx context.Context, body ElectWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectWinnerResponse, error)
 
 	// GetCredentialsWithResponse The published endpoint of a listing with its API key, for the gateway to call it
 	//
@@ -1313,6 +1439,124 @@ func (r ElectResponse) ContentType() string {
 	return ""
 }
 
+// ElectWinnerResponse200Headers the declared response headers of an HTTP 200 response for ElectWinner
+type ElectWinnerResponse200Headers struct {
+	XAirsideRevision *int64
+}
+
+type ElectWinnerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ElectWinner
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ElectWinnerResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ElectWinnerResponse) GetJSON200() *ElectWinner {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ElectWinnerResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ElectWinnerResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ElectWinnerResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ElectWinnerResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ElectWinnerResponse) GetJSON405() *Error {
+	return r.JSON405
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ElectWinnerResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ElectWinnerResponse) GetJSON415() *Error {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ElectWinnerResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ElectWinnerResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ElectWinnerResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ElectWinnerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ElectWinnerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ElectWinnerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ElectWinnerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetCredentialsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1586,6 +1830,36 @@ func (c *ClientWithResponses) ElectWithResponse(ctx context.Context, body ElectJ
 		return nil, err
 	}
 	return ParseElectResponse(rsp)
+}
+
+// ElectWinnerWithBodyWithResponse Only who wins one election (the gateway's hot path)
+//
+// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+func (c *ClientWithResponses) ElectWinnerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ElectWinnerResponse, error) {
+	rsp, err := c.ElectWinnerWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectWinnerResponse(rsp)
+}
+
+// ElectWinnerWithResponse Only who wins one election (the gateway's hot path)
+//
+// The same request as /elect, answered with the winner's id and score only, from the catalogue compiled once per revision; the winner and score equal those /elect gives for the same request. X-Airside-Revision names the catalogue revision it was elected on.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /elect/winner (the `ElectWinner` operationId).
+func (c *ClientWithResponses) ElectWinnerWithResponse(ctx context.Context, body ElectWinnerJSONRequestBody, reqEditors ...RequestEditorFn) (*ElectWinnerResponse, error) {
+	rsp, err := c.ElectWinner(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseElectWinnerResponse(rsp)
 }
 
 // GetCredentialsWithResponse The published endpoint of a listing with its API key, for the gateway to call it
@@ -1888,6 +2162,115 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ElectResponse200Headers
+		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XAirsideRevision = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseElectWinnerResponse parses an HTTP response from a ElectWinnerWithResponse call
+func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ElectWinnerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ElectWinner
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ElectWinnerResponse200Headers
 		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -55,6 +55,9 @@ type Snapshot struct {
 	// fares converted for the engine, verdicts applied, off-ballot listings
 	// left out. An election copies them and sets its request.
 	candidates map[string][]election.Candidate
+	// compiled are the same ballots compiled for winner-only elections, each
+	// with a pool of forks (an election needs scratch of its own).
+	compiled map[string]*compiledModel
 	// health is every listing's live health as of HealthAsOf.
 	health   map[int64]catalogue.Health
 	full     Body
@@ -76,6 +79,36 @@ func (s *Snapshot) Ballot(req election.Request) (election.Ballot, bool) {
 		return election.Ballot{}, false
 	}
 	return election.Ballot{Request: req, Candidates: slices.Clone(c)}, true
+}
+
+type compiledModel struct {
+	base *election.Compiled
+	pool sync.Pool
+}
+
+// Winner runs a winner-only election for req on the model's compiled ballot
+// with each candidate's usage (keyed by candidate id), returning the
+// winner's id ("" when no one is eligible) and score. ok is false for a
+// model without a ballot.
+func (s *Snapshot) Winner(req *election.Request, usage map[string]election.Usage) (id string, score float64, ok bool) {
+	cm, ok := s.compiled[req.Model]
+	if !ok {
+		return "", 0, false
+	}
+	c := cm.pool.Get().(*election.Compiled)
+	defer cm.pool.Put(c)
+	var u []election.Usage
+	if len(usage) > 0 {
+		u = make([]election.Usage, c.Len())
+		for i := range u {
+			u[i] = usage[c.ID(i)]
+		}
+	}
+	w, score := c.Winner(req, u)
+	if w < 0 {
+		return "", 0, true
+	}
+	return c.ID(w), score, true
 }
 
 // Catalogue is the encoded catalogue of one model, or of every model for "".
@@ -295,7 +328,7 @@ func readStructure(ctx context.Context, src Source) (*structure, error) {
 // ballots compiled, the catalogue encoded.
 func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (*Snapshot, error) {
 	snap := &Snapshot{Revision: base.revision, HealthAsOf: now.UTC(), BuiltAt: now, base: base, markets: map[string]preview.Market{},
-		candidates: map[string][]election.Candidate{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: base.tokens}
+		candidates: map[string][]election.Candidate{}, compiled: map[string]*compiledModel{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: base.tokens}
 	docs := map[string][]CatalogueListing{}
 	var all []CatalogueListing
 	for i := range base.listings {
@@ -326,6 +359,9 @@ func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (
 	for model, m := range snap.markets {
 		b, _ := m.Ballot(election.Request{Model: model}, preview.Change{})
 		snap.candidates[model] = b.Candidates
+		cm := &compiledModel{base: election.Compile(&b)}
+		cm.pool.New = func() any { return cm.base.Fork() }
+		snap.compiled[model] = cm
 	}
 	var err error
 	if snap.full, err = encode(Catalogue{Revision: base.revision, HealthAsOf: snap.HealthAsOf, Listings: all}); err != nil {

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
 )
@@ -120,6 +122,12 @@ func TestSnapshotSwapUnderConcurrentReads(t *testing.T) {
 				}
 				if _, ok := snap.Token("hash"); !ok {
 					t.Error("token missing")
+					return
+				}
+				// Winner-only elections share the snapshot's compiled ballot
+				// through a pool of forks (the race detector watches).
+				if id, score, ok := snap.Winner(&election.Request{Model: "m", PromptTokens: 100}, nil); !ok || id != "a/m" || math.IsNaN(score) {
+					t.Errorf("winner %q %v %v", id, score, ok)
 					return
 				}
 				reads.Add(1)
