@@ -153,6 +153,12 @@ func run(ctx context.Context, cfg config) error {
 				PromptTokens: &prompt, Streaming: &streaming, Workload: &workload})
 			return statusOf(res), err
 		}},
+		{"POST /elect/winner", func(rng *rand.Rand) (int, error) {
+			prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
+			res, err := client.ElectWinnerWithResponse(ctx, gatewayclient.ElectRequest{Model: models[rng.IntN(len(models))],
+				PromptTokens: &prompt, Streaming: &streaming, Workload: &workload})
+			return statusOf(res), err
+		}},
 		{"POST /metrics", func(rng *rand.Rand) (int, error) {
 			l := listings[rng.IntN(len(listings))]
 			at := time.Now().UTC().Truncate(time.Minute)
