@@ -72,6 +72,24 @@ func TestBrowserSummaryStaysInSightWhileTyping(t *testing.T) {
 	if err := waitJS(ctx, inView, "the summary strip in sight at 390 px"); err != nil {
 		t.Fatal(err)
 	}
+	// Typing the landing fee far down the phone's form, the strip stays in
+	// sight and follows what is typed.
+	before, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="summary-effective"]`)))
+	err = chromedp.Do(ctx,
+		chromedp.ScrollIntoView(chromedp.ID("landing_fee")),
+		chromedp.Focus(chromedp.ID("landing_fee")),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("landing_fee").select()`),
+		chromedp.SendKeys(chromedp.ID("landing_fee"), "45"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, fmt.Sprintf(`document.querySelector('[data-testid="summary-effective"]').textContent !== %q`, before), "the strip following the landing fee at 390 px"); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, inView, "the summary strip in sight while typing at 390 px"); err != nil {
+		t.Fatal(err)
+	}
 	screenshot(t, ctx, "file-form-390")
 }
 
