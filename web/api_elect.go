@@ -55,11 +55,7 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	full, _ := call.snap.Ballot(call.ballot.Request) // compiled once per snapshot
-	full.AutoWeights = call.ballot.AutoWeights
-	for i := range full.Candidates {
-		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
-	}
+	full := call.fullBallot()
 	var res election.Result
 	election.ElectInto(&full, &res)
 	out, err := res.AppendJSON(make([]byte, 0, 512+400*len(res.Candidates)))
@@ -83,11 +79,7 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	if call.ballot.AutoWeights == nil {
 		id, score, _ = call.snap.Winner(&call.ballot.Request, call.usage)
 	} else { // the compiled ballot holds the standard weights: elect in full
-		full, _ := call.snap.Ballot(call.ballot.Request)
-		full.AutoWeights = call.ballot.AutoWeights
-		for i := range full.Candidates {
-			full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
-		}
+		full := call.fullBallot()
 		var res election.Result
 		election.ElectWinnerInto(&full, &res)
 		if res.Winner >= 0 {
@@ -114,6 +106,17 @@ type electCall struct {
 	ballot *election.Ballot // the request and the auto weights; no candidates
 	snap   *routing.Snapshot
 	usage  map[string]election.Usage
+}
+
+// fullBallot is the request's ballot on the snapshot's candidates (compiled
+// once per snapshot, copied here), with the request's weights and usage.
+func (call *electCall) fullBallot() election.Ballot {
+	full, _ := call.snap.Ballot(call.ballot.Request)
+	full.AutoWeights = call.ballot.AutoWeights
+	for i := range full.Candidates {
+		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
+	}
+	return full
 }
 
 // electCall reads an elect request: its types (400), the contract's rules

@@ -1,5 +1,7 @@
 package election
 
+import "time"
+
 // Compiled is a ballot's candidates prepared once for many winner-only
 // elections (the gateway's question: who serves this request?): everything
 // that does not depend on the request (capabilities, priority, caps, the
@@ -28,9 +30,7 @@ type compiledCandidate struct {
 	maxRPM, maxRPD  int64
 	hasRPM, hasRPD  bool
 	fareFactor      float64
-	uptime          float64
-	throughput      float64
-	latency         float64
+	health          health // with the defaults for what is not measured
 	uptimePenalty   float64
 	priorityPenalty float64
 	cacheFactor     float64 // 1 when the fare has no cached price at all
@@ -39,10 +39,9 @@ type compiledCandidate struct {
 	hasObserved bool
 	// simple fares (no tiers, no time-of-day block) resolve to their base
 	// prices for every request; the others are resolved per election.
-	simple                bool
-	input, output, cached float64
-	hasCached             bool
-	fare                  *Fare
+	simple bool
+	base   Prices
+	fare   *Fare
 }
 
 // Compile prepares b's candidates for Winner. b's request and usage are not
@@ -66,14 +65,14 @@ func Compile(b *Ballot) *Compiled {
 		u, t, l := healthOf(src, nil)
 		f := &src.Fare
 		cc := compiledCandidate{caps: src.Capabilities, hardExcluded: src.priority() <= 0,
-			fareFactor: FareFactor(f.Discount, f.landingFee()), uptime: u, throughput: t, latency: l,
+			fareFactor: FareFactor(f.Discount, f.landingFee()), health: health{u, t, l},
 			uptimePenalty: UptimePenalty(u), priorityPenalty: 1 - src.priority(),
-			simple: len(f.Tiers) == 0 && f.TimeBased == nil, input: f.Input, output: f.Output, fare: f}
+			simple: len(f.Tiers) == 0 && f.TimeBased == nil, fare: f}
+		if cc.simple {
+			cc.base = ResolvePrices(f, time.Time{}, 0)
+		}
 		if !f.hasCachedInput() {
 			cc.cacheFactor = 1
-		}
-		if f.CachedInput != nil {
-			cc.cached, cc.hasCached = *f.CachedInput, true
 		}
 		if f.MaxRPM != nil {
 			cc.maxRPM, cc.hasRPM = *f.MaxRPM, true
@@ -136,34 +135,22 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		if e&exclHard != 0 {
 			continue
 		}
-		// The same arithmetic, in the same order, as price().
-		in, out, cached, hasCached := cc.input, cc.output, cc.cached, cc.hasCached
+		prices := &cc.base
 		if !cc.simple {
-			p := ResolvePrices(cc.fare, req.At, req.PromptTokens)
-			in, out, cached, hasCached = p.Input, p.Output, p.CachedInput, p.HasCachedInput
+			resolved := ResolvePrices(cc.fare, req.At, req.PromptTokens)
+			prices = &resolved
 		}
 		h, r := 0.0, 1.0
 		if cacheRelevant {
-			switch {
-			case !rt.candidateFirst:
-				h, r = rt.fixedH, rt.r
-			case cc.hasObserved:
-				h, r = clampRate(cc.observedHit, rt.defH), rt.r
-			default:
-				h, r = rt.fallbackH, rt.r
-			}
+			h, r = rt.forObserved(cc.observedHit, cc.hasObserved)
 		}
-		if !hasCached {
-			cached = in
-		}
-		token := (cached*h + in*(1-h) + out*r) / 2
-		p := token * cc.fareFactor
+		p := tokenPrice(prices, h, r) * cc.fareFactor
 		c.price[i] = p
 		if e != 0 {
 			capped++
 		} else {
 			uncapped++
-			uncappedBest.add(p, cc.uptime, cc.throughput, cc.latency)
+			uncappedBest.add(p, cc.health.uptime, cc.health.throughput, cc.health.latency)
 		}
 	}
 	best, fellOpen := uncappedBest, false
@@ -173,7 +160,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		best, fellOpen = newBests(), true
 		for i := range c.cands {
 			if cc := &c.cands[i]; c.excl[i]&exclHard == 0 {
-				best.add(c.price[i], cc.uptime, cc.throughput, cc.latency)
+				best.add(c.price[i], cc.health.uptime, cc.health.throughput, cc.health.latency)
 			}
 		}
 	}
@@ -183,7 +170,6 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	}
 	w := c.weights[mode][b2i(req.Streaming)][b2i(cacheRelevant)]
 	winner, winScore := -1, 0.0
-	latencyScored := req.Streaming && best.minLatency > 0
 	for i := range c.cands {
 		e := c.excl[i]
 		if e != 0 && !(fellOpen && e&exclHard == 0) {
@@ -191,23 +177,8 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		}
 		cc := &c.cands[i]
 		var f Factors
-		f.Price = ratioAboveBest(c.price[i], best.minPrice, best.minPositivePrice)
-		if cc.uptime <= 0 {
-			f.Uptime = 1
-		} else {
-			f.Uptime = best.maxUptime/cc.uptime - 1
-		}
-		if cc.throughput <= 0 {
-			f.Throughput = throughputCap
-		} else {
-			f.Throughput = min(best.maxThroughput/cc.throughput-1, throughputCap)
-		}
-		if latencyScored {
-			f.Latency = cc.latency/best.minLatency - 1
-		}
-		f.Cache = cc.cacheFactor
-		score := w.Price*f.Price + w.Uptime*f.Uptime + w.Throughput*f.Throughput +
-			w.Latency*f.Latency + w.Cache*f.Cache + cc.priorityPenalty + cc.uptimePenalty
+		setFactors(&f, c.price[i], &cc.health, cc.cacheFactor, &best, req.Streaming)
+		score := scoreOf(&w, &f, cc.priorityPenalty, cc.uptimePenalty)
 		if winner < 0 || score < winScore {
 			winner, winScore = i, score // strictly lower: a tie stays with the one listed first
 		}

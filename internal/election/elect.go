@@ -239,32 +239,15 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	for _, i := range res.order {
 		c := &b.Candidates[i]
 		out := &res.Candidates[i]
-		hl := res.health[i]
-		u, t, l := hl.uptime, hl.throughput, hl.latency
-		f := &out.Factors
-		f.Price = ratioAboveBest(out.RoutingPrice, best.minPrice, best.minPositivePrice)
-		if u <= 0 {
-			f.Uptime = 1
-		} else {
-			f.Uptime = best.maxUptime/u - 1
-		}
-		if t <= 0 {
-			f.Throughput = throughputCap
-		} else {
-			f.Throughput = min(best.maxThroughput/t-1, throughputCap)
-		}
-		// Latency scores only streaming requests, and only against a real
-		// best: a 0 ms time to first token is no measurement (section 3).
-		if b.Request.Streaming && best.minLatency > 0 {
-			f.Latency = l/best.minLatency - 1
-		}
+		hl := &res.health[i]
+		cache := 0.0
 		if !c.Fare.hasCachedInput() {
-			f.Cache = 1
+			cache = 1
 		}
-		out.UptimePenalty = UptimePenalty(u)
+		setFactors(&out.Factors, out.RoutingPrice, hl, cache, &best, b.Request.Streaming)
+		out.UptimePenalty = UptimePenalty(hl.uptime)
 		out.PriorityPenalty = 1 - c.priority()
-		out.Score = w.Price*f.Price + w.Uptime*f.Uptime + w.Throughput*f.Throughput +
-			w.Latency*f.Latency + w.Cache*f.Cache + out.PriorityPenalty + out.UptimePenalty
+		out.Score = scoreOf(&w, &out.Factors, out.PriorityPenalty, out.UptimePenalty)
 	}
 
 	if !rank {
@@ -318,11 +301,7 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 	if rt != nil {
 		h, r = rt.forCandidate(&c.Metrics)
 	}
-	cached := p.Input
-	if p.HasCachedInput {
-		cached = p.CachedInput
-	}
-	token := (cached*h + p.Input*(1-h) + p.Output*r) / 2
+	token := tokenPrice(&p, h, r)
 	discount, landingFee := c.Fare.Discount, c.Fare.landingFee()
 	if adj != nil {
 		if adj.scale != 0 {
@@ -400,11 +379,20 @@ func requestRates(req *Request) rates {
 
 // forCandidate is h and r for a candidate with metrics m.
 func (rt *rates) forCandidate(m *Metrics) (h, r float64) {
+	if m.CacheHitRate != nil {
+		return rt.forObserved(*m.CacheHitRate, true)
+	}
+	return rt.forObserved(0, false)
+}
+
+// forObserved is h and r for a candidate whose own observed hit rate is
+// observed (when has).
+func (rt *rates) forObserved(observed float64, has bool) (h, r float64) {
 	switch {
 	case !rt.candidateFirst:
 		return rt.fixedH, rt.r
-	case m.CacheHitRate != nil:
-		return clampRate(*m.CacheHitRate, rt.defH), rt.r
+	case has:
+		return clampRate(observed, rt.defH), rt.r
 	}
 	return rt.fallbackH, rt.r
 }
@@ -529,6 +517,43 @@ func (best *bests) add(p, u, t, l float64) {
 	best.maxUptime = max(best.maxUptime, u)
 	best.maxThroughput = max(best.maxThroughput, t)
 	best.minLatency = min(best.minLatency, l)
+}
+
+// setFactors sets a candidate's five unweighted factors against the best of
+// the ballot: the one place both election paths take them from.
+func setFactors(f *Factors, routingPrice float64, hl *health, cache float64, best *bests, streaming bool) {
+	f.Price, f.Cache, f.Latency = ratioAboveBest(routingPrice, best.minPrice, best.minPositivePrice), cache, 0
+	if hl.uptime <= 0 {
+		f.Uptime = 1
+	} else {
+		f.Uptime = best.maxUptime/hl.uptime - 1
+	}
+	if hl.throughput <= 0 {
+		f.Throughput = throughputCap
+	} else {
+		f.Throughput = min(best.maxThroughput/hl.throughput-1, throughputCap)
+	}
+	// Latency scores only streaming requests, and only against a real best:
+	// a 0 ms time to first token is no measurement (section 3).
+	if streaming && best.minLatency > 0 {
+		f.Latency = hl.latency/best.minLatency - 1
+	}
+}
+
+// scoreOf weighs the factors and adds the penalties: lower wins.
+func scoreOf(w *Weights, f *Factors, priorityPenalty, uptimePenalty float64) float64 {
+	return w.Price*f.Price + w.Uptime*f.Uptime + w.Throughput*f.Throughput +
+		w.Latency*f.Latency + w.Cache*f.Cache + priorityPenalty + uptimePenalty
+}
+
+// tokenPrice is the per-token price a request is ranked on: cached input at
+// the hit rate h, the rest at the input price, output at ratio r.
+func tokenPrice(p *Prices, h, r float64) float64 {
+	cached := p.Input
+	if p.HasCachedInput {
+		cached = p.CachedInput
+	}
+	return (cached*h + p.Input*(1-h) + p.Output*r) / 2
 }
 
 // health is a candidate's uptime, throughput and latency with the defaults.
