@@ -1,10 +1,7 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,33 +15,16 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// electBody is the elect request as typed: decoding into it first makes a
-// value of the wrong type a 400 naming its field, before the contract's
-// rules (422) are applied to the same bytes.
+// electBody is the elect request, decoded once: a value of the wrong type is
+// a 400 naming its field; the contract's rules (422) are then applied to the
+// decoded values by the election package.
 type electBody struct {
-	Model            string         `json:"model"`
-	PromptTokens     *int64         `json:"promptTokens"`
-	Streaming        *bool          `json:"streaming"`
-	Routing          *string        `json:"routing"`
-	Workload         *string        `json:"workload"`
-	SessionOpening   *bool          `json:"sessionOpening"`
-	Requires         []string       `json:"requires"`
-	At               *string        `json:"at"`
-	CacheHitRate     *float64       `json:"cacheHitRate"`
-	CacheOutputRatio *float64       `json:"cacheOutputRatio"`
-	Observed         *observedRates `json:"observed"`
-	Weights          *struct {
-		Price, Uptime, Throughput, Latency, Cache *float64
-	} `json:"weights"`
-	Usage map[string]struct {
+	election.RequestInput
+	Weights *election.WeightsInput `json:"weights"`
+	Usage   map[string]struct {
 		RPM *int64 `json:"rpm"`
 		RPD *int64 `json:"rpd"`
 	} `json:"usage"`
-}
-
-type observedRates struct {
-	CacheHitRate     *float64 `json:"cacheHitRate"`
-	CacheOutputRatio *float64 `json:"cacheOutputRatio"`
 }
 
 // handleAPIElect runs the election of the contract's request part on the
@@ -76,8 +56,8 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	}
 	var id string
 	var score float64
-	if call.ballot.AutoWeights == nil {
-		id, score, _ = call.snap.Winner(&call.ballot.Request, call.usage)
+	if call.autoWeights == nil {
+		id, score, _ = call.snap.Winner(&call.request, call.usage)
 	} else { // the compiled ballot holds the standard weights: elect in full
 		full := call.fullBallot()
 		var res election.Result
@@ -103,16 +83,17 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 // electCall is an elect request read and checked against the snapshot it
 // will be elected on.
 type electCall struct {
-	ballot *election.Ballot // the request and the auto weights; no candidates
-	snap   *routing.Snapshot
-	usage  map[string]election.Usage
+	request     election.Request
+	autoWeights *election.Weights // the request's weights; nil for the standard ones
+	snap        *routing.Snapshot
+	usage       map[string]election.Usage
 }
 
 // fullBallot is the request's ballot on the snapshot's candidates (compiled
 // once per snapshot, copied here), with the request's weights and usage.
 func (call *electCall) fullBallot() election.Ballot {
-	full, _ := call.snap.Ballot(call.ballot.Request)
-	full.AutoWeights = call.ballot.AutoWeights
+	full, _ := call.snap.Ballot(call.request)
+	full.AutoWeights = call.autoWeights
 	for i := range full.Candidates {
 		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
 	}
@@ -123,29 +104,17 @@ func (call *electCall) fullBallot() election.Ballot {
 // (422), the model (404 when unknown) and the usage keys; without at it
 // elects at the server's time.
 func (s *Server) electCall(c echo.Context) (*electCall, error) {
-	raw, err := io.ReadAll(c.Request().Body)
-	var tooLarge *http.MaxBytesError
-	var he *echo.HTTPError
-	switch {
-	case errors.As(err, &tooLarge), errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
-		return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
-	case err != nil:
-		return nil, badRequest("The request body could not be read.", nil)
-	}
 	var body electBody
-	c.Request().Body = io.NopCloser(bytes.NewReader(raw))
 	if err := decodeJSON(c, &body); err != nil {
 		return nil, err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, badRequest("The request body must be a JSON object.", nil)
+	call := &electCall{}
+	var err error
+	if call.request, err = body.Request(); err == nil && body.Weights != nil {
+		var w election.Weights
+		w, err = body.Weights.Weights()
+		call.autoWeights = &w
 	}
-	wrapped := map[string]json.RawMessage{"request": raw}
-	if w, ok := fields["weights"]; ok {
-		wrapped["weights"] = w
-	}
-	ballot, err := election.UnmarshalBallot(mustJSON(wrapped))
 	if err != nil {
 		var ie *election.InputError
 		if errors.As(err, &ie) {
@@ -153,7 +122,7 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 		}
 		return nil, err
 	}
-	model := ballot.Request.Model
+	model := call.request.Model
 	if model == "" {
 		return nil, apperr.Invalid(map[string]string{"model": "required: the model's slug"})
 	}
@@ -161,7 +130,7 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 		return nil, apperr.Invalid(map[string]string{"model": msg})
 	}
 	if body.At == nil {
-		ballot.Request.At = s.Now().UTC() // live traffic: the prices in force now
+		call.request.At = s.Now().UTC() // live traffic: the prices in force now
 	}
 	snap, err := s.Routing.Current(c.Request().Context())
 	if err != nil {
@@ -171,11 +140,11 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	if !ok || len(market.Listings) == 0 {
 		return nil, apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
-	usage, err := usageByCandidate(market.Listings, body)
-	if err != nil {
+	if call.usage, err = usageByCandidate(market.Listings, body); err != nil {
 		return nil, err
 	}
-	return &electCall{ballot: ballot, snap: snap, usage: usage}, nil
+	call.snap = snap
+	return call, nil
 }
 
 // usageByCandidate maps the request's usage, keyed by listing id or by

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -42,7 +43,7 @@ func decodeJSON(c echo.Context, v any) error {
 	case errors.Is(err, io.EOF):
 		return badRequest("The request body is empty; send JSON.", nil)
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
+		field := withoutEmbedded(typeErr.Field, reflect.TypeOf(v))
 		if field == "" {
 			field = "body"
 		}
@@ -79,6 +80,43 @@ func jsonKind(kind string) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// withoutEmbedded drops from a decode error's field path the Go names of
+// embedded structs (encoding/json writes "RequestInput.promptTokens" where
+// the body's key is "promptTokens").
+func withoutEmbedded(path string, t reflect.Type) string {
+	embedded := map[string]bool{}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				embedded[f.Name] = true
+			}
+			walk(f.Type)
+		}
+	}
+	walk(t)
+	if len(embedded) == 0 {
+		return path
+	}
+	parts := strings.Split(path, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if !embedded[p] {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }
 
 func isJSONContentType(ct string) bool {

@@ -19,7 +19,7 @@ import (
 	"github.com/airside/airside/web"
 )
 
-func apiToken(t *testing.T, st *store.Store, scopes ...string) string {
+func apiToken(t testing.TB, st *store.Store, scopes ...string) string {
 	t.Helper()
 	admin, err := st.FindUserByEmail(context.Background(), "admin@airside.example")
 	if err != nil {
@@ -359,6 +359,9 @@ func TestAPIErrorRules(t *testing.T) {
 	}{
 		{"a string for a number in elect", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","promptTokens":"20000"}`, 400, "promptTokens", "a whole number"},
 		{"a string for a number in metrics", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":"5"}]}`, 400, "buckets.requests", "a whole number"},
+		{"a string inside observed", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","observed":{"cacheHitRate":"half"}}`, 400, "observed.cacheHitRate", "a number"},
+		{"a string for a weight", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{"price":"1"}}`, 400, "weights.price", "a number"},
+		{"an unknown routing mode", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","routing":"fastest"}`, 422, "routing", "unknown routing mode"},
 		{"an object for a list", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","requires":{"tools":true}}`, 400, "requires", "a list"},
 		{"a negative usage", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":-1}}}`, 422, "usage.nebula/kimi-k2.5.rpm", "0 or more"},
 		{"usage of an unknown listing", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"999999":{"rpm":1}}}`, 422, "usage.999999", "not a listing"},

@@ -250,67 +250,142 @@ func jsonError(err error) error {
 	return inputErr("", "malformed JSON: %v", err)
 }
 
+// convert reads the request's decimals (strings or numbers in the contract)
+// and applies the request's rules.
 func (r *jsonRequest) convert(out *Request) error {
-	out.Model = r.Model
+	in := RequestInput{
+		Model: r.Model, PromptTokens: r.PromptTokens, Streaming: r.Streaming,
+		Routing: r.Routing, Workload: r.Workload, SessionOpening: r.SessionOpening,
+		Requires: r.Requires, At: r.At,
+	}
+	var err error
+	if in.CacheHitRate, err = r.CacheHitRate.value("request.cacheHitRate"); err != nil {
+		return err
+	}
+	if in.CacheOutputRatio, err = r.CacheOutputRatio.value("request.cacheOutputRatio"); err != nil {
+		return err
+	}
+	if r.Observed != nil {
+		in.Observed = &ObservedInput{}
+		if in.Observed.CacheHitRate, err = r.Observed.CacheHitRate.value("request.observed.cacheHitRate"); err != nil {
+			return err
+		}
+		if in.Observed.CacheOutputRatio, err = r.Observed.CacheOutputRatio.value("request.observed.cacheOutputRatio"); err != nil {
+			return err
+		}
+	}
+	*out, err = in.Request()
+	return err
+}
+
+// RequestInput is the contract's request with its numbers already read: the
+// shape the HTTP API decodes into directly, so the request is decoded once.
+// Request applies the contract's rules to it; errors name fields as
+// "request.<field>".
+type RequestInput struct {
+	Model            string         `json:"model"`
+	PromptTokens     *int64         `json:"promptTokens"`
+	Streaming        bool           `json:"streaming"`
+	Routing          *string        `json:"routing"`
+	Workload         *string        `json:"workload"`
+	SessionOpening   bool           `json:"sessionOpening"`
+	Requires         []string       `json:"requires"`
+	At               *string        `json:"at"`
+	CacheHitRate     *float64       `json:"cacheHitRate"`
+	CacheOutputRatio *float64       `json:"cacheOutputRatio"`
+	Observed         *ObservedInput `json:"observed"`
+}
+
+// ObservedInput is the request's observed cache figures.
+type ObservedInput struct {
+	CacheHitRate     *float64 `json:"cacheHitRate"`
+	CacheOutputRatio *float64 `json:"cacheOutputRatio"`
+}
+
+// Request checks the input against the contract and returns the request.
+func (r *RequestInput) Request() (Request, error) {
+	out := Request{Model: r.Model, Streaming: r.Streaming, SessionOpening: r.SessionOpening}
 	if r.PromptTokens != nil {
 		if *r.PromptTokens < 0 {
-			return inputErr("request.promptTokens", "must not be negative")
+			return out, inputErr("request.promptTokens", "must not be negative")
 		}
 		out.PromptTokens = *r.PromptTokens
 	}
-	out.Streaming = r.Streaming
-	out.SessionOpening = r.SessionOpening
 	if r.Routing != nil {
 		m, ok := ParseMode(*r.Routing)
 		if !ok {
-			return inputErr("request.routing", "unknown routing mode %q (auto, price, throughput, latency)", *r.Routing)
+			return out, inputErr("request.routing", "unknown routing mode %q (auto, price, throughput, latency)", *r.Routing)
 		}
 		out.Routing = m
 	}
 	if r.Workload != nil {
 		w, ok := ParseWorkload(*r.Workload)
 		if !ok {
-			return inputErr("request.workload", "unknown workload %q (general, coding, chat)", *r.Workload)
+			return out, inputErr("request.workload", "unknown workload %q (general, coding, chat)", *r.Workload)
 		}
 		out.Workload = w
 	}
 	for i, name := range r.Requires {
 		c, ok := ParseCapability(name)
 		if !ok {
-			return inputErr(fmt.Sprintf("request.requires[%d]", i), "unknown capability %q", name)
+			return out, inputErr(fmt.Sprintf("request.requires[%d]", i), "unknown capability %q", name)
 		}
 		out.Requires = out.Requires.With(c)
 	}
 	if r.At != nil {
 		at, err := time.Parse(time.RFC3339Nano, *r.At)
 		if err != nil {
-			return inputErr("request.at", "not an RFC 3339 time: %q", *r.At)
+			return out, inputErr("request.at", "not an RFC 3339 time: %q", *r.At)
 		}
 		out.At = at
 	}
-	var err error
-	if out.CacheHitRate, err = r.CacheHitRate.value("request.cacheHitRate"); err != nil {
-		return err
-	}
-	if out.CacheOutputRatio, err = r.CacheOutputRatio.value("request.cacheOutputRatio"); err != nil {
-		return err
-	}
+	out.CacheHitRate, out.CacheOutputRatio = r.CacheHitRate, r.CacheOutputRatio
 	if r.Observed != nil {
-		if out.ObservedHitRate, err = r.Observed.CacheHitRate.value("request.observed.cacheHitRate"); err != nil {
-			return err
-		}
-		if out.ObservedOutputRatio, err = r.Observed.CacheOutputRatio.value("request.observed.cacheOutputRatio"); err != nil {
-			return err
-		}
+		out.ObservedHitRate, out.ObservedOutputRatio = r.Observed.CacheHitRate, r.Observed.CacheOutputRatio
 	}
-	return nil
+	return out, nil
 }
 
+// convert reads the weights' decimals and applies the weights' rules.
 func (w *jsonWeights) convert() (Weights, error) {
-	var out Weights
+	var in WeightsInput
 	for _, f := range []struct {
 		name string
 		raw  rawDecimal
+		dst  **float64
+	}{
+		{"weights.price", w.Price, &in.Price},
+		{"weights.uptime", w.Uptime, &in.Uptime},
+		{"weights.throughput", w.Throughput, &in.Throughput},
+		{"weights.latency", w.Latency, &in.Latency},
+		{"weights.cache", w.Cache, &in.Cache},
+	} {
+		v, err := f.raw.value(f.name)
+		if err != nil {
+			return Weights{}, err
+		}
+		*f.dst = v
+	}
+	return in.Weights()
+}
+
+// WeightsInput is the contract's weights object with its numbers read (the
+// API decodes into it directly); a weight not given is 0.
+type WeightsInput struct {
+	Price      *float64 `json:"price"`
+	Uptime     *float64 `json:"uptime"`
+	Throughput *float64 `json:"throughput"`
+	Latency    *float64 `json:"latency"`
+	Cache      *float64 `json:"cache"`
+}
+
+// Weights checks the input against the contract; errors name fields as
+// "weights.<name>".
+func (w *WeightsInput) Weights() (Weights, error) {
+	var out Weights
+	for _, f := range []struct {
+		name string
+		v    *float64
 		dst  *float64
 	}{
 		{"weights.price", w.Price, &out.Price},
@@ -319,20 +394,16 @@ func (w *jsonWeights) convert() (Weights, error) {
 		{"weights.latency", w.Latency, &out.Latency},
 		{"weights.cache", w.Cache, &out.Cache},
 	} {
-		v, err := f.raw.value(f.name)
-		if err != nil {
-			return out, err
-		}
-		if v == nil {
+		if f.v == nil {
 			continue // a replaced weight that is not given is 0
 		}
-		if *v < 0 {
+		if *f.v < 0 {
 			return out, inputErr(f.name, "must not be negative")
 		}
-		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+		if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
 			return out, inputErr(f.name, "must be a finite number")
 		}
-		*f.dst = *v
+		*f.dst = *f.v
 	}
 	// With no weight nothing is ranked and the first candidate would win by
 	// position: a weights object must weigh something.
