@@ -118,9 +118,12 @@ func (s *Server) handleAPICatalogue(c echo.Context) error {
 	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	// Pre-encoded once per snapshot: a 200 is a copy of bytes, gzipped when
-	// the gateway asks.
-	body := snap.Catalogue(model)
+	// Encoded once per snapshot, when first asked for: a 200 is a copy of
+	// bytes, gzipped when the gateway asks.
+	body, err := snap.Catalogue(model)
+	if err != nil {
+		return err
+	}
 	if acceptsGzip(c.Request().Header.Get("Accept-Encoding")) {
 		h.Set("Content-Encoding", "gzip")
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body.Gzip)

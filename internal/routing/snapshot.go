@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -59,10 +58,25 @@ type Snapshot struct {
 	// with a pool of forks (an election needs scratch of its own).
 	compiled map[string]*compiledModel
 	// health is every listing's live health as of HealthAsOf.
-	health   map[int64]catalogue.Health
-	full     Body
-	perModel map[string]Body
-	tokens   map[string]apitoken.Token
+	health map[int64]catalogue.Health
+	tokens map[string]apitoken.Token
+	// The catalogue is encoded when first asked for, not at every health
+	// refresh (every 5 s; at 10,000 listings the whole document is 5.9 MB):
+	// the whole document once, each model's once.
+	published map[string][]*catalogue.Listing // by model, with live health
+	order     []*catalogue.Listing            // every published listing, in catalogue order
+	fullOnce  sync.Once
+	full      Body
+	fullErr   error
+	modelsMu  sync.Mutex
+	perModel  map[string]*lazyBody
+}
+
+// lazyBody is one model's catalogue, encoded once when first asked for.
+type lazyBody struct {
+	once sync.Once
+	body Body
+	err  error
 }
 
 // Market is a model's listings with their verdicts, for an election.
@@ -111,20 +125,43 @@ func (s *Snapshot) Winner(req *election.Request, usage map[string]election.Usage
 	return c.ID(w), score, true
 }
 
-// Catalogue is the encoded catalogue of one model, or of every model for "".
-// A model with no listings gets an empty catalogue at this revision.
-func (s *Snapshot) Catalogue(model string) Body {
+// Catalogue is the encoded catalogue of one model, or of every model for "",
+// encoded on first use. A model with no listings gets an empty catalogue at
+// this revision.
+func (s *Snapshot) Catalogue(model string) (Body, error) {
 	if model == "" {
-		return s.full
+		s.fullOnce.Do(func() { s.full, s.fullErr = s.encode(s.documents(s.order)) })
+		return s.full, s.fullErr
 	}
-	if b, ok := s.perModel[model]; ok {
-		return b
+	listings, ok := s.published[model]
+	if !ok { // not cached: any name may be asked for
+		return s.encode(nil)
 	}
-	b, err := encode(Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: []CatalogueListing{}})
-	if err != nil {
-		return s.full // cannot happen: an empty document always encodes
+	s.modelsMu.Lock()
+	lb, ok := s.perModel[model]
+	if !ok {
+		lb = &lazyBody{}
+		s.perModel[model] = lb
 	}
-	return b
+	s.modelsMu.Unlock()
+	lb.once.Do(func() { lb.body, lb.err = s.encode(s.documents(listings)) })
+	return lb.body, lb.err
+}
+
+// documents are listings as the catalogue serves them.
+func (s *Snapshot) documents(listings []*catalogue.Listing) []CatalogueListing {
+	out := make([]CatalogueListing, len(listings))
+	for i, l := range listings {
+		out[i] = ListingDocument(l, s.base.checks[l.ID])
+	}
+	return out
+}
+
+func (s *Snapshot) encode(listings []CatalogueListing) (Body, error) {
+	if listings == nil {
+		listings = []CatalogueListing{}
+	}
+	return encode(Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: listings})
 }
 
 // Health is a listing's live health as of HealthAsOf.
@@ -328,9 +365,11 @@ func readStructure(ctx context.Context, src Source) (*structure, error) {
 // ballots compiled, the catalogue encoded.
 func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (*Snapshot, error) {
 	snap := &Snapshot{Revision: base.revision, HealthAsOf: now.UTC(), BuiltAt: now, base: base, markets: map[string]preview.Market{},
-		candidates: map[string][]election.Candidate{}, compiled: map[string]*compiledModel{}, health: map[int64]catalogue.Health{}, perModel: map[string]Body{}, tokens: base.tokens}
-	docs := map[string][]CatalogueListing{}
-	var all []CatalogueListing
+		candidates: map[string][]election.Candidate{}, compiled: map[string]*compiledModel{}, health: make(map[int64]catalogue.Health, len(base.listings)),
+		tokens: base.tokens, published: map[string][]*catalogue.Listing{}, perModel: map[string]*lazyBody{}}
+	// where each listing lands in its market, to point at it once the
+	// markets stop growing
+	at := make([]int, len(base.listings))
 	for i := range base.listings {
 		l := base.listings[i]
 		if h, ok := live[l.ID]; ok {
@@ -341,20 +380,20 @@ func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (
 		if m.Checks == nil {
 			m.Checks = map[int64]map[string]string{}
 		}
+		at[i] = len(m.Listings)
 		m.Listings = append(m.Listings, l)
 		if c, ok := base.checks[l.ID]; ok {
 			m.Checks[l.ID] = c
 		}
 		snap.markets[l.Model.Slug] = m
+	}
+	for i := range base.listings {
+		l := &snap.markets[base.listings[i].Model.Slug].Listings[at[i]]
 		if l.Published == nil || l.Status == catalogue.StatusDelisted {
 			continue // the catalogue is what routes; changes report removals
 		}
-		doc := ListingDocument(&l, base.checks[l.ID])
-		docs[l.Model.Slug] = append(docs[l.Model.Slug], doc)
-		all = append(all, doc)
-	}
-	if all == nil {
-		all = []CatalogueListing{}
+		snap.order = append(snap.order, l)
+		snap.published[l.Model.Slug] = append(snap.published[l.Model.Slug], l)
 	}
 	for model, m := range snap.markets {
 		b, _ := m.Ballot(election.Request{Model: model}, preview.Change{})
@@ -363,17 +402,14 @@ func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (
 		cm.pool.New = func() any { return cm.base.Fork() }
 		snap.compiled[model] = cm
 	}
-	var err error
-	if snap.full, err = encode(Catalogue{Revision: base.revision, HealthAsOf: snap.HealthAsOf, Listings: all}); err != nil {
-		return nil, err
-	}
-	for _, model := range slices.Sorted(maps.Keys(docs)) {
-		if snap.perModel[model], err = encode(Catalogue{Revision: base.revision, HealthAsOf: snap.HealthAsOf, Listings: docs[model]}); err != nil {
-			return nil, err
-		}
-	}
 	return snap, nil
 }
+
+// gzipWriters are reused: a flate compressor allocates about 1 MB.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
 
 func encode(c Catalogue) (Body, error) {
 	plain, err := json.Marshal(c)
@@ -382,7 +418,9 @@ func encode(c Catalogue) (Body, error) {
 	}
 	plain = append(plain, '\n')
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	zw.Write(plain)
 	if err := zw.Close(); err != nil {
 		return Body{}, fmt.Errorf("gzip catalogue: %w", err)

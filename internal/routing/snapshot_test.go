@@ -1,7 +1,12 @@
 package routing
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"io"
+	"slices"
 	"math"
 	"strings"
 	"sync"
@@ -159,16 +164,81 @@ func TestSnapshotCatalogueLeavesDelistedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := string(snap.Catalogue("").Plain)
+	full := string(mustCatalogue(t, snap, "").Plain)
 	if !strings.Contains(full, `"carrier":"a"`) || strings.Contains(full, `"carrier":"b"`) {
 		t.Errorf("catalogue %s", full)
 	}
-	if empty := string(snap.Catalogue("unknown").Plain); !strings.Contains(empty, `"listings":[]`) || !strings.Contains(empty, `"revision":3`) {
+	if empty := string(mustCatalogue(t, snap, "unknown").Plain); !strings.Contains(empty, `"listings":[]`) || !strings.Contains(empty, `"revision":3`) {
 		t.Errorf("unknown model: %s", empty)
 	}
-	if len(snap.Catalogue("").Gzip) == 0 {
-		t.Error("no gzip body")
+	if len(snap.perModel) != 0 {
+		t.Errorf("an unknown model's empty catalogue was kept: %d bodies", len(snap.perModel))
 	}
+}
+
+// TestSnapshotCatalogueEncodedOnceWhenAsked: a health refresh encodes
+// nothing; the first readers of a body (concurrently) get one encoding, in
+// the catalogue's order, with the snapshot's health, gzip equal to plain.
+func TestSnapshotCatalogueEncodedOnceWhenAsked(t *testing.T) {
+	base, live := bigStructure(6, 4)
+	lat := 123.0
+	live[base.listings[9].ID] = catalogue.Health{LatencyMs: &lat}
+	snap, err := assemble(base, live, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.full.Plain != nil {
+		t.Fatal("the catalogue was encoded before anyone asked")
+	}
+	for _, model := range []string{"", "model-2"} {
+		bodies := make([]Body, 8)
+		var wg sync.WaitGroup
+		for i := range bodies {
+			wg.Go(func() { bodies[i] = mustCatalogue(t, snap, model) })
+		}
+		wg.Wait()
+		for _, b := range bodies[1:] {
+			if &b.Plain[0] != &bodies[0].Plain[0] {
+				t.Errorf("model %q: encoded more than once", model)
+			}
+		}
+		var doc Catalogue
+		if err := json.Unmarshal(bodies[0].Plain, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		for _, l := range base.listings {
+			if model == "" || l.Model.Slug == model {
+				want = append(want, l.ID)
+			}
+		}
+		var got []int64
+		for _, l := range doc.Listings {
+			got = append(got, l.ListingID)
+			if l.ListingID == base.listings[9].ID && (l.Metrics.LatencyMs == nil || *l.Metrics.LatencyMs != lat) {
+				t.Errorf("listing %d's health in the catalogue is %+v, want the snapshot's", l.ListingID, l.Metrics)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("model %q: listings %v, want %v", model, got, want)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(bodies[0].Gzip))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unzipped, err := io.ReadAll(zr); err != nil || !bytes.Equal(unzipped, bodies[0].Plain) {
+			t.Errorf("model %q: gzip body is not the plain one (%v)", model, err)
+		}
+	}
+}
+
+func mustCatalogue(t *testing.T, snap *Snapshot, model string) Body {
+	t.Helper()
+	b, err := snap.Catalogue(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestHealthRefreshReadsOnlyNewMetrics: once built, a snapshot's health is
