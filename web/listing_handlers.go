@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,19 +17,46 @@ import (
 
 func (s *Server) handleListings(c echo.Context) error {
 	ctx, p := c.Request().Context(), principal(c)
-	// Health comes from the routing snapshot (seconds old), not from the
-	// metrics of every listing on every page view.
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p), StoredHealth: true})
+	// The table narrows names, statuses and prices (one light query), then
+	// reads in full only the rows on its page: thousands of listings cost
+	// what a page of them does.
+	entries, err := s.Reads.FindListingEntries(ctx, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
+	// Health comes from the routing snapshot (seconds old), not from the
+	// metrics of every listing on every page view.
 	snap, err := s.Routing.Current(ctx)
 	if err != nil {
 		return err
 	}
-	for i := range listings {
-		if h, ok := snap.Health(listings[i].ID); ok {
-			listings[i].Health = h
+	var models []catalogue.Model
+	if len(adminMemberships(p)) > 0 {
+		if models, err = s.Reads.FindModels(ctx); err != nil {
+			return err
+		}
+	}
+	page := s.page(c, "Listings", "listings")
+	page.Wide = true
+	v := listingsView(page, p, entries, models)
+	pageNumber, _ := strconv.Atoi(c.QueryParam("page"))
+	table := listingsTable{query: c.QueryParam("q"), status: c.QueryParam("status"), sort: c.QueryParam("sort"), page: pageNumber}
+	ids := narrowListings(&v, entries, table, func(id int64) *float64 {
+		h, _ := snap.Health(id)
+		return h.UptimePct
+	})
+	shown, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p), IDs: ids, StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	position := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		position[id] = i
+	}
+	sort.Slice(shown, func(i, j int) bool { return position[shown[i].ID] < position[shown[j].ID] })
+	for i := range shown {
+		if h, ok := snap.Health(shown[i].ID); ok {
+			shown[i].Health = h
 		}
 	}
 	inFlight, err := s.Reads.InFlightFilings(ctx, workflow.Scope(p))
@@ -45,16 +73,7 @@ func (s *Server) handleListings(c echo.Context) error {
 			inFlight[d.ListingID] = d
 		}
 	}
-	var models []catalogue.Model
-	if len(adminMemberships(p)) > 0 {
-		if models, err = s.Reads.FindModels(ctx); err != nil {
-			return err
-		}
-	}
-	page := s.page(c, "Listings", "listings")
-	page.Wide = true
-	v := listingsView(page, p, listings, inFlight, models)
-	narrowListings(&v, listings, c.QueryParam("q"), c.QueryParam("status"), c.QueryParam("sort"), c.QueryParam("page"))
+	v.Rows = listingRows(shown, inFlight)
 	return render(c, http.StatusOK, templates.Listings(v))
 }
 

@@ -23,7 +23,7 @@ import (
 // listingsView is the listings table for p: every listing for staff, p's own
 // carriers' otherwise, with the filing in flight of each and the models p may
 // still add (models is only read for carrier admins).
-func listingsView(page templates.Page, p *account.Principal, listings []catalogue.Listing, inFlight map[int64]workflow.Filing, models []catalogue.Model) templates.ListingsView {
+func listingsView(page templates.Page, p *account.Principal, entries []catalogue.ListingEntry, models []catalogue.Model) templates.ListingsView {
 	heading := "All listings"
 	if !p.IsStaff() {
 		names := make([]string, len(p.Memberships))
@@ -34,15 +34,21 @@ func listingsView(page templates.Page, p *account.Principal, listings []catalogu
 	}
 	view := templates.ListingsView{Page: page, Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
 		CanBulk: workflow.AuthorizeBulk(p) == nil}
-	for i := range listings {
-		row := listingRow(&listings[i])
-		if f, ok := inFlight[listings[i].ID]; ok {
-			row.FilingURL, row.FilingState = fmt.Sprintf("/filings/%d", f.ID), f.State.Label()
-		}
-		view.Rows = append(view.Rows, row)
-	}
-	view.AddModels = addableModels(p, listings, models)
+	view.AddModels = addableModels(p, entries, models)
 	return view
+}
+
+// listingRows are the table's rows of the listings shown, each with the
+// filing under way on it.
+func listingRows(shown []catalogue.Listing, inFlight map[int64]workflow.Filing) []templates.ListingRow {
+	rows := make([]templates.ListingRow, len(shown))
+	for i := range shown {
+		rows[i] = listingRow(&shown[i])
+		if f, ok := inFlight[shown[i].ID]; ok {
+			rows[i].FilingURL, rows[i].FilingState = fmt.Sprintf("/filings/%d", f.ID), f.State.Label()
+		}
+	}
+	return rows
 }
 
 // listingPageView is one listing's page for p: its fare, health, filings and
@@ -90,7 +96,7 @@ func adminMemberships(p *account.Principal) []account.Membership {
 
 // addableModels lists, for each carrier p administers, the models it does
 // not list yet.
-func addableModels(p *account.Principal, listings []catalogue.Listing, models []catalogue.Model) []templates.ModelOption {
+func addableModels(p *account.Principal, listings []catalogue.ListingEntry, models []catalogue.Model) []templates.ModelOption {
 	admin := adminMemberships(p)
 	listed := map[[2]int64]bool{}
 	for _, l := range listings {
@@ -310,52 +316,56 @@ func mapValues(m map[string]string) []string {
 // ListingsPerPage is how many listings a page of the listings table shows.
 const ListingsPerPage = 100
 
-// narrowListings applies the table's search, status filter, sort and page,
-// all kept in the URL, to the rows built from listings (in the same order).
-func narrowListings(v *templates.ListingsView, listings []catalogue.Listing, q, status, sortBy, pageText string) {
-	q = strings.ToLower(strings.TrimSpace(q))
-	type pair struct {
-		row templates.ListingRow
-		l   *catalogue.Listing
-	}
-	var kept []pair
-	for i, r := range v.Rows {
-		l := &listings[i]
+// listingsTable is the listings table's state, all kept in the URL: a
+// search, a status filter, a sort and a page.
+type listingsTable struct {
+	query, status, sort string
+	page                int
+}
+
+// narrowListings applies the table's search, status filter, sort and page to
+// the entries, sets the view's navigation and returns the ids of the rows on
+// the page, in order. uptime is a listing's live uptime, for the uptime sort.
+func narrowListings(v *templates.ListingsView, entries []catalogue.ListingEntry, t listingsTable, uptimeOf func(id int64) *float64) []int64 {
+	q, status, sortBy := strings.ToLower(strings.TrimSpace(t.query)), t.status, t.sort
+	var kept []*catalogue.ListingEntry
+	for i := range entries {
+		l := &entries[i]
 		if q != "" && !strings.Contains(strings.ToLower(l.Model.Name+" "+l.Model.Slug+" "+l.CarrierName+" "+l.CarrierSlug), q) {
 			continue
 		}
 		if status != "" && string(l.Status) != status {
 			continue
 		}
-		kept = append(kept, pair{r, l})
+		kept = append(kept, l)
 	}
-	uptime := func(l *catalogue.Listing) float64 {
-		if l.Health.UptimePct == nil {
-			return -1
-		}
-		return *l.Health.UptimePct
-	}
-	input := func(l *catalogue.Listing) int64 {
-		if l.Published == nil {
+	input := func(l *catalogue.ListingEntry) int64 {
+		if l.PublishedInput == nil {
 			return 1 << 62
 		}
-		return int64(l.Published.Input)
+		return int64(*l.PublishedInput)
 	}
 	switch sortBy {
 	case "carrier":
-		slices.SortStableFunc(kept, func(a, b pair) int { return strings.Compare(a.l.CarrierName, b.l.CarrierName) })
+		slices.SortStableFunc(kept, func(a, b *catalogue.ListingEntry) int { return strings.Compare(a.CarrierName, b.CarrierName) })
 	case "price":
-		slices.SortStableFunc(kept, func(a, b pair) int { return cmp.Compare(input(a.l), input(b.l)) })
+		slices.SortStableFunc(kept, func(a, b *catalogue.ListingEntry) int { return cmp.Compare(input(a), input(b)) })
 	case "uptime":
-		slices.SortStableFunc(kept, func(a, b pair) int { return cmp.Compare(uptime(a.l), uptime(b.l)) })
+		uptime := make(map[int64]float64, len(kept))
+		for _, l := range kept {
+			uptime[l.ID] = -1 // not measured yet: first
+			if u := uptimeOf(l.ID); u != nil {
+				uptime[l.ID] = *u
+			}
+		}
+		slices.SortStableFunc(kept, func(a, b *catalogue.ListingEntry) int { return cmp.Compare(uptime[a.ID], uptime[b.ID]) })
 	}
-	page, _ := strconv.Atoi(pageText)
 	pages := max(1, (len(kept)+ListingsPerPage-1)/ListingsPerPage)
-	page = max(1, min(page, pages))
+	page := max(1, min(t.page, pages))
 	from, to := (page-1)*ListingsPerPage, min(page*ListingsPerPage, len(kept))
-	v.Rows = v.Rows[:0]
-	for _, k := range kept[from:to] {
-		v.Rows = append(v.Rows, k.row)
+	ids := make([]int64, 0, to-from)
+	for _, l := range kept[from:to] {
+		ids = append(ids, l.ID)
 	}
 	v.Query, v.Status, v.Sort, v.Total = q, status, sortBy, len(kept)
 	link := func(status, sortBy string, page int) string {
@@ -389,4 +399,5 @@ func narrowListings(v *templates.ListingsView, listings []catalogue.Listing, q, 
 	if pages > 1 {
 		v.Showing = fmt.Sprintf("%d to %d of %d listings", from+1, to, len(kept))
 	}
+	return ids
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,4 +53,49 @@ func TestListingsTableSearchesFiltersSortsAndPages(t *testing.T) {
 	if !strings.Contains(sorted, `class="active" aria-current="page">input price`) {
 		t.Error("the sort is not kept")
 	}
+	// The page reads in full only its rows: the sorts are on every listing.
+	byPrice := tableRows(sorted)
+	if len(byPrice) != 26 {
+		t.Fatalf("%d listings in service, want the demo's 26", len(byPrice))
+	}
+	for i := 1; i < len(byPrice); i++ {
+		a, _ := p.store.FindListing(ctx, byPrice[i-1].id, nil)
+		b, _ := p.store.FindListing(ctx, byPrice[i].id, nil)
+		if a.Published.Input > b.Published.Input {
+			t.Errorf("by price: %s before %s", a.Published.Input, b.Published.Input)
+		}
+	}
+	byUptime := tableRows(rev.get("/listings?sort=uptime&page=2").body)
+	if len(byUptime) != 6 {
+		t.Fatalf("the second page by uptime has %d rows", len(byUptime))
+	}
+	last := -1.0
+	for _, r := range byUptime { // model, carrier, status, 5 prices, uptime
+		uptime, err := strconv.ParseFloat(strings.TrimSuffix(r.cells[8], " %"), 64)
+		if err != nil || uptime < last {
+			t.Errorf("by uptime, page 2: %q after %.2f", r.cells[8], last)
+		}
+		last = uptime
+	}
+}
+
+type tableRow struct {
+	id    int64
+	cells []string
+}
+
+// tableRows reads the listings table: each row's listing and cell texts.
+func tableRows(body string) []tableRow {
+	var out []tableRow
+	for _, m := range regexp.MustCompile(`(?s)<tr data-testid="listing-[^"]*">(.*?)</tr>`).FindAllStringSubmatch(body, -1) {
+		var r tableRow
+		if id := regexp.MustCompile(`href="/listings/(\d+)"`).FindStringSubmatch(m[1]); id != nil {
+			r.id, _ = strconv.ParseInt(id[1], 10, 64)
+		}
+		for _, cell := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(m[1], -1) {
+			r.cells = append(r.cells, strings.TrimSpace(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(cell[1], "")))
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -25,6 +25,7 @@ type Reads interface {
 	FindAuditEvents(ctx context.Context, f audit.Filter) ([]audit.Event, error)
 	FindModels(ctx context.Context) ([]catalogue.Model, error)
 	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
+	FindListingEntries(ctx context.Context, carrierIDs []int64) ([]catalogue.ListingEntry, error)
 	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
 	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
 	FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
 )
 
 // Model is a model of the catalogue.
@@ -73,11 +74,27 @@ type Listing struct {
 	CreatedAt time.Time
 }
 
+// ListingEntry is a listing as a table of many searches, filters and sorts
+// it: names, status and published input price, without the rest of the fare,
+// health or endpoint (read only for the rows shown).
+type ListingEntry struct {
+	ID          int64
+	CarrierID   int64
+	CarrierSlug string
+	CarrierName string
+	Model       Model
+	Status      ListingStatus
+	// PublishedInput is the published fare's input price, nil before one.
+	PublishedInput *money.Micros
+}
+
 // ListingFilter narrows FindListings.
 type ListingFilter struct {
 	// CarrierIDs limits to these carriers; nil means every carrier.
 	CarrierIDs []int64
-	ModelID    int64
+	// IDs limits to these listings; nil means every listing.
+	IDs     []int64
+	ModelID int64
 	// ModelSlug narrows to one model by slug.
 	ModelSlug string
 	// Published keeps only listings with a published fare.

@@ -147,6 +147,63 @@ func TestListingsAreScopedToCarriers(t *testing.T) {
 	})
 }
 
+// TestListingEntriesAgreeWithListings: the light entries a table narrows are
+// the listings FindListings reads (same order, names, status and published
+// input), scoped to carriers the same way; reading by ids reads only those.
+func TestListingEntriesAgreeWithListings(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		a, _ := s.CreateCarrier(ctx, nil, "carrier-a", "A")
+		b, _ := s.CreateCarrier(ctx, nil, "carrier-b", "B")
+		var ids []int64
+		for i, name := range []string{"Zeta", "Alpha", "Mid"} {
+			m, _ := s.CreateModel(ctx, nil, catalogue.Model{Slug: strings.ToLower(name), Name: name, ContextTokens: 8192})
+			for _, c := range []int64{a.ID, b.ID} {
+				id, err := s.CreateListing(ctx, nil, c, m.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+				if i != 1 {
+					continue // Alpha stays a draft without a fare
+				}
+				if _, err := s.PublishSeedFare(ctx, &fare.Fare{ListingID: id, Input: mustPrice(t, "0.1"), Output: mustPrice(t, "0.3"),
+					LandingFee: fare.BaselineLandingFee, CapScope: fare.ScopeGlobal}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, scope := range [][]int64{nil, {b.ID}, {}} {
+			entries, err := s.FindListingEntries(ctx, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listings, _ := s.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: scope})
+			if len(entries) != len(listings) {
+				t.Fatalf("scope %v: %d entries, %d listings", scope, len(entries), len(listings))
+			}
+			for i, l := range listings {
+				e := entries[i]
+				var input *money.Micros
+				if l.Published != nil {
+					input = &l.Published.Input
+				}
+				if e.ID != l.ID || e.CarrierID != l.CarrierID || e.CarrierName != l.CarrierName || e.CarrierSlug != l.CarrierSlug ||
+					e.Model.ID != l.Model.ID || e.Model.Name != l.Model.Name || e.Model.Slug != l.Model.Slug || e.Status != l.Status ||
+					(input == nil) != (e.PublishedInput == nil) || (input != nil && *input != *e.PublishedInput) {
+					t.Errorf("scope %v, row %d: entry %+v, listing %+v", scope, i, e, l)
+				}
+			}
+		}
+		some, _ := s.FindListings(ctx, catalogue.ListingFilter{IDs: []int64{ids[1], ids[4]}})
+		if len(some) != 2 || some[0].ID != ids[4] || some[1].ID != ids[1] { // Mid before Zeta
+			t.Errorf("by ids %d and %d: %+v", ids[4], ids[1], some)
+		}
+		if none, _ := s.FindListings(ctx, catalogue.ListingFilter{IDs: []int64{}}); len(none) != 0 {
+			t.Errorf("no ids read %d listings", len(none))
+		}
+	})
+}
+
 func TestUsersInvitesAndSessions(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		admin, err := account.NewService(s).CreateUser(ctx, nil, account.NewUser{Email: "Admin@Example.com", Password: "long enough pw", Staff: account.StaffAdmin})
