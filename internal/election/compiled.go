@@ -14,10 +14,9 @@ type Compiled struct {
 	ids   []string
 	cands []compiledCandidate
 	// weights are the normalised weights by routing mode, streaming and
-	// cache relevance; rates the cache rates by workload when the request
-	// overrides none: both the same for every election on the ballot.
+	// cache relevance, with the ballot's auto weights: the same for every
+	// election on the ballot.
 	weights [len(modeWeights)][2][2]Weights
-	rates   [len(workloadDefaults)]rates
 	// scratch, per election: each candidate's routing price, and which stay
 	// on the ballot (0 eligible, else why not).
 	price []float64
@@ -53,12 +52,9 @@ func Compile(b *Ballot) *Compiled {
 	for m := range c.weights {
 		for s, streaming := range []bool{false, true} {
 			for r, relevant := range []bool{false, true} {
-				c.weights[m][s][r] = normalisedWeights(&Request{Routing: Mode(m), Streaming: streaming}, b.AutoWeights, relevant)
+				c.weights[m][s][r] = weightsFor(&Request{Routing: Mode(m), Streaming: streaming}, b.AutoWeights, relevant)
 			}
 		}
-	}
-	for wl := range c.rates {
-		c.rates[wl] = requestRates(&Request{Workload: Workload(wl)})
 	}
 	for i := range b.Candidates {
 		src := &b.Candidates[i]
@@ -106,12 +102,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	cacheRelevant := req.PromptTokens >= CachePromptTokens || req.SessionOpening
 	var rt rates
 	if cacheRelevant {
-		if int(req.Workload) < len(c.rates) && req.CacheHitRate == nil && req.ObservedHitRate == nil &&
-			req.CacheOutputRatio == nil && req.ObservedOutputRatio == nil {
-			rt = c.rates[req.Workload]
-		} else {
-			rt = requestRates(req)
-		}
+		rt = ratesFor(req)
 	}
 	uncappedBest := newBests()
 	uncapped, capped := 0, 0

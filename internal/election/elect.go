@@ -1,7 +1,9 @@
 package election
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -101,9 +103,10 @@ type Result struct {
 	Candidates []Outcome
 	// order is scratch space for ranking, kept to avoid allocating per election.
 	order []int32
-	// keys and spare are the radix sort's scratch space, kept likewise.
-	keys, spareKeys []uint64
-	spare           []int32
+	// keys, spare and starts are the bucket sort's scratch space, kept
+	// likewise.
+	keys, spare []rankKey
+	starts      []int32
 	// health is each candidate's health as pass 1 read it, scratch for pass 2.
 	health []health
 }
@@ -182,15 +185,14 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	// Pass 1: exclusions and the price each candidate is ranked on.
 	var rt *rates // nil: not cache-relevant (h = 0, r = 1)
 	if res.CacheRelevant {
-		r := requestRates(req)
+		r := ratesFor(req)
 		rt = &r
 	}
 	uncapped, capped := 0, 0
-	// The best value of each factor is gathered as the prices are resolved,
-	// among the uncapped and among every candidate not excluded outright
-	// (the ballot after a fall-open); health is read once, kept for pass 3.
+	// The best value of each factor among the uncapped is gathered as the
+	// prices are resolved; health is read once, kept for pass 3.
 	res.health = slices.Grow(res.health[:0], n)[:n]
-	uncappedBest, openBest := newBests(), newBests()
+	uncappedBest := newBests()
 	for i := range b.Candidates {
 		c := &b.Candidates[i]
 		out := &res.Candidates[i]
@@ -206,7 +208,12 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		}
 		u, t, l := healthOf(c, adj.forCandidate(i))
 		res.health[i] = health{u, t, l}
-		openBest.add(out.RoutingPrice, u, t, l)
+		// What pass 2 needs of the candidate is taken now, so pass 2 reads
+		// only the result.
+		out.PriorityPenalty = 1 - c.priority()
+		if !c.Fare.hasCachedInput() {
+			out.Factors.Cache = 1
+		}
 		if out.Excluded != 0 {
 			capped++
 		} else {
@@ -215,10 +222,17 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		}
 	}
 	// Every otherwise-eligible candidate capped: fall open to the capped ones.
+	// (Rare, so the best of the open ballot is gathered only then.)
 	best := uncappedBest
 	if uncapped == 0 && capped > 0 {
 		res.FellOpen = true
-		best = openBest
+		best = newBests()
+		for i := range res.Candidates {
+			if out := &res.Candidates[i]; out.Excluded&exclHard == 0 {
+				hl := &res.health[i]
+				best.add(out.RoutingPrice, hl.uptime, hl.throughput, hl.latency)
+			}
+		}
 	}
 	for i := range res.Candidates {
 		out := &res.Candidates[i]
@@ -229,7 +243,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		}
 	}
 
-	res.Weights = normalisedWeights(&b.Request, b.AutoWeights, res.CacheRelevant)
+	res.Weights = weightsFor(&b.Request, b.AutoWeights, res.CacheRelevant)
 	if len(res.order) == 0 {
 		return
 	}
@@ -237,16 +251,10 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	// Pass 2: factors and scores.
 	w := res.Weights
 	for _, i := range res.order {
-		c := &b.Candidates[i]
 		out := &res.Candidates[i]
 		hl := &res.health[i]
-		cache := 0.0
-		if !c.Fare.hasCachedInput() {
-			cache = 1
-		}
-		setFactors(&out.Factors, out.RoutingPrice, hl, cache, &best, b.Request.Streaming)
+		setFactors(&out.Factors, out.RoutingPrice, hl, out.Factors.Cache, &best, b.Request.Streaming)
 		out.UptimePenalty = UptimePenalty(hl.uptime)
-		out.PriorityPenalty = 1 - c.priority()
 		out.Score = scoreOf(&w, &out.Factors, out.PriorityPenalty, out.UptimePenalty)
 	}
 
@@ -343,6 +351,25 @@ type rates struct {
 	defH                 float64
 }
 
+// standardRates are requestRates for a request that overrides no rate, by
+// workload: worked out once.
+var standardRates = func() (out [len(workloadDefaults)]rates) {
+	for wl := range out {
+		out[wl] = requestRates(&Request{Workload: Workload(wl)})
+	}
+	return out
+}()
+
+// ratesFor is requestRates(req), from standardRates when the request
+// overrides nothing.
+func ratesFor(req *Request) rates {
+	if int(req.Workload) < len(standardRates) && req.CacheHitRate == nil && req.ObservedHitRate == nil &&
+		req.CacheOutputRatio == nil && req.ObservedOutputRatio == nil {
+		return standardRates[req.Workload]
+	}
+	return requestRates(req)
+}
+
 // requestRates applies the spec's precedence for h and r: explicit override,
 // the candidate's own observation (h only), the project's observation, the
 // workload default; h is clamped to [0, 1] and r to >= 0.
@@ -379,10 +406,11 @@ func requestRates(req *Request) rates {
 
 // forCandidate is h and r for a candidate with metrics m.
 func (rt *rates) forCandidate(m *Metrics) (h, r float64) {
-	if m.CacheHitRate != nil {
-		return rt.forObserved(*m.CacheHitRate, true)
+	observed, has := 0.0, m.CacheHitRate != nil
+	if has {
+		observed = *m.CacheHitRate
 	}
-	return rt.forObserved(0, false)
+	return rt.forObserved(observed, has)
 }
 
 // forObserved is h and r for a candidate whose own observed hit rate is
@@ -412,11 +440,13 @@ func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
 	if f.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 	}
-	switch BlockAt(f, at) {
-	case BlockPeak:
-		p.apply(&f.TimeBased.Peak)
-	case BlockOffPeak:
-		p.apply(&f.TimeBased.OffPeak)
+	if f.TimeBased != nil {
+		switch BlockAt(f, at) {
+		case BlockPeak:
+			p.apply(&f.TimeBased.Peak)
+		case BlockOffPeak:
+			p.apply(&f.TimeBased.OffPeak)
+		}
 	}
 	// The tier with the largest threshold strictly below the prompt applies:
 	// the upper edge belongs to the lower tier.
@@ -574,6 +604,28 @@ func ratioAboveBest(v, best, minPositive float64) float64 {
 // normalisedWeights returns the weights of the request's mode with the inactive
 // ones zeroed (latency for non-streaming requests, cache for requests that are
 // not cache-relevant), divided by their sum.
+// standardWeights are normalisedWeights without auto weights, by routing
+// mode, streaming and cache relevance: worked out once.
+var standardWeights = func() (out [len(modeWeights)][2][2]Weights) {
+	for m := range out {
+		for s, streaming := range []bool{false, true} {
+			for r, relevant := range []bool{false, true} {
+				out[m][s][r] = normalisedWeights(&Request{Routing: Mode(m), Streaming: streaming}, nil, relevant)
+			}
+		}
+	}
+	return out
+}()
+
+// weightsFor is normalisedWeights, from standardWeights when the ballot
+// brings no auto weights.
+func weightsFor(req *Request, autoWeights *Weights, cacheRelevant bool) Weights {
+	if autoWeights == nil && int(req.Routing) < len(standardWeights) {
+		return standardWeights[req.Routing][b2i(req.Streaming)][b2i(cacheRelevant)]
+	}
+	return normalisedWeights(req, autoWeights, cacheRelevant)
+}
+
 func normalisedWeights(req *Request, autoWeights *Weights, cacheRelevant bool) Weights {
 	mode := req.Routing
 	if int(mode) >= len(modeWeights) {
@@ -596,60 +648,92 @@ func normalisedWeights(req *Request, autoWeights *Weights, cacheRelevant bool) W
 	return Weights{w.Price / sum, w.Uptime / sum, w.Throughput / sum, w.Latency / sum, w.Cache / sum}
 }
 
-// radixFrom is the number of eligible candidates from which ranking sorts by
-// radix (linear in the candidates) instead of by comparison.
-const radixFrom = 256
+// insertionUpTo is the number of candidates up to which ranking (and a
+// bucket of the bucket sort) sorts by insertion; above it ranking sorts by
+// buckets, linear in the candidates.
+const insertionUpTo = 24
 
-// rank orders res.order by score, ties to the candidate listed first.
+// rank orders res.order by score, ties to the candidate listed first, on the
+// scores' bits made to sort as unsigned integers.
 func (res *Result) rank() {
 	n := len(res.order)
-	if n < radixFrom {
-		slices.SortFunc(res.order, func(a, b int32) int {
-			sa, sb := res.Candidates[a].Score, res.Candidates[b].Score
-			switch {
-			case sa < sb:
-				return -1
-			case sa > sb:
-				return 1
-			}
-			return int(a - b)
-		})
+	res.keys = slices.Grow(res.keys[:0], n)[:n]
+	if n <= insertionUpTo {
+		for j, i := range res.order {
+			res.keys[j] = rankKey{sortableBits(res.Candidates[i].Score), i}
+		}
+		sortBucket(res.keys)
+		for j := range res.keys {
+			res.order[j] = res.keys[j].idx
+		}
 		return
 	}
-	// An LSD radix sort on the score's bits made to sort as unsigned
-	// integers; it is stable, and res.order is in index order, so ties stay
-	// with the candidate listed first.
-	res.keys = slices.Grow(res.keys[:0], n)[:n]
-	res.spareKeys = slices.Grow(res.spareKeys[:0], n)[:n]
+	// A bucket sort on the score's bits made to sort as unsigned integers:
+	// the span between the lowest and the highest key is cut into about n
+	// buckets, the candidates are distributed to them stably (res.order is
+	// in index order, so ties stay with the candidate listed first), and each
+	// bucket, of one or two on most ballots, is sorted in place. Linear in
+	// the candidates unless scores cluster in a few buckets, where the
+	// bucket's stable sort keeps it n log n.
 	res.spare = slices.Grow(res.spare[:0], n)[:n]
+	lo, hi := uint64(math.MaxUint64), uint64(0)
 	for j, i := range res.order {
-		res.keys[j] = sortableBits(res.Candidates[i].Score)
+		k := sortableBits(res.Candidates[i].Score)
+		res.keys[j] = rankKey{k, i}
+		lo, hi = min(lo, k), max(hi, k)
 	}
-	keys, order, tmpKeys, tmpOrder := res.keys, res.order, res.spareKeys, res.spare
-	var count [256]int
-	for shift := uint(0); shift < 64; shift += 8 {
-		count = [256]int{}
-		for _, k := range keys {
-			count[byte(k>>shift)]++
-		}
-		if count[byte(keys[0]>>shift)] == n {
-			continue // every key has the same byte here: nothing to move
-		}
-		pos := 0
-		for d := range count {
-			count[d], pos = pos, pos+count[d]
-		}
-		for j, k := range keys {
-			d := byte(k >> shift)
-			tmpKeys[count[d]], tmpOrder[count[d]] = k, order[j]
-			count[d]++
-		}
-		keys, tmpKeys = tmpKeys, keys
-		order, tmpOrder = tmpOrder, order
+	if lo == hi {
+		return // every score equal: listed order is the rank
 	}
-	if &order[0] != &res.order[0] {
-		copy(res.order, order)
+	shift := max(0, bits.Len64(hi-lo)-bits.Len(uint(n)))
+	buckets := int((hi-lo)>>shift) + 1
+	res.starts = slices.Grow(res.starts[:0], buckets+1)[:buckets+1]
+	clear(res.starts)
+	for _, k := range res.keys {
+		res.starts[(k.key-lo)>>shift+1]++
 	}
+	for b := 1; b <= buckets; b++ {
+		res.starts[b] += res.starts[b-1]
+	}
+	for _, k := range res.keys {
+		b := (k.key - lo) >> shift
+		res.spare[res.starts[b]] = k
+		res.starts[b]++
+	}
+	// starts[b] is now where bucket b+1 starts.
+	from := int32(0)
+	for b := range buckets {
+		to := res.starts[b]
+		if to-from > 1 {
+			sortBucket(res.spare[from:to])
+		}
+		from = to
+	}
+	for j := range res.spare {
+		res.order[j] = res.spare[j].idx
+	}
+}
+
+// sortBucket sorts a bucket by key, stably: by insertion when small.
+func sortBucket(keys []rankKey) {
+	if len(keys) > insertionUpTo {
+		slices.SortStableFunc(keys, func(a, b rankKey) int { return cmp.Compare(a.key, b.key) })
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && keys[j-1].key > k.key; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+	}
+}
+
+// rankKey is a score's sortable bits and its candidate.
+type rankKey struct {
+	key uint64
+	idx int32
 }
 
 // sortableBits maps a float64 to a uint64 that sorts as the float does

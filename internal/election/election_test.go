@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -522,12 +523,28 @@ func wantFactors(t *testing.T, res election.Result, factor string, want map[stri
 	}
 }
 
-// TestRankingLargeBallots: ranks on ballots large enough for the radix sort
+// TestRankingLargeBallots: ranks on ballots large enough for the bucket sort
 // follow score, and ties (many candidates with one fare) go to the one listed
 // first.
 func TestRankingLargeBallots(t *testing.T) {
-	for _, size := range []int{255, 256, 300, 5000} {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, test := range []struct {
+		size   int
+		random bool // prices drawn at random, clustered in a narrow band
+	}{{8, false}, {24, false}, {25, false}, {255, false}, {256, false}, {300, false}, {5000, false},
+		{9, true}, {24, true}, {25, true}, {257, true}, {4000, true}} {
+		size := test.size
 		b := benchBallotForTest(size)
+		if test.random {
+			for i := range b.Candidates {
+				c := &b.Candidates[i]
+				c.Fare.Input = 0.4 + rng.Float64()/1e6 // scores a hair apart
+				if rng.IntN(4) == 0 {
+					c.Fare.Input = 0.4 // and exact ties among them
+				}
+				c.Metrics.Uptime = f(95 + 5*rng.Float64())
+			}
+		}
 		res := election.Elect(&b)
 		type ranked struct {
 			score float64
