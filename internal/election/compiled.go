@@ -1,6 +1,10 @@
 package election
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // Compiled is a ballot's candidates prepared once for many winner-only
 // elections (the gateway's question: who serves this request?): everything
@@ -13,6 +17,7 @@ import "time"
 type Compiled struct {
 	ids   []string
 	cands []compiledCandidate
+	fares []compiledFare // the fares that are not simple
 	// weights are the normalised weights by routing mode, streaming and
 	// cache relevance, with the ballot's auto weights: the same for every
 	// election on the ballot.
@@ -37,15 +42,123 @@ type compiledCandidate struct {
 	observedHit float64
 	hasObserved bool
 	// simple fares (no tiers, no time-of-day block) resolve to their base
-	// prices for every request; the others are resolved per election.
+	// prices for every request; the others pick theirs from a table
+	// (fares[fare]) resolved at compile time.
 	simple bool
 	base   Prices
-	fare   *Fare
+	fare   int32
+}
+
+// compiledFare is a fare with tiers or a time-of-day block, resolved at
+// compile time for every block and tier: an election finds the block from
+// the hour and weekday of its moment (integer arithmetic on masks) and the
+// tier from the prompt, and reads the prices.
+type compiledFare struct {
+	timed bool
+	// effective is when the block starts to apply (zero: always).
+	effective time.Time
+	// peakHours has bit h set when UTC hour h is in a peak window.
+	peakHours uint32
+	// offPeakDays has bit d set when weekday d (0 Sunday), in the offset,
+	// is billed off-peak; hasDays when the fare names off-peak days.
+	offPeakDays   uint8
+	hasDays       bool
+	offsetSeconds int64
+	// thresholds are the tiers' AboveTokens, ascending, the first listed of
+	// equal thresholds kept (ResolvePrices' rule).
+	thresholds []int64
+	// prices[block][k] are the prices in a block under the k-th threshold's
+	// tier (k = 0: no tier applies).
+	prices [3][]Prices
+}
+
+func compileFare(f *Fare) compiledFare {
+	var cf compiledFare
+	var tiers []*Tier
+	for i := range f.Tiers {
+		tiers = append(tiers, &f.Tiers[i])
+	}
+	slices.SortStableFunc(tiers, func(a, b *Tier) int { return cmp.Compare(a.AboveTokens, b.AboveTokens) })
+	tiers = slices.CompactFunc(tiers, func(a, b *Tier) bool { return a.AboveTokens == b.AboveTokens })
+	for _, t := range tiers {
+		cf.thresholds = append(cf.thresholds, t.AboveTokens)
+	}
+	blocks := [3]*PriceBlock{BlockBase: nil}
+	if tb := f.TimeBased; tb != nil {
+		cf.timed, cf.effective = true, tb.EffectiveAt
+		blocks[BlockPeak], blocks[BlockOffPeak] = &tb.Peak, &tb.OffPeak
+		for _, w := range tb.PeakHours {
+			for h := max(w.Start, 0); h < min(w.End, 24); h++ {
+				cf.peakHours |= 1 << h
+			}
+		}
+		if o := tb.OffPeakDays; o != nil {
+			cf.hasDays, cf.offPeakDays, cf.offsetSeconds = true, o.Days, int64(o.UTCOffsetMinutes)*60
+		}
+	}
+	for b, block := range blocks {
+		p := Prices{Input: f.Input, Output: f.Output}
+		if f.CachedInput != nil {
+			p.CachedInput, p.HasCachedInput = *f.CachedInput, true
+		}
+		if block != nil {
+			p.apply(block)
+		}
+		cf.prices[b] = append(cf.prices[b], p)
+		for _, t := range tiers {
+			tiered := p
+			tiered.apply(&t.PriceBlock)
+			cf.prices[b] = append(cf.prices[b], tiered)
+		}
+	}
+	return cf
+}
+
+// moment is what an election's time says about time-of-day blocks.
+type moment struct {
+	at      time.Time
+	unix    int64
+	utcHour uint
+}
+
+func momentOf(at time.Time) moment {
+	if at.IsZero() {
+		return moment{}
+	}
+	unix := at.Unix()
+	return moment{at: at, unix: unix, utcHour: uint(((unix%86400 + 86400) % 86400) / 3600)}
+}
+
+// resolve is ResolvePrices for the fare at the moment with promptTokens.
+func (cf *compiledFare) resolve(m *moment, promptTokens int64) *Prices {
+	block := BlockBase
+	if cf.timed && !m.at.IsZero() && (cf.effective.IsZero() || !m.at.Before(cf.effective)) {
+		block = BlockOffPeak
+		if !cf.hasDays || cf.offPeakDays&(1<<weekdayAt(m.unix+cf.offsetSeconds)) == 0 {
+			if cf.peakHours&(1<<m.utcHour) != 0 {
+				block = BlockPeak
+			}
+		}
+	}
+	k := 0
+	for k < len(cf.thresholds) && cf.thresholds[k] < promptTokens {
+		k++
+	}
+	return &cf.prices[block][k]
+}
+
+// weekdayAt is the weekday (0 Sunday) of a Unix time: 1 January 1970 was a
+// Thursday.
+func weekdayAt(unix int64) uint {
+	days := unix / 86400
+	if unix%86400 < 0 {
+		days-- // floor, for moments before 1970
+	}
+	return uint(((days+4)%7 + 7) % 7)
 }
 
 // Compile prepares b's candidates for Winner. b's request and usage are not
-// read: each election brings its own. The fares are referenced, not copied:
-// the ballot must not change while the Compiled is in use.
+// read: each election brings its own. Nothing of b is kept.
 func Compile(b *Ballot) *Compiled {
 	n := len(b.Candidates)
 	c := &Compiled{ids: make([]string, n), cands: make([]compiledCandidate, n), price: make([]float64, n), excl: make([]Exclusion, n)}
@@ -63,9 +176,12 @@ func Compile(b *Ballot) *Compiled {
 		cc := compiledCandidate{caps: src.Capabilities, hardExcluded: src.priority() <= 0,
 			fareFactor: FareFactor(f.Discount, f.landingFee()), health: health{u, t, l},
 			uptimePenalty: UptimePenalty(u), priorityPenalty: 1 - src.priority(),
-			simple: len(f.Tiers) == 0 && f.TimeBased == nil, fare: f}
+			simple: len(f.Tiers) == 0 && f.TimeBased == nil}
 		if cc.simple {
 			cc.base = ResolvePrices(f, time.Time{}, 0)
+		} else {
+			cc.fare = int32(len(c.fares))
+			c.fares = append(c.fares, compileFare(f))
 		}
 		if !f.hasCachedInput() {
 			cc.cacheFactor = 1
@@ -106,6 +222,10 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	}
 	uncappedBest := newBests()
 	uncapped, capped := 0, 0
+	var now moment
+	if len(c.fares) > 0 {
+		now = momentOf(req.At)
+	}
 	for i := range c.cands {
 		cc := &c.cands[i]
 		e := Exclusion(req.Requires &^ cc.caps)
@@ -128,8 +248,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		}
 		prices := &cc.base
 		if !cc.simple {
-			resolved := ResolvePrices(cc.fare, req.At, req.PromptTokens)
-			prices = &resolved
+			prices = c.fares[cc.fare].resolve(&now, req.PromptTokens)
 		}
 		h, r := 0.0, 1.0
 		if cacheRelevant {
@@ -144,11 +263,12 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 			uncappedBest.add(p, cc.health.uptime, cc.health.throughput, cc.health.latency)
 		}
 	}
-	best, fellOpen := uncappedBest, false
+	best, fellOpen := &uncappedBest, false
 	if uncapped == 0 && capped > 0 {
 		// Every eligible candidate capped: fall open to them (rare, so the
 		// best of the open ballot is gathered only then).
-		best, fellOpen = newBests(), true
+		open := newBests()
+		best, fellOpen = &open, true
 		for i := range c.cands {
 			if cc := &c.cands[i]; c.excl[i]&exclHard == 0 {
 				best.add(c.price[i], cc.health.uptime, cc.health.throughput, cc.health.latency)
@@ -168,7 +288,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		}
 		cc := &c.cands[i]
 		var f Factors
-		setFactors(&f, c.price[i], &cc.health, cc.cacheFactor, &best, req.Streaming)
+		setFactors(&f, c.price[i], &cc.health, cc.cacheFactor, best, req.Streaming)
 		score := scoreOf(&w, &f, cc.priorityPenalty, cc.uptimePenalty)
 		if winner < 0 || score < winScore {
 			winner, winScore = i, score // strictly lower: a tie stays with the one listed first

@@ -601,9 +601,6 @@ func ratioAboveBest(v, best, minPositive float64) float64 {
 	return v / minPositive
 }
 
-// normalisedWeights returns the weights of the request's mode with the inactive
-// ones zeroed (latency for non-streaming requests, cache for requests that are
-// not cache-relevant), divided by their sum.
 // standardWeights are normalisedWeights without auto weights, by routing
 // mode, streaming and cache relevance: worked out once.
 var standardWeights = func() (out [len(modeWeights)][2][2]Weights) {
@@ -626,6 +623,9 @@ func weightsFor(req *Request, autoWeights *Weights, cacheRelevant bool) Weights 
 	return normalisedWeights(req, autoWeights, cacheRelevant)
 }
 
+// normalisedWeights returns the weights of the request's mode with the inactive
+// ones zeroed (latency for non-streaming requests, cache for requests that are
+// not cache-relevant), divided by their sum.
 func normalisedWeights(req *Request, autoWeights *Weights, cacheRelevant bool) Weights {
 	mode := req.Routing
 	if int(mode) >= len(modeWeights) {

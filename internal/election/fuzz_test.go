@@ -36,9 +36,12 @@ func randomBallot(seed uint64, size uint8) election.Ballot {
 		Workload:       election.Workload(rng.IntN(3)),
 		SessionOpening: rng.IntN(5) == 0,
 		Requires:       election.Capabilities(rng.IntN(4)),
-		At:             time.Date(2026, 11, 1+rng.IntN(28), rng.IntN(24), 0, 0, 0, time.UTC),
+		At:             time.Date(2026, 11, 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), 0, 0, time.UTC),
 		CacheHitRate:   maybe(0.2, rng.Float64()*1.4-0.2),
 	}}
+	if rng.IntN(8) == 0 {
+		b.Request.At = time.Time{} // the contract's pure default: base prices
+	}
 	if rng.IntN(4) == 0 {
 		b.AutoWeights = &election.Weights{Price: rng.Float64(), Uptime: rng.Float64(), Cache: rng.Float64()}
 	}
@@ -64,8 +67,9 @@ func randomBallot(seed uint64, size uint8) election.Ballot {
 		if rng.IntN(3) == 0 {
 			c.Fare.MaxRPM = n(int64(rng.IntN(20)))
 		}
-		if rng.IntN(3) == 0 {
-			c.Fare.Tiers = []election.Tier{{AboveTokens: int64(rng.IntN(64000)), PriceBlock: election.PriceBlock{Input: maybe(0.8, priceOf()), CachedInput: maybe(0.5, priceOf())}}}
+		for range rng.IntN(5) - 1 { // up to 3 tiers, thresholds possibly repeated
+			c.Fare.Tiers = append(c.Fare.Tiers, election.Tier{AboveTokens: int64(rng.IntN(4)) * 16000,
+				PriceBlock: election.PriceBlock{Input: maybe(0.8, priceOf()), CachedInput: maybe(0.5, priceOf())}})
 		}
 		if rng.IntN(3) == 0 {
 			start := rng.IntN(23)
@@ -74,6 +78,9 @@ func randomBallot(seed uint64, size uint8) election.Ballot {
 				OffPeakDays: &election.OffPeakDays{Days: uint8(rng.IntN(128)), UTCOffsetMinutes: rng.IntN(1561) - 720},
 				Peak:        election.PriceBlock{Input: maybe(0.9, priceOf())},
 				OffPeak:     election.PriceBlock{Output: maybe(0.9, priceOf())},
+			}
+			if rng.IntN(3) == 0 {
+				c.Fare.TimeBased.EffectiveAt = time.Date(2026, 11, 1+rng.IntN(28), rng.IntN(24), 0, 0, 0, time.UTC)
 			}
 		}
 		b.Candidates = append(b.Candidates, c)
