@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
-	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
 	"github.com/labstack/echo/v4"
@@ -35,16 +34,30 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	full := call.fullBallot()
-	var res election.Result
-	election.ElectInto(&full, &res)
-	out, err := res.AppendJSON(make([]byte, 0, 512+400*len(res.Candidates)))
+	scratch := electScratchPool.Get().(*electScratch)
+	defer electScratchPool.Put(scratch)
+	full := call.fullBallot(scratch.candidates)
+	scratch.candidates = full.Candidates
+	election.ElectInto(&full, &scratch.result)
+	out, err := scratch.result.AppendJSON(scratch.body[:0])
 	if err != nil {
 		return err
 	}
+	scratch.body = append(out, '\n')
 	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(call.snap.Revision, 10))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, scratch.body)
 }
+
+// electScratch is what one election needs, kept between requests: the
+// ballot's candidates, the result and the encoded answer (c.Blob has
+// written the answer when the handler returns).
+type electScratch struct {
+	candidates []election.Candidate
+	result     election.Result
+	body       []byte
+}
+
+var electScratchPool = sync.Pool{New: func() any { return new(electScratch) }}
 
 // handleAPIElectWinner answers only who wins, from the snapshot's compiled
 // ballot (the gateway's question on every request); the same request as
@@ -59,9 +72,12 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	if call.autoWeights == nil {
 		id, score, _ = call.snap.Winner(&call.request, call.usage)
 	} else { // the compiled ballot holds the standard weights: elect in full
-		full := call.fullBallot()
-		var res election.Result
-		election.ElectWinnerInto(&full, &res)
+		scratch := electScratchPool.Get().(*electScratch)
+		defer electScratchPool.Put(scratch)
+		full := call.fullBallot(scratch.candidates)
+		scratch.candidates = full.Candidates
+		res := &scratch.result
+		election.ElectWinnerInto(&full, res)
 		if res.Winner >= 0 {
 			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
 		}
@@ -90,9 +106,10 @@ type electCall struct {
 }
 
 // fullBallot is the request's ballot on the snapshot's candidates (compiled
-// once per snapshot, copied here), with the request's weights and usage.
-func (call *electCall) fullBallot() election.Ballot {
-	full, _ := call.snap.Ballot(call.request)
+// once per snapshot, copied here into dst's storage), with the request's
+// weights and usage.
+func (call *electCall) fullBallot(dst []election.Candidate) election.Ballot {
+	full, _ := call.snap.Ballot(call.request, dst)
 	full.AutoWeights = call.autoWeights
 	for i := range full.Candidates {
 		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
@@ -140,7 +157,7 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	if !ok || len(market.Listings) == 0 {
 		return nil, apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
 	}
-	if call.usage, err = usageByCandidate(market.Listings, body); err != nil {
+	if call.usage, err = usageByCandidate(snap, model, body); err != nil {
 		return nil, err
 	}
 	call.snap = snap
@@ -150,20 +167,14 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 // usageByCandidate maps the request's usage, keyed by listing id or by
 // "carrier/model", to the ballot's candidate ids; an unknown key or a
 // negative count is refused, not ignored.
-func usageByCandidate(listings []catalogue.Listing, body electBody) (map[string]election.Usage, error) {
-	out := map[string]election.Usage{}
+func usageByCandidate(snap *routing.Snapshot, model string, body electBody) (map[string]election.Usage, error) {
 	if len(body.Usage) == 0 {
-		return out, nil
+		return nil, nil
 	}
-	byKey := map[string]string{}
-	for i := range listings {
-		id := preview.CandidateID(&listings[i])
-		byKey[id] = id
-		byKey[strconv.FormatInt(listings[i].ID, 10)] = id
-	}
+	out := map[string]election.Usage{}
 	fields := map[string]string{}
 	for key, u := range body.Usage {
-		id, ok := byKey[key]
+		id, ok := snap.CandidateID(model, key)
 		if !ok {
 			fields["usage."+key] = "not a listing of this model (key usage by listing id or by carrier/model)"
 			continue

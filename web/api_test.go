@@ -218,6 +218,25 @@ func TestAPIElect(t *testing.T) {
 	if !strings.Contains(capped.body, "rate_cap:rpm") {
 		t.Errorf("usage over the cap did not exclude: %.300s", capped.body)
 	}
+	// Keyed by listing id, the same; a listing of another model is no key.
+	nebula := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	byID := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, fmt.Sprintf(`{"model":"kimi-k2.5","usage":{"%d":{"rpm":100000}}}`, nebula.ID))
+	if !strings.Contains(byID.body, "rate_cap:rpm") {
+		t.Errorf("usage keyed by listing id did not exclude: %.300s", byID.body)
+	}
+	all, err := p.store.FindListings(context.Background(), catalogue.ListingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := all[0]
+	for _, l := range all {
+		if l.Model.Slug != "kimi-k2.5" {
+			other = l
+			break
+		}
+	}
+	wrong := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, fmt.Sprintf(`{"model":"kimi-k2.5","usage":{"%d":{"rpm":1}}}`, other.ID))
+	wantStatus(t, "usage keyed by another model's listing", wrong, http.StatusUnprocessableEntity)
 	for _, bad := range []struct {
 		body string
 		want int

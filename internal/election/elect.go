@@ -33,8 +33,9 @@ var capabilityReasons = func() (r [numCapabilities]string) {
 
 // Reasons lists the exclusion reasons in the contract's words, capabilities
 // first (in flag order), then priority, then rate caps.
-func (e Exclusion) Reasons() []string {
-	reasons := []string{}
+func (e Exclusion) Reasons() []string { return e.appendReasons([]string{}) }
+
+func (e Exclusion) appendReasons(reasons []string) []string {
 	for c := range numCapabilities {
 		if e&(1<<c) != 0 {
 			reasons = append(reasons, capabilityReasons[c])

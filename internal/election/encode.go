@@ -44,7 +44,8 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 		w.str(o.ID)
 		if !o.Eligible {
 			w.raw(`,"eligible":false,"excluded":`)
-			w.strings(o.Excluded.Reasons())
+			var reasons [numCapabilities + 3]string // on the stack: every reason at most once
+			w.strings(o.Excluded.appendReasons(reasons[:0]))
 			w.raw("}")
 			continue
 		}

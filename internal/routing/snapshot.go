@@ -10,7 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"strconv"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -86,13 +86,14 @@ func (s *Snapshot) Market(model string) (preview.Market, bool) {
 }
 
 // Ballot is a ready ballot for an election on a model: the compiled
-// candidates, copied (the caller may set their usage), with the request.
-func (s *Snapshot) Ballot(req election.Request) (election.Ballot, bool) {
+// candidates, copied into dst's storage (the caller may set their usage and
+// reuse the storage for the next election), with the request.
+func (s *Snapshot) Ballot(req election.Request, dst []election.Candidate) (election.Ballot, bool) {
 	c, ok := s.candidates[req.Model]
 	if !ok {
 		return election.Ballot{}, false
 	}
-	return election.Ballot{Request: req, Candidates: slices.Clone(c)}, true
+	return election.Ballot{Request: req, Candidates: append(dst[:0], c...)}, true
 }
 
 type compiledModel struct {
@@ -162,6 +163,13 @@ func (s *Snapshot) encode(listings []CatalogueListing) (Body, error) {
 		listings = []CatalogueListing{}
 	}
 	return encode(Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: listings})
+}
+
+// CandidateID is the id of the model's candidate an elect request names by
+// key: its listing id or "carrier/model".
+func (s *Snapshot) CandidateID(model, key string) (string, bool) {
+	id, ok := s.base.candidateKeys[model][key]
+	return id, ok
 }
 
 // Health is a listing's live health as of HealthAsOf.
@@ -327,6 +335,10 @@ type structure struct {
 	checks   map[int64]map[string]string
 	tokens   map[string]apitoken.Token
 	index    *catalogue.ListingIndex
+	// candidateKeys names each model's candidates by the keys an elect
+	// request's usage may use: the candidate id ("carrier/model") and the
+	// listing id.
+	candidateKeys map[string]map[string]string
 }
 
 // readStructure reads the catalogue, its verdicts and the live tokens.
@@ -354,10 +366,19 @@ func readStructure(ctx context.Context, src Source) (*structure, error) {
 		return nil, fmt.Errorf("build routing snapshot: %w", err)
 	}
 	bySlug := make(map[string]int64, len(listings))
-	for _, l := range listings {
+	keys := map[string]map[string]string{}
+	for i := range listings {
+		l := &listings[i]
 		bySlug[l.CarrierSlug+"/"+l.Model.Slug] = l.ID
+		if keys[l.Model.Slug] == nil {
+			keys[l.Model.Slug] = map[string]string{}
+		}
+		id := preview.CandidateID(l)
+		keys[l.Model.Slug][id] = id
+		keys[l.Model.Slug][strconv.FormatInt(l.ID, 10)] = id
 	}
-	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens, index: catalogue.NewListingIndex(bySlug)}, nil
+	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens, index: catalogue.NewListingIndex(bySlug),
+		candidateKeys: keys}, nil
 }
 
 // assemble makes a snapshot of a catalogue read with live health as of now
