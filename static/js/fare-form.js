@@ -1,6 +1,6 @@
-// The fare form, live: effective prices and "cents kept" follow what the
-// carrier types, and tier and peak-window rows can be added and removed
-// without a round trip. Without JavaScript the form still works: the server
+// The fare form, live: effective prices, "cents kept" and field messages
+// follow what the carrier types, and tier and peak-window rows can be added
+// and removed without a round trip; the preview panel follows through htmx. Without JavaScript the form still works: the server
 // computes the same numbers and the "Add" buttons post the form back.
 (function () {
   "use strict";
@@ -10,64 +10,28 @@
   if (summary) summary.focus();
   if (!form) return;
 
-  // The preview panel follows the form: after a pause in typing, the form is
-  // posted to the preview endpoint and the panel replaced by the answer.
-  // Answers to older requests are dropped.
-  var previewURL = form.getAttribute("data-preview-url");
-  var timer = null, sequence = 0;
-  function refreshPreview() {
-    if (!previewURL) return;
-    var mine = ++sequence;
-    var panel = document.getElementById("preview-panel");
-    if (panel) panel.classList.add("updating");
-    fetch(previewURL, { method: "POST", body: new FormData(form), headers: { "X-Preview": "fragment" }, credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
-      .then(function (html) {
-        if (mine !== sequence) return;
-        var current = document.getElementById("preview-panel");
-        if (!current) return;
-        var open = Array.prototype.map.call(current.querySelectorAll("details[open]"), function (d) { return d.getAttribute("data-testid"); });
-        // Focus inside the panel (a workload-mix input, the charts' select)
-        // stays where the person was, caret included.
-        var active = document.activeElement, focusKey = null, caret = null;
-        if (active && current.contains(active)) {
-          focusKey = active.id ? "#" + CSS.escape(active.id) : active.name ? '[name="' + CSS.escape(active.name) + '"]' : null;
-          try { caret = [active.selectionStart, active.selectionEnd]; } catch (e) { caret = null; }
-        }
-        current.outerHTML = html;
-        if (focusKey) {
-          var again = document.getElementById("preview-panel").querySelector(focusKey);
-          if (again) {
-            again.focus();
-            if (caret && caret[0] !== null && again.setSelectionRange) {
-              try { again.setSelectionRange(caret[0], caret[1]); } catch (e) { /* not a text field */ }
-            }
-          }
-        }
-        // The short summary beside the form follows the new panel.
-        var src = document.getElementById("preview-summary-src");
-        var summary = document.getElementById("preview-summary");
-        if (src && summary) summary.replaceChildren(src.content.cloneNode(true));
-        open.forEach(function (id) {
-          var d = document.querySelector('details[data-testid="' + id + '"]');
-          if (d) d.open = true;
-        });
-      })
-      .catch(function () {
-        var current = document.getElementById("preview-panel");
-        if (current) current.classList.remove("updating");
-      });
-  }
-  function schedulePreview() {
-    clearTimeout(timer);
-    timer = setTimeout(refreshPreview, 300);
-  }
-  document.addEventListener("input", function (event) {
-    if (event.target.form === form) schedulePreview();
+  // The preview panel follows the form through htmx (the form's hx-*
+  // attributes). Around each swap this keeps what htmx does not: the
+  // sections a person opened stay open, and the short summary beside the
+  // form follows the new panel.
+  var opened = [];
+  function isPanel(event) { return event.detail.target && event.detail.target.id === "preview-panel"; }
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    if (!isPanel(event)) return;
+    opened = Array.prototype.map.call(event.detail.target.querySelectorAll("details[open]"), function (d) { return d.getAttribute("data-testid"); });
   });
-  document.addEventListener("change", function (event) {
-    if (event.target.form === form) schedulePreview();
+  document.body.addEventListener("htmx:afterSwap", function (event) {
+    if (!isPanel(event)) return;
+    var src = document.getElementById("preview-summary-src");
+    var summary = document.getElementById("preview-summary");
+    if (src && summary) summary.replaceChildren(src.content.cloneNode(true));
+    opened.forEach(function (id) {
+      var d = document.querySelector('details[data-testid="' + id + '"]');
+      if (d) d.open = true;
+    });
   });
+  // Rows added or removed without typing ask for a preview too.
+  function schedulePreview() { form.dispatchEvent(new Event("change", { bubbles: true })); }
 
   // Exact decimal arithmetic in integer micro-dollars and basis points, with
   // BigInt, so the page shows what the server would.
