@@ -74,6 +74,15 @@ type ListingsView struct {
 	Showing             string
 }
 
+// LiveChecksView is what the live preview's answer carries beside the
+// panel: the messages of the form's checked fields (every one, so a fixed
+// field's message goes) and, on the filing form, the effective prices.
+type LiveChecksView struct {
+	Fields    []string
+	Errors    map[string]string
+	Effective *Effective
+}
+
 // KV is one labelled value on a detail page.
 type KV struct {
 	Label, Value, Hint string

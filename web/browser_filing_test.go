@@ -57,8 +57,10 @@ func TestBrowserFileAFare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open the form: %v", err)
 	}
-	if got := text(`[data-testid="effective-input"]`); got != "$1.0000" {
-		t.Errorf("at the baseline the effective input is %q, want $1.0000", got)
+	// The server computes the effective price as the carrier types (the
+	// live preview's answer carries it).
+	if err := waitJS(ctx, `document.querySelector('[data-testid="effective-input"]').textContent === "$1.0000"`, "the effective input at the baseline"); err != nil {
+		t.Errorf("%v: it is %q", err, text(`[data-testid="effective-input"]`))
 	}
 	err = chromedp.Do(ctx,
 		retype("landing_fee", "30"),
@@ -67,11 +69,11 @@ func TestBrowserFileAFare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(`[data-testid="effective-input"]`); got != "$0.8100" {
-		t.Errorf("at 30 %% and a 10 %% discount the effective input is %q, want $0.8100", got)
+	if err := waitJS(ctx, `document.querySelector('[data-testid="effective-input"]').textContent === "$0.8100"`, "the effective input at 30 % and a 10 % discount"); err != nil {
+		t.Errorf("%v: it is %q", err, text(`[data-testid="effective-input"]`))
 	}
-	if got := text(`[data-testid="kept"]`); got != "63" {
-		t.Errorf("kept %q cents, want 63", got)
+	if err := waitJS(ctx, `document.querySelector('[data-testid="kept"]').textContent === "63"`, "63 cents kept"); err != nil {
+		t.Errorf("%v: it is %q", err, text(`[data-testid="kept"]`))
 	}
 
 	// A tier and a peak window, added on the page.

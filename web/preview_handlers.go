@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -130,17 +132,46 @@ func (s *Server) handlePreview(c echo.Context) error {
 		}
 	}
 	if c.Request().Header.Get("X-Preview") == "fragment" {
-		formID := "preview-form"
+		formID, checked := "preview-form", previewFormChecked
+		var effective *templates.Effective
 		if c.FormValue("full_form") != "" {
-			formID = "fare-form"
+			formID, checked = "fare-form", fareFormChecked
+			e := effectiveOf(form)
+			effective = &e
 		}
+		// The checks first: panelFor clears the effective date it previews.
+		checks := liveChecks(form, c.Request().PostForm, checked, effective, s.Now())
 		panel, err := s.panelFor(c, l, form, formID)
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, templates.PreviewPanelView(panel))
+		return render(c, http.StatusOK, templ.Join(templates.PreviewPanelView(panel), templates.LiveChecks(checks)))
 	}
 	return s.renderPreview(c, l, form, false)
+}
+
+// The fields whose messages the live preview keeps current, as each form
+// renders them (a test holds these lists equal to the forms' slots).
+var (
+	fareFormChecked = []string{"input", "output", "cached_input", "cache_read", "cache_write", "landing_fee", "discount",
+		"utc_offset", "tod_effective_at", "peak_input", "peak_output", "peak_cached_input", "off_peak_input", "off_peak_output",
+		"off_peak_cached_input", "max_rpm", "max_rpd", "effective_at"}
+	previewFormChecked = []string{"input", "output", "cached_input", "landing_fee", "discount"}
+)
+
+// liveChecks are the server's messages on the checked fields as typed,
+// for the live preview to put beside them: the form's own check (one rule,
+// the one a submission meets), on the fields something is typed in (an
+// empty field is not told it is required while it is being retyped).
+func liveChecks(form fare.Form, posted url.Values, fields []string, effective *templates.Effective, now time.Time) templates.LiveChecksView {
+	_, errs := form.Parse(now)
+	shown := map[string]string{}
+	for _, f := range fields {
+		if msg, bad := errs[f]; bad && strings.TrimSpace(posted.Get(f)) != "" {
+			shown[f] = msg
+		}
+	}
+	return templates.LiveChecksView{Fields: fields, Errors: shown, Effective: effective}
 }
 
 // panelFor parses a typed form and previews it; a form that does not parse

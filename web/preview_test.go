@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +158,87 @@ func TestNewListingPreviewInvitesRatherThanErrs(t *testing.T) {
 	page := admin.get(added.location + "/file").body
 	if strings.Contains(page, `data-testid="preview-error"`) || !strings.Contains(page, `data-testid="preview-waiting"`) {
 		t.Error("a new listing's preview reports errors before anything is typed")
+	}
+}
+
+// TestLivePreviewCarriesTheServersChecks: the live preview's answer carries,
+// out of band, a message slot for every checked field the form renders (no
+// more, no fewer), the server's message on a bad field that has something in
+// it, nothing on an empty one, and on the filing form the effective prices
+// and cents kept computed by the fare rules.
+func TestLivePreviewCarriesTheServersChecks(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("admin@nebula.example")
+	preview := fmt.Sprintf("/listings/%d/preview", listing)
+	slots := regexp.MustCompile(`<div id="([a-z_]+)-check" class="field-check"( hx-swap-oob="true")?>`)
+	slotIDs := func(body string, oob bool) []string {
+		var out []string
+		for _, m := range slots.FindAllStringSubmatch(body, -1) {
+			if (m[2] != "") == oob {
+				out = append(out, m[1])
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	fragment := func(values url.Values) string {
+		values.Set("_csrf", csrfField.FindStringSubmatch(c.get(preview).body)[1])
+		req, _ := http.NewRequest("POST", c.base+preview, strings.NewReader(values.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Preview", "fragment")
+		res := c.do(req)
+		wantStatus(t, "live preview", res, http.StatusOK)
+		return html.UnescapeString(res.body)
+	}
+	for _, form := range []struct {
+		name, page string
+		values     url.Values
+	}{
+		{"filing form", fmt.Sprintf("/listings/%d/file", listing), func() url.Values {
+			v := fareValues()
+			v.Set("full_form", "1")
+			return v
+		}()},
+		{"preview page", preview, url.Values{"input": {"0.40"}}},
+	} {
+		onPage := slotIDs(c.get(form.page).body, false)
+		if len(onPage) < 5 {
+			t.Fatalf("%s: only %v checked fields on the page", form.name, onPage)
+		}
+		v := form.values
+		v.Set("input", "1,50")
+		v.Set("landing_fee", "70")
+		v.Set("discount", "")
+		body := fragment(v)
+		if sent := slotIDs(body, true); !slices.Equal(sent, onPage) {
+			t.Errorf("%s: the answer fills slots %v, the page has %v", form.name, sent, onPage)
+		}
+		for field, want := range map[string]string{"input": "Use a decimal point, not a comma: 1.50, not 1,50.", "landing_fee": "Enter a percentage from 5 to 50."} {
+			if !strings.Contains(body, `<p class="field-error" id="`+field+`-error" data-testid="error-`+field+`">`+want+`</p>`) {
+				t.Errorf("%s: no message %q for %s", form.name, want, field)
+			}
+		}
+		if strings.Contains(body, `id="discount-error"`) || strings.Contains(body, `id="output-error"`) {
+			t.Errorf("%s: a message on an empty or good field", form.name)
+		}
+	}
+	// The filing form's effective prices: 1.00 at a 30 % fee and a 10 %
+	// discount routes at 0.81; the fare keeps 63 cents.
+	v := fareValues()
+	v.Set("full_form", "1")
+	v.Set("input", "1.00")
+	v.Set("landing_fee", "30")
+	v.Set("discount", "10")
+	body := fragment(v)
+	for _, want := range []string{`<strong id="effective-input" data-testid="effective-input" hx-swap-oob="true">$0.8100</strong>`,
+		`<strong id="kept" data-testid="kept" hx-swap-oob="true">63</strong>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the answer lacks %s", want)
+		}
+	}
+	if strings.Contains(fragment(url.Values{"input": {"0.40"}}), `id="kept"`) {
+		t.Error("the preview page, which shows no effective prices, was sent some")
 	}
 }

@@ -1,7 +1,9 @@
-// The fare form, live: effective prices, "cents kept" and field messages
-// follow what the carrier types, and tier and peak-window rows can be added
-// and removed without a round trip; the preview panel follows through htmx. Without JavaScript the form still works: the server
-// computes the same numbers and the "Add" buttons post the form back.
+// The fare form, live: the preview panel, the effective prices, "cents
+// kept" and the field messages follow what the carrier types through htmx
+// (the server computes and words all of them: no rule is repeated here),
+// and tier and peak-window rows can be added and removed without a round
+// trip. Without JavaScript the form still works: the Preview button posts
+// it and the "Add" buttons post the form back.
 (function () {
   "use strict";
   var form = document.getElementById("fare-form") || document.getElementById("preview-form");
@@ -33,102 +35,24 @@
   // Rows added or removed without typing ask for a preview too.
   function schedulePreview() { form.dispatchEvent(new Event("change", { bubbles: true })); }
 
-  // Exact decimal arithmetic in integer micro-dollars and basis points, with
-  // BigInt, so the page shows what the server would.
-  function parseFixed(text, places) {
-    text = String(text || "").trim().replace(/^\$/, "").replace(/\s*%$/, "");
-    if (!/^\+?(\d+\.?\d*|\.\d+)$/.test(text)) return null;
-    var parts = text.replace(/^\+/, "").split(".");
-    var frac = (parts[1] || "").replace(/0+$/, "");
-    if (frac.length > places) return null;
-    while (frac.length < places) frac += "0";
-    return BigInt(parts[0] || "0") * (10n ** BigInt(places)) + BigInt(frac || "0");
-  }
-  function formatFixed(units, places, minPlaces) {
-    var scale = 10n ** BigInt(places);
-    var whole = units / scale, frac = (units % scale).toString().padStart(places, "0").replace(/0+$/, "");
-    while (frac.length < minPlaces) frac += "0";
-    return frac ? whole + "." + frac : whole.toString();
-  }
-  // Round half away from zero, as money.Micros.Scale does.
-  function scale(value, num, den) {
-    var p = value * num, q = p / den, r = p % den;
-    if (2n * (r < 0n ? -r : r) >= den) q += 1n;
-    return q;
-  }
-
-  // The fare formula's constants come from the server (internal/fare via
-  // data attributes), never typed here: filed x (1 - discount) x
-  // (1 + baseline - landing fee), in basis points.
-  function lever(name) { return BigInt(form.getAttribute("data-" + name + "-bp") || "0"); }
-  var UNIT = lever("unit"), BASELINE = lever("baseline-landing-fee"), MIN_FEE = lever("min-landing-fee"),
-      MAX_FEE = lever("max-landing-fee"), MAX_DISCOUNT = lever("max-discount");
-
-  function update() {
-    if (!form.elements.landing_fee || !form.elements.discount || UNIT === 0n) return;
-    var lf = form.elements.landing_fee.value.trim() === "" ? BASELINE : parseFixed(form.elements.landing_fee.value, 2);
-    var d = form.elements.discount.value.trim() === "" ? 0n : parseFixed(form.elements.discount.value, 2);
-    var ok = lf !== null && d !== null && lf >= MIN_FEE && lf <= MAX_FEE && d <= MAX_DISCOUNT;
-    var kept = document.querySelector("[data-kept]");
-    if (kept) kept.textContent = ok ? formatFixed((UNIT - d) * (UNIT - lf) / UNIT, 2, 0) : "—";
-    document.querySelectorAll("[data-effective-for]").forEach(function (el) {
-      var input = form.elements[el.getAttribute("data-effective-for")];
-      var price = input && input.value.trim() !== "" ? parseFixed(input.value, 6) : null;
-      el.textContent = ok && price !== null ? dollars(scale(price, (UNIT - d) * (UNIT + BASELINE - lf), UNIT * UNIT)) : "—";
+  // The live preview's answer also carries, out of band, each checked
+  // field's message slot (the server's check, in its words) and the
+  // effective prices: a field is marked invalid, and described by its
+  // message, exactly while its slot holds one.
+  document.body.addEventListener("htmx:afterSettle", function () {
+    document.querySelectorAll(".field-check[id$='-check']").forEach(function (slot) {
+      var input = document.getElementById(slot.id.slice(0, -"-check".length));
+      if (!input) return;
+      var msg = slot.querySelector(".field-error");
+      var ids = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(function (x) { return x && !/-error$/.test(x); });
+      if (msg) {
+        input.setAttribute("aria-invalid", "true");
+        ids.push(msg.id);
+      } else {
+        input.removeAttribute("aria-invalid");
+      }
+      if (ids.length) input.setAttribute("aria-describedby", ids.join(" ")); else input.removeAttribute("aria-describedby");
     });
-  }
-  form.addEventListener("input", update);
-
-  // The console's rule for a price per million tokens (as the server writes
-  // it): 4 decimals, all 6 when it has them, thousands grouped.
-  function dollars(micros) {
-    var text = formatFixed(micros, 6, 4), parts = text.split(".");
-    return "$" + parts[0].replace(/\B(?=(\d{3})+(?!\d))/g, ",") + (parts[1] ? "." + parts[1] : "");
-  }
-
-  // Live field messages: a price or percentage that cannot be read says so
-  // next to its field as it is typed (the server's words), marks the field
-  // invalid and describes it by the message; fixed, both go.
-  function percentText(bp) { return formatFixed(bp, 2, 0); }
-  function problem(input) {
-    var text = input.value.trim();
-    if (text === "") return null;
-    if (input.hasAttribute("data-price")) {
-      if (parseFixed(text, 6) !== null) return null;
-      if (text.indexOf(",") >= 0) return "Use a decimal point, not a comma: " + text.replace(/,/g, ".") + ", not " + text + ".";
-      return "Enter a price in USD per million tokens, like 0.55 (at most 6 decimal places).";
-    }
-    var bp = parseFixed(text, 2), lo = 0n, hi = MAX_DISCOUNT;
-    if (input.name === "landing_fee") { lo = MIN_FEE; hi = MAX_FEE; }
-    if (bp !== null && bp >= lo && bp <= hi) return null;
-    return "Enter a percentage from " + percentText(lo) + " to " + percentText(hi) + ".";
-  }
-  function showProblem(input) {
-    if (!input.id || UNIT === 0n) return;
-    var msg = problem(input), id = input.id + "-error", el = document.getElementById(id);
-    if (msg === null) {
-      if (el) el.remove();
-      input.removeAttribute("aria-invalid");
-      var rest = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(function (x) { return x && x !== id; });
-      if (rest.length) input.setAttribute("aria-describedby", rest.join(" ")); else input.removeAttribute("aria-describedby");
-      return;
-    }
-    if (!el) {
-      el = document.createElement("p");
-      el.className = "field-error";
-      el.id = id;
-      el.setAttribute("data-testid", "error-" + input.id);
-      input.closest(".field").appendChild(el);
-    }
-    el.textContent = msg;
-    input.setAttribute("aria-invalid", "true");
-    var ids = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
-    if (ids.indexOf(id) < 0) ids.push(id);
-    input.setAttribute("aria-describedby", ids.join(" "));
-  }
-  form.addEventListener("input", function (event) {
-    var t = event.target;
-    if (t.hasAttribute && (t.hasAttribute("data-price") || t.name === "landing_fee" || t.name === "discount") && t.closest(".field")) showProblem(t);
   });
 
   form.addEventListener("click", function (event) {
@@ -154,5 +78,4 @@
       schedulePreview();
     }
   });
-  update();
 })();
