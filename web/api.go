@@ -58,6 +58,7 @@ func (s *Server) apiAuth(scope string) echo.MiddlewareFunc {
 // matches any current representation, a list matches when any of its tags
 // does, and the comparison is weak (W/"27" matches "27").
 func etagMatches(header, etag string) bool {
+	etag = strings.TrimPrefix(etag, "W/")
 	header = strings.TrimSpace(header)
 	if header == "" {
 		return false
@@ -110,7 +111,7 @@ func (s *Server) handleAPICatalogue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	etag := fmt.Sprintf(`"%d"`, snap.Revision)
+	etag := snap.ETag()
 	h := c.Response().Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", "no-cache")

@@ -485,7 +485,7 @@ type ClientInterface interface {
 
 	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
 	//
-	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+	// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 	//
 	// Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 	GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -561,7 +561,7 @@ type ClientInterface interface {
 
 // GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
 //
-// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 //
 // Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 func (c *Client) GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1067,7 +1067,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
 	//
-	// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+	// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1774,7 +1774,7 @@ func (r PostMetricsResponse) ContentType() string {
 
 // GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
 //
-// The ETag is the catalogue revision; send it back in If-None-Match (a list, weak tags and * are understood) to get 304 when nothing was published since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
 //
 // Returns a wrapper object for the known response body format(s).
 //

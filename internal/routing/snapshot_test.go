@@ -284,3 +284,46 @@ func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
 		t.Errorf("%d full reads after the edge hour moved, want 2", src.fullReads)
 	}
 }
+
+// TestETagFollowsRevisionAndHealthFigures: the catalogue's validator changes
+// when a listing's health figures change (a cache revalidating with it never
+// keeps stale health) and stays when only the moment of computing moved.
+func TestETagFollowsRevisionAndHealthFigures(t *testing.T) {
+	base, live := bigStructure(3, 4)
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	first, _ := assemble(base, live, at)
+	again, _ := assemble(base, live, at.Add(5*time.Second))
+	if first.ETag() != again.ETag() {
+		t.Errorf("same figures five seconds later: ETag %s, then %s", first.ETag(), again.ETag())
+	}
+	if !strings.HasPrefix(first.ETag(), `W/"7-`) {
+		t.Errorf("ETag %s does not name revision 7", first.ETag())
+	}
+	moved := map[int64]catalogue.Health{}
+	for id, h := range live {
+		moved[id] = h
+	}
+	up := 97.25
+	h := moved[base.listings[5].ID]
+	h.UptimePct = &up
+	moved[base.listings[5].ID] = h
+	changed, _ := assemble(base, moved, at.Add(10*time.Second))
+	if changed.ETag() == first.ETag() {
+		t.Error("a listing's uptime moved and the ETag stayed")
+	}
+	gone := map[int64]catalogue.Health{}
+	for id, h := range live {
+		gone[id] = h
+	}
+	h = gone[base.listings[2].ID]
+	h.ThroughputTPS = nil // measured, then no longer
+	gone[base.listings[2].ID] = h
+	if unmeasured, _ := assemble(base, gone, at); unmeasured.ETag() == first.ETag() {
+		t.Error("a figure no longer measured and the ETag stayed")
+	}
+	next := *base
+	next.revision = 8
+	if published, _ := assemble(&next, live, at); published.ETag() == first.ETag() {
+		t.Error("a new revision and the ETag stayed")
+	}
+}
