@@ -36,8 +36,7 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	}
 	scratch := electScratchPool.Get().(*electScratch)
 	defer electScratchPool.Put(scratch)
-	full := call.fullBallot(scratch.candidates)
-	scratch.candidates = full.Candidates
+	full := call.fullBallot(scratch)
 	election.ElectInto(&full, &scratch.result)
 	out, err := scratch.result.AppendJSON(scratch.body[:0])
 	if err != nil {
@@ -74,23 +73,16 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	} else { // the compiled ballot holds the standard weights: elect in full
 		scratch := electScratchPool.Get().(*electScratch)
 		defer electScratchPool.Put(scratch)
-		full := call.fullBallot(scratch.candidates)
-		scratch.candidates = full.Candidates
+		full := call.fullBallot(scratch)
 		res := &scratch.result
 		election.ElectWinnerInto(&full, res)
 		if res.Winner >= 0 {
 			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
 		}
 	}
-	out := make([]byte, 0, 128)
-	if id == "" {
-		out = append(out, `{"winner":null,"score":null}`...)
-	} else {
-		out = append(out, `{"winner":`...)
-		out = strconv.AppendQuote(out, id)
-		out = append(out, `,"score":`...)
-		out = strconv.AppendFloat(out, score, 'g', -1, 64)
-		out = append(out, '}')
+	out, err := election.AppendWinnerJSON(make([]byte, 0, 128), id, score)
+	if err != nil {
+		return err
 	}
 	c.Response().Header().Set("X-Airside-Revision", strconv.FormatInt(call.snap.Revision, 10))
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, '\n'))
@@ -106,10 +98,11 @@ type electCall struct {
 }
 
 // fullBallot is the request's ballot on the snapshot's candidates (compiled
-// once per snapshot, copied here into dst's storage), with the request's
-// weights and usage.
-func (call *electCall) fullBallot(dst []election.Candidate) election.Ballot {
-	full, _ := call.snap.Ballot(call.request, dst)
+// once per snapshot, copied here into the scratch's storage, kept for the
+// next election), with the request's weights and usage.
+func (call *electCall) fullBallot(scratch *electScratch) election.Ballot {
+	full, _ := call.snap.Ballot(call.request, scratch.candidates)
+	scratch.candidates = full.Candidates
 	full.AutoWeights = call.autoWeights
 	for i := range full.Candidates {
 		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]

@@ -85,6 +85,23 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	return w.b, w.err
 }
 
+// AppendWinnerJSON appends the winner-only answer, {"winner":ID,"score":S},
+// with nulls when no one is eligible (id ""), written as Result's numbers
+// and strings are.
+func AppendWinnerJSON(b []byte, id string, score float64) ([]byte, error) {
+	w := jsonWriter{b: b}
+	if id == "" {
+		w.raw(`{"winner":null,"score":null}`)
+		return w.b, nil
+	}
+	w.raw(`{"winner":`)
+	w.str(id)
+	w.raw(`,"score":`)
+	w.num(score)
+	w.raw("}")
+	return w.b, w.err
+}
+
 type jsonWriter struct {
 	b   []byte
 	err error

@@ -80,3 +80,28 @@ func BenchmarkEncodeResult(b *testing.B) {
 		}
 	})
 }
+
+// TestWinnerJSONMatchesEncodingJSON: the winner-only answer is written as
+// encoding/json writes it (numbers like ES6, strings HTML-safe), byte for byte.
+func TestWinnerJSONMatchesEncodingJSON(t *testing.T) {
+	for _, test := range []struct {
+		id    string
+		score float64
+	}{{"", 0}, {"nebula/kimi-k2.5", 0.4123456789}, {"a/b", 1e-7}, {"a/b", 123456789}, {"ö<&>\u2028/x", 0}} {
+		got, err := election.AppendWinnerJSON(nil, test.id, test.score)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref struct {
+			Winner *string  `json:"winner"`
+			Score  *float64 `json:"score"`
+		}
+		if test.id != "" {
+			ref.Winner, ref.Score = &test.id, &test.score
+		}
+		want, _ := json.Marshal(ref)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%q %v: wrote %s, encoding/json %s", test.id, test.score, got, want)
+		}
+	}
+}
