@@ -191,7 +191,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	}
 	uncapped, capped := 0, 0
 	// The best value of each factor among the uncapped is gathered as the
-	// prices are resolved; health is read once, kept for pass 3.
+	// prices are resolved; health is read once, kept for pass 2.
 	res.health = slices.Grow(res.health[:0], n)[:n]
 	uncappedBest := newBests()
 	for i := range b.Candidates {
@@ -270,7 +270,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		return
 	}
 
-	// Pass 4: rank by score, ties to the candidate listed first.
+	// Pass 3: rank by score, ties to the candidate listed first.
 	res.rank()
 	for rank, i := range res.order {
 		res.Candidates[i].Rank = rank + 1
