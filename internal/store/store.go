@@ -101,12 +101,16 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		Logger:                 logger.Default.LogMode(logLevel()),
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
-		// Each statement parsed once per connection; the cache is bounded,
-		// since IN lists of varying length make many distinct statements.
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: 512,
-		PrepareStmtTTL:     10 * time.Minute,
-		NowFunc:            func() time.Time { return time.Now().UTC() },
+		// No gorm prepared-statement cache (PrepareStmt): with a full pool it
+		// deadlocks (go-gorm/gorm#7350, #7465), and the embedded default's
+		// pool is one writer connection, always full under load: a
+		// transaction holding the writer waited on the cache while a lone
+		// statement holding the cache waited for the writer, and the portal
+		// froze at start-up. Nothing is lost on PostgreSQL, where pgx keeps
+		// its own per-connection statement cache (QueryExecModeCacheStatement),
+		// which prepares on the connection that runs the statement, inside a
+		// transaction or not; SQLite parses a statement in microseconds.
+		NowFunc: func() time.Time { return time.Now().UTC() },
 	}
 	var db *gorm.DB
 	suspectUntil := new(atomic.Int64)

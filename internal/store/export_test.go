@@ -1,0 +1,7 @@
+package store
+
+import "gorm.io/gorm"
+
+// WriterForTest exposes the writer's gorm handle to the external tests that
+// exercise the connection pool itself (the deadlock regression test).
+func (s *Store) WriterForTest() *gorm.DB { return s.db }
