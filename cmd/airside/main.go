@@ -36,7 +36,8 @@ const usage = `airside: the carrier-facing fare portal of the LLM gateway.
 
 Usage:
   airside serve [--addr :8080] [--database URL] [--demo] [--simulate]   run the portal (migrates first)
-  airside migrate [--database URL]                         apply database migrations
+  airside migrate [up|down|status] [--database URL]        apply every pending migration (up), roll back the
+                                                           newest one (down), or print the version (status)
   airside seed --demo [--database URL]                     seed the demo catalogue (once)
   airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
   airside elect < input.json > result.json                 run one election (see docs/election.md)
@@ -170,6 +171,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	release, err := st.HoldSQLiteFile()
+	if err != nil {
+		return err
+	}
+	defer release()
 	box, err := secretBox(*withDemo)
 	if err != nil {
 		return err
@@ -235,19 +241,67 @@ func displayAddr(addr string) string {
 	return "http://" + addr
 }
 
+// cmdMigrate moves the schema: up (the default) applies every pending
+// migration, down rolls back the newest one, status prints the version. The
+// direction may come before or after the flags; anything else is refused.
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbURL := databaseFlag(fs)
+	direction := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		direction, args = args[0], args[1:]
+	}
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	st, err := openStore(ctx, *dbURL, true)
+	if rest := fs.Args(); direction == "" && len(rest) > 0 {
+		direction = rest[0]
+		if err := fs.Parse(rest[1:]); err != nil {
+			return exitError(2)
+		}
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		fmt.Fprintf(stderr, "airside migrate: unexpected %q (usage: airside migrate [up|down|status] [--database URL])\n", strings.Join(rest, " "))
+		return exitError(2)
+	}
+	if direction == "" {
+		direction = "up"
+	}
+	switch direction {
+	case "up", "down", "status":
+	default:
+		fmt.Fprintf(stderr, "airside migrate: unknown direction %q: say up, down or status\n", direction)
+		return exitError(2)
+	}
+	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	fmt.Fprintf(stdout, "database migrated (%s)\n", st.Dialect())
+	switch direction {
+	case "down":
+		from, to, err := st.MigrateDown(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rolled back migration %d: %s database now at version %d\n", from, st.Dialect(), to)
+	case "status":
+		v, err := st.MigrationVersion(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s database at migration version %d\n", st.Dialect(), v)
+	default:
+		if err := st.Migrate(ctx); err != nil {
+			return err
+		}
+		v, err := st.MigrationVersion(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "database migrated (%s, version %d)\n", st.Dialect(), v)
+	}
 	return nil
 }
 

@@ -149,3 +149,70 @@ func mustUserID(t *testing.T, st *store.Store, email string) int64 {
 	}
 	return u.ID
 }
+
+// TestMigrateDownStepsOneDownOnTheDatabaseGiven: `migrate down` rolls back
+// exactly the newest migration of the database named, says so, and leaves
+// the current directory alone; a direction it does not know is refused.
+func TestMigrateDownStepsOneDownOnTheDatabaseGiven(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			url := storetest.URL(t, d)
+			if _, stderr, err := runCmd(t, "", "migrate", "--database", url); err != nil {
+				t.Fatalf("migrate up: %v %s", err, stderr)
+			}
+			st, err := store.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			top, err := st.MigrationVersion(context.Background())
+			if err != nil || top < 2 {
+				t.Fatalf("version after up: %d, %v", top, err)
+			}
+			stdout, stderr, err := runCmd(t, "", "migrate", "down", "--database", url)
+			if err != nil {
+				t.Fatalf("migrate down: %v %s", err, stderr)
+			}
+			if got, _ := st.MigrationVersion(context.Background()); got != top-1 {
+				t.Errorf("version after down: %d, want %d", got, top-1)
+			}
+			if !strings.Contains(stdout, "rolled back migration") {
+				t.Errorf("migrate down said %q", stdout)
+			}
+			if _, err := os.Stat("data"); !os.IsNotExist(err) {
+				t.Errorf("migrate down touched ./data: %v", err)
+			}
+			// The flags first, the direction after, as people also type it.
+			if _, stderr, err := runCmd(t, "", "migrate", "--database", url, "up"); err != nil {
+				t.Fatalf("migrate up after the flags: %v %s", err, stderr)
+			}
+			if got, _ := st.MigrationVersion(context.Background()); got != top {
+				t.Errorf("version after up again: %d, want %d", got, top)
+			}
+			if _, stderr, err := runCmd(t, "", "migrate", "sideways", "--database", url); err == nil || !strings.Contains(stderr, "unknown direction") {
+				t.Errorf("migrate sideways: %v %q, want refused", err, stderr)
+			}
+		})
+	}
+}
+
+// TestSecondServeOnOneSQLiteFileIsRefused: the file lock says which process
+// serves a SQLite file; a second is told to use PostgreSQL, and the lock is
+// free again once the first lets go.
+func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	release, err := st.HoldSQLiteFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.HoldSQLiteFile(); err == nil || !strings.Contains(err.Error(), "use PostgreSQL") {
+		t.Fatalf("second hold: %v, want a refusal naming PostgreSQL", err)
+	}
+	release()
+	again, err := st.HoldSQLiteFile()
+	if err != nil {
+		t.Fatalf("hold after release: %v", err)
+	}
+	again()
+}

@@ -73,3 +73,27 @@ func TestWritersInAndOutOfTransactionsNeverDeadlock(t *testing.T) {
 	})
 }
 
+// TestTwoProcessesMigrateOneFreshSQLiteFile: two serve processes started at
+// the same moment on a fresh file both migrate; the migration lock makes the
+// second wait for the first (it used to die with "table users already
+// exists").
+func TestTwoProcessesMigrateOneFreshSQLiteFile(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := store.Open(context.Background(), url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			errs <- s.Migrate(context.Background())
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -225,29 +225,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // Migrate applies the embedded migrations of the store's dialect in order,
 // each in its own transaction, recorded in goose_db_version.
 func (s *Store) Migrate(ctx context.Context) error {
-	dir := string(s.dialect)
-	fsys, err := fs.Sub(migrations.FS, dir)
+	provider, unlock, err := s.migrations()
 	if err != nil {
-		return fmt.Errorf("migrations for %s: %w", dir, err)
+		return err
 	}
-	gooseDialect := goose.DialectSQLite3
-	if s.dialect == Postgres {
-		gooseDialect = goose.DialectPostgres
-	}
-	var opts []goose.ProviderOption
-	if s.dialect == Postgres {
-		// Several serve processes may start at once: an advisory lock makes
-		// them migrate one after the other.
-		locker, err := lock.NewPostgresSessionLocker()
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	provider, err := goose.NewProvider(gooseDialect, s.sql, fsys, opts...)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
+	defer unlock()
 	results, err := provider.Up(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -261,6 +243,80 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// MigrateDown rolls back the newest applied migration, in its own
+// transaction, and reports the version before and after.
+func (s *Store) MigrateDown(ctx context.Context) (from, to int64, err error) {
+	provider, unlock, err := s.migrations()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer unlock()
+	if from, err = provider.GetDBVersion(ctx); err != nil {
+		return 0, 0, fmt.Errorf("migrate down: %w", err)
+	}
+	if from == 0 {
+		return 0, 0, errors.New("migrate down: no migration is applied; nothing to roll back")
+	}
+	if _, err := provider.Down(ctx); err != nil {
+		return from, from, fmt.Errorf("migrate down from version %d: %w", from, err)
+	}
+	if to, err = provider.GetDBVersion(ctx); err != nil {
+		return from, 0, fmt.Errorf("migrate down: %w", err)
+	}
+	return from, to, nil
+}
+
+// MigrationVersion is the newest migration applied to the database.
+func (s *Store) MigrationVersion(ctx context.Context) (int64, error) {
+	provider, unlock, err := s.migrations()
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	v, err := provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migration version: %w", err)
+	}
+	return v, nil
+}
+
+// migrations is the goose provider of the store's dialect, with the lock that
+// makes processes starting at once migrate one after the other: on
+// PostgreSQL an advisory lock (goose's session locker), on SQLite an
+// exclusive lock on a file beside the database (goose has no SQLite locker,
+// and two processes on a fresh file both created the tables). unlock
+// releases the SQLite lock.
+func (s *Store) migrations() (_ *goose.Provider, unlock func(), err error) {
+	dir := string(s.dialect)
+	fsys, err := fs.Sub(migrations.FS, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("migrations for %s: %w", dir, err)
+	}
+	unlock = func() {}
+	gooseDialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if s.dialect == Postgres {
+		gooseDialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, nil, fmt.Errorf("migrate: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	} else {
+		release, err := LockFile(s.url+".migrate-lock", true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("migrate: %w", err)
+		}
+		unlock = release
+	}
+	provider, err := goose.NewProvider(gooseDialect, s.sql, fsys, opts...)
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	return provider, unlock, nil
 }
 
 // tx runs fn in one transaction with one timestamp. A transaction that
