@@ -199,7 +199,9 @@ func parseWait(w string) (time.Duration, error) {
 // handleAPIChanges returns the listings changed after ?since=REV. With
 // ?wait=30s it holds the request until a newer revision is published or the
 // wait ends; a publication by any serve process wakes it (on PostgreSQL
-// through LISTEN/NOTIFY).
+// through LISTEN/NOTIFY). While the process drains, held and new polls
+// answer at once with the current revision, so a shutdown never waits on
+// them and a gateway sees no error, only an answer to poll again.
 func (s *Server) handleAPIChanges(c echo.Context) error {
 	since, err := strconv.ParseInt(c.QueryParam("since"), 10, 64)
 	if err != nil || since < 0 {
@@ -217,7 +219,7 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 			return err
 		}
 		remaining := time.Until(deadline)
-		if body.Revision > since || remaining <= 0 {
+		if body.Revision > since || remaining <= 0 || s.Draining() {
 			return c.JSON(http.StatusOK, body)
 		}
 		recheck := s.LongPollRecheck
@@ -226,6 +228,7 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 		}
 		select {
 		case <-woken:
+		case <-s.drain: // shutting down: answer with what we have
 		case <-time.After(min(remaining, recheck)):
 		case <-c.Request().Context().Done():
 			return nil

@@ -95,6 +95,30 @@ type Server struct {
 	touchedMu sync.Mutex
 	touched   map[int64]time.Time
 	echo      *echo.Echo
+	// ShutdownGrace is how long a drain waits for requests in flight before
+	// it gives up (default 10 s; AIRSIDE_SHUTDOWN_GRACE).
+	ShutdownGrace time.Duration
+	// drain is closed when the process starts shutting down: /readyz turns
+	// 503 and long polls answer at once (see Drain).
+	drainOnce sync.Once
+	drain     chan struct{}
+}
+
+// Drain starts a graceful shutdown's first step: from now on /readyz answers
+// 503, so a load balancer or Kubernetes stops sending new work, and every
+// long poll, held or new, answers at once with the current revision (a poll
+// is idempotent, so the gateway just polls again, elsewhere). It is safe to
+// call more than once.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.drain) }) }
+
+// Draining reports whether Drain was called.
+func (s *Server) Draining() bool {
+	select {
+	case <-s.drain:
+		return true
+	default:
+		return false
+	}
 }
 
 // New builds the portal on a store: the one place its services are wired.
@@ -138,6 +162,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 		Log:          log,
 		sessions:     &dbSessionStore{store: st, now: now},
 		expensive:    newUserLimiter(MaxExpensivePerUser),
+		drain:        make(chan struct{}),
 		touched:      map[int64]time.Time{},
 	}
 	e := echo.New()
@@ -341,12 +366,18 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 		return fmt.Errorf("serve %s: %w", addr, err)
 	case <-ctx.Done():
 	}
-	s.Log.Info("shutting down", "grace", "10s")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	grace := s.ShutdownGrace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	s.Log.Info("draining: readyz answers 503, long polls answer now", "grace", grace)
+	s.Drain()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		return fmt.Errorf("shutdown: requests still in flight after the %s grace: %w", grace, err)
 	}
+	s.Log.Info("shut down cleanly")
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -356,6 +387,9 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 func (s *Server) handleHealthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
 
 func (s *Server) handleReadyz(c echo.Context) error {
+	if s.Draining() {
+		return c.String(http.StatusServiceUnavailable, "draining: this process is shutting down\n")
+	}
 	if err := s.Reads.Ping(c.Request().Context()); err != nil {
 		s.Log.Warn("not ready", "err", err)
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")

@@ -54,6 +54,7 @@ Environment (flags win):
   AIRSIDE_BASE_URL      public URL used in links sent by email, e.g. https://airside.example
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
+  AIRSIDE_SHUTDOWN_GRACE  how long SIGTERM waits for requests in flight before exiting (default 10s)
   AIRSIDE_SCHEDULE_EVERY  how often serve publishes filings that reached their effective date (default 30s)
   AIRSIDE_SECRET_KEY    32 random bytes in base64 that seal carriers' API keys (openssl rand -base64 32);
                         required by serve, except with --demo, which keeps one in data/secret.key
@@ -216,6 +217,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		srv.TrustProxies(nets)
 	}
 	srv.ScheduleEvery = *scheduleEvery
+	srv.ShutdownGrace = envDuration("AIRSIDE_SHUTDOWN_GRACE", 10*time.Second)
 	srv.SetPreflight(box, *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
 		os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false")
 	srv.Preflight.Freshness = freshness
