@@ -25,9 +25,12 @@ test: check
 	$(GO) test -race -count=1 ./internal/routing
 	@$(MAKE) --no-print-directory fuzz-run
 
-## check: gofmt, go vet, staticcheck, the import rules, the OpenAPI document valid and the client generated from it
+## check: no tracked file over 1 MB outside .large-files-allowed, gofmt, go vet, staticcheck, the import rules, the OpenAPI document valid and the client generated from it
 ##        fresh, go.mod tidy, and templ output in sync with the .templ files
 check:
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$2}' \
+	  | grep -v -x -F -f .large-files-allowed || true); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MB (a build output? if it belongs, add it to .large-files-allowed):"; echo "$$big"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
