@@ -10,6 +10,7 @@ import (
 // reached their date, and relaying other processes' publications.
 func (s *Server) startBackground(ctx context.Context) {
 	go s.sweep(ctx, 10*time.Minute)
+	go s.watchWriter(ctx, 15*time.Second)
 	every := s.ScheduleEvery
 	if every <= 0 {
 		every = 30 * time.Second
@@ -25,7 +26,7 @@ func (s *Server) startBackground(ctx context.Context) {
 
 // runScheduler publishes due filings every interval until ctx ends.
 func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
-	repeat(ctx, every, true, func() {
+	repeat(ctx, "scheduler", &s.watch, every, true, func() {
 		n, err := s.Filings.PublishDue(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -39,7 +40,7 @@ func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 // sweep deletes expired sessions, and metric buckets older than any metric
 // reads, periodically until ctx ends.
 func (s *Server) sweep(ctx context.Context, every time.Duration) {
-	repeat(ctx, every, false, func() {
+	repeat(ctx, "session sweep", &s.watch, every, false, func() {
 		if n, err := s.Accounts.SweepSessions(ctx); err != nil {
 			s.Log.Warn("session sweep failed", "err", err)
 		} else if n > 0 {
@@ -54,10 +55,15 @@ func (s *Server) sweep(ctx context.Context, every time.Duration) {
 }
 
 // repeat runs fn every interval (and once at once when now is set) until
-// ctx ends.
-func repeat(ctx context.Context, every time.Duration, now bool, fn func()) {
-	if now {
+// ctx ends, each turn under the watchdog as name.
+func repeat(ctx context.Context, name string, w *watchdog, every time.Duration, now bool, fn func()) {
+	turn := func() {
+		done := w.begin(name)
+		defer done()
 		fn()
+	}
+	if now {
+		turn()
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -66,7 +72,7 @@ func repeat(ctx context.Context, every time.Duration, now bool, fn func()) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			fn()
+			turn()
 		}
 	}
 }

@@ -35,6 +35,8 @@ func statusOf(err error) int {
 		return http.StatusUnauthorized
 	case apperr.ETHROTTLED:
 		return http.StatusTooManyRequests
+	case apperr.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -77,8 +79,18 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// The database is away: say so, and that it is passing.
 		status = http.StatusServiceUnavailable
 		message = "Airside cannot reach its database right now. Nothing you submitted was half-saved; please try again in a moment."
+	} else if status == http.StatusInternalServerError {
+		// It answers, but may refuse writes (a full disk, a read-only
+		// file): say that, not "something went wrong".
+		if refusal := s.Reads.CheckWrite(c.Request().Context()); apperr.Code(refusal) == apperr.EUNAVAILABLE {
+			s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
+			err, status, message = refusal, http.StatusServiceUnavailable, apperr.Message(refusal)
+		}
 	}
-	if secs := apperr.RetryAfterOf(err); status == http.StatusTooManyRequests && secs > 0 {
+	if status == http.StatusServiceUnavailable && apperr.RetryAfterOf(err) == 0 {
+		c.Response().Header().Set("Retry-After", "5")
+	}
+	if secs := apperr.RetryAfterOf(err); (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && secs > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if status >= 500 {

@@ -19,6 +19,9 @@ import (
 // apitoken, catalogue ingest), which decides and audits it.
 type Reads interface {
 	Ping(ctx context.Context) error
+	// CheckWrite proves the database takes a write (readyz, and the error
+	// page telling a full disk from a bug).
+	CheckWrite(ctx context.Context) error
 	FindPrincipal(ctx context.Context, userID int64) (*account.Principal, error)
 	FindUsers(ctx context.Context) ([]account.UserSummary, error)
 	FindCarriers(ctx context.Context) ([]account.CarrierSummary, error)

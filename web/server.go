@@ -102,6 +102,10 @@ type Server struct {
 	// 503 and long polls answer at once (see Drain).
 	drainOnce sync.Once
 	drain     chan struct{}
+	// watch sees background work that never finishes its turn; StuckAfter
+	// (default the package's StuckAfter) is how long a turn may take.
+	watch      watchdog
+	StuckAfter time.Duration
 }
 
 // Drain starts a graceful shutdown's first step: from now on /readyz answers
@@ -359,6 +363,15 @@ func (s *Server) routes() {
 func (s *Server) Run(ctx context.Context, addr string) error {
 	srv := s.httpServer(addr)
 	s.startBackground(ctx)
+	if s.Routing != nil {
+		// Build the routing snapshot now rather than on the first request;
+		// /readyz says ready only once it is built.
+		go func() {
+			if _, err := s.Routing.Current(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Warn("routing snapshot at start", "err", err)
+			}
+		}()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	select {
@@ -384,18 +397,50 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 	return nil
 }
 
-func (s *Server) handleHealthz(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }
+// handleHealthz says whether the process is alive: it fails (and a
+// supervisor should restart the process) only when the watchdog sees a
+// background loop or the write check stuck past StuckAfter, the sign of a
+// wedged process; a database outage leaves it at 200 (restarting would not
+// help) and turns /readyz to 503 instead.
+func (s *Server) handleHealthz(c echo.Context) error {
+	limit := s.StuckAfter
+	if limit <= 0 {
+		limit = StuckAfter
+	}
+	if stuck := s.watch.stuck(limit); len(stuck) > 0 {
+		return c.String(http.StatusServiceUnavailable, "stuck: "+strings.Join(stuck, ", ")+"\n")
+	}
+	return c.String(http.StatusOK, "ok\n")
+}
 
+// handleReadyz says whether this process should be sent work, and if not
+// why, in one line: not while it drains, not while the database cannot take
+// a write (a ping answers on a full disk or a read-only file), and not before
+// the routing snapshot is built, so a rolling deploy never sends a gateway's
+// first requests to a process that still has to read every listing.
 func (s *Server) handleReadyz(c echo.Context) error {
 	if s.Draining() {
 		return c.String(http.StatusServiceUnavailable, "draining: this process is shutting down\n")
 	}
-	if err := s.Reads.Ping(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if err := s.Reads.Ping(ctx); err != nil {
 		s.Log.Warn("not ready", "err", err)
-		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
+		return c.String(http.StatusServiceUnavailable, "database unavailable: "+oneLine(err)+"\n")
+	}
+	if err := s.Reads.CheckWrite(ctx); err != nil {
+		s.Log.Warn("not ready", "err", err)
+		return c.String(http.StatusServiceUnavailable, "not ready: "+oneLine(err)+"\n")
+	}
+	if s.Routing != nil {
+		if _, err := s.Routing.Current(ctx); err != nil {
+			s.Log.Warn("not ready", "err", err)
+			return c.String(http.StatusServiceUnavailable, "routing catalogue not built: "+oneLine(err)+"\n")
+		}
 	}
 	return c.String(http.StatusOK, "ready\n")
 }
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 func (s *Server) handleHome(c echo.Context) error {
 	if principal(c) == nil {

@@ -18,7 +18,10 @@ const (
 	EFORBIDDEN    = "forbidden"
 	EUNAUTHORIZED = "unauthorized"
 	ETHROTTLED    = "throttled"
-	EINTERNAL     = "internal"
+	// EUNAVAILABLE is a passing refusal of the service itself (the database
+	// cannot take writes); RetryAfter says when to try again.
+	EUNAVAILABLE = "unavailable"
+	EINTERNAL    = "internal"
 )
 
 // Error is a domain error with a user-safe message. Fields holds per-field
@@ -30,7 +33,7 @@ type Error struct {
 	// Ref names another object the message is about (e.g. the filing already
 	// in flight), so the page can link to it.
 	Ref int64
-	// RetryAfter, for ETHROTTLED, is how many seconds to wait before trying
+	// RetryAfter, for ETHROTTLED and EUNAVAILABLE, is how many seconds to wait before trying
 	// again (sent as the Retry-After header).
 	RetryAfter int
 }

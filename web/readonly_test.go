@@ -1,0 +1,105 @@
+package web_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/web"
+)
+
+// TestReadOnlyDatabaseIsSaidPlainly: a database that answers but takes no
+// write (here PostgreSQL made read-only, as a replica promoted wrongly or a
+// full disk would) turns /readyz to 503 with the reason in one line, answers
+// a login (which writes a session) with a 503 page saying the database cannot
+// take writes and Retry-After, while routing keeps answering from memory; and
+// all is well again once writes are possible.
+func TestReadOnlyDatabaseIsSaidPlainly(t *testing.T) {
+	dbURL := storetest.URL(t, store.Postgres)
+	st := storetest.OpenURL(t, dbURL)
+	if _, err := demo.Seed(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(server.Handler())
+	t.Cleanup(srv.Close)
+	p := &testPortal{t: t, srv: srv, store: st, server: server}
+	tok := apiToken(t, st, apitoken.ScopeCatalogueRead)
+	wantStatus(t, "catalogue before", apiCall(t, srv.URL, "GET", "/api/v1/catalogue", tok, ""), http.StatusOK)
+
+	u, _ := url.Parse(dbURL)
+	name := strings.TrimPrefix(u.Path, "/")
+	admin, err := sql.Open("pgx", storetest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	readOnly := func(on bool) {
+		t.Helper()
+		stmt := "ALTER DATABASE " + name + " RESET default_transaction_read_only"
+		if on {
+			stmt = "ALTER DATABASE " + name + " SET default_transaction_read_only = on"
+		}
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+		// Pooled connections keep their setting: drop them, so the pool
+		// reconnects under the new one.
+		if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readOnly(true)
+
+	var body string
+	for range 3 { // the first use of a dropped connection may fail once
+		res, err := http.Get(srv.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if body = string(b); res.StatusCode == http.StatusServiceUnavailable && strings.Contains(body, "read-only") {
+			break
+		}
+	}
+	if !strings.Contains(body, "cannot take writes") || !strings.Contains(body, "read-only") || strings.Count(body, "\n") != 1 {
+		t.Errorf("readyz on a read-only database said %q, want one line naming read-only", body)
+	}
+
+	person := p.client()
+	login := person.post("/login", "/login", url.Values{"email": {"member@nebula.example"}, "password": {demo.Password}})
+	if login.status != http.StatusServiceUnavailable || !strings.Contains(login.body, "cannot take writes right now (read-only)") {
+		t.Errorf("login on a read-only database: status %d, want 503 saying why\n%.400s", login.status, login.body)
+	}
+	if login.header.Get("Retry-After") == "" {
+		t.Error("the 503 has no Retry-After")
+	}
+	wantStatus(t, "catalogue from memory", apiCall(t, srv.URL, "GET", "/api/v1/catalogue", tok, ""), http.StatusOK)
+
+	readOnly(false)
+	ready := false
+	for range 3 {
+		res, err := http.Get(srv.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if ready = res.StatusCode == http.StatusOK; ready {
+			break
+		}
+	}
+	if !ready {
+		t.Error("readyz did not recover once writes were possible")
+	}
+}
