@@ -39,6 +39,9 @@ Usage:
   airside migrate [up|down|status] [--database URL]        apply every pending migration (up), roll back the
                                                            newest one (down), or print the version (status)
   airside seed --demo [--database URL]                     seed the demo catalogue (once)
+  airside backup --to FILE [--database URL]                a consistent copy while serving (SQLite: VACUUM INTO;
+                                                           PostgreSQL: pg_dump --format=custom)
+  airside restore --from FILE [--database URL]             replace the database with a backup (SQLite: serve stopped)
   airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
   airside elect < input.json > result.json                 run one election (see docs/election.md)
   airside simulate-traffic [--minutes 60] [--database URL]  feed simulated gateway metrics for every listing in service
@@ -103,6 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdMigrate(ctx, args[1:], stdout, stderr)
 	case "seed":
 		return cmdSeed(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return cmdBackup(ctx, args[1:], stdout, stderr)
+	case "restore":
+		return cmdRestore(ctx, args[1:], stdout, stderr)
 	case "user":
 		if len(args) < 2 || args[1] != "add" {
 			return errors.New("usage: airside user add --email E --password P (see airside help)")
@@ -304,6 +311,49 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stdout, "database migrated (%s, version %d)\n", st.Dialect(), v)
 	}
+	return nil
+}
+
+func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	to := fs.String("to", "", "the backup file to write (must not exist)")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if *to == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: airside backup --to FILE [--database URL]")
+		return exitError(2)
+	}
+	st, err := openStore(ctx, *dbURL, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Backup(ctx, *to); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backed up the %s database to %s (the secret key is not in it: back up AIRSIDE_SECRET_KEY or data/secret.key separately)\n", st.Dialect(), *to)
+	return nil
+}
+
+func cmdRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	from := fs.String("from", "", "the backup file to restore")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if *from == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: airside restore --from FILE [--database URL]")
+		return exitError(2)
+	}
+	if err := store.Restore(ctx, *dbURL, *from); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "restored %s into %s; serve with the secret key of the time of the backup\n", *from, *dbURL)
 	return nil
 }
 

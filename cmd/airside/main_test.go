@@ -216,3 +216,40 @@ func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 	}
 	again()
 }
+
+// TestBackupAndRestoreCommands: the commands a person types, on SQLite:
+// backup writes a file, restore refuses while a serve holds the file and
+// replaces it otherwise.
+func TestBackupAndRestoreCommands(t *testing.T) {
+	dir := t.TempDir()
+	url := "sqlite:" + filepath.Join(dir, "airside.db")
+	if _, stderr, err := runCmd(t, "", "migrate", "--database", url); err != nil {
+		t.Fatalf("migrate: %v %s", err, stderr)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if out, stderr, err := runCmd(t, "", "backup", "--to", backup, "--database", url); err != nil || !strings.Contains(out, "secret key") {
+		t.Fatalf("backup: %v %q %s", err, out, stderr)
+	}
+	if _, _, err := runCmd(t, "", "backup", "--database", url); err == nil {
+		t.Error("backup without --to was accepted")
+	}
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := st.HoldSQLiteFile() // as serve does
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, "", "restore", "--from", backup, "--database", url); err == nil || !strings.Contains(err.Error(), "stop it first") {
+		t.Errorf("restore under a serving process: %v, want refused", err)
+	}
+	release()
+	st.Close()
+	if _, stderr, err := runCmd(t, "", "restore", "--from", backup, "--database", url); err != nil {
+		t.Fatalf("restore: %v %s", err, stderr)
+	}
+	if out, _, err := runCmd(t, "", "migrate", "status", "--database", url); err != nil || !strings.Contains(out, "version") {
+		t.Errorf("the restored database: %v %q", err, out)
+	}
+}
