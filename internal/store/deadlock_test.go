@@ -10,6 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 )
@@ -96,4 +97,73 @@ func TestTwoProcessesMigrateOneFreshSQLiteFile(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestTwoProcessesPublishingNeverCollide: two stores on one database (two
+// serve processes) publish at once; every publication succeeds and the
+// revisions are numbered 1, 2, 3... with no number shared and none skipped.
+func TestTwoProcessesPublishingNeverCollide(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			url := storetest.URL(t, d)
+			a, b := storetest.OpenURL(t, url), storetest.OpenURL(t, url)
+			ctx := context.Background()
+			listings, admin := seedListings(t, a)
+			start, err := a.CatalogueRevision(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const each = 40
+			var wg sync.WaitGroup
+			errs := make(chan error, 2*each)
+			for i, s := range []*store.Store{a, b} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for n := range each {
+						// Each process its own listing (one listing's row
+						// lock would make them take turns anyway), the
+						// priority alternating so every call changes it.
+						if err := s.SetListingPriority(ctx, admin, listings[i], int64(20000+n%2)); err != nil {
+							errs <- err
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Errorf("a publication failed: %v", err)
+			}
+			var revs []int64
+			if err := a.WriterForTest().Raw("SELECT revision FROM catalogue_revisions WHERE revision > ? ORDER BY revision", start).Scan(&revs).Error; err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range revs {
+				if r != start+int64(i)+1 {
+					t.Fatalf("revision %d at place %d: a gap or a repeat in %v", r, i, revs)
+				}
+			}
+			if len(revs) < each { // calls that changed nothing publish nothing
+				t.Errorf("only %d revisions from %d publications", len(revs), 2*each)
+			}
+		})
+	}
+}
+
+// seedListings seeds the demo catalogue and returns two listings and the
+// gateway admin's id.
+func seedListings(t *testing.T, s *store.Store) (listings [2]int64, admin int64) {
+	t.Helper()
+	if _, err := demo.Seed(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	u, err := s.FindUserByEmail(context.Background(), "admin@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriterForTest().Raw("SELECT MIN(id), MAX(id) FROM listings").Row().Scan(&listings[0], &listings[1]); err != nil {
+		t.Fatal(err)
+	}
+	return listings, u.ID
 }
