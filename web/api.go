@@ -49,6 +49,10 @@ func (s *Server) apiAuth(scope string) echo.MiddlewareFunc {
 				return apperr.Errorf(apperr.EFORBIDDEN, "This token lacks the %s scope.", scope)
 			}
 			c.Set(ctxToken, tok)
+			// How old the routing figures behind this answer are: a few
+			// seconds normally, growing while the database is away and the
+			// API answers from memory.
+			c.Response().Header().Set("Airside-Health-Age", strconv.Itoa(int(s.Routing.Age().Seconds())))
 			return next(c)
 		}
 	}

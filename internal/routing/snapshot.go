@@ -250,6 +250,22 @@ type Keeper struct {
 	cursor time.Time
 	// OnError hears a failed background refresh (the old snapshot stays).
 	OnError func(error)
+	// failedAt (unix ns) is when the last rebuild after a change failed,
+	// 0 when it did not.
+	failedAt atomic.Int64
+}
+
+// retryEvery is how often a keeper whose rebuild failed tries again while it
+// answers from its last good snapshot.
+const retryEvery = time.Second
+
+// Age is how old the current snapshot's health figures are (0 with none).
+func (k *Keeper) Age() time.Duration {
+	cur := k.cur.Load()
+	if cur == nil {
+		return 0
+	}
+	return k.Now().Sub(cur.BuiltAt)
 }
 
 // NewKeeper is a keeper on a source and a clock.
@@ -261,13 +277,33 @@ func NewKeeper(src Source, now func() time.Time) *Keeper {
 // revoked): the next read rebuilds before it answers.
 func (k *Keeper) Invalidate() { k.dirty.Store(true) }
 
-// Current is the snapshot to answer from. It is rebuilt first when none was
-// built yet or something changed since; when only health has aged, the stale
+// Current is the snapshot to answer from. It is built first when none was
+// built yet, and rebuilt first when something changed since (falling back to
+// the last good one when that fails); when only health has aged, the stale
 // one is used while its health is refreshed in the background.
 func (k *Keeper) Current(ctx context.Context) (*Snapshot, error) {
 	cur := k.cur.Load()
-	if cur == nil || k.dirty.Load() {
+	if cur == nil {
 		return k.Refresh(ctx)
+	}
+	if k.dirty.Load() {
+		// Rebuild first, but never fail routing for it: while the database
+		// is away the last good snapshot keeps answering (its health marked
+		// old), and the rebuild is tried again at most every retryEvery, so
+		// requests do not queue behind connection attempts.
+		if last := k.failedAt.Load(); last != 0 && k.Now().Sub(time.Unix(0, last)) < retryEvery {
+			return cur, nil
+		}
+		snap, err := k.Refresh(ctx)
+		if err != nil {
+			k.failedAt.Store(k.Now().UnixNano())
+			if k.OnError != nil {
+				k.OnError(err)
+			}
+			return cur, nil
+		}
+		k.failedAt.Store(0)
+		return snap, nil
 	}
 	if k.Now().Sub(cur.BuiltAt) > k.healthEvery() && k.refreshing.CompareAndSwap(false, true) {
 		go func() {
