@@ -42,6 +42,14 @@ func decodeJSON(c echo.Context, v any) error {
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
 	case errors.Is(err, io.EOF):
 		return badRequest("The request body is empty; send JSON.", nil)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// Either the JSON stops short inside a complete body (the client's
+		// mistake: a 400), or the body itself was cut off because the
+		// client hung up (nothing to answer: the request log says 499).
+		if _, rerr := c.Request().Body.Read(make([]byte, 1)); rerr != nil && !errors.Is(rerr, io.EOF) {
+			return fmt.Errorf("request body cut off by the client: %w", rerr)
+		}
+		return badRequest("The request body is not valid JSON: it ends in the middle of a value.", nil)
 	case errors.As(err, &typeErr):
 		field := withoutEmbedded(typeErr.Field, reflect.TypeOf(v))
 		if field == "" {

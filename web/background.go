@@ -26,10 +26,10 @@ func (s *Server) startBackground(ctx context.Context) {
 
 // runScheduler publishes due filings every interval until ctx ends.
 func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
-	repeat(ctx, "scheduler", &s.watch, every, true, func() {
-		n, err := s.Filings.PublishDue(ctx)
+	repeat(ctx, "scheduler", &s.watch, every, true, func(turn context.Context) {
+		n, err := s.Filings.PublishDue(turn)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil && ctx.Err() == nil: // not when shutting down
 			s.Log.Error("scheduler: publish due filings", "err", err)
 		case n > 0:
 			s.Log.Info("scheduler: published due filings", "count", n)
@@ -40,7 +40,7 @@ func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 // sweep deletes expired sessions, and metric buckets older than any metric
 // reads, periodically until ctx ends.
 func (s *Server) sweep(ctx context.Context, every time.Duration) {
-	repeat(ctx, "session sweep", &s.watch, every, false, func() {
+	repeat(ctx, "session sweep", &s.watch, every, false, func(ctx context.Context) {
 		if n, err := s.Accounts.SweepSessions(ctx); err != nil {
 			s.Log.Warn("session sweep failed", "err", err)
 		} else if n > 0 {
@@ -54,13 +54,20 @@ func (s *Server) sweep(ctx context.Context, every time.Duration) {
 	})
 }
 
+// turnDeadline bounds one turn of a background loop: a stuck database call
+// becomes an error the loop logs, well before the watchdog's StuckAfter.
+const turnDeadline = time.Minute
+
 // repeat runs fn every interval (and once at once when now is set) until
-// ctx ends, each turn under the watchdog as name.
-func repeat(ctx context.Context, name string, w *watchdog, every time.Duration, now bool, fn func()) {
+// ctx ends, each turn under the watchdog as name and with a context that ends
+// after turnDeadline.
+func repeat(ctx context.Context, name string, w *watchdog, every time.Duration, now bool, fn func(context.Context)) {
 	turn := func() {
 		done := w.begin(name)
 		defer done()
-		fn()
+		turnCtx, cancel := context.WithTimeout(ctx, turnDeadline)
+		defer cancel()
+		fn(turnCtx)
 	}
 	if now {
 		turn()

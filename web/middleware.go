@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -39,12 +42,20 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
 			err := next(c)
-			if err != nil {
-				c.Error(err)
-			}
 			route := c.Path()
 			if route == "" {
 				route = "(no route)"
+			}
+			if err != nil && clientGone(c, err) {
+				// The client hung up (an upload cut off, a tab closed):
+				// nothing to answer and nothing wrong here. Logged as nginx's
+				// 499, not as the 200 the unwritten response still holds.
+				log.Info("request", "method", c.Request().Method, "route", route, "status", 499, "client", "disconnected",
+					"duration_ms", float64(time.Since(start).Microseconds())/1000, "err", err.Error())
+				return nil
+			}
+			if err != nil {
+				c.Error(err)
 			}
 			log.Info("request", "method", c.Request().Method, "route", route, "status", c.Response().Status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000, "bytes", c.Response().Size)
@@ -123,4 +134,11 @@ func (s *Server) setFlash(c echo.Context, format string, args ...any) error {
 	}
 	sess.Values[sessionFlashKey] = fmt.Sprintf(format, args...)
 	return sess.Save(c.Request(), c.Response())
+}
+
+// clientGone reports whether err comes from the client going away: its
+// request cancelled, or its body ending before its Content-Length.
+func clientGone(c echo.Context, err error) bool {
+	return errors.Is(c.Request().Context().Err(), context.Canceled) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.Canceled)
 }

@@ -54,8 +54,8 @@ func (w *watchdog) stuck(limit time.Duration) []string {
 // the watchdog: a check that neither succeeds nor fails (a writer waiting on
 // something that never comes) is what makes /healthz fail.
 func (s *Server) watchWriter(ctx context.Context, every time.Duration) {
-	repeat(ctx, "write check", &s.watch, every, true, func() {
-		if err := s.Reads.CheckWrite(ctx); err != nil && ctx.Err() == nil {
+	repeat(ctx, "write check", &s.watch, every, true, func(turn context.Context) {
+		if err := s.Reads.CheckWrite(turn); err != nil && ctx.Err() == nil {
 			s.Log.Warn("write check", "err", err)
 		}
 	})

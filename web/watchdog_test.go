@@ -30,7 +30,7 @@ func TestHealthzFailsOnlyWhileWorkIsStuck(t *testing.T) {
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go repeat(ctx, "write check", &s.watch, time.Hour, true, func() { <-release })
+	go repeat(ctx, "write check", &s.watch, time.Hour, true, func(context.Context) { <-release })
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
