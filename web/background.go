@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -9,19 +10,35 @@ import (
 // requests: sweeping sessions and old metrics, publishing filings that
 // reached their date, and relaying other processes' publications.
 func (s *Server) startBackground(ctx context.Context) {
-	go s.sweep(ctx, 10*time.Minute)
-	go s.watchWriter(ctx, 15*time.Second)
+	s.background.Go(func() { s.sweep(ctx, 10*time.Minute) })
+	s.background.Go(func() { s.watchWriter(ctx, 15*time.Second) })
 	every := s.ScheduleEvery
 	if every <= 0 {
 		every = 30 * time.Second
 	}
-	go s.runScheduler(ctx, every)
+	s.background.Go(func() { s.runScheduler(ctx, every) })
 	if s.Preflight != nil {
-		go s.Preflight.Run(ctx)
+		s.background.Go(func() { s.Preflight.Run(ctx) }) // returns once its runs are recorded
 	}
-	go s.Alerts.Run(ctx, time.Minute)
-	go s.Webhooks.Run(ctx, 15*time.Second)
-	go s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
+	s.background.Go(func() { s.Alerts.Run(ctx, time.Minute) })
+	s.background.Go(func() { s.Webhooks.Run(ctx, 15*time.Second) })
+	s.background.Go(func() {
+		s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
+	})
+}
+
+// waitBackground waits, until ctx ends, for the background work to stop at
+// its safe point (the turn under way finished, a preflight run recorded),
+// so the store is not closed under it.
+func (s *Server) waitBackground(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.background.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("background work still running after the grace: %w", ctx.Err())
+	}
 }
 
 // runScheduler publishes due filings every interval until ctx ends.

@@ -106,6 +106,8 @@ type Server struct {
 	// (default the package's StuckAfter) is how long a turn may take.
 	watch      watchdog
 	StuckAfter time.Duration
+	// background is the work startBackground started; Run waits for it.
+	background sync.WaitGroup
 }
 
 // Drain starts a graceful shutdown's first step: from now on /readyz answers
@@ -389,6 +391,9 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: requests still in flight after the %s grace: %w", grace, err)
+	}
+	if err := s.waitBackground(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
 	}
 	s.Log.Info("shut down cleanly")
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
