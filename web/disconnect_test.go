@@ -2,11 +2,8 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,10 +11,8 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
-	"github.com/airside/airside/web"
 )
 
 // lockedBuffer is a log sink the server writes to while the test reads it.
@@ -42,14 +37,9 @@ func (b *lockedBuffer) String() string {
 // up halfway is logged as a client disconnect (499), never as a 200 with an
 // ERROR beside it.
 func TestCutOffUploadIsLoggedAsADisconnect(t *testing.T) {
-	st := storetest.Open(t, store.SQLite)
-	if _, err := demo.Seed(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
 	logs := &lockedBuffer{}
-	server := web.New(st, slog.New(slog.NewTextHandler(logs, nil)))
-	srv := httptest.NewServer(server.Handler())
-	t.Cleanup(srv.Close)
+	p := portalOn(t, storetest.Open(t, store.SQLite), logs)
+	st, srv := p.store, p.srv
 	tok := apiToken(t, st, apitoken.ScopeMetricsWrite)
 
 	u, _ := url.Parse(srv.URL)

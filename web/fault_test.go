@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
 )
@@ -21,28 +19,7 @@ import (
 // filings and approvals and refuses new ones, then lets it back.
 func TestDatabaseOutage(t *testing.T) {
 	tp := newTwoProcesses(t)
-	u, _ := url.Parse(tp.dbURL)
-	dbName := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", storetest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	outage := func(down bool) {
-		t.Helper()
-		allow := "true"
-		if down {
-			allow = "false"
-		}
-		if _, err := admin.Exec("ALTER DATABASE " + dbName + " WITH ALLOW_CONNECTIONS " + allow); err != nil {
-			t.Fatal(err)
-		}
-		if down {
-			if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", dbName); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	t.Cleanup(func() { outage(false); admin.Close() })
+	outage := pgOutage(t, tp.dbURL)
 
 	ctx := context.Background()
 	stA, srvA, srvB := tp.stA, tp.srvA, tp.srvB

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,11 +30,16 @@ type testPortal struct {
 
 func newPortal(t *testing.T, d store.Dialect) *testPortal {
 	t.Helper()
-	st := storetest.Open(t, d)
+	return portalOn(t, storetest.Open(t, d), io.Discard)
+}
+
+// portalOn is the real portal on st, demo-seeded, logging to log.
+func portalOn(t *testing.T, st *store.Store, log io.Writer) *testPortal {
+	t.Helper()
 	if _, err := demo.Seed(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	server := web.New(st, slog.New(slog.NewTextHandler(log, nil)))
 	withoutSafeguards(server)
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
@@ -196,4 +202,48 @@ func newTwoProcesses(t *testing.T) *twoProcesses {
 	time.Sleep(300 * time.Millisecond) // LISTEN established
 	tp.portalA = &testPortal{t: t, srv: tp.srvA, store: tp.stA, server: tp.a}
 	return tp
+}
+
+// pgAdmin is a connection to the PostgreSQL server the test database is on,
+// and that database's name, for tests that act on the server (an outage, a
+// read-only database); closed when the test ends.
+func pgAdmin(t *testing.T, dbURL string) (*sql.DB, string) {
+	t.Helper()
+	u, _ := url.Parse(dbURL)
+	admin, err := sql.Open("pgx", storetest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	return admin, strings.TrimPrefix(u.Path, "/")
+}
+
+// dropConnections ends every connection to the database but the caller's.
+func dropConnections(t *testing.T, admin *sql.DB, name string) {
+	t.Helper()
+	if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pgOutage makes the database refuse connections and drops every open one
+// (down), or lets it back; the database is let back when the test ends.
+func pgOutage(t *testing.T, dbURL string) func(down bool) {
+	t.Helper()
+	admin, name := pgAdmin(t, dbURL)
+	outage := func(down bool) {
+		t.Helper()
+		allow := "true"
+		if down {
+			allow = "false"
+		}
+		if _, err := admin.Exec("ALTER DATABASE " + name + " WITH ALLOW_CONNECTIONS " + allow); err != nil {
+			t.Fatal(err)
+		}
+		if down {
+			dropConnections(t, admin, name)
+		}
+	}
+	t.Cleanup(func() { outage(false) })
+	return outage
 }

@@ -1,10 +1,8 @@
 package web_test
 
 import (
-	"database/sql"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/store/storetest"
 )
 
 // TestRoutingAnswersThroughAnOutageUnderLoad: gateways keep electing and
@@ -20,25 +17,7 @@ import (
 // and comes back; with a snapshot in memory, not one routing answer fails.
 func TestRoutingAnswersThroughAnOutageUnderLoad(t *testing.T) {
 	tp := newTwoProcesses(t)
-	u, _ := url.Parse(tp.dbURL)
-	dbName := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", storetest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	outage := func(down bool) {
-		t.Helper()
-		allow := map[bool]string{true: "false", false: "true"}[down]
-		if _, err := admin.Exec("ALTER DATABASE " + dbName + " WITH ALLOW_CONNECTIONS " + allow); err != nil {
-			t.Fatal(err)
-		}
-		if down {
-			if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", dbName); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	outage := pgOutage(t, tp.dbURL)
 	electTok := apiToken(t, tp.stA, apitoken.ScopeElect)
 	readTok := apiToken(t, tp.stA, apitoken.ScopeCatalogueRead)
 	calls := []struct {

@@ -1,12 +1,8 @@
 package web_test
 
 import (
-	"context"
-	"database/sql"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -15,7 +11,6 @@ import (
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
-	"github.com/airside/airside/web"
 )
 
 // TestReadOnlyDatabaseIsSaidPlainly: a database that answers but takes no
@@ -26,24 +21,12 @@ import (
 // all is well again once writes are possible.
 func TestReadOnlyDatabaseIsSaidPlainly(t *testing.T) {
 	dbURL := storetest.URL(t, store.Postgres)
-	st := storetest.OpenURL(t, dbURL)
-	if _, err := demo.Seed(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
-	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	srv := httptest.NewServer(server.Handler())
-	t.Cleanup(srv.Close)
-	p := &testPortal{t: t, srv: srv, store: st, server: server}
+	p := portalOn(t, storetest.OpenURL(t, dbURL), io.Discard)
+	st, srv := p.store, p.srv
 	tok := apiToken(t, st, apitoken.ScopeCatalogueRead)
 	wantStatus(t, "catalogue before", apiCall(t, srv.URL, "GET", "/api/v1/catalogue", tok, ""), http.StatusOK)
 
-	u, _ := url.Parse(dbURL)
-	name := strings.TrimPrefix(u.Path, "/")
-	admin, err := sql.Open("pgx", storetest.AdminURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin, name := pgAdmin(t, dbURL)
 	readOnly := func(on bool) {
 		t.Helper()
 		stmt := "ALTER DATABASE " + name + " RESET default_transaction_read_only"
@@ -55,9 +38,7 @@ func TestReadOnlyDatabaseIsSaidPlainly(t *testing.T) {
 		}
 		// Pooled connections keep their setting: drop them, so the pool
 		// reconnects under the new one.
-		if _, err := admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
-			t.Fatal(err)
-		}
+		dropConnections(t, admin, name)
 	}
 	readOnly(true)
 
