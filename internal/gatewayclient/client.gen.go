@@ -1149,8 +1149,14 @@ type ClientWithResponsesInterface interface {
 
 // GetCatalogueResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogue
 type GetCatalogueResponse200Headers struct {
-	ContentEncoding *string
-	ETag            *string
+	AirsideHealthAge *int32
+	ContentEncoding  *string
+	ETag             *string
+}
+
+// GetCatalogueResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogue
+type GetCatalogueResponse503Headers struct {
+	RetryAfter *int32
 }
 
 type GetCatalogueResponse struct {
@@ -1172,6 +1178,8 @@ type GetCatalogueResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCatalogueResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCatalogueResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1238,6 +1246,16 @@ func (r GetCatalogueResponse) ContentType() string {
 	return ""
 }
 
+// GetCatalogueChangesResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogueChanges
+type GetCatalogueChangesResponse200Headers struct {
+	AirsideHealthAge *int32
+}
+
+// GetCatalogueChangesResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogueChanges
+type GetCatalogueChangesResponse503Headers struct {
+	RetryAfter *int32
+}
+
 type GetCatalogueChangesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1255,6 +1273,10 @@ type GetCatalogueChangesResponse struct {
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCatalogueChangesResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCatalogueChangesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1323,7 +1345,13 @@ func (r GetCatalogueChangesResponse) ContentType() string {
 
 // ElectResponse200Headers the declared response headers of an HTTP 200 response for Elect
 type ElectResponse200Headers struct {
+	AirsideHealthAge *int32
 	XAirsideRevision *int64
+}
+
+// ElectResponse503Headers the declared response headers of an HTTP 503 response for Elect
+type ElectResponse503Headers struct {
+	RetryAfter *int32
 }
 
 type ElectResponse struct {
@@ -1353,6 +1381,8 @@ type ElectResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ElectResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1441,7 +1471,13 @@ func (r ElectResponse) ContentType() string {
 
 // ElectWinnerResponse200Headers the declared response headers of an HTTP 200 response for ElectWinner
 type ElectWinnerResponse200Headers struct {
+	AirsideHealthAge *int32
 	XAirsideRevision *int64
+}
+
+// ElectWinnerResponse503Headers the declared response headers of an HTTP 503 response for ElectWinner
+type ElectWinnerResponse503Headers struct {
+	RetryAfter *int32
 }
 
 type ElectWinnerResponse struct {
@@ -1471,6 +1507,8 @@ type ElectWinnerResponse struct {
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectWinnerResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ElectWinnerResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1557,6 +1595,11 @@ func (r ElectWinnerResponse) ContentType() string {
 	return ""
 }
 
+// GetCredentialsResponse503Headers the declared response headers of an HTTP 503 response for GetCredentials
+type GetCredentialsResponse503Headers struct {
+	RetryAfter *int32
+}
+
 type GetCredentialsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1581,6 +1624,8 @@ type GetCredentialsResponse struct {
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCredentialsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1657,6 +1702,11 @@ func (r GetCredentialsResponse) ContentType() string {
 	return ""
 }
 
+// PostMetricsResponse503Headers the declared response headers of an HTTP 503 response for PostMetrics
+type PostMetricsResponse503Headers struct {
+	RetryAfter *int32
+}
+
 type PostMetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1684,6 +1734,8 @@ type PostMetricsResponse struct {
 	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostMetricsResponse503Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -1978,6 +2030,13 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCatalogueResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
 		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1993,6 +2052,16 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCatalogueResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2061,6 +2130,29 @@ func ParseGetCatalogueChangesResponse(rsp *http.Response) (*GetCatalogueChangesR
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCatalogueChangesResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCatalogueChangesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2162,6 +2254,13 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ElectResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
 		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -2170,6 +2269,16 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 			headers.XAirsideRevision = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers ElectResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2271,6 +2380,13 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ElectWinnerResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
 		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -2279,6 +2395,16 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 			headers.XAirsideRevision = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers ElectWinnerResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2359,6 +2485,19 @@ func ParseGetCredentialsResponse(rsp *http.Response) (*GetCredentialsResponse, e
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetCredentialsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2457,6 +2596,19 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 		}
 		response.JSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PostMetricsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

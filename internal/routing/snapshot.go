@@ -265,7 +265,7 @@ func (k *Keeper) Age() time.Duration {
 	if cur == nil {
 		return 0
 	}
-	return k.Now().Sub(cur.BuiltAt)
+	return max(0, k.Now().Sub(cur.BuiltAt)) // never negative when the clock is set back
 }
 
 // NewKeeper is a keeper on a source and a clock.
