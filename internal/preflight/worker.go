@@ -35,7 +35,10 @@ type Worker struct {
 	Freshness time.Duration
 	// Poll is how often the queue is looked at without a wake-up.
 	Poll time.Duration
-	Log  *slog.Logger
+	// FinishBackoff is the first wait before finishing a run is tried again
+	// (default 200 ms, doubling).
+	FinishBackoff time.Duration
+	Log           *slog.Logger
 
 	wake chan struct{}
 	once sync.Once
@@ -174,7 +177,34 @@ func (w *Worker) runJob(ctx context.Context, job *Job) {
 	} else {
 		w.Runner.Run(ctx, Endpoint{BaseURL: job.BaseURL, Model: job.Model, APIKey: key}, record)
 	}
-	if err := w.Store.FinishPreflight(context.WithoutCancel(ctx), job, w.Freshness); err != nil {
-		w.Log.Warn("preflight: finish run", "run", job.RunID, "err", err)
+	w.finish(context.WithoutCancel(ctx), job)
+}
+
+// finishTries bounds how often finishing a run is tried.
+const finishTries = 5
+
+// finish records a run whose probes are done, trying again with backoff when
+// that fails (a passing database error, a publication that lost a race), so
+// a run whose probes finished does not sit "running" with its verdicts
+// unapplied until the stale-run reclaim, minutes later. It runs on a context
+// that a shutdown does not cancel: the probes' work is not thrown away.
+func (w *Worker) finish(ctx context.Context, job *Job) {
+	backoff := w.FinishBackoff
+	if backoff <= 0 {
+		backoff = 200 * time.Millisecond
 	}
+	var err error
+	for try := 1; try <= finishTries; try++ {
+		attempt, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = w.Store.FinishPreflight(attempt, job, w.Freshness)
+		cancel()
+		if err == nil {
+			return
+		}
+		if try < finishTries {
+			time.Sleep(backoff)
+			backoff *= 2
+		}
+	}
+	w.Log.Warn("preflight: finish run", "run", job.RunID, "tries", finishTries, "err", err)
 }
