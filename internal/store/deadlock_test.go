@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -45,10 +46,10 @@ func TestWritersInAndOutOfTransactionsNeverDeadlock(t *testing.T) {
 							if err := tx.Exec(fmt.Sprintf("SELECT %d", w*1000+r)).Error; err != nil {
 								return err
 							}
-							return tx.Exec(fmt.Sprintf("SELECT %d + 1", w*1000+r)).Error
+							return tx.Exec(fmt.Sprintf("SELECT %d + 1", r)).Error
 						})
 					} else {
-						err = db.WithContext(ctx).Exec(fmt.Sprintf("SELECT %d + 1", w*1000+r)).Error
+						err = db.WithContext(ctx).Exec(fmt.Sprintf("SELECT %d + 1", r)).Error
 					}
 					cancel()
 					if err != nil {
@@ -72,6 +73,74 @@ func TestWritersInAndOutOfTransactionsNeverDeadlock(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// TestATransactionNeverWaitsOnALoneStatement replays, step by step, the
+// interleaving that froze the embedded default: a transaction holds the one
+// SQLite writer connection; a statement outside any transaction starts and
+// waits for that connection; then the transaction runs the same SQL text.
+// With gorm's prepared-statement cache the lone statement had put the text in
+// the cache "being prepared" before waiting for a connection, and the
+// transaction waited on that preparation (stmt_store's Get blocks on it,
+// under the cache's read lock) while holding the connection the preparation
+// needed: neither moved until the lone statement's deadline. The step order
+// is enforced by conditions (the pool's wait count), not by timing, so the
+// case with the cache fails every time and the shipped store never does.
+func TestATransactionNeverWaitsOnALoneStatement(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		open         func(context.Context, string) (*store.Store, error)
+		wantDeadlock bool
+	}{
+		{"as shipped", store.Open, false},
+		{"with gorm's statement cache (the freeze)", store.OpenWithStatementCacheForTest, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := tc.open(context.Background(), storetest.URL(t, store.SQLite))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			db := s.WriterForTest()
+			sqlDB, err := db.DB()
+			if err != nil {
+				t.Fatal(err)
+			}
+			const query = "SELECT 41 + 1"
+			tx := db.Begin() // holds the only writer connection until Commit
+			if tx.Error != nil {
+				t.Fatal(tx.Error)
+			}
+			waitsBefore := sqlDB.Stats().WaitCount
+			lone := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				lone <- db.WithContext(ctx).Exec(query).Error
+			}()
+			deadline := time.Now().Add(time.Minute)
+			for sqlDB.Stats().WaitCount == waitsBefore {
+				if time.Now().After(deadline) {
+					t.Fatal("the lone statement never waited for the connection")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			inTx := tx.Exec(query).Error
+			if err := tx.Commit().Error; err != nil && !tc.wantDeadlock {
+				t.Fatalf("commit: %v", err)
+			}
+			loneErr := <-lone
+			if tc.wantDeadlock {
+				if !errors.Is(inTx, context.DeadlineExceeded) {
+					t.Fatalf("with the cache the transaction's statement should wait on the lone one until its deadline; got %v", inTx)
+				}
+				return
+			}
+			if inTx != nil || loneErr != nil {
+				t.Fatalf("transaction's statement: %v; lone statement: %v", inTx, loneErr)
+			}
+		})
+	}
 }
 
 // TestTwoProcessesMigrateOneFreshSQLiteFile: two serve processes started at

@@ -93,6 +93,13 @@ func ParseURL(url string) (Dialect, string, error) {
 
 // Open connects to the database at url. It does not migrate.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, false)
+}
+
+// open is Open with gorm's prepared-statement cache on or off: off as
+// shipped, on only for the test that proves the freeze's regression test
+// still catches it (see below).
+func open(ctx context.Context, url string, statementCache bool) (*Store, error) {
 	dialect, dsn, err := ParseURL(url)
 	if err != nil {
 		return nil, err
@@ -110,7 +117,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		// its own per-connection statement cache (QueryExecModeCacheStatement),
 		// which prepares on the connection that runs the statement, inside a
 		// transaction or not; SQLite parses a statement in microseconds.
-		NowFunc: func() time.Time { return time.Now().UTC() },
+		NowFunc:     func() time.Time { return time.Now().UTC() },
+		PrepareStmt: statementCache,
 	}
 	var db *gorm.DB
 	suspectUntil := new(atomic.Int64)
