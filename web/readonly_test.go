@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"database/sql"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/demo"
@@ -82,5 +84,45 @@ func TestReadOnlyDatabaseIsSaidPlainly(t *testing.T) {
 	}
 	if !ready {
 		t.Error("readyz did not recover once writes were possible")
+	}
+}
+
+// TestARequestStuckOnTheDatabaseIsCutAtItsDeadline: while another session
+// holds a lock the login needs (here an exclusive lock on users, as a long
+// migration or a stuck transaction would), a login does not hang: at the
+// request deadline its statement is cancelled and the person gets a 503
+// saying the database was too slow, with Retry-After. Once the lock is gone
+// the same login works.
+func TestARequestStuckOnTheDatabaseIsCutAtItsDeadline(t *testing.T) {
+	dbURL := storetest.URL(t, store.Postgres)
+	p := portalOn(t, storetest.OpenURL(t, dbURL), io.Discard)
+	p.server.RequestDeadline = time.Second
+
+	locker, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	tx, err := locker.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("LOCK TABLE users IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	person := p.client()
+	login := person.post("/login", "/login", url.Values{"email": {"member@nebula.example"}, "password": {demo.Password}})
+	if login.status != http.StatusServiceUnavailable || !strings.Contains(login.body, "took longer than 1s to answer") {
+		t.Errorf("login while users is locked: status %d, want 503 saying the database was too slow\n%s", login.status, login.body)
+	}
+	if login.header.Get("Retry-After") == "" {
+		t.Error("the 503 has no Retry-After")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	again := p.client()
+	if res := again.post("/login", "/login", url.Values{"email": {"member@nebula.example"}, "password": {demo.Password}}); res.status != http.StatusSeeOther {
+		t.Errorf("login once the lock is gone: status %d, want 303\n%.400s", res.status, res.body)
 	}
 }

@@ -98,6 +98,11 @@ type Server struct {
 	// ShutdownGrace is how long a drain waits for requests in flight before
 	// it gives up (default 10 s; AIRSIDE_SHUTDOWN_GRACE).
 	ShutdownGrace time.Duration
+	// RequestDeadline bounds the work of one request (default 30 s;
+	// AIRSIDE_REQUEST_DEADLINE); a long poll gets its wait on top. A
+	// database that stops answering becomes a 503 the person can retry, not
+	// a request that hangs and a transaction that holds a lock meanwhile.
+	RequestDeadline time.Duration
 	// drain is closed when the process starts shutting down: /readyz turns
 	// 503 and long polls answer at once (see Drain).
 	drainOnce sync.Once
@@ -163,13 +168,14 @@ func New(st *store.Store, log *slog.Logger) *Server {
 			}
 			return snap.Listings(), nil
 		}},
-		Publications: st,
-		Now:          now,
-		Log:          log,
-		sessions:     &dbSessionStore{store: st, now: now},
-		expensive:    newUserLimiter(MaxExpensivePerUser),
-		drain:        make(chan struct{}),
-		touched:      map[int64]time.Time{},
+		Publications:    st,
+		Now:             now,
+		Log:             log,
+		RequestDeadline: DefaultRequestDeadline,
+		sessions:        &dbSessionStore{store: st, now: now},
+		expensive:       newUserLimiter(MaxExpensivePerUser),
+		drain:           make(chan struct{}),
+		touched:         map[int64]time.Time{},
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -223,6 +229,43 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Echo exposes the router, for tests that walk every route.
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
+// DefaultRequestDeadline is RequestDeadline unless configured.
+const DefaultRequestDeadline = 30 * time.Second
+
+// changesRoute is the long poll, whose deadline is RequestDeadline past its
+// longest wait.
+const changesRoute = "/api/v1/catalogue/changes"
+
+// requestDeadline gives every request's context a deadline, which the store
+// passes to each statement: past it the statement is cancelled and its
+// transaction rolled back, and the request fails with a 503 saying the
+// database was too slow. The error is answered (by the middleware outside)
+// on the request's own context, not the expired one, so the page is written.
+func (s *Server) requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d := s.RequestDeadline
+		if d <= 0 {
+			return next(c)
+		}
+		if c.Path() == changesRoute {
+			d += MaxWait
+		}
+		orig := c.Request()
+		ctx, cancel := context.WithTimeout(orig.Context(), d)
+		c.SetRequest(orig.WithContext(ctx))
+		err := next(c)
+		pastDeadline := errors.Is(ctx.Err(), context.DeadlineExceeded)
+		c.SetRequest(orig)
+		cancel()
+		if err != nil && pastDeadline && apperr.Code(err) == apperr.EINTERNAL {
+			s.Log.Error("request past its deadline", "method", orig.Method, "route", c.Path(), "deadline", d, "err", err)
+			return &apperr.Error{Code: apperr.EUNAVAILABLE, RetryAfter: 5, Message: fmt.Sprintf(
+				"Airside's database took longer than %s to answer. Nothing you submitted was half-saved; please try again in a moment.", d)}
+		}
+		return err
+	}
+}
+
 // routes registers every route of the portal, in one place.
 func (s *Server) routes() {
 	e := s.echo
@@ -234,6 +277,7 @@ func (s *Server) routes() {
 		},
 	}))
 	e.Use(requestLog(s.Log))
+	e.Use(s.requestDeadline)
 	e.Use(securityHeaders)
 	e.Use(middleware.BodyLimit(MaxBodyBytes))
 
@@ -247,7 +291,7 @@ func (s *Server) routes() {
 
 	api := e.Group("/api/v1")
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
-	api.GET("/catalogue/changes", s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
+	api.GET(strings.TrimPrefix(changesRoute, "/api/v1"), s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))

@@ -225,6 +225,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv.ScheduleEvery = *scheduleEvery
 	srv.ShutdownGrace = envDuration("AIRSIDE_SHUTDOWN_GRACE", 10*time.Second)
+	srv.RequestDeadline = envDuration("AIRSIDE_REQUEST_DEADLINE", web.DefaultRequestDeadline)
 	srv.SetPreflight(box, *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
 		os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false")
 	srv.Preflight.Freshness = freshness
