@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
 )
@@ -76,34 +73,6 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
-}
-
-// catalogueAt reads the published listings (of one model, or changed after a
-// revision) with the revision they are current at.
-func (s *Server) catalogueAt(c echo.Context, model string, changedAfter int64) (routing.Catalogue, error) {
-	ctx := c.Request().Context()
-	if msg := textcheck.Problem(model, 200); msg != "" {
-		return routing.Catalogue{}, apperr.Invalid(map[string]string{"model": msg})
-	}
-	// The revision first: a listing published meanwhile is then included and
-	// reported again next time, never skipped.
-	rev, err := s.Reads.CatalogueRevision(ctx)
-	if err != nil {
-		return routing.Catalogue{}, err
-	}
-	m, err := preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelSlug: model, Published: true, ChangedAfter: changedAfter})
-	if err != nil {
-		return routing.Catalogue{}, err
-	}
-	listings, checks := m.Listings, m.Checks
-	if changedAfter == 0 { // the full catalogue is what routes; changes also carry removals
-		listings = slices.DeleteFunc(listings, func(l catalogue.Listing) bool { return l.Status == catalogue.StatusDelisted })
-	}
-	out := routing.Catalogue{Revision: rev, HealthAsOf: s.Now().UTC(), Listings: make([]routing.CatalogueListing, 0, len(listings))}
-	for i := range listings {
-		out.Listings = append(out.Listings, routing.ListingDocument(&listings[i], checks[listings[i].ID]))
-	}
-	return out, nil
 }
 
 func (s *Server) handleAPICatalogue(c echo.Context) error {
@@ -215,13 +184,18 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	model := c.QueryParam("model")
+	if msg := textcheck.Problem(model, 200); msg != "" {
+		return apperr.Invalid(map[string]string{"model": msg})
+	}
 	deadline := s.Now().Add(wait)
 	for {
 		woken := s.Publications.Published() // before reading, so no publication slips between
-		body, err := s.catalogueAt(c, c.QueryParam("model"), since)
+		snap, err := s.Routing.Current(c.Request().Context())
 		if err != nil {
 			return err
 		}
+		body := snap.Changes(model, since)
 		remaining := time.Until(deadline)
 		if body.Revision > since || remaining <= 0 || s.Draining() {
 			return c.JSON(http.StatusOK, body)

@@ -73,7 +73,23 @@ func TestDatabaseOutage(t *testing.T) {
 	if api.header.Get("Airside-Health-Age") == "" {
 		t.Error("elect during the outage does not say how old its figures are")
 	}
-	wantStatus(t, "catalogue during the outage", apiCall(t, srvA.URL, "GET", "/api/v1/catalogue", readTok, ""), http.StatusOK)
+	whole := apiCall(t, srvA.URL, "GET", "/api/v1/catalogue", readTok, "")
+	wantStatus(t, "catalogue during the outage", whole, http.StatusOK)
+	wantStatus(t, "catalogue revalidated during the outage",
+		apiCall(t, srvA.URL, "GET", "/api/v1/catalogue", readTok, "", "If-None-Match", whole.header.Get("ETag")), http.StatusNotModified)
+	// The change feed answers what it has: everything since 0 at once, and
+	// a poll at the current revision is held for its wait, then answered
+	// with the same revision (no error, no revision going back).
+	var feed web.CatalogueResponse
+	everything := apiCall(t, srvA.URL, "GET", "/api/v1/catalogue/changes?since=0", readTok, "")
+	if everything.status != http.StatusOK || json.Unmarshal([]byte(everything.body), &feed) != nil || len(feed.Listings) == 0 {
+		t.Errorf("change feed since 0 during the outage: %d %.300s, want every listing from memory", everything.status, everything.body)
+	}
+	held := apiCall(t, srvA.URL, "GET", "/api/v1/catalogue/changes?since="+strconv.FormatInt(feed.Revision, 10)+"&wait=1s", readTok, "")
+	var heldFeed web.CatalogueResponse
+	if held.status != http.StatusOK || json.Unmarshal([]byte(held.body), &heldFeed) != nil || heldFeed.Revision != feed.Revision {
+		t.Errorf("a held poll during the outage: %d %.300s, want revision %d", held.status, held.body, feed.Revision)
+	}
 	if _, err := stA.PublishDue(ctx); err == nil {
 		t.Error("the scheduler claims success without a database")
 	}

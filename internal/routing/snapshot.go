@@ -70,6 +70,7 @@ type Snapshot struct {
 	// the whole document once, each model's once.
 	published map[string][]*catalogue.Listing // by model, with live health
 	order     []*catalogue.Listing            // every published listing, in catalogue order
+	all       []*catalogue.Listing            // every listing, delisted and unpublished too, in the same order
 	fullOnce  sync.Once
 	full      Body
 	fullErr   error
@@ -152,6 +153,23 @@ func (s *Snapshot) Catalogue(model string) (Body, error) {
 	s.modelsMu.Unlock()
 	lb.once.Do(func() { lb.body, lb.err = s.encode(s.documents(listings)) })
 	return lb.body, lb.err
+}
+
+// Changes is the change feed's answer from memory: the published listings
+// (of the model, or every model) changed after revision since, delisted ones
+// included so a gateway sees the removal; since 0 is the whole catalogue,
+// which is what routes (no delisted listing). It reads no database, so the
+// feed keeps answering while the database is away.
+func (s *Snapshot) Changes(model string, since int64) Catalogue {
+	out := Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: []CatalogueListing{}}
+	for _, l := range s.all {
+		if l.Published == nil || l.Revision <= since || (model != "" && l.Model.Slug != model) ||
+			(since == 0 && l.Status == catalogue.StatusDelisted) {
+			continue
+		}
+		out.Listings = append(out.Listings, ListingDocument(l, s.base.checks[l.ID]))
+	}
+	return out
 }
 
 // documents are listings as the catalogue serves them.
@@ -485,6 +503,7 @@ func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (
 	snap.healthTag = healthTagOf(base.listings, snap.health)
 	for i := range base.listings {
 		l := &snap.markets[base.listings[i].Model.Slug].Listings[at[i]]
+		snap.all = append(snap.all, l)
 		if l.Published == nil || l.Status == catalogue.StatusDelisted {
 			continue // the catalogue is what routes; changes report removals
 		}

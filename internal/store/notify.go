@@ -31,17 +31,23 @@ func (p *publications) next() <-chan struct{} {
 	return p.ch
 }
 
+// signal runs the hooks first, then wakes the waiters: a long poll woken by
+// a publication reads the routing snapshot, which must already know it is
+// stale (the hook invalidates it), or the poll would answer the old revision
+// and wait again.
 func (p *publications) signal() {
 	p.mu.Lock()
-	if p.ch != nil {
-		close(p.ch)
-		p.ch = nil
-	}
 	hooks := p.hooks
 	p.mu.Unlock()
 	for _, h := range hooks {
 		h()
 	}
+	p.mu.Lock()
+	if p.ch != nil {
+		close(p.ch)
+		p.ch = nil
+	}
+	p.mu.Unlock()
 }
 
 // OnPublished calls fn, synchronously and quickly, after every publication
