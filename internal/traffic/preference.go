@@ -1,0 +1,139 @@
+package traffic
+
+import (
+	"sync"
+
+	"github.com/airside/airside/internal/election"
+)
+
+// Shape groups requests whose elections are alike: the incumbent, stability
+// and exploration are per shape.
+type Shape struct {
+	Model         string
+	Mode          election.Mode
+	Workload      election.Workload
+	CacheRelevant bool
+}
+
+// ShapeOf is the shape of a request.
+func ShapeOf(req *election.Request) Shape {
+	return Shape{Model: req.Model, Mode: req.Routing, Workload: req.Workload,
+		CacheRelevant: req.SessionOpening || req.PromptTokens >= election.CachePromptTokens}
+}
+
+// The stable-preference line: an incumbent keeps its shape while its uptime
+// is at least MinStableUptime and no challenger's score is more than
+// IncumbentMargin lower.
+const (
+	MinStableUptime = 85.0
+	IncumbentMargin = election.IncumbentMargin
+)
+
+// ExplorationRate is the share of routed auto requests sent to a uniformly
+// random eligible candidate other than the incumbent.
+const ExplorationRate = 0.01
+
+// UptimeOf is a candidate's uptime as the score reads it: missing is 100.
+func UptimeOf(c *election.Candidate) float64 {
+	if c.Metrics.Uptime == nil {
+		return 100
+	}
+	return *c.Metrics.Uptime
+}
+
+// Holder decides, under the stable-preference rule, which eligible candidate
+// of res serves a shape whose incumbent is the candidate id incumbent (""
+// for none): the incumbent while it is eligible, at or above
+// MinStableUptime and within IncumbentMargin of the winner; otherwise the
+// winner. It returns the index in the ballot (-1 when no one is eligible)
+// and whether the incumbent kept it.
+func Holder(b *election.Ballot, res *election.Result, incumbent string) (int, bool) {
+	if res.Winner < 0 {
+		return -1, false
+	}
+	for i := range res.Candidates {
+		o := &res.Candidates[i]
+		if o.ID != incumbent || !o.Eligible {
+			continue
+		}
+		if UptimeOf(&b.Candidates[i]) < MinStableUptime {
+			return res.Winner, false
+		}
+		if o.Score-res.Candidates[res.Winner].Score > IncumbentMargin {
+			return res.Winner, false
+		}
+		return i, true
+	}
+	return res.Winner, false
+}
+
+// Incumbents remembers each shape's incumbent. Safe for concurrent use.
+type Incumbents struct {
+	mu sync.Mutex
+	by map[Shape]string
+}
+
+// Hold applies Holder to a shape's election and records the holder as the
+// shape's incumbent.
+func (in *Incumbents) Hold(shape Shape, b *election.Ballot, res *election.Result) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.by == nil {
+		in.by = map[Shape]string{}
+	}
+	i, _ := Holder(b, res, in.by[shape])
+	if i >= 0 {
+		in.by[shape] = res.Candidates[i].ID
+	}
+	return i
+}
+
+// Explore draws whether a routed request explores and where: under auto
+// only, with probability ExplorationRate (draw and pick are uniform in
+// [0, 1)), to a uniformly random eligible candidate other than the holder.
+// Excluded and capped candidates are never explored: after a fall-open
+// (every eligible candidate capped) nothing is. It returns the index and
+// true, or -1 and false.
+func Explore(req *election.Request, res *election.Result, holder int, draw, pick float64) (int, bool) {
+	if req.Routing != election.ModeAuto || res.FellOpen || draw >= ExplorationRate {
+		return -1, false
+	}
+	others := 0
+	for i := range res.Candidates {
+		if res.Candidates[i].Eligible && i != holder {
+			others++
+		}
+	}
+	if others == 0 {
+		return -1, false
+	}
+	n := min(int(pick*float64(others)), others-1)
+	for i := range res.Candidates {
+		if !res.Candidates[i].Eligible || i == holder {
+			continue
+		}
+		if n == 0 {
+			return i, true
+		}
+		n--
+	}
+	return -1, false
+}
+
+// FallbackOrder is the order a request tries candidates in: first, then the
+// rest by rank, at most MaxTries in all.
+func FallbackOrder(res *election.Result, first int) []int {
+	order := make([]int, 0, MaxTries)
+	if first >= 0 {
+		order = append(order, first)
+	}
+	for _, i := range res.Ranked() {
+		if len(order) == MaxTries {
+			break
+		}
+		if i != first {
+			order = append(order, i)
+		}
+	}
+	return order
+}
