@@ -47,6 +47,19 @@ type Config struct {
 	// for, as a model with no constrained decoding does.
 	BreakSchema bool
 	Seed        uint64
+	// MaxConcurrent and MaxRPM are the server's capacity: a chat request
+	// beyond MaxConcurrent in flight, or past MaxRPM in the current minute,
+	// is answered 429 with Retry-After, as a loaded carrier does. Zero is
+	// no limit.
+	MaxConcurrent int
+	MaxRPM        int
+	// SlowHours are UTC hours of the day when the server is SlowFactor
+	// times slower (first token and pace): a daily busy period.
+	SlowHours  []int
+	SlowFactor float64
+	// Now is the server's clock (for the minute of MaxRPM and SlowHours);
+	// nil is time.Now.
+	Now func() time.Time
 }
 
 // Server is the handler.
@@ -55,6 +68,80 @@ type Server struct {
 	mu   sync.Mutex
 	seen map[[32]byte]bool // prompt prefixes already served, for cache hits
 	rng  *rand.Rand
+	// Guarded by mu: requests in flight, this minute's count, and the
+	// behaviour a test switches at run time.
+	inFlight    int
+	minute      time.Time
+	minuteCount int
+	status      int
+	breakAfter  int
+	chats       int
+}
+
+// SetStatus makes every chat request answer status (an error body in
+// OpenAI's shape) until set back to 0: a carrier having an outage.
+func (s *Server) SetStatus(status int) {
+	s.mu.Lock()
+	s.status = status
+	s.mu.Unlock()
+}
+
+// BreakStreamsAfter makes every stream stop abruptly (the connection cut,
+// no [DONE]) after n content events, until set back to 0.
+func (s *Server) BreakStreamsAfter(n int) {
+	s.mu.Lock()
+	s.breakAfter = n
+	s.mu.Unlock()
+}
+
+// Chats counts the chat requests the server received.
+func (s *Server) Chats() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chats
+}
+
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+// admit takes a place for a chat request within the capacity, or says how
+// many seconds to wait; release gives the place back.
+func (s *Server) admit() (release func(), retryAfter int, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chats++
+	if s.status != 0 {
+		return nil, 0, s.status
+	}
+	now := s.now()
+	if m := now.Truncate(time.Minute); !m.Equal(s.minute) {
+		s.minute, s.minuteCount = m, 0
+	}
+	if s.cfg.MaxRPM > 0 && s.minuteCount >= s.cfg.MaxRPM {
+		return nil, max(1, int(s.minute.Add(time.Minute).Sub(now).Seconds())), 0
+	}
+	if s.cfg.MaxConcurrent > 0 && s.inFlight >= s.cfg.MaxConcurrent {
+		return nil, 1, 0
+	}
+	s.minuteCount++
+	s.inFlight++
+	return func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}, 0, 0
+}
+
+// slow is how much slower the server is at this hour.
+func (s *Server) slow() float64 {
+	if s.cfg.SlowFactor > 1 && slices.Contains(s.cfg.SlowHours, s.now().UTC().Hour()) {
+		return s.cfg.SlowFactor
+	}
+	return 1
 }
 
 // New returns a server for cfg.
@@ -231,6 +318,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, retryAfter, forced := s.admit()
+	switch {
+	case forced != 0:
+		apiError(w, forced, "server_error", fmt.Sprintf("The server answered %d (a test outage).", forced), "")
+		return
+	case release == nil:
+		w.Header().Set("Retry-After", fmt.Sprint(retryAfter))
+		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("The server is at capacity; retry after %ds.", retryAfter), "")
+		return
+	}
+	defer release()
 	s.mu.Lock()
 	roll := s.rng.Float64()
 	s.mu.Unlock()
@@ -248,7 +346,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, &req, a)
 		return
 	}
-	time.Sleep(s.cfg.TTFT)
+	time.Sleep(time.Duration(float64(s.cfg.TTFT) * s.slow()))
 	writeJSON(w, http.StatusOK, s.completion(&req, a))
 }
 
@@ -365,8 +463,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, a 
 		}
 		return r.Context().Err() == nil
 	}
-	pace := time.Duration(float64(time.Second) / s.cfg.TokensPerSecond)
-	time.Sleep(s.cfg.TTFT)
+	slow := s.slow()
+	pace := time.Duration(float64(time.Second) / s.cfg.TokensPerSecond * slow)
+	time.Sleep(time.Duration(float64(s.cfg.TTFT) * slow))
+	s.mu.Lock()
+	breakAfter := s.breakAfter
+	s.mu.Unlock()
+	sent := 0
+	inner := send
+	send = func(delta map[string]any, finish any, usage map[string]any) bool {
+		if breakAfter > 0 && sent >= breakAfter {
+			panic(http.ErrAbortHandler) // the connection is cut, as when a carrier's worker dies
+		}
+		sent++
+		return inner(delta, finish, usage)
+	}
 	if !send(map[string]any{"role": "assistant", "content": ""}, nil, nil) {
 		return
 	}
