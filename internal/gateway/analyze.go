@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/airside/airside/internal/election"
+)
+
+// Analysis is what the gateway reads from a chat request before electing.
+type Analysis struct {
+	// Model is the model asked for; Pin is "carrier/model" when the request
+	// named one listing (then Model is the part after the slash).
+	Model, Pin   string
+	Stream       bool
+	IncludeUsage bool // the caller asked for usage in the stream
+	PromptTokens int64
+	Requires     election.Capabilities
+	Mode         election.Mode
+	Workload     election.Workload
+	SessionID    string
+	NoFallback   bool
+}
+
+// chatBody is the part of an OpenAI chat request the gateway reads; the
+// rest is passed on untouched.
+type chatBody struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools          []json.RawMessage `json:"tools"`
+	Functions      []json.RawMessage `json:"functions"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	ReasoningEffort *string `json:"reasoning_effort"`
+	// Reasoning is OpenRouter's spelling; Thinking is Anthropic's.
+	Reasoning *struct {
+		Effort    *string `json:"effort"`
+		MaxTokens *int64  `json:"max_tokens"`
+	} `json:"reasoning"`
+	Thinking *struct {
+		BudgetTokens *int64 `json:"budget_tokens"`
+	} `json:"thinking"`
+	WebSearchOptions json.RawMessage `json:"web_search_options"`
+	// Routing is Airside's routing mode; Provider.Sort is OpenRouter's.
+	Routing  *string `json:"routing"`
+	Provider *struct {
+		Sort           *string `json:"sort"`
+		AllowFallbacks *bool   `json:"allow_fallbacks"`
+	} `json:"provider"`
+}
+
+// contentPart is one part of a message's content array.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Token estimates: about four characters a token for text (OpenAI's rule of
+// thumb), and a flat figure per image or audio part, which a carrier turns
+// into tokens its own way.
+const (
+	charsPerToken     = 4
+	tokensPerMessage  = 4
+	tokensPerMediaArg = 1000
+)
+
+// CodingClients are the User-Agent markers of coding agents: a request from
+// one is the coding workload (a session id alone is not). Matched
+// case-insensitively anywhere in the User-Agent.
+var CodingClients = []string{
+	"claude-cli", "claude-code", "codex", "cursor", "aider", "cline", "roo-code", "roocode", "kilo-code",
+	"continue", "opencode", "windsurf", "zed", "copilot", "goose", "openhands",
+}
+
+// Analyze reads a chat request's body and headers.
+func Analyze(body []byte, header http.Header) (Analysis, error) {
+	var b chatBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return Analysis{}, fmt.Errorf("the body is not a chat request: %w", err)
+	}
+	if b.Model == "" {
+		return Analysis{}, fmt.Errorf("model is required")
+	}
+	a := Analysis{Model: b.Model, Stream: b.Stream, IncludeUsage: b.StreamOptions != nil && b.StreamOptions.IncludeUsage,
+		Mode: election.ModeAuto, Workload: WorkloadOf(header.Get("User-Agent")), SessionID: header.Get("X-Session-Id")}
+	if carrier, model, ok := strings.Cut(b.Model, "/"); ok && carrier != "" && model != "" {
+		a.Pin, a.Model = b.Model, model
+	}
+	mode := b.Routing
+	if mode == nil && b.Provider != nil {
+		mode = b.Provider.Sort
+	}
+	if mode != nil {
+		m, ok := election.ParseMode(*mode)
+		if !ok {
+			return Analysis{}, fmt.Errorf("routing %q: say auto, price, throughput or latency", *mode)
+		}
+		a.Mode = m
+	}
+	a.NoFallback = strings.EqualFold(header.Get("X-No-Fallback"), "true") ||
+		(b.Provider != nil && b.Provider.AllowFallbacks != nil && !*b.Provider.AllowFallbacks)
+
+	var requires []election.Capability
+	if len(b.Tools) > 0 || len(b.Functions) > 0 {
+		requires = append(requires, election.CapTools)
+	}
+	chars := 0
+	for _, t := range b.Tools {
+		chars += len(t)
+	}
+	for _, m := range b.Messages {
+		a.PromptTokens += tokensPerMessage
+		var text string
+		if json.Unmarshal(m.Content, &text) == nil {
+			chars += len(text)
+			continue
+		}
+		var parts []contentPart
+		if json.Unmarshal(m.Content, &parts) != nil {
+			chars += len(m.Content)
+			continue
+		}
+		for _, p := range parts {
+			switch p.Type {
+			case "image_url", "image":
+				requires = append(requires, election.CapVision)
+				a.PromptTokens += tokensPerMediaArg
+			case "input_audio", "audio":
+				requires = append(requires, election.CapAudioInput)
+				a.PromptTokens += tokensPerMediaArg
+			default:
+				chars += len(p.Text)
+			}
+		}
+	}
+	a.PromptTokens += int64(chars / charsPerToken)
+	if rf := b.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "json_object":
+			requires = append(requires, election.CapJSONOutput)
+		case "json_schema":
+			requires = append(requires, election.CapJSONSchema)
+		}
+	}
+	if b.ReasoningEffort != nil || b.Reasoning != nil || b.Thinking != nil {
+		requires = append(requires, election.CapReasoning)
+	}
+	if (b.Reasoning != nil && b.Reasoning.MaxTokens != nil) || (b.Thinking != nil && b.Thinking.BudgetTokens != nil) {
+		requires = append(requires, election.CapReasoningBudget)
+	}
+	if len(b.WebSearchOptions) > 0 && string(b.WebSearchOptions) != "null" {
+		requires = append(requires, election.CapWebSearch)
+	}
+	a.Requires = election.CapabilitySet(requires...)
+	return a, nil
+}
+
+// WorkloadOf is the workload a User-Agent says: coding for a recognised
+// coding client, general otherwise.
+func WorkloadOf(userAgent string) election.Workload {
+	ua := strings.ToLower(userAgent)
+	for _, c := range CodingClients {
+		if strings.Contains(ua, c) {
+			return election.WorkloadCoding
+		}
+	}
+	return election.WorkloadGeneral
+}
+
+// upstreamBody is the request as the carrier gets it: its own model name,
+// usage asked for in a stream (the gateway measures it; it drops the usage
+// chunk again when the caller did not ask), and the gateway's own directives
+// (routing, provider) removed. Every other field passes untouched.
+func upstreamBody(body []byte, upstreamModel string, stream bool) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	model, _ := json.Marshal(upstreamModel)
+	fields["model"] = model
+	delete(fields, "routing")
+	delete(fields, "provider")
+	if stream {
+		opts := map[string]json.RawMessage{}
+		if raw, ok := fields["stream_options"]; ok {
+			_ = json.Unmarshal(raw, &opts)
+		}
+		opts["include_usage"] = json.RawMessage("true")
+		raw, _ := json.Marshal(opts)
+		fields["stream_options"] = raw
+	}
+	return json.Marshal(fields)
+}

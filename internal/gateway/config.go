@@ -1,0 +1,87 @@
+// Package gateway is Airside's reference gateway: an OpenAI-compatible
+// endpoint for a gateway's own customers (projects with API keys) that
+// routes each request to a carrier the way the seeds describe. It uses the
+// portal exactly as any gateway would: the catalogue through the generated
+// client (ETag revalidation and the long-poll change feed), carriers' keys
+// with credentials:read, and what it measured posted back to /metrics. Each
+// request is elected by internal/election and moved by the rules of
+// internal/traffic, the same packages the portal's preview uses.
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Config is the gateway's configuration file.
+type Config struct {
+	// Projects are the gateway's customers.
+	Projects []Project `json:"projects"`
+}
+
+// Project is one customer of the gateway: its API key, its organisation
+// (for per-organisation rate caps) and the Enterprise overrides of the
+// cache figures its elections use.
+type Project struct {
+	Name         string `json:"name"`
+	APIKey       string `json:"apiKey"`
+	Organisation string `json:"organisation"`
+	// CacheHitRate and CacheOutputRatio override what the gateway learned
+	// of the project's traffic (seed 001's Enterprise overrides).
+	CacheHitRate     *float64 `json:"cacheHitRate"`
+	CacheOutputRatio *float64 `json:"cacheOutputRatio"`
+}
+
+// LoadConfig reads and checks a configuration file.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read gateway config: %w", err)
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig reads and checks a configuration: unknown keys are refused
+// (a typo must not silently drop an override).
+func ParseConfig(data []byte) (*Config, error) {
+	var cfg Config
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("gateway config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway config: %w", err)
+	}
+	return &cfg, nil
+}
+
+// Validate checks every project has a name and a key of its own, and that
+// overrides are rates.
+func (c *Config) Validate() error {
+	if len(c.Projects) == 0 {
+		return errors.New("no projects: add at least one {name, apiKey}")
+	}
+	names, keys := map[string]bool{}, map[string]bool{}
+	for i, p := range c.Projects {
+		switch {
+		case p.Name == "":
+			return fmt.Errorf("projects[%d]: name is required", i)
+		case len(p.APIKey) < 8:
+			return fmt.Errorf("projects[%d] (%s): apiKey must be at least 8 characters", i, p.Name)
+		case names[p.Name]:
+			return fmt.Errorf("projects[%d]: the name %q is used twice", i, p.Name)
+		case keys[p.APIKey]:
+			return fmt.Errorf("projects[%d] (%s): the apiKey is another project's", i, p.Name)
+		case p.CacheHitRate != nil && (*p.CacheHitRate < 0 || *p.CacheHitRate > 1):
+			return fmt.Errorf("projects[%d] (%s): cacheHitRate must be between 0 and 1", i, p.Name)
+		case p.CacheOutputRatio != nil && *p.CacheOutputRatio < 0:
+			return fmt.Errorf("projects[%d] (%s): cacheOutputRatio must not be negative", i, p.Name)
+		}
+		names[p.Name], keys[p.APIKey] = true, true
+	}
+	return nil
+}

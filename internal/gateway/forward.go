@@ -1,0 +1,275 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/airside/airside/internal/traffic"
+)
+
+// MaxAnswerBytes bounds a non-streamed answer the gateway reads.
+const MaxAnswerBytes = 32 << 20
+
+// attempt is one try of a request at one listing.
+type attempt struct {
+	Outcome
+	// written is set once anything reached the caller: no fallback after.
+	written bool
+	// failure is the carrier's answer to relay when this is the last try.
+	failure *upstreamFailure
+}
+
+// upstreamFailure is a carrier's refusal as the caller will see it.
+type upstreamFailure struct {
+	status     int
+	body       []byte
+	retryAfter string
+	message    string // when there was no answer at all
+}
+
+// forward sends the request to one listing with the official OpenAI Go
+// client, which owns the base URL, the key and the error shapes; the body
+// goes as raw JSON so every field the caller sent reaches the carrier, and
+// the answer comes back as the raw response, which the gateway relays as
+// it arrives (an SSE stream event by event) while it measures it.
+func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysis, body []byte, route Route) attempt {
+	start := g.Now()
+	baseURL, key, upstreamModel, err := g.Creds.For(ctx, route)
+	if err != nil {
+		g.Log.Warn("gateway: no credentials; trying the next listing", "listing", route.ID, "err", err)
+		return attempt{Outcome: Outcome{Class: traffic.Counted}, failure: &upstreamFailure{status: http.StatusBadGateway, message: "The gateway could not read this listing's credentials."}}
+	}
+	up, err := upstreamBody(body, upstreamModel, a.Stream)
+	if err != nil {
+		return attempt{Outcome: Outcome{Class: traffic.NotCounted}, failure: &upstreamFailure{status: http.StatusBadRequest, message: "The body is not a JSON object."}}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// No first byte within FirstByteTimeout is a timeout (counted); the
+	// stream itself may then take as long as it streams.
+	firstByte := time.AfterFunc(g.firstByteTimeout(), cancel)
+	client := openai.NewClient(option.WithBaseURL(strings.TrimSuffix(baseURL, "/")+"/"), option.WithAPIKey(key),
+		option.WithHTTPClient(g.HTTP), option.WithMaxRetries(0))
+	var raw *http.Response
+	err = client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", up))
+	if raw == nil {
+		firstByte.Stop()
+		msg := "The carrier did not answer."
+		if errors.Is(ctx.Err(), context.Canceled) {
+			msg = fmt.Sprintf("The carrier sent nothing within %s.", g.firstByteTimeout())
+		}
+		return attempt{Outcome: Outcome{Class: traffic.Counted, Total: g.Now().Sub(start)},
+			failure: &upstreamFailure{status: http.StatusBadGateway, message: msg}}
+	}
+	defer raw.Body.Close()
+	if raw.StatusCode == http.StatusUnauthorized {
+		g.Creds.Forget(route.ListingID) // the key may have been rotated
+	}
+	if raw.StatusCode >= 300 || err != nil {
+		firstByte.Stop()
+		b, _ := io.ReadAll(io.LimitReader(raw.Body, 64<<10))
+		return attempt{Outcome: Outcome{Class: traffic.ClassOfStatus(raw.StatusCode), Status: raw.StatusCode, Total: g.Now().Sub(start)},
+			failure: &upstreamFailure{status: raw.StatusCode, body: b, retryAfter: raw.Header.Get("Retry-After")}}
+	}
+	if a.Stream {
+		return g.relayStream(w, a, raw, start, firstByte)
+	}
+	answer, err := io.ReadAll(io.LimitReader(raw.Body, MaxAnswerBytes))
+	firstByte.Stop()
+	if err != nil {
+		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: g.Now().Sub(start)},
+			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's answer was cut off."}}
+	}
+	ttft := g.Now().Sub(start)
+	var c struct {
+		Choices []struct {
+			Message struct {
+				ToolCalls []toolCall `json:"tool_calls"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage *usageJSON `json:"usage"`
+	}
+	if json.Unmarshal(answer, &c) != nil {
+		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: ttft},
+			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's answer was not JSON."}}
+	}
+	o := Outcome{Class: traffic.Served, Status: raw.StatusCode, TTFT: ttft, Total: ttft, Usage: c.Usage.usage()}
+	for _, ch := range c.Choices {
+		for _, tc := range ch.Message.ToolCalls {
+			o.ToolCalls++
+			if !json.Valid([]byte(tc.Function.Arguments)) {
+				o.BadToolCalls++
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(answer)
+	return attempt{Outcome: o, written: true}
+}
+
+// relayStream passes an SSE answer on event by event. Events before the
+// first token (the role chunk) are held back: a stream that dies before its
+// first token can still fall back, and time to first token is measured to
+// it. One that dies after is a failure partway (counted), ended for the
+// caller with an error event.
+func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Response, start time.Time, firstByte *time.Timer) attempt {
+	dec := ssestream.NewDecoder(raw)
+	if dec == nil {
+		firstByte.Stop()
+		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode},
+			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier answered a stream request without a stream."}}
+	}
+	flusher, _ := w.(http.Flusher)
+	o := Outcome{Class: traffic.Served, Status: raw.StatusCode}
+	args := map[int]*strings.Builder{}
+	written, done := false, false
+	var held [][]byte // events before the first token
+	commit := func() {
+		firstByte.Stop()
+		o.TTFT = g.Now().Sub(start)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		for _, h := range held {
+			_, _ = fmt.Fprintf(w, "data: %s\n\n", h)
+		}
+		held, written = nil, true
+	}
+	for dec.Next() {
+		ev := dec.Event()
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		if string(data) == "[DONE]" {
+			if !written {
+				commit()
+			}
+			done = true
+			_, _ = io.WriteString(w, "data: [DONE]\n\n")
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				FinishReason *string `json:"finish_reason"`
+				Delta        struct {
+					Content          string `json:"content"`
+					Reasoning        string `json:"reasoning"`
+					ReasoningContent string `json:"reasoning_content"`
+					ToolCalls        []struct {
+						Index    int `json:"index"`
+						Function struct {
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Usage *usageJSON `json:"usage"`
+		}
+		token := true // an event that is not a chat chunk is passed on as it is
+		if json.Unmarshal(data, &chunk) == nil {
+			token = chunk.Usage != nil
+			for _, ch := range chunk.Choices {
+				if ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" ||
+					len(ch.Delta.ToolCalls) > 0 || ch.FinishReason != nil {
+					token = true
+				}
+				for _, tc := range ch.Delta.ToolCalls {
+					b := args[tc.Index]
+					if b == nil {
+						b = &strings.Builder{}
+						args[tc.Index] = b
+					}
+					b.WriteString(tc.Function.Arguments)
+				}
+			}
+			if chunk.Usage != nil {
+				o.Usage = chunk.Usage.usage()
+				if len(chunk.Choices) == 0 && !a.IncludeUsage {
+					continue // asked for by the gateway, not by the caller
+				}
+			}
+		}
+		if !written {
+			if !token {
+				held = append(held, data)
+				continue
+			}
+			commit()
+		}
+		_, _ = fmt.Fprintf(w, "data: %s\n\n", data)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	firstByte.Stop()
+	o.Total = g.Now().Sub(start)
+	for _, b := range args {
+		o.ToolCalls++
+		if !json.Valid([]byte(b.String())) {
+			o.BadToolCalls++
+		}
+	}
+	if err := dec.Err(); err != nil || (!done && written && o.Usage == (Usage{})) {
+		// Cut off partway (an error, or the stream ended with neither
+		// [DONE] nor usage): a counted failure.
+		o.Class = traffic.Counted
+		if !written {
+			return attempt{Outcome: o, failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's stream broke before its first event."}}
+		}
+		_, _ = io.WriteString(w, `data: {"error":{"message":"The carrier's stream broke partway.","type":"upstream_error","code":"stream_broken"}}`+"\n\n")
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if !written {
+		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: o.Total},
+			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's stream was empty."}}
+	}
+	return attempt{Outcome: o, written: true}
+}
+
+type toolCall struct {
+	Function struct {
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// usageJSON reads usage in the spellings carriers use: OpenAI's cached
+// tokens, DeepSeek's cache hits, Anthropic-style cache reads and writes.
+type usageJSON struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+	PromptCacheHitTokens     int64 `json:"prompt_cache_hit_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+func (u *usageJSON) usage() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	out := Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Cached: u.PromptCacheHitTokens,
+		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.Cached = max(out.Cached, d.CachedTokens)
+		out.CacheWrite = max(out.CacheWrite, d.CacheWriteTokens)
+	}
+	return out
+}

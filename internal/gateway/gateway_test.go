@@ -1,0 +1,470 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fakecarrier"
+	"github.com/airside/airside/internal/gatewayclient"
+	"github.com/airside/airside/internal/traffic"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// three carriers of model m, a the cheapest, c the dearest.
+func threeCarriers() []carrierSpec {
+	return []carrierSpec{{slug: "a", input: "1"}, {slug: "b", input: "2"}, {slug: "c", input: "3"}}
+}
+
+func setPrice(slug, input string) func([]gatewayclient.Listing) {
+	return func(ls []gatewayclient.Listing) {
+		for i := range ls {
+			if ls[i].Carrier == slug {
+				ls[i].Fare.InputPrice = input
+			}
+		}
+	}
+}
+
+func wantChats(t *testing.T, h *harness, want map[string]int) {
+	t.Helper()
+	got := h.chats()
+	for slug, n := range want {
+		if got[slug] != n {
+			t.Errorf("carrier %s served %d requests, want %d (all: %v)", slug, got[slug], n, got)
+		}
+	}
+}
+
+func TestRequestsGoToTheWinnerAndMoveWithTheFares(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	for range 3 {
+		if res := h.chat(hello); res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
+		}
+	}
+	wantChats(t, h, map[string]int{"a": 3, "b": 0, "c": 0})
+	// c files far below a: beyond the incumbent margin, the traffic moves.
+	h.publish(setPrice("c", "0.1"))
+	h.chat(hello)
+	wantChats(t, h, map[string]int{"a": 3, "c": 1})
+}
+
+func TestTheIncumbentKeepsTrafficInsideTheMargin(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	h.chat(hello)
+	// b now scores slightly better than a, within the 0.15 margin: a keeps
+	// the shape's routed traffic.
+	h.publish(setPrice("b", "0.95"))
+	table := h.gw.Follower.Current()
+	b := election.Ballot{Request: election.Request{Model: "m", Routing: election.ModeAuto, PromptTokens: 10}, Candidates: table.Models["m"].Candidates}
+	res := election.Elect(&b)
+	if res.WinnerID() != "b/m" {
+		t.Fatalf("b should win the election itself, won by %s", res.WinnerID())
+	}
+	for range 5 {
+		h.chat(hello)
+	}
+	wantChats(t, h, map[string]int{"a": 6, "b": 0})
+}
+
+func TestASessionStaysPinnedAndMovesOnFailure(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	session := []string{"X-Session-Id", "s1"}
+	h.chat(hello, session...)
+	wantChats(t, h, map[string]int{"a": 1})
+	// b becomes far cheaper: new requests move, the session stays with a.
+	h.publish(setPrice("b", "0.1"))
+	h.chat(hello, session...)
+	h.chat(hello)
+	wantChats(t, h, map[string]int{"a": 2, "b": 1})
+	// a fails: the session falls back, is pinned to where it was served,
+	// and stays there once a is back.
+	h.carriers["a"].SetStatus(http.StatusInternalServerError)
+	if res := h.chat(hello, session...); res.status != http.StatusOK {
+		t.Fatalf("the session's request after its listing failed: %d %s", res.status, res.body)
+	}
+	h.carriers["a"].SetStatus(0)
+	h.chat(hello, session...)
+	wantChats(t, h, map[string]int{"a": 3, "b": 3})
+	if got, _ := h.gw.sessions.Pinned(traffic.SessionKey{Project: "p", Model: "m", ID: "s1"}, h.clock()); got != "b/m" {
+		t.Errorf("the session is pinned to %q, want b/m", got)
+	}
+	stats := h.gw.Recorder.Totals()
+	if stats[1].Errors != 1 || stats[2].Fallback != 1 {
+		t.Errorf("a's errors %d (want 1), b's fallbacks %d (want 1)", stats[1].Errors, stats[2].Fallback)
+	}
+}
+
+func TestExplorationSendsAboutOnePercentElsewhere(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	const n = 2000
+	for range n {
+		if res := h.chat(hello); res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
+		}
+	}
+	stats := h.gw.Recorder.Totals()
+	explored := stats[2].Exploration + stats[3].Exploration
+	// 1 % of 2,000 is 20 (a binomial's standard deviation is 4.4); the
+	// draws are seeded, so the count is the same every run.
+	if explored < 8 || explored > 32 || stats[1].Exploration != 0 {
+		t.Errorf("explored %d of %d (b %d, c %d, a %d), want about 1 %%, never the incumbent",
+			explored, n, stats[2].Exploration, stats[3].Exploration, stats[1].Exploration)
+	}
+	if stats[1].Routed != n-explored {
+		t.Errorf("a routed %d, want %d", stats[1].Routed, n-explored)
+	}
+	// Under price routing nothing is explored.
+	for range 500 {
+		h.chat(`{"model":"m","routing":"price","messages":[{"role":"user","content":"hello"}]}`)
+	}
+	if after := h.gw.Recorder.Totals(); after[2].Exploration+after[3].Exploration != explored {
+		t.Error("requests under price routing were explored")
+	}
+}
+
+func TestACappedListingIsSkippedAndCounted(t *testing.T) {
+	specs := threeCarriers()
+	specs[0].maxRpm = ptr(int64(2))
+	h := newHarness(t, specs...)
+	for range 5 {
+		h.chat(`{"model":"m","routing":"price","messages":[{"role":"user","content":"hello"}]}`)
+	}
+	wantChats(t, h, map[string]int{"a": 2, "b": 3})
+	if got := h.gw.Recorder.Totals()[1].Capped; got != 3 {
+		t.Errorf("a's capped requests: %d, want 3", got)
+	}
+	// A new minute: a takes traffic again.
+	h.advance(time.Minute)
+	h.chat(`{"model":"m","routing":"price","messages":[{"role":"user","content":"hello"}]}`)
+	wantChats(t, h, map[string]int{"a": 3})
+}
+
+func TestPerOrganisationCapsCountEachOrganisation(t *testing.T) {
+	specs := threeCarriers()
+	specs[0].maxRpm, specs[0].capScope = ptr(int64(1)), "per_org"
+	h := newHarness(t, specs...)
+	h.gw.Config.Projects = append(h.gw.Config.Projects, Project{Name: "q", APIKey: "sk-other-project", Organisation: "other"})
+	price := `{"model":"m","routing":"price","messages":[{"role":"user","content":"hello"}]}`
+	h.chat(price)
+	h.chat(price)
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(price))
+	req.Header.Set("Authorization", "Bearer sk-other-project")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	wantChats(t, h, map[string]int{"a": 2, "b": 1})
+}
+
+func TestAPinWithNoFallbackFailsRatherThanMoves(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	h.carriers["c"].SetStatus(http.StatusInternalServerError)
+	pinned := `{"model":"c/m","messages":[{"role":"user","content":"hello"}]}`
+	if res := h.chat(pinned, "X-No-Fallback", "true"); res.status != http.StatusInternalServerError {
+		t.Errorf("a pin with x-no-fallback on a failing listing: status %d, want the carrier's 500", res.status)
+	}
+	wantChats(t, h, map[string]int{"a": 0, "b": 0, "c": 1})
+	if res := h.chat(pinned); res.status != http.StatusOK {
+		t.Errorf("a pin without x-no-fallback: status %d, want a fallback's 200", res.status)
+	}
+	wantChats(t, h, map[string]int{"a": 1, "c": 2})
+	stats := h.gw.Recorder.Totals()
+	if stats[3].Errors != 2 || stats[1].Fallback != 1 {
+		t.Errorf("c's errors %d (want 2), a's fallbacks %d (want 1)", stats[3].Errors, stats[1].Fallback)
+	}
+	h.carriers["c"].SetStatus(0)
+	h.chat(pinned)
+	if got := h.gw.Recorder.Totals()[3].Pinned; got != 1 {
+		t.Errorf("c's pinned requests: %d, want 1", got)
+	}
+}
+
+func TestFallbackOnFailuresAndOnADroppedStream(t *testing.T) {
+	for _, test := range []struct {
+		name   string
+		break_ func(*fakecarrier.Server)
+		body   string
+		want   map[string]int
+		status int
+		errs   int64 // a's counted errors
+	}{
+		{"500 moves on", func(s *fakecarrier.Server) { s.SetStatus(500) }, hello, map[string]int{"a": 1, "b": 1}, 200, 1},
+		{"429 moves on, not held against uptime", func(s *fakecarrier.Server) { s.SetStatus(429) }, hello, map[string]int{"a": 1, "b": 1}, 200, 0},
+		{"400 is the caller's: returned, not retried", func(s *fakecarrier.Server) { s.SetStatus(400) }, hello, map[string]int{"a": 1, "b": 0}, 400, 0},
+		{"a stream dropped before its first token moves on", func(s *fakecarrier.Server) { s.BreakStreamsAfter(1) },
+			`{"model":"m","stream":true,"messages":[{"role":"user","content":"hello"}]}`, map[string]int{"a": 1, "b": 1}, 200, 1},
+		{"three failing listings: at most three tries", func(s *fakecarrier.Server) { s.SetStatus(503) }, hello, map[string]int{"a": 1, "b": 1, "c": 1}, 503, 1},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			h := newHarness(t, threeCarriers()...)
+			test.break_(h.carriers["a"])
+			if test.name == "three failing listings: at most three tries" {
+				test.break_(h.carriers["b"])
+				test.break_(h.carriers["c"])
+			}
+			res := h.chat(test.body)
+			if res.status != test.status {
+				t.Errorf("status %d, want %d: %s", res.status, test.status, res.body)
+			}
+			wantChats(t, h, test.want)
+			if got := h.gw.Recorder.Totals()[1].Errors; got != test.errs {
+				t.Errorf("a's counted errors: %d, want %d", got, test.errs)
+			}
+			if test.status == 200 && strings.Contains(test.body, "stream") && !strings.HasSuffix(strings.TrimSpace(res.body), "data: [DONE]") {
+				t.Errorf("the fallback's stream did not reach the caller whole: %s", res.body)
+			}
+		})
+	}
+}
+
+func TestAStreamCutPartwayIsACountedFailure(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	h.carriers["a"].BreakStreamsAfter(3)
+	res := h.chat(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hello there"}]}`)
+	if res.status != http.StatusOK || !strings.Contains(res.body, "stream_broken") || strings.Contains(res.body, "[DONE]") {
+		t.Errorf("a stream cut after its first tokens: %d %s, want the tokens then an error event", res.status, res.body)
+	}
+	wantChats(t, h, map[string]int{"a": 1, "b": 0})
+	if got := h.gw.Recorder.Totals()[1].Errors; got != 1 {
+		t.Errorf("a's counted errors: %d, want 1", got)
+	}
+}
+
+func TestCapabilitiesSendRequestsOnlyWhereTheyAreVerified(t *testing.T) {
+	specs := threeCarriers()
+	specs[2].capabilities = []string{"vision", "tools"}
+	h := newHarness(t, specs...)
+	image := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBOR"}}]}]}`
+	if res := h.chat(image); res.status != http.StatusOK {
+		t.Fatalf("an image request: %d %s", res.status, res.body)
+	}
+	wantChats(t, h, map[string]int{"a": 0, "c": 1})
+	audio := `{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklG","format":"wav"}}]}]}`
+	if res := h.chat(audio); res.status != http.StatusNotFound || !strings.Contains(res.body, "audio_input") {
+		t.Errorf("an audio request no listing can take: %d %s, want 404 naming audio_input", res.status, res.body)
+	}
+}
+
+func TestAnalyzeDerivesWhatTheRequestNeeds(t *testing.T) {
+	for _, test := range []struct {
+		name     string
+		body     string
+		ua       string
+		requires []election.Capability
+		mode     election.Mode
+		workload election.Workload
+		pin      string
+	}{
+		{"plain chat", hello, "", nil, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"tools", `{"model":"m","tools":[{"type":"function","function":{"name":"f"}}],"messages":[]}`, "", []election.Capability{election.CapTools}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"image and audio parts", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url"},{"type":"input_audio"}]}]}`, "",
+			[]election.Capability{election.CapVision, election.CapAudioInput}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"JSON mode", `{"model":"m","response_format":{"type":"json_object"},"messages":[]}`, "", []election.Capability{election.CapJSONOutput}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"JSON schema", `{"model":"m","response_format":{"type":"json_schema"},"messages":[]}`, "", []election.Capability{election.CapJSONSchema}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"reasoning effort", `{"model":"m","reasoning_effort":"high","messages":[]}`, "", []election.Capability{election.CapReasoning}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"a reasoning budget", `{"model":"m","reasoning":{"max_tokens":2000},"messages":[]}`, "",
+			[]election.Capability{election.CapReasoning, election.CapReasoningBudget}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"web search", `{"model":"m","web_search_options":{},"messages":[]}`, "", []election.Capability{election.CapWebSearch}, election.ModeAuto, election.WorkloadGeneral, ""},
+		{"routing from the body", `{"model":"m","routing":"latency","messages":[]}`, "", nil, election.ModeLatency, election.WorkloadGeneral, ""},
+		{"OpenRouter's provider.sort", `{"model":"m","provider":{"sort":"throughput"},"messages":[]}`, "", nil, election.ModeThroughput, election.WorkloadGeneral, ""},
+		{"a coding client", hello, "claude-cli/1.0.83 (external, cli)", nil, election.ModeAuto, election.WorkloadCoding, ""},
+		{"a pin", `{"model":"nebula/m","messages":[]}`, "", nil, election.ModeAuto, election.WorkloadGeneral, "nebula/m"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			header := http.Header{}
+			header.Set("User-Agent", test.ua)
+			a, err := Analyze([]byte(test.body), header)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := election.CapabilitySet(test.requires...); a.Requires != want {
+				t.Errorf("requires %v, want %v", a.Requires, want)
+			}
+			if a.Mode != test.mode || a.Workload != test.workload || a.Pin != test.pin || a.Model != "m" {
+				t.Errorf("mode %v workload %v pin %q model %q, want %v %v %q m", a.Mode, a.Workload, a.Pin, a.Model, test.mode, test.workload, test.pin)
+			}
+		})
+	}
+	header := http.Header{}
+	header.Set("X-Session-Id", "s1")
+	if a, _ := Analyze([]byte(hello), header); a.Workload != election.WorkloadGeneral {
+		t.Error("a session id alone made the request coding")
+	}
+	long := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("word ", 8000) + `"}]}`
+	if a, _ := Analyze([]byte(long), http.Header{}); a.PromptTokens < 9000 || a.PromptTokens > 11000 {
+		t.Errorf("a 40,000-character prompt estimated at %d tokens, want about 10,000", a.PromptTokens)
+	}
+	for _, bad := range []string{`{`, `{"messages":[]}`, `{"model":"m","routing":"fastest"}`} {
+		if _, err := Analyze([]byte(bad), http.Header{}); err == nil {
+			t.Errorf("Analyze(%s) accepted it", bad)
+		}
+	}
+}
+
+func TestMetricsPostedAddUpToWhatWasServed(t *testing.T) {
+	specs := threeCarriers()
+	specs[1].server.Cache = true
+	h := newHarness(t, specs...)
+	h.carriers["a"].SetStatus(http.StatusInternalServerError) // every request falls back to b
+	long := strings.Repeat("a repeated prefix ", 400)
+	var input, cached, output int64
+	for i := range 6 {
+		stream := i%2 == 0
+		body, _ := json.Marshal(map[string]any{"model": "m", "stream": stream, "stream_options": map[string]bool{"include_usage": true},
+			"messages": []map[string]string{{"role": "user", "content": long}}})
+		res := h.chat(string(body))
+		if res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
+		}
+		u := usageIn(t, res.body, stream)
+		input, cached, output = input+u.PromptTokens, cached+u.PromptTokensDetails.CachedTokens, output+u.CompletionTokens
+	}
+	h.advance(2 * time.Minute)
+	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock}
+	if err := rep.Report(context.Background(), h.clock()); err != nil {
+		t.Fatal(err)
+	}
+	sums := map[int64]gatewayclient.Bucket{}
+	h.portal.mu.Lock()
+	for _, b := range h.portal.buckets {
+		s := sums[*b.ListingId]
+		s.Requests += b.Requests
+		s.Errors = ptr(deref(s.Errors) + deref(b.Errors))
+		s.InputTokens = ptr(deref(s.InputTokens) + deref(b.InputTokens))
+		s.CachedInputTokens = ptr(deref(s.CachedInputTokens) + deref(b.CachedInputTokens))
+		s.OutputTokens = ptr(deref(s.OutputTokens) + deref(b.OutputTokens))
+		sums[*b.ListingId] = s
+	}
+	h.portal.mu.Unlock()
+	if a := sums[1]; a.Requests != 6 || deref(a.Errors) != 6 {
+		t.Errorf("a: %d requests, %d errors posted, want 6 and 6", a.Requests, deref(a.Errors))
+	}
+	b := sums[2]
+	if b.Requests != 6 || deref(b.Errors) != 0 || deref(b.InputTokens) != input || deref(b.CachedInputTokens) != cached || deref(b.OutputTokens) != output {
+		t.Errorf("b posted %d requests, %d errors, tokens %d/%d/%d; the caller received tokens %d/%d/%d",
+			b.Requests, deref(b.Errors), deref(b.InputTokens), deref(b.CachedInputTokens), deref(b.OutputTokens), input, cached, output)
+	}
+	if cached == 0 {
+		t.Error("the repeated prefix was never cached: the test checks nothing of cached tokens")
+	}
+	// Posting again sends nothing more: each minute is reported once.
+	before := len(h.portal.buckets)
+	if err := rep.Report(context.Background(), h.clock()); err != nil || len(h.portal.buckets) != before {
+		t.Errorf("a second report posted %d more buckets (%v)", len(h.portal.buckets)-before, err)
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// usageIn reads the usage the caller received, from a completion or the
+// last usage chunk of a stream.
+func usageIn(t *testing.T, body string, stream bool) usageJSON {
+	t.Helper()
+	var u struct {
+		Usage *usageJSON `json:"usage"`
+	}
+	if !stream {
+		if err := json.Unmarshal([]byte(body), &u); err != nil || u.Usage == nil {
+			t.Fatalf("no usage in %s", body)
+		}
+		return withDetails(*u.Usage)
+	}
+	var last *usageJSON
+	for _, line := range strings.Split(body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		u.Usage = nil
+		if json.Unmarshal([]byte(data), &u) == nil && u.Usage != nil {
+			last = u.Usage
+		}
+	}
+	if last == nil {
+		t.Fatalf("no usage in the stream %s", body)
+	}
+	return withDetails(*last)
+}
+
+func withDetails(u usageJSON) usageJSON {
+	if u.PromptTokensDetails == nil {
+		u.PromptTokensDetails = &struct {
+			CachedTokens     int64 `json:"cached_tokens"`
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
+		}{}
+	}
+	return u
+}
+
+func TestRoutingGoesOnWhileThePortalIsAway(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	h.chat(hello)
+	h.portal.mu.Lock()
+	h.portal.down = true
+	h.portal.mu.Unlock()
+	for range 5 {
+		if res := h.chat(hello); res.status != http.StatusOK {
+			t.Fatalf("while the portal is away: %d %s", res.status, res.body)
+		}
+	}
+	wantChats(t, h, map[string]int{"a": 6})
+}
+
+func TestTheCatalogueIsRevalidatedNotReread(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	deadline := time.Now().Add(time.Minute)
+	for h.gw.Follower.NotModified.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway never revalidated its catalogue with If-None-Match")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if full := h.gw.Follower.Full.Load(); full != 1 {
+		t.Errorf("read the unchanged catalogue in full %d times, want once", full)
+	}
+}
+
+func TestAuthAndModels(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(hello))
+	req.Header.Set("Authorization", "Bearer sk-wrong-key")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong key: %d, want 401", res.StatusCode)
+	}
+	if res := h.chat(`{"model":"nope","messages":[]}`); res.status != http.StatusNotFound {
+		t.Errorf("an unknown model: %d, want 404", res.status)
+	}
+	req, _ = http.NewRequest(http.MethodGet, h.srv.URL+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+projectKey)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var models struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&models); err != nil || len(models.Data) != 1 || models.Data[0].ID != "m" {
+		t.Errorf("models: %+v %v, want [m]", models, err)
+	}
+}

@@ -1,0 +1,255 @@
+package gateway
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// Kind is how a request came to the listing that served it.
+type Kind uint8
+
+const (
+	// Routed: the shape's holder (the election's winner, or the incumbent
+	// inside the margin), or the listing a session is pinned to.
+	Routed Kind = iota
+	// Pinned: the caller named the listing ("carrier/model").
+	Pinned
+	// Exploration: the 1 % sent to another eligible candidate.
+	Exploration
+	// Fallback: an earlier try failed and this one served.
+	Fallback
+)
+
+// Stat is one listing's minute as the gateway saw it.
+type Stat struct {
+	// Attempts counts every request sent to the listing, by its class.
+	Attempts, Errors, ClientErrors, RateLimited int64
+	// Served counts the attempts answered in full, by how they came.
+	Routed, Pinned, Exploration, Fallback int64
+	// Over the attempts served: time to first token and whole duration.
+	TTFTMsSum, DurationMs int64
+	// Tokens of the attempts served, as the carrier reported them.
+	InputTokens, CachedInputTokens, CacheReadTokens, CacheWriteTokens, OutputTokens int64
+	// Tool calls in the answers, and those whose arguments were not JSON.
+	ToolCalls, MalformedToolCalls int64
+	// Capped counts requests the listing could not take at its rate cap.
+	Capped int64
+}
+
+// Served is how many attempts were answered in full.
+func (s *Stat) Served() int64 { return s.Routed + s.Pinned + s.Exploration + s.Fallback }
+
+// Demand is one model and workload's minute of requests as customers sent
+// them, before any routing: the real workload mix.
+type Demand struct {
+	Requests, PromptTokens int64
+}
+
+// Outcome is what one attempt came to.
+type Outcome struct {
+	Class        traffic.Class
+	Status       int
+	TTFT, Total  time.Duration
+	Usage        Usage
+	ToolCalls    int64
+	BadToolCalls int64
+}
+
+// Usage is an answer's token counts, in the carrier's report.
+type Usage struct {
+	Input, Cached, CacheRead, CacheWrite, Output int64
+}
+
+type minuteKey struct {
+	listing int64
+	minute  time.Time
+}
+
+type hourKey struct {
+	project, model, candidate string
+	hour                      time.Time
+}
+
+type demandKey struct {
+	model    string
+	workload election.Workload
+	minute   time.Time
+}
+
+// Recorder accumulates what the gateway saw. Safe for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	minutes map[minuteKey]*Stat
+	hours   map[hourKey]*traffic.Hour
+	demand  map[demandKey]*Demand
+}
+
+// NewRecorder is an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{minutes: map[minuteKey]*Stat{}, hours: map[hourKey]*traffic.Hour{}, demand: map[demandKey]*Demand{}}
+}
+
+func (r *Recorder) stat(listing int64, at time.Time) *Stat {
+	k := minuteKey{listing, at.UTC().Truncate(time.Minute)}
+	s := r.minutes[k]
+	if s == nil {
+		s = &Stat{}
+		r.minutes[k] = s
+	}
+	return s
+}
+
+// Attempt records one attempt at a listing, finished at at.
+func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outcome, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stat(route.ListingID, at)
+	s.Attempts++
+	switch o.Class {
+	case traffic.Counted:
+		s.Errors++
+		return
+	case traffic.NotCounted:
+		s.ClientErrors++
+		return
+	case traffic.RateLimited:
+		s.RateLimited++
+		return
+	}
+	switch kind {
+	case Routed:
+		s.Routed++
+	case Pinned:
+		s.Pinned++
+	case Exploration:
+		s.Exploration++
+	case Fallback:
+		s.Fallback++
+	}
+	s.TTFTMsSum += o.TTFT.Milliseconds()
+	s.DurationMs += o.Total.Milliseconds()
+	s.InputTokens += o.Usage.Input
+	s.CachedInputTokens += o.Usage.Cached
+	s.CacheReadTokens += o.Usage.CacheRead
+	s.CacheWriteTokens += o.Usage.CacheWrite
+	s.OutputTokens += o.Usage.Output
+	s.ToolCalls += o.ToolCalls
+	s.MalformedToolCalls += o.BadToolCalls
+
+	hk := hourKey{project, model, route.ID, at.UTC().Truncate(time.Hour)}
+	h := r.hours[hk]
+	if h == nil {
+		h = &traffic.Hour{Start: hk.hour, Candidate: route.ID}
+		r.hours[hk] = h
+	}
+	h.Successes++
+	h.InputTokens += o.Usage.Input
+	h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead
+	h.OutputTokens += o.Usage.Output
+}
+
+// Capped records a request a listing could not take at its cap.
+func (r *Recorder) Capped(route Route, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stat(route.ListingID, at).Capped++
+}
+
+// Demanded records a customer's request as sent.
+func (r *Recorder) Demanded(model string, w election.Workload, promptTokens int64, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := demandKey{model, w, at.UTC().Truncate(time.Minute)}
+	d := r.demand[k]
+	if d == nil {
+		d = &Demand{}
+		r.demand[k] = d
+	}
+	d.Requests++
+	d.PromptTokens += promptTokens
+}
+
+// Hours is a project's hourly aggregates for a model over the learned
+// window, dropping older ones as it goes.
+func (r *Recorder) Hours(project, model string, now time.Time) []traffic.Hour {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []traffic.Hour
+	for k, h := range r.hours {
+		if k.hour.Before(now.Add(-traffic.LearnedWindow - time.Hour)) {
+			delete(r.hours, k)
+			continue
+		}
+		if k.project == project && k.model == model {
+			out = append(out, *h)
+		}
+	}
+	return out
+}
+
+// MinuteStat is one listing's closed minute.
+type MinuteStat struct {
+	ListingID int64
+	Minute    time.Time
+	Stat
+}
+
+// TakeClosed removes and returns every minute that ended before until, in
+// time order: a minute is reported once, whole.
+func (r *Recorder) TakeClosed(until time.Time) []MinuteStat {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []MinuteStat
+	for k, s := range r.minutes {
+		if k.minute.Add(time.Minute).After(until) {
+			continue
+		}
+		out = append(out, MinuteStat{ListingID: k.listing, Minute: k.minute, Stat: *s})
+		delete(r.minutes, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Minute.Equal(out[j].Minute) {
+			return out[i].Minute.Before(out[j].Minute)
+		}
+		return out[i].ListingID < out[j].ListingID
+	})
+	return out
+}
+
+// Totals sums every minute still held (for tests and the status page).
+func (r *Recorder) Totals() map[int64]Stat {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[int64]Stat{}
+	for k, s := range r.minutes {
+		t := out[k.listing]
+		t.add(s)
+		out[k.listing] = t
+	}
+	return out
+}
+
+func (s *Stat) add(o *Stat) {
+	s.Attempts += o.Attempts
+	s.Errors += o.Errors
+	s.ClientErrors += o.ClientErrors
+	s.RateLimited += o.RateLimited
+	s.Routed += o.Routed
+	s.Pinned += o.Pinned
+	s.Exploration += o.Exploration
+	s.Fallback += o.Fallback
+	s.TTFTMsSum += o.TTFTMsSum
+	s.DurationMs += o.DurationMs
+	s.InputTokens += o.InputTokens
+	s.CachedInputTokens += o.CachedInputTokens
+	s.CacheReadTokens += o.CacheReadTokens
+	s.CacheWriteTokens += o.CacheWriteTokens
+	s.OutputTokens += o.OutputTokens
+	s.ToolCalls += o.ToolCalls
+	s.MalformedToolCalls += o.MalformedToolCalls
+	s.Capped += o.Capped
+}

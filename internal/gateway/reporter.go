@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/gatewayclient"
+)
+
+// Reporter posts each closed minute to the portal's /metrics: retried with
+// backoff, buffered while the portal is away (for as long as the portal
+// accepts a minute), and safe to replay (the portal keeps the first write of
+// a listing's minute and accepts the same figures again).
+type Reporter struct {
+	API      *gatewayclient.ClientWithResponses
+	Recorder *Recorder
+	Log      *slog.Logger
+	Now      func() time.Time
+	// Every is how often closed minutes are posted (default 10 s).
+	Every time.Duration
+	// Grace is how long after a minute ends it is closed: answers still
+	// streaming at its end are counted in the minute they finish.
+	Grace time.Duration
+
+	pending []gatewayclient.Bucket
+}
+
+// Run reports until ctx ends, then reports what it has once more.
+func (r *Reporter) Run(ctx context.Context) {
+	every := r.Every
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	backoff := every
+	for {
+		select {
+		case <-ctx.Done():
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			r.Report(flush, r.Now().Add(time.Minute+r.Grace)) // the open minute too
+			cancel()
+			return
+		case <-time.After(backoff):
+		}
+		if err := r.Report(ctx, r.Now()); err != nil {
+			r.Log.Warn("metrics: will retry", "err", err, "buffered", len(r.pending))
+			backoff = min(2*backoff, 2*time.Minute)
+			continue
+		}
+		backoff = every
+	}
+}
+
+// Report takes the minutes closed by now and posts everything pending.
+func (r *Reporter) Report(ctx context.Context, now time.Time) error {
+	for _, m := range r.Recorder.TakeClosed(now.Add(-r.Grace)) {
+		r.pending = append(r.pending, bucketOf(m))
+	}
+	// The portal takes a minute for 25 hours; older ones can only be dropped.
+	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)
+	kept := r.pending[:0]
+	for _, b := range r.pending {
+		if b.Minute.After(oldest) {
+			kept = append(kept, b)
+		}
+	}
+	if dropped := len(r.pending) - len(kept); dropped > 0 {
+		r.Log.Error("metrics: dropped minutes the portal no longer accepts", "buckets", dropped)
+	}
+	r.pending = kept
+	for len(r.pending) > 0 {
+		n := min(len(r.pending), catalogue.MaxBuckets)
+		res, err := r.API.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: r.pending[:n]})
+		if err != nil {
+			return err
+		}
+		switch code := res.StatusCode(); {
+		case code == http.StatusOK || code == http.StatusCreated || code == http.StatusAccepted || code == http.StatusNoContent:
+		case code == http.StatusConflict || code == http.StatusUnprocessableEntity:
+			// Another writer recorded other figures for a minute, or the
+			// batch is refused as bad: retrying cannot help. Say so loudly.
+			r.Log.Error("metrics: the portal refused a batch; dropping it", "status", code, "body", string(res.Body))
+		default:
+			return &postError{status: code, body: string(res.Body)}
+		}
+		r.pending = r.pending[n:]
+	}
+	return nil
+}
+
+type postError struct {
+	status int
+	body   string
+}
+
+func (e *postError) Error() string {
+	return "post metrics: status " + http.StatusText(e.status) + ": " + e.body
+}
+
+// bucketOf is a closed minute in the metrics contract. Requests are the
+// attempts that reached an answer of the listing's own: 429s are left out
+// (not an uptime failure, and no answer to time).
+func bucketOf(m MinuteStat) gatewayclient.Bucket {
+	id := m.ListingID
+	p := func(v int64) *int64 { return &v }
+	return gatewayclient.Bucket{ListingId: &id, Minute: m.Minute, Requests: m.Attempts - m.RateLimited,
+		Errors: p(m.Errors), ClientErrors: p(m.ClientErrors), TtftMsSum: p(m.TTFTMsSum), DurationMs: p(m.DurationMs),
+		InputTokens: p(m.InputTokens), CachedInputTokens: p(min(m.CachedInputTokens, m.InputTokens)), OutputTokens: p(m.OutputTokens),
+		Capped: p(m.Capped)}
+}

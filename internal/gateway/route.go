@@ -1,0 +1,175 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// plan is one request's election and the order it tries candidates in.
+type plan struct {
+	market *Market
+	ballot election.Ballot
+	result election.Result
+	// tries are ballot indices, first to last, with how the first came.
+	tries []int
+	kind  Kind
+	// session is set when the request carries a session id.
+	session *traffic.SessionKey
+}
+
+// refusal is a request no candidate can take, said the way the caller can
+// act on it.
+type refusal struct {
+	status  int
+	code    string
+	message string
+}
+
+func (r *refusal) Error() string { return r.message }
+
+// plan elects a request and applies the traffic rules around the election:
+// pins, sessions, stable preference, exploration, caps and the fallback order.
+func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan, error) {
+	pl := &plan{market: m}
+	req := election.Request{Model: a.Model, PromptTokens: a.PromptTokens, Streaming: a.Stream, Routing: a.Mode,
+		Workload: a.Workload, Requires: a.Requires, At: now, CacheHitRate: p.CacheHitRate, CacheOutputRatio: p.CacheOutputRatio}
+	var pinnedTo string
+	if a.SessionID != "" {
+		key := traffic.SessionKey{Project: p.Name, Model: a.Model, ID: a.SessionID}
+		pl.session = &key
+		var open bool
+		pinnedTo, open = g.sessions.Pinned(key, now)
+		req.SessionOpening = !open
+	}
+	learned := g.learned(p.Name, a.Model, now)
+	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
+	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates))}
+	copy(pl.ballot.Candidates, m.Candidates)
+	for i := range pl.ballot.Candidates {
+		c := &pl.ballot.Candidates[i]
+		c.Usage = g.caps.Usage(c.ID, p.Organisation, m.Listings[i].PerOrg, now)
+		if h, ok := learned.HitRate[c.ID]; ok {
+			c.Metrics.CacheHitRate = &h
+		}
+	}
+	election.ElectInto(&pl.ballot, &pl.result)
+	res := &pl.result
+	if !res.FellOpen {
+		for i := range res.Candidates {
+			if res.Candidates[i].Excluded.RateCapped() && !res.Candidates[i].Excluded.MissingCapabilities() {
+				g.Recorder.Capped(m.Listings[i], now)
+			}
+		}
+	}
+
+	switch {
+	case a.Pin != "":
+		i := m.index(a.Pin)
+		if i < 0 {
+			return nil, &refusal{404, "model_not_found", fmt.Sprintf("%s is not a listing in service.", a.Pin)}
+		}
+		if ex := res.Candidates[i].Excluded; ex.MissingCapabilities() {
+			return nil, &refusal{404, "capability_missing", fmt.Sprintf("%s cannot serve this request (it lacks %s).", a.Pin, missing(ex))}
+		}
+		pl.kind = Pinned
+		pl.tries = traffic.FallbackOrder(res, i)
+		if a.NoFallback {
+			pl.tries = pl.tries[:1]
+		}
+		return pl, nil
+	case res.Winner < 0:
+		return nil, g.noCandidate(res)
+	}
+	first := -1
+	if pinnedTo != "" {
+		// A session stays with its listing while that one is eligible and
+		// at or above the stable uptime; otherwise it re-elects among the
+		// others (the best of them) and is pinned to the new one.
+		if i := m.index(pinnedTo); i >= 0 && res.Candidates[i].Eligible && traffic.UptimeOf(&pl.ballot.Candidates[i]) >= traffic.MinStableUptime {
+			first = i
+		} else {
+			for _, j := range res.Ranked() {
+				if m.Listings[j].ID != pinnedTo {
+					first = j
+					break
+				}
+			}
+		}
+	}
+	if first < 0 {
+		first = g.incumbents.Hold(traffic.ShapeOf(&req), &pl.ballot, res)
+		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
+			first, pl.kind = i, Exploration
+		}
+	}
+	pl.tries = traffic.FallbackOrder(res, first)
+	if a.NoFallback {
+		pl.tries = pl.tries[:1]
+	}
+	return pl, nil
+}
+
+// noCandidate says why no listing can serve: the capabilities no listing in
+// service has, else every listing held back by priority.
+func (g *Gateway) noCandidate(res *election.Result) error {
+	var ex election.Exclusion = 1<<16 - 1
+	for _, o := range res.Candidates {
+		ex &= o.Excluded
+	}
+	if len(res.Candidates) > 0 && ex.MissingCapabilities() {
+		return &refusal{404, "capability_missing", fmt.Sprintf("No listing of this model in service can serve this request (none has %s).", missing(ex))}
+	}
+	return &refusal{404, "no_endpoints", "No listing of this model can serve this request right now."}
+}
+
+func missing(ex election.Exclusion) string {
+	var names []string
+	for _, r := range ex.Reasons() {
+		if name, ok := strings.CutPrefix(r, "capability:"); ok {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// learnedRates caches each project's learned rates per model for
+// traffic.LearnedCacheFor: they come from the recorder's hourly aggregates,
+// which are in memory, so a lookup does not fail; a gateway that kept its
+// aggregates in a database would answer a failed lookup with the last
+// cached value, then with the defaults (election.md section 4).
+type learnedRates struct {
+	mu sync.Mutex
+	by map[[2]string]learnedEntry
+}
+
+type learnedEntry struct {
+	at time.Time
+	traffic.Learned
+}
+
+func (g *Gateway) learned(project, model string, now time.Time) traffic.Learned {
+	g.rates.mu.Lock()
+	defer g.rates.mu.Unlock()
+	k := [2]string{project, model}
+	if e, ok := g.rates.by[k]; ok && now.Sub(e.at) < traffic.LearnedCacheFor {
+		return e.Learned
+	}
+	l := traffic.Learn(g.Recorder.Hours(project, model, now), now)
+	if g.rates.by == nil {
+		g.rates.by = map[[2]string]learnedEntry{}
+	}
+	g.rates.by[k] = learnedEntry{at: now, Learned: l}
+	return l
+}
+
+// draw is a uniform number in [0, 1) from the gateway's seeded source.
+func (g *Gateway) draw() float64 {
+	g.randMu.Lock()
+	defer g.randMu.Unlock()
+	return g.Rand.Float64()
+}
