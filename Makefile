@@ -11,9 +11,12 @@ FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/m
 
 .PHONY: run build test check generate bench fuzz fuzz-run soak clean
 
-## run: build and start the portal on http://localhost:8080 (embedded SQLite in ./data, demo seeded once)
+## run: build, then start the whole loop on loopback: the portal on http://localhost:8080 (embedded SQLite in ./data,
+##      demo seeded once), the reference gateway on http://127.0.0.1:8081/v1 and simulated customers sending through it
 run:
-	$(GO) run ./cmd/airside serve --demo --simulate --database $(DB)
+	@echo "Building airside (the first build downloads and compiles the dependencies: a minute or two)..."
+	@$(GO) build -o bin/airside ./cmd/airside
+	@./bin/airside demo --database $(DB)
 
 ## build: the airside binary in ./bin
 build:

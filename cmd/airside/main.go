@@ -35,7 +35,13 @@ import (
 const usage = `airside: the carrier-facing fare portal of the LLM gateway.
 
 Usage:
+  airside demo [--database URL] [--rate 2]                 what make run starts: the portal with the demo catalogue,
+                                                           the reference gateway and simulated customers, on loopback
   airside serve [--addr :8080] [--database URL] [--demo] [--simulate]   run the portal (migrates first)
+  airside gateway --config FILE [--addr 127.0.0.1:8081] [--portal URL]   the reference gateway (OpenAI-compatible;
+                                                           AIRSIDE_GATEWAY_TOKEN: catalogue:read, credentials:read, metrics:write)
+  airside drive [--gateway URL] [--keys K1,K2] [--rate 2] [--duration 1m] [--seed 1]
+                                                           simulated customers sending real requests through a gateway
   airside migrate [up|down|status] [--database URL]        apply every pending migration (up), roll back the
                                                            newest one (down), or print the version (status)
   airside seed --demo [--database URL]                     seed the demo catalogue (once)
@@ -58,6 +64,11 @@ Environment (flags win):
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
   AIRSIDE_SHUTDOWN_GRACE  how long SIGTERM waits for requests in flight before exiting (default 10s)
+  AIRSIDE_REQUEST_DEADLINE  how long one request may work before it answers 503 (default 30s)
+  AIRSIDE_GATEWAY_ADDR   the gateway's listen address (default 127.0.0.1:8081)
+  AIRSIDE_PORTAL_URL     the portal the gateway reads (default http://127.0.0.1:8080)
+  AIRSIDE_GATEWAY_CONFIG the gateway's projects file
+  AIRSIDE_GATEWAY_TOKEN  the gateway's API token (catalogue:read, credentials:read, metrics:write)
   AIRSIDE_SCHEDULE_EVERY  how often serve publishes filings that reached their effective date (default 30s)
   AIRSIDE_SECRET_KEY    32 random bytes in base64 that seal carriers' API keys (openssl rand -base64 32);
                         required by serve, except with --demo, which keeps one in data/secret.key
@@ -121,6 +132,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdSimulateTraffic(ctx, args[1:], stdout, stderr)
 	case "fake-carrier":
 		return cmdFakeCarrier(ctx, args[1:], stderr)
+	case "gateway":
+		return cmdGateway(ctx, args[1:], stdout, stderr)
+	case "drive":
+		return cmdDrive(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr)
 	case "rotate-secret-key":
 		return cmdRotateSecretKey(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

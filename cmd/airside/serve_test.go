@@ -226,6 +226,12 @@ const demoRegistrations = 26
 
 func seededWithToken(t *testing.T, dbURL string) string {
 	t.Helper()
+	return seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead)
+}
+
+// seededWithScopes seeds the demo and makes an API token with the scopes.
+func seededWithScopes(t *testing.T, dbURL string, scopes ...string) string {
+	t.Helper()
 	if _, stderr, err := runCmd(t, "", "seed", "--demo", "--database", dbURL); err != nil {
 		t.Fatalf("seed: %v %s", err, stderr)
 	}
@@ -238,7 +244,7 @@ func seededWithToken(t *testing.T, dbURL string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, "gateway", []string{apitoken.ScopeCatalogueRead})
+	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, "gateway", scopes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,13 @@ var demoCarriers = []demoCarrier{
 		TTFT: 300 * time.Millisecond, TokensPerSecond: 70}},
 	{slug: "lumen", port: 9104, fake: fakecarrier.Config{Capabilities: []string{"tools", "json_output", "json_schema", "web_search"},
 		Cache: true, TTFT: 200 * time.Millisecond, TokensPerSecond: 110}},
+	// tessera slows down every afternoon (UTC), as a busy carrier does.
 	{slug: "tessera", port: 9105, fake: fakecarrier.Config{Capabilities: []string{"tools", "reasoning", "reasoning_budget", "json_output"},
-		Cache: true, TTFT: 500 * time.Millisecond, TokensPerSecond: 45}},
+		Cache: true, TTFT: 500 * time.Millisecond, TokensPerSecond: 45, SlowHours: []int{13, 14, 15, 16}, SlowFactor: 3}},
+	// quarry is cheap and fast but small: past its capacity it answers 429
+	// with Retry-After, and the gateway falls back.
 	{slug: "quarry", port: 9106, fake: fakecarrier.Config{Capabilities: []string{"json_output"}, Cache: true,
-		TTFT: 150 * time.Millisecond, TokensPerSecond: 140}},
+		TTFT: 150 * time.Millisecond, TokensPerSecond: 140, MaxConcurrent: 2, MaxRPM: 30}},
 	{slug: "halcyon", port: 9107, fake: fakecarrier.Config{Capabilities: []string{"tools", "vision", "audio_input", "json_output"},
 		Cache: true, Dialect: fakecarrier.DialectDeepSeek, TTFT: 350 * time.Millisecond, TokensPerSecond: 65}},
 	{slug: "vantage", port: 9108, fake: fakecarrier.Config{Capabilities: []string{"tools", "json_output", "json_schema"},

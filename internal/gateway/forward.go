@@ -21,6 +21,10 @@ import (
 // MaxAnswerBytes bounds a non-streamed answer the gateway reads.
 const MaxAnswerBytes = 32 << 20
 
+// ListingHeader names, on an answer, the listing ("carrier/model") that
+// served it.
+const ListingHeader = "Airside-Listing"
+
 // attempt is one try of a request at one listing.
 type attempt struct {
 	Outcome
@@ -82,6 +86,8 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 		return attempt{Outcome: Outcome{Class: traffic.ClassOfStatus(raw.StatusCode), Status: raw.StatusCode, Total: g.Now().Sub(start)},
 			failure: &upstreamFailure{status: raw.StatusCode, body: b, retryAfter: raw.Header.Get("Retry-After")}}
 	}
+	// The caller learns which listing served (as OpenRouter's "provider").
+	w.Header().Set(ListingHeader, route.ID)
 	if a.Stream {
 		return g.relayStream(w, a, raw, start, firstByte)
 	}

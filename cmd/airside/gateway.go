@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/gateway"
+	"github.com/airside/airside/internal/gatewayclient"
+	"github.com/airside/airside/internal/trafficdriver"
+)
+
+// gatewayClient is the portal's API as a gateway reads it, with its token.
+func gatewayClient(portal, token string) (*gatewayclient.ClientWithResponses, error) {
+	return gatewayclient.NewClientWithResponses(strings.TrimSuffix(portal, "/")+"/api/v1",
+		gatewayclient.WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}),
+		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+}
+
+// cmdGateway runs the reference gateway: an OpenAI-compatible endpoint in
+// front of the carriers of a portal's catalogue.
+func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", env("AIRSIDE_GATEWAY_ADDR", "127.0.0.1:8081"), "listen address")
+	portal := fs.String("portal", env("AIRSIDE_PORTAL_URL", "http://127.0.0.1:8080"), "the portal's base URL")
+	configPath := fs.String("config", env("AIRSIDE_GATEWAY_CONFIG", ""), "the projects file (JSON; see README)")
+	seed := fs.Uint64("seed", 0, "seed of the exploration draws (0: from the clock)")
+	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	token := os.Getenv("AIRSIDE_GATEWAY_TOKEN")
+	if *configPath == "" || token == "" {
+		fmt.Fprintln(stderr, "airside gateway: needs --config FILE (or AIRSIDE_GATEWAY_CONFIG) and AIRSIDE_GATEWAY_TOKEN, an API token with catalogue:read, credentials:read and metrics:write")
+		return exitError(2)
+	}
+	cfg, err := gateway.LoadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	api, err := gatewayClient(*portal, token)
+	if err != nil {
+		return err
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano())
+	}
+	rec := gateway.NewRecorder()
+	gw := &gateway.Gateway{Config: cfg, Follower: &gateway.Follower{API: api, Log: log}, Creds: &gateway.Credentials{API: api},
+		Recorder: rec, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}},
+		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
+	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second}
+	background, stopBackground := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() { gw.Follower.Run(background); close(followed) }()
+	reported := make(chan struct{})
+	go func() { reporter.Run(background); close(reported) }()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		stopBackground()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects))
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		stopBackground()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	// Drain: requests in flight finish (streams included), then what was
+	// measured is posted once more.
+	shutdown, cancel := context.WithTimeout(context.Background(), envDuration("AIRSIDE_SHUTDOWN_GRACE", 10*time.Second))
+	defer cancel()
+	err = srv.Shutdown(shutdown)
+	stopBackground()
+	<-followed
+	<-reported
+	if err != nil {
+		return fmt.Errorf("gateway shutdown: %w", err)
+	}
+	fmt.Fprintln(stdout, "gateway shut down cleanly")
+	return nil
+}
+
+// cmdDrive sends simulated customers' traffic through a gateway.
+func cmdDrive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("drive", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	gw := fs.String("gateway", env("AIRSIDE_GATEWAY_URL", "http://127.0.0.1:8081"), "the gateway's base URL")
+	keys := fs.String("keys", env("AIRSIDE_DRIVER_KEYS", demoProjectKey), "the projects' API keys, comma-separated")
+	rate := fs.Float64("rate", 2, "arrivals per second at the day's peak (at most 50)")
+	duration := fs.Duration("duration", time.Minute, "how long to drive (0: until interrupted)")
+	seed := fs.Uint64("seed", 1, "seed: the same seed sends the same requests")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var stats trafficdriver.Stats
+	if err := trafficdriver.Run(ctx, trafficdriver.Config{GatewayURL: *gw, APIKeys: strings.Split(*keys, ","), Rate: *rate,
+		Duration: *duration, Seed: *seed, Log: newLogger(stderr)}, &stats); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sent %d requests (%d answered, %d failed, %d skipped at the in-flight bound): %v\n",
+		stats.Sent.Load(), stats.OK.Load(), stats.Failed.Load(), stats.Skipped.Load(), stats.ByKind)
+	return nil
+}
+
+// The demo's gateway projects. sk-demo-project is in the README, so anyone
+// can send a request right away.
+const demoProjectKey = "sk-demo-project"
+
+var demoProjects = gateway.Config{Projects: []gateway.Project{
+	{Name: "demo", APIKey: demoProjectKey, Organisation: "demo"},
+	{Name: "acme-agents", APIKey: "sk-demo-acme-agents", Organisation: "acme"},
+	{Name: "bigco-enterprise", APIKey: "sk-demo-bigco", Organisation: "bigco", CacheHitRate: ptrFloat(0.6), CacheOutputRatio: ptrFloat(0.05)},
+}}
+
+func ptrFloat(v float64) *float64 { return &v }
+
+// cmdDemo is what `make run` starts: the portal with its demo catalogue and
+// fake carriers, the reference gateway in a process of its own reading the
+// portal's public API, and simulated customers sending real requests
+// through it, all on loopback.
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := databaseFlag(fs)
+	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "the portal's listen address")
+	gwAddr := fs.String("gateway-addr", env("AIRSIDE_GATEWAY_ADDR", "127.0.0.1:8081"), "the gateway's listen address")
+	rate := fs.Float64("rate", 2, "the simulated customers' arrivals per second at the day's peak (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// The gateway's token is made before the portal starts, so the portal's
+	// first routing snapshot knows it.
+	token, err := demoGatewayToken(ctx, *dbURL, stdout)
+	if err != nil {
+		return err
+	}
+	configPath := filepath.Join("data", "gateway-demo.json")
+	data, _ := json.MarshalIndent(demoProjects, "", "  ")
+	if err := os.WriteFile(configPath, data, 0o600); err != nil {
+		return fmt.Errorf("write the demo gateway's projects: %w", err)
+	}
+	portalURL := "http://" + loopback(*addr)
+	gatewayURL := "http://" + loopback(*gwAddr)
+
+	children := &childProcesses{stdout: stdout, stderr: stderr}
+	defer children.stop()
+	if err := children.start(ctx, self, nil, "serve", "--demo", "--addr", *addr, "--database", *dbURL); err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, portalURL+"/readyz", 5*time.Minute, children); err != nil {
+		return fmt.Errorf("the portal did not become ready: %w", err)
+	}
+	if err := children.start(ctx, self, []string{"AIRSIDE_GATEWAY_TOKEN=" + token}, "gateway", "--addr", *gwAddr,
+		"--portal", portalURL, "--config", configPath); err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, gatewayURL+"/healthz", time.Minute, children); err != nil {
+		return fmt.Errorf("the gateway did not become ready: %w", err)
+	}
+	fmt.Fprintf(stdout, `
+Airside is running.
+  Portal:   %s   (log in with a demo login above)
+  Gateway:  %s/v1   (OpenAI-compatible; API key %s)
+
+  curl %s/v1/chat/completions -H 'Authorization: Bearer %s' \
+       -H 'Content-Type: application/json' -d '{"model":"kimi-k2.5","messages":[{"role":"user","content":"hi"}]}'
+
+`, portalURL, gatewayURL, demoProjectKey, gatewayURL, demoProjectKey)
+	if *rate > 0 {
+		fmt.Fprintf(stdout, "Simulated customers are sending about %.1f requests a second through the gateway (a daily cycle).\n", *rate)
+		go func() {
+			keys := make([]string, 0, len(demoProjects.Projects))
+			for _, p := range demoProjects.Projects {
+				keys = append(keys, p.APIKey)
+			}
+			log := newLogger(stderr).With("component", "traffic driver")
+			if err := trafficdriver.Run(ctx, trafficdriver.Config{GatewayURL: gatewayURL, APIKeys: keys, Rate: *rate,
+				Seed: uint64(time.Now().UnixNano()), Log: log}, &trafficdriver.Stats{}); err != nil {
+				log.Warn("traffic driver stopped", "err", err)
+			}
+		}()
+	}
+	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-children.exited:
+		return fmt.Errorf("a demo process stopped: %w", err)
+	}
+}
+
+// demoGatewayToken seeds the demo (once) and makes a fresh token for the
+// demo gateway, revoking the demo gateways' earlier ones.
+func demoGatewayToken(ctx context.Context, dbURL string, stdout io.Writer) (string, error) {
+	if err := os.MkdirAll("data", 0o750); err != nil {
+		return "", err
+	}
+	st, err := openStore(ctx, dbURL, true)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if err := seedDemo(ctx, st, io.Discard); err != nil {
+		return "", err
+	}
+	admin, err := st.FindUserByEmail(ctx, "admin@airside.example")
+	if err != nil {
+		return "", fmt.Errorf("the demo admin: %w", err)
+	}
+	tokens := apitoken.NewService(st)
+	who := &account.Principal{User: *admin}
+	earlier, err := tokens.List(ctx, who)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range earlier {
+		if t.Name == demoGatewayTokenName && t.RevokedAt == nil {
+			if err := tokens.Revoke(ctx, who, t.ID); err != nil {
+				return "", err
+			}
+		}
+	}
+	return tokens.Create(ctx, who, demoGatewayTokenName,
+		[]string{apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite})
+}
+
+const demoGatewayTokenName = "demo gateway (make run)"
+
+// loopback is a listen address as a URL host on this machine.
+func loopback(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
+}
+
+// childProcesses are the demo's processes: each is this binary with another
+// command, sharing the terminal; stopping them sends SIGTERM and waits.
+type childProcesses struct {
+	stdout, stderr io.Writer
+	children       []child
+	exited         chan error
+}
+
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited
+}
+
+func (c *childProcesses) start(ctx context.Context, self string, env []string, args ...string) error {
+	if c.exited == nil {
+		c.exited = make(chan error, 4)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start airside %s: %w", args[0], err)
+	}
+	ch := child{cmd: cmd, done: make(chan struct{})}
+	c.children = append(c.children, ch)
+	go func() {
+		err := cmd.Wait()
+		close(ch.done)
+		if ctx.Err() == nil {
+			c.exited <- fmt.Errorf("airside %s: %v", args[0], err)
+		}
+	}()
+	return nil
+}
+
+func (c *childProcesses) stop() {
+	for i := len(c.children) - 1; i >= 0; i-- { // the gateway before the portal
+		ch := c.children[i]
+		_ = ch.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-ch.done:
+		case <-time.After(30 * time.Second):
+			_ = ch.cmd.Process.Kill()
+			<-ch.done
+		}
+	}
+}
+
+// waitHTTP waits until url answers 200, a child exits, or the time is up.
+func waitHTTP(ctx context.Context, url string, within time.Duration, children *childProcesses) error {
+	deadline := time.Now().Add(within)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for {
+		if res, err := client.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("gave up after " + within.String())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-children.exited:
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

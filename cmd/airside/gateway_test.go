@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/gateway"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/trafficdriver"
+)
+
+// TestTheGatewayRoutesWhatThePortalPublishes runs the whole loop on
+// loopback, each part as it runs in `make run`: the portal with the demo
+// catalogue and its fake carriers, the reference gateway reading the
+// portal's public API, and simulated customers sending real requests
+// through it. A carrier files a fare far below the model's winner, a
+// reviewer approves it, and within a bounded time the gateway routes the
+// model's traffic to that listing; the traffic the gateway reports shows up
+// in the portal's figures for it.
+func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
+	t.Setenv("AIRSIDE_LOG_LEVEL", "error")
+	t.Setenv("AIRSIDE_QUARANTINE_FACTOR", "1000") // a tenfold cut is one reviewer's decision here
+	dir := t.TempDir()
+	t.Chdir(dir)
+	dbURL := "sqlite:" + filepath.Join(dir, "airside.db")
+	token := seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
+	const model = "kimi-k2.5"
+	listings := modelListings(t, dbURL, model)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	portal := "http://" + freeAddr(t)
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, []string{"serve", "--demo", "--addr", strings.TrimPrefix(portal, "http://"), "--database", dbURL},
+			strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	waitFor(t, "the portal to answer /readyz", func() bool { return status(portal+"/readyz", "") == http.StatusOK })
+
+	config := filepath.Join(dir, "gateway.json")
+	data, _ := json.Marshal(gateway.Config{Projects: []gateway.Project{{Name: "e2e", APIKey: "sk-e2e-project", Organisation: "e2e"}}})
+	if err := os.WriteFile(config, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AIRSIDE_GATEWAY_TOKEN", token)
+	gw := "http://" + freeAddr(t)
+	gwCtx, stopGateway := context.WithCancel(ctx)
+	defer stopGateway()
+	gatewayDone := make(chan error, 1)
+	go func() {
+		gatewayDone <- run(gwCtx, []string{"gateway", "--addr", strings.TrimPrefix(gw, "http://"), "--portal", portal, "--config", config,
+			"--report-every", "1s", "--seed", "1"}, strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	waitFor(t, "the gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
+
+	// Customers send traffic the whole time.
+	driverCtx, stopDriver := context.WithCancel(ctx)
+	var stats trafficdriver.Stats
+	driven := make(chan struct{})
+	go func() {
+		defer close(driven)
+		if err := trafficdriver.Run(driverCtx, trafficdriver.Config{GatewayURL: gw, APIKeys: []string{"sk-e2e-project"},
+			Models: []string{model}, Rate: 20, Seed: 1}, &stats); err != nil {
+			t.Errorf("traffic driver: %v", err)
+		}
+	}()
+
+	before := servedBy(t, gw, model)
+	// The filer: a listing of a carrier with logins, not the one serving,
+	// whose fare the form can restate whole (no tiers or schedule to keep).
+	var filer *catalogue.Listing
+	for i := range listings {
+		l := &listings[i]
+		if (l.CarrierSlug == "nebula" || l.CarrierSlug == "orbit") && before != l.CarrierSlug+"/"+model &&
+			len(l.Published.Tiers) == 0 && l.Published.TimeBased == nil {
+			filer = l
+			break
+		}
+	}
+	if filer == nil {
+		t.Fatalf("no nebula or orbit listing of %s other than the one serving (%s)", model, before)
+	}
+	// A tenth of the cheapest input and output prices: far past the
+	// incumbent's margin (a short request's token price is mostly output).
+	cheapest, cheapestOut := listings[0].Published.Input, listings[0].Published.Output
+	for _, l := range listings {
+		cheapest, cheapestOut = min(cheapest, l.Published.Input), min(cheapestOut, l.Published.Output)
+	}
+	price := money.Micros(int64(cheapest) / 10).String()
+
+	member, err := logIn(portal, "member@"+filer.CarrierSlug+".example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := fmt.Sprintf("/listings/%d/file", filer.ID)
+	// Only the token prices move (down): everything else as published, so
+	// nothing rises and no notice period applies.
+	f := filer.Published
+	values := url.Values{"input": {price}, "output": {money.Micros(int64(cheapestOut) / 10).String()}, "landing_fee": {f.LandingFee.Percent()},
+		"discount": {f.Discount.Percent()}, "cap_scope": {string(f.CapScope)}, "justification": {"A far cheaper fare."}, "op": {"submit"}}
+	for field, p := range map[string]*money.Micros{"cache_read": f.CacheRead, "cache_write": f.CacheWrite} {
+		if p != nil {
+			values.Set(field, p.String())
+		}
+	}
+	if f.CachedInput != nil {
+		values.Set("cached_input", money.Micros(min(int64(*f.CachedInput), int64(cheapest)/10)).String())
+	}
+	for _, c := range f.Capabilities {
+		values.Add("capability", c.String())
+	}
+	if f.MaxRPM != nil {
+		values.Set("max_rpm", fmt.Sprint(*f.MaxRPM))
+	}
+	if f.MaxRPD != nil {
+		values.Set("max_rpd", fmt.Sprint(*f.MaxRPD))
+	}
+	filing, code := submitForm(t, member, portal, form, form, values)
+	if code != http.StatusOK || !regexp.MustCompile(`/filings/\d+$`).MatchString(filing) {
+		t.Fatalf("filing: status %d at %s", code, filing)
+	}
+	reviewer, err := logIn(portal, "reviewer@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvedAt := time.Now().UTC()
+	if _, code := submitForm(t, reviewer, portal, filing, filing+"/approve", url.Values{}); code != http.StatusOK {
+		t.Fatalf("approve: status %d", code)
+	}
+
+	want := filer.CarrierSlug + "/" + model
+	waitFor(t, "the gateway to route "+model+" to "+want, func() bool { return servedBy(t, gw, model) == want })
+	// Customers' requests after the switch.
+	answered := stats.OK.Load()
+	waitFor(t, "customers' requests through the new fare", func() bool { return stats.OK.Load() >= answered+10 })
+
+	// The gateway's figures reach the portal: stop the customers, then the
+	// gateway, which posts what it measured on the way out.
+	stopDriver()
+	<-driven
+	stopGateway()
+	if err := <-gatewayDone; err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	if stats.OK.Load() == 0 {
+		t.Fatalf("the driver's requests all failed: %d sent, %d failed", stats.Sent.Load(), stats.Failed.Load())
+	}
+	st, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hours, err := st.HourlyTraffic(context.Background(), []int64{filer.ID}, approvedAt.Truncate(time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests int64
+	for _, h := range hours[filer.ID] {
+		requests += h.Requests
+	}
+	if requests == 0 {
+		t.Errorf("the portal shows no traffic for %s after its fare was approved (the driver sent %d requests)", want, stats.Sent.Load())
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+// modelListings are the demo listings of a model, read before serving.
+func modelListings(t *testing.T, dbURL, model string) []catalogue.Listing {
+	t.Helper()
+	st, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ls, err := st.FindListings(context.Background(), catalogue.ListingFilter{ModelSlug: model, Published: true})
+	if err != nil || len(ls) < 2 {
+		t.Fatalf("listings of %s: %d, %v", model, len(ls), err)
+	}
+	return ls
+}
+
+// servedBy sends one chat request through the gateway and says which
+// listing served it.
+func servedBy(t *testing.T, gw, model string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions",
+		strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hello"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-e2e-project")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.Header.Get(gateway.ListingHeader)
+}
+
+var seenField = regexp.MustCompile(`name="(seen_[a-z]+)" value="(\d+)"`)
+
+// submitForm loads formPage, then posts form to path with its CSRF token
+// and the version fields the page shows, following the redirect; it
+// returns the final path and status.
+func submitForm(t *testing.T, c *http.Client, base, formPage, path string, form url.Values) (string, int) {
+	t.Helper()
+	res, err := c.Get(base + formPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := csrfField.FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on %s (status %d)", formPage, res.StatusCode)
+	}
+	form.Set("_csrf", string(m[1]))
+	for _, seen := range seenField.FindAllSubmatch(page, -1) {
+		if form.Get(string(seen[1])) == "" {
+			form.Set(string(seen[1]), string(seen[2]))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	res, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Logf("%s answered %d: %s", path, res.StatusCode, regexp.MustCompile(`(?s)<(?:p|span|div|li)[^>]*class="[^"]*(?:error|field-message|alert)[^"]*"[^>]*>.*?</(?:p|span|div|li)>`).FindAll(body, 8))
+	}
+	return res.Request.URL.Path, res.StatusCode
+}
