@@ -12,28 +12,51 @@ import (
 
 // bucketBody is one metric bucket as posted.
 type bucketBody struct {
-	Listing           string    `json:"listing"`
-	ListingID         int64     `json:"listingId"`
-	Minute            time.Time `json:"minute"`
-	Requests          *int64    `json:"requests"`
-	Errors            int64     `json:"errors"`
-	ClientErrors      int64     `json:"clientErrors"`
-	TTFTMsSum         int64     `json:"ttftMsSum"`
-	OutputTokens      int64     `json:"outputTokens"`
-	DurationMs        int64     `json:"durationMs"`
-	InputTokens       int64     `json:"inputTokens"`
-	CachedInputTokens int64     `json:"cachedInputTokens"`
-	Capped            int64     `json:"capped"`
+	Listing            string    `json:"listing"`
+	ListingID          int64     `json:"listingId"`
+	Minute             time.Time `json:"minute"`
+	Requests           *int64    `json:"requests"`
+	Errors             int64     `json:"errors"`
+	ClientErrors       int64     `json:"clientErrors"`
+	TTFTMsSum          int64     `json:"ttftMsSum"`
+	OutputTokens       int64     `json:"outputTokens"`
+	DurationMs         int64     `json:"durationMs"`
+	InputTokens        int64     `json:"inputTokens"`
+	CachedInputTokens  int64     `json:"cachedInputTokens"`
+	Capped             int64     `json:"capped"`
+	Routed             int64     `json:"routed"`
+	Pinned             int64     `json:"pinned"`
+	Exploration        int64     `json:"exploration"`
+	Fallback           int64     `json:"fallback"`
+	RateLimited        int64     `json:"rateLimited"`
+	CacheReadTokens    int64     `json:"cacheReadTokens"`
+	CacheWriteTokens   int64     `json:"cacheWriteTokens"`
+	ToolCalls          int64     `json:"toolCalls"`
+	MalformedToolCalls int64     `json:"malformedToolCalls"`
 }
 
-// handleAPIMetrics stores a batch of per-minute buckets: all or nothing,
-// idempotent per (listing, minute). Problems are named by bucket and field.
+// demandBody is one demand row as posted.
+type demandBody struct {
+	Model        string    `json:"model"`
+	Workload     string    `json:"workload"`
+	Minute       time.Time `json:"minute"`
+	Requests     int64     `json:"requests"`
+	PromptTokens int64     `json:"promptTokens"`
+}
+
+// handleAPIMetrics stores a batch of per-minute buckets and demand rows:
+// checked whole before anything is stored, idempotent per (listing, minute)
+// and (model, workload, minute). Problems are named by row and field.
 func (s *Server) handleAPIMetrics(c echo.Context) error {
 	var body struct {
 		Buckets []bucketBody `json:"buckets"`
+		Demand  []demandBody `json:"demand"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
+	}
+	if len(body.Buckets) == 0 && len(body.Demand) == 0 {
+		return apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets, or demand rows", catalogue.MaxBuckets)})
 	}
 	posted := make([]catalogue.PostedBucket, len(body.Buckets))
 	missing := map[string]string{}
@@ -44,14 +67,30 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 		}
 		posted[i] = catalogue.PostedBucket{Listing: b.Listing, ListingID: b.ListingID, Bucket: catalogue.Bucket{
 			Minute: b.Minute, Requests: *b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum,
-			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped}}
+			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped,
+			GatewayCounts: catalogue.GatewayCounts{Routed: b.Routed, Pinned: b.Pinned, Exploration: b.Exploration, Fallback: b.Fallback,
+				RateLimited: b.RateLimited, CacheReadTokens: b.CacheReadTokens, CacheWriteTokens: b.CacheWriteTokens,
+				ToolCalls: b.ToolCalls, MalformedToolCalls: b.MalformedToolCalls}}}
 	}
 	if len(missing) > 0 {
 		return apperr.Invalid(missing)
 	}
-	n, err := s.Metrics.Record(c.Request().Context(), posted)
-	if err != nil {
+	demand := make([]catalogue.Demand, len(body.Demand))
+	for i, d := range body.Demand {
+		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Requests: d.Requests, PromptTokens: d.PromptTokens}
+	}
+	if err := s.Metrics.CheckDemand(demand); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
+	n := 0
+	if len(posted) > 0 {
+		var err error
+		if n, err = s.Metrics.Record(c.Request().Context(), posted); err != nil {
+			return err
+		}
+	}
+	if err := s.Metrics.RecordDemand(c.Request().Context(), demand); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand)})
 }

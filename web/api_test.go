@@ -553,3 +553,40 @@ func TestAPIElectWinnerEqualsElect(t *testing.T) {
 	wantStatus(t, "unknown model", apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"nope"}`), http.StatusNotFound)
 	wantStatus(t, "bad routing", apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"kimi-k2.5","routing":"fastest"}`), http.StatusUnprocessableEntity)
 }
+
+// TestAPIMetricsGatewayFiguresAndDemand: the reference gateway's further
+// figures and its demand rows go through the contract (checked against
+// docs/openapi.yaml by apiCall), are named by row and field when wrong, and
+// a batch may carry demand alone.
+func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":12,"errors":1,"routed":8,"pinned":1,"exploration":1,
+		"fallback":1,"rateLimited":2,"cacheReadTokens":900,"cacheWriteTokens":100,"toolCalls":3,"malformedToolCalls":1}],
+		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"requests":9,"promptTokens":90000},
+		{"model":"kimi-k2.5","workload":"general","minute":%q,"requests":3,"promptTokens":300}]}`, minute, minute, minute)
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body)
+	wantStatus(t, "a batch with the gateway's figures and demand", res, http.StatusAccepted)
+	if !strings.Contains(res.body, `"demand":2`) || !strings.Contains(res.body, `"accepted":1`) {
+		t.Errorf("answer %s, want 1 bucket and 2 demand rows accepted", res.body)
+	}
+	mix, err := p.store.DemandMix(context.Background(), "kimi-k2.5", time.Now().Add(-time.Hour))
+	if err != nil || mix["coding"].Requests != 9 || mix["general"].Requests != 3 {
+		t.Errorf("the stored mix: %+v %v", mix, err)
+	}
+	onlyDemand := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"glm-5","workload":"chat","minute":%q,"requests":1}]}`, minute)
+	wantStatus(t, "demand alone", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, onlyDemand), http.StatusAccepted)
+	for _, test := range []struct {
+		name, body, field string
+	}{
+		{"more served than succeeded", fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":2,"routed":3}]}`, minute), "buckets[0].routed"},
+		{"an unknown workload", fmt.Sprintf(`{"buckets":[],"demand":[{"model":"m","workload":"agents","minute":%q,"requests":1}]}`, minute), "demand[0].workload"},
+		{"nothing at all", `{"buckets":[]}`, "buckets"},
+	} {
+		bad := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, test.body)
+		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, test.field) {
+			t.Errorf("%s: %d %s, want 422 naming %s", test.name, bad.status, bad.body, test.field)
+		}
+	}
+}

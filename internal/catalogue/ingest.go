@@ -24,16 +24,20 @@ const MaxBuckets = 10000
 type IngestStore interface {
 	ListingIDsBySlug(ctx context.Context) (map[string]int64, error)
 	RecordBuckets(ctx context.Context, buckets []Bucket) error
+	RecordDemand(ctx context.Context, demand []Demand) error
 	DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error)
 	DeleteHourlyBefore(ctx context.Context, before time.Time) (int64, error)
+	DeleteDemandBefore(ctx context.Context, before time.Time) (int64, error)
 }
 
 // BucketRetention is how long raw per-minute buckets are kept: every figure
 // read from them looks back at most a day; older ones live on in hourly
 // rollups, kept HourlyRetention.
+// Demand is kept DemandRetention: the workload mix looks back a week.
 const (
 	BucketRetention = 25 * time.Hour
 	HourlyRetention = 400 * 24 * time.Hour
+	DemandRetention = 8 * 24 * time.Hour
 )
 
 // Prune deletes buckets older than BucketRetention and hourly rollups older
@@ -44,7 +48,11 @@ func (in *Ingest) Prune(ctx context.Context) (int64, error) {
 		return n, err
 	}
 	m, err := in.Store.DeleteHourlyBefore(ctx, in.Now().Add(-HourlyRetention))
-	return n + m, err
+	if err != nil {
+		return n + m, err
+	}
+	d, err := in.Store.DeleteDemandBefore(ctx, in.Now().Add(-DemandRetention))
+	return n + m + d, err
 }
 
 // Ingest takes the gateway's per-minute metrics.
@@ -160,6 +168,59 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		return 0, err
 	}
 	return len(buckets), nil
+}
+
+// MaxDemand bounds the demand rows of one batch.
+const MaxDemand = 10000
+
+// CheckDemand validates demand rows before anything of their batch is
+// stored, naming problems by row and field ("demand[2].workload").
+func (in *Ingest) CheckDemand(demand []Demand) error {
+	if len(demand) > MaxDemand {
+		return apperr.Invalid(map[string]string{"demand": fmt.Sprintf("send at most %d demand rows", MaxDemand)})
+	}
+	now := in.Now()
+	fields := map[string]string{}
+	seen := map[string]int{}
+	for i := range demand {
+		d := &demand[i]
+		d.Minute = d.Minute.UTC()
+		name := fmt.Sprintf("demand[%d]", i)
+		for f, msg := range d.Validate(now) {
+			fields[name+"."+f] = msg
+		}
+		key := fmt.Sprintf("%s/%s/%d", d.Model, d.Workload, d.Minute.Unix())
+		if first, dup := seen[key]; dup {
+			fields[name+".minute"] = fmt.Sprintf("the same model, workload and minute as demand[%d]", first)
+		}
+		seen[key] = i
+	}
+	if len(fields) > 0 {
+		return apperr.Invalid(fields)
+	}
+	return nil
+}
+
+// RecordDemand stores checked demand rows, all or nothing, idempotent per
+// (model, workload, minute) like buckets.
+func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
+	if len(demand) == 0 {
+		return nil
+	}
+	if err := in.Store.RecordDemand(ctx, demand); err != nil {
+		var replay *ReplayError
+		if errors.As(err, &replay) {
+			fields := map[string]string{}
+			for _, i := range replay.Indexes {
+				fields[fmt.Sprintf("demand[%d]", i)] = "this model, workload and minute were already recorded with other figures; the first write stands"
+			}
+			e := apperr.Errorf(apperr.ECONFLICT, "%d demand row(s) replay a recorded minute with other figures; they were not stored.", len(replay.Indexes))
+			e.Fields = fields
+			return e
+		}
+		return err
+	}
+	return nil
 }
 
 // ReplayError refuses a batch some of whose buckets (by index) repeat a

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,6 +21,50 @@ type Bucket struct {
 	// Capped counts requests the gateway skipped because the listing was at
 	// its rate cap (not in Requests: they were not served).
 	Capped int64
+	GatewayCounts
+}
+
+// GatewayCounts are what a gateway measures of a listing's minute beyond
+// health (OpenRouter's guide: what carriers are judged on in production).
+// A gateway that reports none of them leaves them zero.
+type GatewayCounts struct {
+	// How the minute's served requests came: routed by the election (the
+	// shape's holder or a session's listing), pinned by the caller
+	// ("carrier/model"), exploration (the 1 %), or fallback after another
+	// listing failed. Their sum is at most the successful requests.
+	Routed, Pinned, Exploration, Fallback int64
+	// RateLimited counts the listing's 429s: not in Requests (no answer,
+	// not an uptime failure), each one moved to another listing.
+	RateLimited int64
+	// Explicit prompt-cache reads and writes, billed at their own prices.
+	CacheReadTokens, CacheWriteTokens int64
+	// Tool calls in the answers, and those whose arguments were not JSON.
+	ToolCalls, MalformedToolCalls int64
+}
+
+// Add adds o's figures to these.
+func (g *GatewayCounts) Add(o GatewayCounts) {
+	g.Routed += o.Routed
+	g.Pinned += o.Pinned
+	g.Exploration += o.Exploration
+	g.Fallback += o.Fallback
+	g.RateLimited += o.RateLimited
+	g.CacheReadTokens += o.CacheReadTokens
+	g.CacheWriteTokens += o.CacheWriteTokens
+	g.ToolCalls += o.ToolCalls
+	g.MalformedToolCalls += o.MalformedToolCalls
+}
+
+// fields names each figure by its JSON name, in the contract's order.
+func (g *GatewayCounts) fields() []namedCount {
+	return []namedCount{{"routed", g.Routed}, {"pinned", g.Pinned}, {"exploration", g.Exploration}, {"fallback", g.Fallback},
+		{"rateLimited", g.RateLimited}, {"cacheReadTokens", g.CacheReadTokens}, {"cacheWriteTokens", g.CacheWriteTokens},
+		{"toolCalls", g.ToolCalls}, {"malformedToolCalls", g.MalformedToolCalls}}
+}
+
+type namedCount struct {
+	name string
+	v    int64
 }
 
 // Bounds of a bucket beyond its counters: what a minute may be, and what one
@@ -39,14 +84,11 @@ const MaxBucketValue = int64(1) << 40
 // Validate returns a message per bad field (by its JSON name).
 func (b *Bucket) Validate(now time.Time) map[string]string {
 	errs := map[string]string{}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
+	for _, f := range append([]namedCount{
 		{"requests", b.Requests}, {"errors", b.Errors}, {"clientErrors", b.ClientErrors}, {"ttftMsSum", b.TTFTMsSum},
 		{"outputTokens", b.OutputTokens}, {"durationMs", b.DurationMs}, {"inputTokens", b.InputTokens}, {"cachedInputTokens", b.CachedInputTokens},
 		{"capped", b.Capped},
-	} {
+	}, b.GatewayCounts.fields()...) {
 		if f.v < 0 || f.v > MaxBucketValue {
 			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
 		}
@@ -57,15 +99,14 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 	if b.CachedInputTokens > b.InputTokens {
 		errs["cachedInputTokens"] = "cannot exceed inputTokens"
 	}
-	switch {
-	case b.Minute.IsZero():
-		errs["minute"] = "required, an RFC 3339 time"
-	case !b.Minute.Equal(b.Minute.Truncate(time.Minute)):
-		errs["minute"] = "must be the start of a minute (seconds zero)"
-	case b.Minute.After(now.Add(MaxBucketAhead)):
-		errs["minute"] = fmt.Sprintf("is in the future (at most %s ahead of the server's clock)", MaxBucketAhead)
-	case b.Minute.Before(now.Add(-MaxBucketAge)):
-		errs["minute"] = fmt.Sprintf("is older than %s; metrics are accepted for the last %s only", MaxBucketAge, MaxBucketAge)
+	if ok := b.Requests - b.Errors - b.ClientErrors; b.Routed+b.Pinned+b.Exploration+b.Fallback > ok && errs["errors"] == "" {
+		errs["routed"] = "routed, pinned, exploration and fallback cannot add up to more than the successful requests (requests - errors - clientErrors)"
+	}
+	if b.MalformedToolCalls > b.ToolCalls {
+		errs["malformedToolCalls"] = "cannot exceed toolCalls"
+	}
+	if msg := minuteProblem(b.Minute, now); msg != "" {
+		errs["minute"] = msg
 	}
 	if ok := b.Requests - b.Errors - b.ClientErrors; ok >= 0 && errs["requests"] == "" {
 		if b.TTFTMsSum > ok*MaxTTFTMs && errs["ttftMsSum"] == "" {
@@ -74,6 +115,54 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 		if b.DurationMs > ok*MaxDurationMs && errs["durationMs"] == "" {
 			errs["durationMs"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxDurationMs, ok)
 		}
+	}
+	return errs
+}
+
+// minuteProblem says what is wrong with a reported minute, "" if nothing.
+func minuteProblem(m, now time.Time) string {
+	switch {
+	case m.IsZero():
+		return "required, an RFC 3339 time"
+	case !m.Equal(m.Truncate(time.Minute)):
+		return "must be the start of a minute (seconds zero)"
+	case m.After(now.Add(MaxBucketAhead)):
+		return fmt.Sprintf("is in the future (at most %s ahead of the server's clock)", MaxBucketAhead)
+	case m.Before(now.Add(-MaxBucketAge)):
+		return fmt.Sprintf("is older than %s; metrics are accepted for the last %s only", MaxBucketAge, MaxBucketAge)
+	}
+	return ""
+}
+
+// Demand is one minute of a model's requests of one workload as a gateway's
+// customers sent them, before routing: the real workload mix.
+type Demand struct {
+	Model    string
+	Workload string // general, coding or chat
+	Minute   time.Time
+	// Requests and the sum of their estimated prompt tokens.
+	Requests, PromptTokens int64
+}
+
+// Workloads are the workloads demand is reported in (election.md's).
+var Workloads = []string{"general", "coding", "chat"}
+
+// Validate returns a message per bad field (by its JSON name).
+func (d *Demand) Validate(now time.Time) map[string]string {
+	errs := map[string]string{}
+	if d.Model == "" || len(d.Model) > 200 {
+		errs["model"] = "required: the model's slug (at most 200 characters)"
+	}
+	if !slices.Contains(Workloads, d.Workload) {
+		errs["workload"] = "one of general, coding, chat"
+	}
+	for _, f := range []namedCount{{"requests", d.Requests}, {"promptTokens", d.PromptTokens}} {
+		if f.v < 0 || f.v > MaxBucketValue {
+			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
+		}
+	}
+	if msg := minuteProblem(d.Minute, now); msg != "" {
+		errs["minute"] = msg
 	}
 	return errs
 }
@@ -203,4 +292,5 @@ type HourlyPoint struct {
 	TTFTMsSum, OutputTokens, DurationMs int64
 	InputTokens, CachedInputTokens      int64
 	Capped                              int64
+	GatewayCounts
 }

@@ -130,6 +130,8 @@ func (s *ingestStore) RecordBuckets(_ context.Context, b []Bucket) error {
 }
 func (s *ingestStore) DeleteBucketsBefore(context.Context, time.Time) (int64, error) { return 0, nil }
 func (s *ingestStore) DeleteHourlyBefore(context.Context, time.Time) (int64, error)  { return 0, nil }
+func (s *ingestStore) DeleteDemandBefore(context.Context, time.Time) (int64, error)  { return 0, nil }
+func (s *ingestStore) RecordDemand(context.Context, []Demand) error                  { return nil }
 
 func TestIngestBounds(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
@@ -146,6 +148,13 @@ func TestIngestBounds(t *testing.T) {
 		{"a latency of years is not", Bucket{Minute: minute, Requests: 1, TTFTMsSum: 3_260_000_000_000}, "buckets[0].ttftMsSum"},
 		{"a first token after 10 minutes is not", Bucket{Minute: minute, Requests: 2, TTFTMsSum: 2*MaxTTFTMs + 1}, "buckets[0].ttftMsSum"},
 		{"no success, no time", Bucket{Minute: minute, Requests: 3, Errors: 3, DurationMs: 5}, "buckets[0].durationMs"},
+		{"how requests came, within the successes", Bucket{Minute: minute, Requests: 10, Errors: 2,
+			GatewayCounts: GatewayCounts{Routed: 5, Pinned: 1, Exploration: 1, Fallback: 1, RateLimited: 4, ToolCalls: 3, MalformedToolCalls: 1}}, ""},
+		{"more served than succeeded", Bucket{Minute: minute, Requests: 10, Errors: 2,
+			GatewayCounts: GatewayCounts{Routed: 8, Fallback: 1}}, "buckets[0].routed"},
+		{"more malformed tool calls than tool calls", Bucket{Minute: minute, Requests: 1,
+			GatewayCounts: GatewayCounts{ToolCalls: 1, MalformedToolCalls: 2}}, "buckets[0].malformedToolCalls"},
+		{"a negative 429 count", Bucket{Minute: minute, Requests: 1, GatewayCounts: GatewayCounts{RateLimited: -1}}, "buckets[0].rateLimited"},
 	} {
 		st := &ingestStore{}
 		in := &Ingest{Store: st, Now: func() time.Time { return now }}
@@ -164,6 +173,34 @@ func TestIngestBounds(t *testing.T) {
 		{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute.Add(-time.Minute), Requests: 2}}})
 	if apperr.Code(err) != apperr.ECONFLICT || apperr.FieldErrors(err)["buckets[1]"] == "" {
 		t.Errorf("a replay with other figures: %v %v", err, apperr.FieldErrors(err))
+	}
+}
+
+func TestDemandChecks(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
+	minute := now.Truncate(time.Minute)
+	in := &Ingest{Store: &ingestStore{}, Now: func() time.Time { return now }}
+	for _, test := range []struct {
+		name      string
+		d         []Demand
+		wantField string
+	}{
+		{"good rows", []Demand{{Model: "m", Workload: "coding", Minute: minute, Requests: 3, PromptTokens: 9000},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 1}}, ""},
+		{"an unknown workload", []Demand{{Model: "m", Workload: "agentic", Minute: minute}}, "demand[0].workload"},
+		{"no model", []Demand{{Workload: "chat", Minute: minute}}, "demand[0].model"},
+		{"a minute not on the minute", []Demand{{Model: "m", Workload: "chat", Minute: minute.Add(time.Second)}}, "demand[0].minute"},
+		{"the same row twice", []Demand{{Model: "m", Workload: "chat", Minute: minute}, {Model: "m", Workload: "chat", Minute: minute}}, "demand[1].minute"},
+		{"negative requests", []Demand{{Model: "m", Workload: "chat", Minute: minute, Requests: -1}}, "demand[0].requests"},
+	} {
+		err := in.CheckDemand(test.d)
+		fields := apperr.FieldErrors(err)
+		switch {
+		case test.wantField == "" && err != nil:
+			t.Errorf("%s: %v", test.name, err)
+		case test.wantField != "" && fields[test.wantField] == "":
+			t.Errorf("%s: fields %v, want %s", test.name, fields, test.wantField)
+		}
 	}
 }
 

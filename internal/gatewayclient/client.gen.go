@@ -77,27 +77,6 @@ func (e ElectRequestRouting) Valid() bool {
 	}
 }
 
-// Defines values for ElectRequestWorkload.
-const (
-	Chat    ElectRequestWorkload = "chat"
-	Coding  ElectRequestWorkload = "coding"
-	General ElectRequestWorkload = "general"
-)
-
-// Valid indicates whether the value is a known member of the ElectRequestWorkload enum.
-func (e ElectRequestWorkload) Valid() bool {
-	switch e {
-	case Chat:
-		return true
-	case Coding:
-		return true
-	case General:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for FareCapScope.
 const (
 	Global FareCapScope = "global"
@@ -140,8 +119,35 @@ func (e ListingStatus) Valid() bool {
 	}
 }
 
+// Defines values for Workload.
+const (
+	Chat    Workload = "chat"
+	Coding  Workload = "coding"
+	General Workload = "general"
+)
+
+// Valid indicates whether the value is a known member of the Workload enum.
+func (e Workload) Valid() bool {
+	switch e {
+	case Chat:
+		return true
+	case Coding:
+		return true
+	case General:
+		return true
+	default:
+		return false
+	}
+}
+
 // Bucket one minute of a listing's traffic; name the listing by listing or listingId
 type Bucket struct {
+	// CacheReadTokens explicit prompt-cache reads (billed at the cache-read price)
+	CacheReadTokens *int64 `json:"cacheReadTokens,omitempty"`
+
+	// CacheWriteTokens explicit prompt-cache writes (billed at the cache-write price)
+	CacheWriteTokens *int64 `json:"cacheWriteTokens,omitempty"`
+
 	// CachedInputTokens at most inputTokens
 	CachedInputTokens *int64 `json:"cachedInputTokens,omitempty"`
 
@@ -155,15 +161,36 @@ type Bucket struct {
 	DurationMs *int64 `json:"durationMs,omitempty"`
 
 	// Errors failures of the listing; errors + clientErrors <= requests
-	Errors      *int64  `json:"errors,omitempty"`
+	Errors *int64 `json:"errors,omitempty"`
+
+	// Exploration successful requests of the 1 % exploration under auto routing
+	Exploration *int64 `json:"exploration,omitempty"`
+
+	// Fallback successful requests served here after another listing failed or answered 429
+	Fallback    *int64  `json:"fallback,omitempty"`
 	InputTokens *int64  `json:"inputTokens,omitempty"`
 	Listing     *string `json:"listing,omitempty"`
 	ListingId   *int64  `json:"listingId,omitempty"`
 
+	// MalformedToolCalls tool calls whose arguments were not valid JSON; at most toolCalls
+	MalformedToolCalls *int64 `json:"malformedToolCalls,omitempty"`
+
 	// Minute the start of the minute (seconds zero), UTC; from 25 hours back to 2 minutes ahead
 	Minute       time.Time `json:"minute"`
 	OutputTokens *int64    `json:"outputTokens,omitempty"`
-	Requests     int64     `json:"requests"`
+
+	// Pinned successful requests whose caller named this listing (model "carrier/model")
+	Pinned *int64 `json:"pinned,omitempty"`
+
+	// RateLimited 429 answers of this listing (not in requests: no answer, not an uptime failure; each one moved on)
+	RateLimited *int64 `json:"rateLimited,omitempty"`
+	Requests    int64  `json:"requests"`
+
+	// Routed successful requests the election sent here: the shape's holder (the winner, or the incumbent inside the margin) or a session's listing. routed + pinned + exploration + fallback <= requests - errors - clientErrors
+	Routed *int64 `json:"routed,omitempty"`
+
+	// ToolCalls tool calls in the successful answers
+	ToolCalls *int64 `json:"toolCalls,omitempty"`
 
 	// TtftMsSum summed over successful requests; at most 600000 (10 minutes) per successful request; 0 means no measurement
 	TtftMsSum *int64 `json:"ttftMsSum,omitempty"`
@@ -182,6 +209,20 @@ type Catalogue struct {
 
 // Decimal defines model for Decimal.
 type Decimal = string
+
+// Demand one minute of a model's requests of one workload as the gateway's customers sent them, before routing (the real workload mix)
+type Demand struct {
+	// Minute the start of the minute (seconds zero), UTC; from 25 hours back to 2 minutes ahead
+	Minute time.Time `json:"minute"`
+	Model  string    `json:"model"`
+
+	// PromptTokens the sum of the requests' estimated prompt tokens
+	PromptTokens *int64 `json:"promptTokens,omitempty"`
+	Requests     int64  `json:"requests"`
+
+	// Workload the request's workload: coding (a recognised coding client), chat, or general
+	Workload Workload `json:"workload"`
+}
 
 // ElectCandidate a candidate in input order; the figures are present only when it is eligible
 type ElectCandidate struct {
@@ -229,15 +270,14 @@ type ElectRequest struct {
 	} `json:"usage,omitempty"`
 
 	// Weights relative weights; at least one must be positive
-	Weights  *Weights              `json:"weights,omitempty"`
-	Workload *ElectRequestWorkload `json:"workload,omitempty"`
+	Weights *Weights `json:"weights,omitempty"`
+
+	// Workload the request's workload: coding (a recognised coding client), chat, or general
+	Workload *Workload `json:"workload,omitempty"`
 }
 
 // ElectRequestRouting defines model for ElectRequest.Routing.
 type ElectRequestRouting string
-
-// ElectRequestWorkload defines model for ElectRequest.Workload.
-type ElectRequestWorkload string
 
 // ElectResult defines model for ElectResult.
 type ElectResult struct {
@@ -370,6 +410,9 @@ type Weights struct {
 	Uptime     *float64 `json:"uptime,omitempty"`
 }
 
+// Workload the request's workload: coding (a recognised coding client), chat, or general
+type Workload string
+
 // Model defines model for Model.
 type Model = string
 
@@ -398,6 +441,9 @@ type GetCatalogueChangesParams struct {
 // PostMetricsJSONBody defines parameters for PostMetrics.
 type PostMetricsJSONBody struct {
 	Buckets []Bucket `json:"buckets"`
+
+	// Demand optional; a batch holds buckets, demand rows or both (at least one row; buckets may be [])
+	Demand *[]Demand `json:"demand,omitempty"`
 }
 
 // ElectJSONRequestBody defines body for Elect for application/json ContentType.
@@ -540,18 +586,18 @@ type ClientInterface interface {
 	// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
 	GetCredentials(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostMetricsWithBody Report per-minute traffic buckets per listing
+	// PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetricsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostMetrics Report per-minute traffic buckets per listing
+	// PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -686,9 +732,9 @@ func (c *Client) GetCredentials(ctx context.Context, listingId int64, reqEditors
 	return c.Client.Do(req)
 }
 
-// PostMetricsWithBody Report per-minute traffic buckets per listing
+// PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes any type of body and a specified content type.
 //
@@ -705,9 +751,9 @@ func (c *Client) PostMetricsWithBody(ctx context.Context, contentType string, bo
 	return c.Client.Do(req)
 }
 
-// PostMetrics Report per-minute traffic buckets per listing
+// PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1128,18 +1174,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /listings/{listingId}/credentials (the `GetCredentials` operationId).
 	GetCredentialsWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*GetCredentialsResponse, error)
 
-	// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing
+	// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetricsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
 
-	// PostMetricsWithResponse Report per-minute traffic buckets per listing
+	// PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1712,7 +1758,11 @@ type PostMetricsResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *struct {
+		// Accepted buckets stored or replayed
 		Accepted int64 `json:"accepted"`
+
+		// Demand demand rows stored or replayed
+		Demand *int64 `json:"demand,omitempty"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
@@ -1740,7 +1790,11 @@ type PostMetricsResponse struct {
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r PostMetricsResponse) GetJSON202() *struct {
+	// Accepted buckets stored or replayed
 	Accepted int64 `json:"accepted"`
+
+	// Demand demand rows stored or replayed
+	Demand *int64 `json:"demand,omitempty"`
 } {
 	return r.JSON202
 }
@@ -1929,9 +1983,9 @@ func (c *ClientWithResponses) GetCredentialsWithResponse(ctx context.Context, li
 	return ParseGetCredentialsResponse(rsp)
 }
 
-// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing
+// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1944,9 +1998,9 @@ func (c *ClientWithResponses) PostMetricsWithBodyWithResponse(ctx context.Contex
 	return ParsePostMetricsResponse(rsp)
 }
 
-// PostMetricsWithResponse Report per-minute traffic buckets per listing
+// PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// All or nothing: one bad bucket refuses the batch, naming the bucket and field. The first write of a (listing, minute) wins: the same bucket sent again is accepted and changes nothing (a retried batch does not double count); a bucket with other figures for a recorded minute is refused with 409 and the batch stores nothing. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2519,7 +2573,11 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest struct {
+			// Accepted buckets stored or replayed
 			Accepted int64 `json:"accepted"`
+
+			// Demand demand rows stored or replayed
+			Demand *int64 `json:"demand,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

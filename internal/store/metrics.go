@@ -27,10 +27,25 @@ type Counts struct {
 	InputTokens       int64
 	CachedInputTokens int64
 	Capped            int64
+	// The gateway's further figures: routed, pinned, exploration, fallback,
+	// rate_limited, cache_read_tokens, cache_write_tokens, tool_calls and
+	// malformed_tool_calls (migration 15).
+	catalogue.GatewayCounts `gorm:"embedded"`
+}
+
+// gatewayColumns are the columns of catalogue.GatewayCounts, in its order.
+var gatewayColumns = []string{"routed", "pinned", "exploration", "fallback", "rate_limited", "cache_read_tokens",
+	"cache_write_tokens", "tool_calls", "malformed_tool_calls"}
+
+// gatewayValues are the figures in gatewayColumns' order.
+func gatewayValues(g catalogue.GatewayCounts) []any {
+	return []any{g.Routed, g.Pinned, g.Exploration, g.Fallback, g.RateLimited, g.CacheReadTokens, g.CacheWriteTokens,
+		g.ToolCalls, g.MalformedToolCalls}
 }
 
 // add adds c's figures to these.
 func (t *Counts) add(c Counts) {
+	t.GatewayCounts.Add(c.GatewayCounts)
 	t.Requests += c.Requests
 	t.Errors += c.Errors
 	t.ClientErrors += c.ClientErrors
@@ -61,7 +76,7 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		for i, b := range buckets {
 			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Counts: Counts{Requests: b.Requests, Errors: b.Errors,
 				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
-				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped}}
+				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
 			ids[b.ListingID] = true
 			minutes = append(minutes, rows[i].Minute)
 		}
@@ -240,7 +255,8 @@ func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int6
 	return res.RowsAffected, res.Error
 }
 
-const bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped"
+var bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped, " +
+	strings.Join(gatewayColumns, ", ")
 
 // insertNewBuckets inserts rows, recorded at now, and returns those it
 // inserted: a concurrent identical retry that inserted first is no conflict,
@@ -256,9 +272,10 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time) ([]bucketRow
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + strings.Repeat("?, ", len(gatewayColumns)) + "?)")
 		args = append(args, r.ListingID, r.Minute.UTC(), r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
-			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped, now.UTC())
+			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
+		args = append(append(args, gatewayValues(r.GatewayCounts)...), now.UTC())
 	}
 	q.WriteString(" ON CONFLICT (listing_id, minute) DO NOTHING RETURNING " + bucketColumns)
 	var inserted []bucketRow
@@ -317,7 +334,7 @@ func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
 		out[i].ChangedAt = &changed
 	}
 	add := map[string]any{"updated_at": gorm.Expr("excluded.updated_at")}
-	for _, col := range []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"} {
+	for _, col := range append([]string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"}, gatewayColumns...) {
 		add[col] = gorm.Expr("metric_hourly." + col + " + excluded." + col)
 	}
 	return tx.Clauses(clause.OnConflict{
@@ -417,5 +434,87 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 func bucketOf(r bucketRow) catalogue.Bucket {
 	return catalogue.Bucket{ListingID: r.ListingID, Minute: r.Minute.UTC(), Requests: r.Requests, Errors: r.Errors,
 		ClientErrors: r.ClientErrors, TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs,
-		InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
+		InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, Capped: r.Capped, GatewayCounts: r.GatewayCounts}
+}
+
+type demandRow struct {
+	ModelSlug    string    `gorm:"primaryKey"`
+	Workload     string    `gorm:"primaryKey"`
+	Minute       time.Time `gorm:"primaryKey"`
+	Requests     int64
+	PromptTokens int64
+	RecordedAt   time.Time
+}
+
+func (demandRow) TableName() string { return "demand_minutes" }
+
+// RecordDemand stores a gateway's demand rows, all or nothing. The first
+// write of a (model, workload, minute) wins: the same row again is a
+// harmless retry, a different one a *catalogue.ReplayError naming it.
+func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		minutes := make([]time.Time, len(demand))
+		for i, d := range demand {
+			minutes[i] = d.Minute.UTC()
+		}
+		lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
+		var found []demandRow
+		if err := tx.Where("minute >= ? AND minute <= ?", lo, hi).Find(&found).Error; err != nil {
+			return fmt.Errorf("record demand: %w", err)
+		}
+		type key struct {
+			model, workload string
+			minute          int64
+		}
+		existing := map[key]demandRow{}
+		for _, r := range found {
+			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix()}] = r
+		}
+		var fresh []demandRow
+		var replays []int
+		for i, d := range demand {
+			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix()}]
+			switch {
+			case !ok:
+				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Requests: d.Requests,
+					PromptTokens: d.PromptTokens, RecordedAt: now})
+			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens:
+				replays = append(replays, i)
+			}
+		}
+		if len(replays) > 0 {
+			return &catalogue.ReplayError{Indexes: replays}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fresh, 500).Error; err != nil {
+			return fmt.Errorf("record demand: %w", err)
+		}
+		return nil
+	})
+}
+
+// DemandMix sums a model's demand per workload from since on: the real
+// workload mix the gateway saw.
+func (s *Store) DemandMix(ctx context.Context, model string, since time.Time) (map[string]catalogue.Demand, error) {
+	var rows []struct {
+		Workload               string
+		Requests, PromptTokens int64
+	}
+	if err := s.read(ctx).Model(&demandRow{}).Select("workload, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens").
+		Where("model_slug = ? AND minute >= ?", model, since.UTC()).Group("workload").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("demand mix of %s: %w", model, err)
+	}
+	out := make(map[string]catalogue.Demand, len(rows))
+	for _, r := range rows {
+		out[r.Workload] = catalogue.Demand{Model: model, Workload: r.Workload, Requests: r.Requests, PromptTokens: r.PromptTokens}
+	}
+	return out, nil
+}
+
+// DeleteDemandBefore deletes demand rows older than a time.
+func (s *Store) DeleteDemandBefore(ctx context.Context, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&demandRow{})
+	return res.RowsAffected, res.Error
 }

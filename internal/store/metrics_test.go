@@ -381,3 +381,73 @@ func TestHealthMirrorEqualsTheTables(t *testing.T) {
 		}
 	})
 }
+
+// TestGatewayFiguresAndDemandAreKept: the reference gateway's further
+// figures roll up into the hours like the rest, a replay with the same
+// figures is harmless and one with others refused; demand rows likewise,
+// summed per workload for the mix and pruned after their retention.
+func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		hour := now.Truncate(time.Hour)
+		g := catalogue.GatewayCounts{Routed: 5, Pinned: 1, Exploration: 1, Fallback: 2, RateLimited: 3, CacheReadTokens: 700,
+			CacheWriteTokens: 300, ToolCalls: 4, MalformedToolCalls: 1}
+		buckets := []catalogue.Bucket{
+			{ListingID: fx.listingID, Minute: hour, Requests: 10, Errors: 1, GatewayCounts: g},
+			{ListingID: fx.listingID, Minute: hour.Add(time.Minute), Requests: 10, GatewayCounts: g},
+		}
+		if err := s.RecordBuckets(ctx, buckets); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBuckets(ctx, buckets); err != nil {
+			t.Fatalf("an identical replay: %v", err)
+		}
+		other := buckets[:1:1]
+		other[0].RateLimited = 9
+		var replay *catalogue.ReplayError
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{other[0]}); !errors.As(err, &replay) {
+			t.Errorf("a replay with another 429 count: %v, want a ReplayError", err)
+		}
+		points, err := s.HourlySeries(ctx, fx.listingID, hour, hour)
+		if err != nil || len(points) != 1 {
+			t.Fatalf("hourly: %v %v", points, err)
+		}
+		want := g
+		want.Add(g)
+		if points[0].GatewayCounts != want {
+			t.Errorf("the hour holds %+v, want %+v", points[0].GatewayCounts, want)
+		}
+
+		minute := now.Truncate(time.Minute)
+		demand := []catalogue.Demand{
+			{Model: "m", Workload: "coding", Minute: minute, Requests: 4, PromptTokens: 40000},
+			{Model: "m", Workload: "coding", Minute: minute.Add(-time.Minute), Requests: 2, PromptTokens: 20000},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 6, PromptTokens: 600},
+			{Model: "other", Workload: "general", Minute: minute, Requests: 100},
+			{Model: "m", Workload: "chat", Minute: minute.Add(-9 * 24 * time.Hour), Requests: 50},
+		}
+		if err := s.RecordDemand(ctx, demand); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordDemand(ctx, demand[:2]); err != nil {
+			t.Fatalf("an identical demand replay: %v", err)
+		}
+		changed := demand[0]
+		changed.Requests = 5
+		if err := s.RecordDemand(ctx, []catalogue.Demand{demand[2], changed}); !errors.As(err, &replay) || !slices.Equal(replay.Indexes, []int{1}) {
+			t.Errorf("a demand replay with other figures: %v, want a ReplayError naming row 1", err)
+		}
+		mix, err := s.DemandMix(ctx, "m", now.Add(-7*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mix["coding"].Requests != 6 || mix["coding"].PromptTokens != 60000 || mix["general"].Requests != 6 || len(mix) != 2 {
+			t.Errorf("the week's mix of m: %+v", mix)
+		}
+		if n, err := s.DeleteDemandBefore(ctx, now.Add(-catalogue.DemandRetention)); err != nil || n != 1 {
+			t.Errorf("pruned %d demand rows (%v), want the one 9 days old", n, err)
+		}
+	})
+}

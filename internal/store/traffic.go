@@ -77,7 +77,7 @@ func (s *Store) HourlyTraffic(ctx context.Context, listingIDs []int64, since, un
 func hourlyPoint(r hourlyRow) catalogue.HourlyPoint {
 	return catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
 		TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
-		CachedInputTokens: r.CachedInputTokens, Capped: r.Capped}
+		CachedInputTokens: r.CachedInputTokens, Capped: r.Capped, GatewayCounts: r.GatewayCounts}
 }
 
 // ModelTraffic sums the hourly requests of every listing of each model, per
