@@ -341,9 +341,25 @@ func TestMetricsPostedAddUpToWhatWasServed(t *testing.T) {
 		s.InputTokens = ptr(deref(s.InputTokens) + deref(b.InputTokens))
 		s.CachedInputTokens = ptr(deref(s.CachedInputTokens) + deref(b.CachedInputTokens))
 		s.OutputTokens = ptr(deref(s.OutputTokens) + deref(b.OutputTokens))
+		s.Fallback = ptr(deref(s.Fallback) + deref(b.Fallback))
+		s.Routed = ptr(deref(s.Routed) + deref(b.Routed))
 		sums[*b.ListingId] = s
 	}
+	var demanded, demandedTokens int64
+	for _, d := range h.portal.demand {
+		if d.Model != "m" || d.Workload != gatewayclient.General {
+			t.Errorf("demand row for %s/%s, want m/general", d.Model, d.Workload)
+		}
+		demanded += d.Requests
+		demandedTokens += *d.PromptTokens
+	}
 	h.portal.mu.Unlock()
+	if demanded != 6 || demandedTokens < 6*1500 {
+		t.Errorf("demand posted: %d requests, %d prompt tokens; want 6 requests of about 1,800 tokens each", demanded, demandedTokens)
+	}
+	if f, r := deref(sums[2].Fallback), deref(sums[2].Routed); f != 6 || r != 0 {
+		t.Errorf("b's fallbacks %d, routed %d: want 6 and 0 (a failed every time)", f, r)
+	}
 	if a := sums[1]; a.Requests != 6 || deref(a.Errors) != 6 {
 		t.Errorf("a: %d requests, %d errors posted, want 6 and 6", a.Requests, deref(a.Errors))
 	}

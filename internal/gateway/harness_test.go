@@ -40,6 +40,7 @@ type stubPortal struct {
 	keys     map[int64][2]string // listing -> base URL, key
 	changed  chan struct{}
 	buckets  []gatewayclient.Bucket
+	demand   []gatewayclient.Demand
 	reads    int
 	down     bool
 	srv      *httptest.Server
@@ -109,6 +110,9 @@ func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.mu.Lock()
 		p.buckets = append(p.buckets, body.Buckets...)
+		if body.Demand != nil {
+			p.demand = append(p.demand, *body.Demand...)
+		}
 		p.mu.Unlock()
 		_, _ = io.WriteString(w, `{"accepted":1}`)
 	default:

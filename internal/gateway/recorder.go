@@ -220,6 +220,40 @@ func (r *Recorder) TakeClosed(until time.Time) []MinuteStat {
 	return out
 }
 
+// DemandMinute is one model and workload's closed minute.
+type DemandMinute struct {
+	Model    string
+	Workload election.Workload
+	Minute   time.Time
+	Demand
+}
+
+// TakeClosedDemand removes and returns the demand of every minute that ended
+// before until, in time order.
+func (r *Recorder) TakeClosedDemand(until time.Time) []DemandMinute {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []DemandMinute
+	for k, d := range r.demand {
+		if k.minute.Add(time.Minute).After(until) {
+			continue
+		}
+		out = append(out, DemandMinute{Model: k.model, Workload: k.workload, Minute: k.minute, Demand: *d})
+		delete(r.demand, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.Minute.Equal(b.Minute) {
+			return a.Minute.Before(b.Minute)
+		}
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		return a.Workload < b.Workload
+	})
+	return out
+}
+
 // Totals sums every minute still held (for tests and the status page).
 func (r *Recorder) Totals() map[int64]Stat {
 	r.mu.Lock()

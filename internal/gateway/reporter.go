@@ -26,6 +26,7 @@ type Reporter struct {
 	Grace time.Duration
 
 	pending []gatewayclient.Bucket
+	demand  []gatewayclient.Demand
 }
 
 // Run reports until ctx ends, then reports what it has once more.
@@ -58,6 +59,11 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 	for _, m := range r.Recorder.TakeClosed(now.Add(-r.Grace)) {
 		r.pending = append(r.pending, bucketOf(m))
 	}
+	for _, d := range r.Recorder.TakeClosedDemand(now.Add(-r.Grace)) {
+		prompt := d.PromptTokens
+		r.demand = append(r.demand, gatewayclient.Demand{Model: d.Model, Workload: gatewayclient.Workload(d.Workload.String()),
+			Minute: d.Minute, Requests: d.Requests, PromptTokens: &prompt})
+	}
 	// The portal takes a minute for 25 hours; older ones can only be dropped.
 	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)
 	kept := r.pending[:0]
@@ -66,13 +72,24 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 			kept = append(kept, b)
 		}
 	}
-	if dropped := len(r.pending) - len(kept); dropped > 0 {
-		r.Log.Error("metrics: dropped minutes the portal no longer accepts", "buckets", dropped)
+	keptDemand := r.demand[:0]
+	for _, d := range r.demand {
+		if d.Minute.After(oldest) {
+			keptDemand = append(keptDemand, d)
+		}
 	}
-	r.pending = kept
-	for len(r.pending) > 0 {
-		n := min(len(r.pending), catalogue.MaxBuckets)
-		res, err := r.API.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: r.pending[:n]})
+	if dropped := len(r.pending) - len(kept) + len(r.demand) - len(keptDemand); dropped > 0 {
+		r.Log.Error("metrics: dropped minutes the portal no longer accepts", "rows", dropped)
+	}
+	r.pending, r.demand = kept, keptDemand
+	for len(r.pending) > 0 || len(r.demand) > 0 {
+		n, m := min(len(r.pending), catalogue.MaxBuckets), min(len(r.demand), catalogue.MaxDemand)
+		body := gatewayclient.PostMetricsJSONRequestBody{Buckets: r.pending[:n]}
+		if m > 0 {
+			demand := r.demand[:m]
+			body.Demand = &demand
+		}
+		res, err := r.API.PostMetricsWithResponse(ctx, body)
 		if err != nil {
 			return err
 		}
@@ -85,7 +102,7 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		default:
 			return &postError{status: code, body: string(res.Body)}
 		}
-		r.pending = r.pending[n:]
+		r.pending, r.demand = r.pending[n:], r.demand[m:]
 	}
 	return nil
 }
@@ -100,13 +117,15 @@ func (e *postError) Error() string {
 }
 
 // bucketOf is a closed minute in the metrics contract. Requests are the
-// attempts that reached an answer of the listing's own: 429s are left out
-// (not an uptime failure, and no answer to time).
+// attempts that reached an answer of the listing's own: 429s are counted
+// apart (rateLimited; not an uptime failure, and no answer to time).
 func bucketOf(m MinuteStat) gatewayclient.Bucket {
 	id := m.ListingID
 	p := func(v int64) *int64 { return &v }
 	return gatewayclient.Bucket{ListingId: &id, Minute: m.Minute, Requests: m.Attempts - m.RateLimited,
 		Errors: p(m.Errors), ClientErrors: p(m.ClientErrors), TtftMsSum: p(m.TTFTMsSum), DurationMs: p(m.DurationMs),
 		InputTokens: p(m.InputTokens), CachedInputTokens: p(min(m.CachedInputTokens, m.InputTokens)), OutputTokens: p(m.OutputTokens),
-		Capped: p(m.Capped)}
+		Capped: p(m.Capped), Routed: p(m.Routed), Pinned: p(m.Pinned), Exploration: p(m.Exploration), Fallback: p(m.Fallback),
+		RateLimited: p(m.RateLimited), CacheReadTokens: p(m.CacheReadTokens), CacheWriteTokens: p(m.CacheWriteTokens),
+		ToolCalls: p(m.ToolCalls), MalformedToolCalls: p(m.MalformedToolCalls)}
 }
