@@ -484,3 +484,36 @@ func TestAuthAndModels(t *testing.T) {
 		t.Errorf("models: %+v %v, want [m]", models, err)
 	}
 }
+
+func TestMetricsAreBufferedWhileThePortalIsAway(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	for range 3 {
+		h.chat(hello)
+	}
+	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock}
+	h.portal.mu.Lock()
+	h.portal.down = true
+	h.portal.mu.Unlock()
+	h.advance(2 * time.Minute)
+	if err := rep.Report(context.Background(), h.clock()); err == nil {
+		t.Fatal("a report to a portal that is away claimed success")
+	}
+	h.chat(hello) // a later minute, measured meanwhile
+	h.portal.mu.Lock()
+	h.portal.down = false
+	h.portal.mu.Unlock()
+	h.advance(2 * time.Minute)
+	if err := rep.Report(context.Background(), h.clock()); err != nil {
+		t.Fatal(err)
+	}
+	var requests int64
+	h.portal.mu.Lock()
+	for _, b := range h.portal.buckets {
+		requests += b.Requests
+	}
+	minutes := len(h.portal.buckets)
+	h.portal.mu.Unlock()
+	if requests != 4 || minutes != 2 {
+		t.Errorf("after the portal came back: %d requests in %d buckets, want 4 in 2 (the buffered minute and the later one)", requests, minutes)
+	}
+}

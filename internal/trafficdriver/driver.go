@@ -39,9 +39,14 @@ type Config struct {
 	// MaxInFlight bounds the requests under way (default 16); arrivals
 	// past it are skipped and counted.
 	MaxInFlight int
-	Seed        uint64
-	Now         func() time.Time
-	Log         *slog.Logger
+	// MaxArrivals ends the run after this many arrivals (0: no bound).
+	MaxArrivals int
+	// TurnPause is the longest pause between a coding session's turns (a
+	// person reading; default 3 s).
+	TurnPause time.Duration
+	Seed      uint64
+	Now       func() time.Time
+	Log       *slog.Logger
 }
 
 // Stats count what the driver sent and got back.
@@ -128,7 +133,14 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	slots := make(chan struct{}, cfg.MaxInFlight)
 	var wg sync.WaitGroup
+	if cfg.TurnPause <= 0 {
+		cfg.TurnPause = 3 * time.Second
+	}
 	for n := 0; ; n++ {
+		if cfg.MaxArrivals > 0 && n >= cfg.MaxArrivals {
+			wg.Wait()
+			return nil
+		}
 		// Poisson arrivals at the day's rate.
 		rate := cfg.Rate * Daily(cfg.Now())
 		gap := time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
@@ -139,7 +151,7 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 		case <-time.After(gap):
 		}
 		c := customer{kind: pick(rng), model: models[rng.IntN(len(models))], client: clients[rng.IntN(len(clients))],
-			seed: rng.Uint64(), id: n}
+			seed: rng.Uint64(), id: n, pause: cfg.TurnPause}
 		select {
 		case slots <- struct{}{}:
 		default:
@@ -173,6 +185,7 @@ type customer struct {
 	client openai.Client
 	seed   uint64
 	id     int
+	pause  time.Duration
 }
 
 // codingPrefix is the coding agent's long repeated prefix: its system
@@ -212,7 +225,7 @@ func (c *customer) run(ctx context.Context, stats *Stats, log *slog.Logger) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(time.Duration(500+rng.IntN(2500)) * time.Millisecond):
+			case <-time.After(time.Duration(float64(c.pause) * (0.15 + 0.85*rng.Float64()))):
 			}
 		}
 		return
