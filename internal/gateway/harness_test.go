@@ -34,7 +34,7 @@ type carrierSpec struct {
 // with an ETag and 304s, a change feed held until a publication, the
 // credentials, and metrics recorded as posted.
 type stubPortal struct {
-	t        *testing.T
+	t        testing.TB
 	mu       sync.Mutex
 	cat      gatewayclient.Catalogue
 	keys     map[int64][2]string // listing -> base URL, key
@@ -135,7 +135,7 @@ func (p *stubPortal) publish(edit func(ls []gatewayclient.Listing)) {
 
 // harness is a gateway in front of fake carriers, reading a stub portal.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	gw       *Gateway
 	srv      *httptest.Server
 	portal   *stubPortal
@@ -147,7 +147,7 @@ type harness struct {
 
 const projectKey = "sk-test-project"
 
-func newHarness(t *testing.T, specs ...carrierSpec) *harness {
+func newHarness(t testing.TB, specs ...carrierSpec) *harness {
 	t.Helper()
 	h := &harness{t: t, carriers: map[string]*fakecarrier.Server{}, now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
 	p := &stubPortal{t: t, keys: map[int64][2]string{}, changed: make(chan struct{}), token: "airside_test"}
