@@ -55,11 +55,12 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 	}
 	wantStatus(t, "another carrier's listing traffic", nebula.get(fmt.Sprintf("/traffic/listings/%d", orbit.ID)), http.StatusNotFound)
 
-	// The planted daily outage of Vantage shows as incidents; staff see it.
+	// The planted daily outage of Fathom (which holds gpt-oss-120b's
+	// traffic) shows as incidents; staff see it.
 	staff := p.client()
 	staff.login("reviewer@airside.example")
-	vantage := listingOf(t, p.store, "vantage", "gpt-oss-120b")
-	if body := staff.get(fmt.Sprintf("/traffic/listings/%d?period=day", vantage.ID)).body; !strings.Contains(body, `data-testid="incidents"`) {
+	fathom := listingOf(t, p.store, "fathom", "gpt-oss-120b")
+	if body := staff.get(fmt.Sprintf("/traffic/listings/%d?period=day", fathom.ID)).body; !strings.Contains(body, `data-testid="incidents"`) {
 		t.Error("the planted outage shows no incident")
 	}
 
@@ -96,7 +97,7 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 	}
 	wantStatus(t, "a statement of the future", nebula.get("/traffic/statements/2099-01"), http.StatusNotFound)
 
-	// Caps: a listing the simulator pushes past its cap gets the advice.
+	// Caps: a listing the routed history pushes past its cap gets the advice.
 	found := false
 	all, _ := p.store.FindListings(context.Background(), catalogue.ListingFilter{})
 	for _, x := range all {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
@@ -37,7 +36,7 @@ const usage = `airside: the carrier-facing fare portal of the LLM gateway.
 Usage:
   airside demo [--database URL] [--rate 2]                 what make run starts: the portal with the demo catalogue,
                                                            the reference gateway and simulated customers, on loopback
-  airside serve [--addr :8080] [--database URL] [--demo] [--simulate]   run the portal (migrates first)
+  airside serve [--addr :8080] [--database URL] [--demo]   run the portal (migrates first)
   airside gateway --config FILE [--addr 127.0.0.1:8081] [--portal URL]   the reference gateway (OpenAI-compatible;
                                                            AIRSIDE_GATEWAY_TOKEN: catalogue:read, credentials:read, metrics:write)
   airside drive [--gateway URL] [--keys K1,K2] [--rate 2] [--duration 1m] [--seed 1]
@@ -50,7 +49,6 @@ Usage:
   airside restore --from FILE [--database URL]             replace the database with a backup (SQLite: serve stopped)
   airside user add --email E --password P (--role reviewer|admin | --carrier SLUG --carrier-role admin|member)
   airside elect < input.json > result.json                 run one election (see docs/election.md)
-  airside simulate-traffic [--minutes 60] [--database URL]  feed simulated gateway metrics for every listing in service
   airside fake-carrier [--addr 127.0.0.1:9001] [--models m1,m2] [--capabilities tools,json_output,...] [--ttft 300ms]
                        [--tokens-per-second 80] [--error-rate 0.01] [--cache] [--dialect openai|deepseek] [--key K]
                                                            an OpenAI-compatible server to probe (see README)
@@ -128,8 +126,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUserAdd(ctx, args[2:], stdout, stderr)
 	case "elect":
 		return cmdElect(stdin, stdout, stderr)
-	case "simulate-traffic":
-		return cmdSimulateTraffic(ctx, args[1:], stdout, stderr)
 	case "fake-carrier":
 		return cmdFakeCarrier(ctx, args[1:], stderr)
 	case "gateway":
@@ -182,7 +178,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "listen address")
 	dbURL := databaseFlag(fs)
 	withDemo := fs.Bool("demo", false, "seed the demo catalogue the first time and print the demo logins")
-	simulate := fs.Bool("simulate", false, "feed simulated gateway traffic for the demo catalogue every minute")
 	scheduleEvery := fs.Duration("schedule-every", envDuration("AIRSIDE_SCHEDULE_EVERY", 30*time.Second), "how often to publish filings whose effective date has come")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
@@ -218,9 +213,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	freshness := envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour)
 	st.ProbeFreshness = freshness
-	if *simulate {
-		go demo.RunTraffic(ctx, st, func(err error) { log.Warn("traffic simulation", "err", err) })
-	}
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
 	if raw := os.Getenv("AIRSIDE_SMTP_URL"); raw != "" {
@@ -471,30 +463,6 @@ func cmdElect(stdin io.Reader, stdout, stderr io.Writer) error {
 	out = append(out, '\n')
 	_, err = stdout.Write(out)
 	return err
-}
-
-func cmdSimulateTraffic(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simulate-traffic", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbURL := databaseFlag(fs)
-	minutes := fs.Int("minutes", 60, "minutes of traffic to write, ending now")
-	if err := fs.Parse(args); err != nil {
-		return exitError(2)
-	}
-	if *minutes < 1 || *minutes > 24*60 {
-		return errors.New("simulate-traffic: --minutes must be 1 to 1440")
-	}
-	st, err := openStore(ctx, *dbURL, true)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	n, err := demo.SimulateTraffic(ctx, st, *minutes, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7)))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %d metric buckets\n", n)
-	return nil
 }
 
 // parseCIDRs reads a comma-separated list of CIDRs (a bare address is a /32

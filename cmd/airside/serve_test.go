@@ -31,12 +31,12 @@ import (
 const opDeadline = 20 * time.Second
 
 // TestDemoStartUpNeverFreezes runs what `make run` runs, in this process:
-// serve --demo --simulate on a fresh database, so every background worker
-// starts together (the demo's preflight burst of 26 registration runs, and
+// serve --demo on a fresh database, so every background worker starts
+// together (the demo's preflight burst of 26 registration runs, and
 // on-demand runs queued again as each finishes, well over 30 in all; the
 // scheduler, alerts, webhook deliveries, the session sweep, the health
-// refresh, the traffic simulation), while people log in and browse and a
-// gateway reads the catalogue. It runs on the embedded SQLite and on
+// refresh), while people log in and browse and gateways read the catalogue
+// and post metrics. It runs on the embedded SQLite and on
 // PostgreSQL, each with the store's settings as shipped. On the main of
 // 2026-12-01 (gorm's statement cache on the single SQLite writer) this froze
 // in most fresh starts: every request then waits past opDeadline and the
@@ -55,7 +55,7 @@ func TestDemoStartUpNeverFreezes(t *testing.T) {
 func demoStartUpNeverFreezes(t *testing.T, dbURL string) {
 	dir := t.TempDir()
 	t.Chdir(dir) // the demo keeps its secret key in ./data
-	token := seededWithToken(t, dbURL)
+	token := seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeMetricsWrite)
 	addr := freeAddr(t)
 	base := "http://" + addr
 
@@ -63,7 +63,7 @@ func demoStartUpNeverFreezes(t *testing.T, dbURL string) {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() {
-		served <- run(ctx, []string{"serve", "--demo", "--simulate", "--addr", addr, "--database", dbURL, "--schedule-every", "1s"},
+		served <- run(ctx, []string{"serve", "--demo", "--addr", addr, "--database", dbURL, "--schedule-every", "1s"},
 			strings.NewReader(""), io.Discard, io.Discard)
 	}()
 	waitFor(t, "the portal to answer /readyz", func() bool { return status(base+"/readyz", "") == http.StatusOK })
@@ -96,6 +96,8 @@ func demoStartUpNeverFreezes(t *testing.T, dbURL string) {
 					err = browse(person, base)
 				} else if code := status(base+"/api/v1/catalogue", token); code != http.StatusOK && code != http.StatusNotModified {
 					err = fmt.Errorf("catalogue: status %d", code)
+				} else {
+					err = postMetrics(base, token, w)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("worker %d: %w", w, err)
@@ -143,6 +145,27 @@ func demoStartUpNeverFreezes(t *testing.T, dbURL string) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not return after the drain")
 	}
+}
+
+// postMetrics posts one bucket for a demo listing, as a gateway does each
+// minute (the same figures for a minute, so a repeat is a harmless replay).
+func postMetrics(base, token string, worker int) error {
+	minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"requests":3,"errors":0,"ttftMsSum":900,"outputTokens":300,"durationMs":3000,"inputTokens":3000}]}`,
+		1+worker, minute)
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/metrics", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("metrics: status %d", res.StatusCode)
+	}
+	return nil
 }
 
 // preflightBurst is the test's stream of on-demand preflight runs.
@@ -223,11 +246,6 @@ func (b *preflightBurst) wait(t *testing.T) {
 // demoRegistrations is how many preflight runs the demo queues at start-up
 // (one per demo listing with a fake endpoint).
 const demoRegistrations = 26
-
-func seededWithToken(t *testing.T, dbURL string) string {
-	t.Helper()
-	return seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead)
-}
 
 // seededWithScopes seeds the demo and makes an API token with the scopes.
 func seededWithScopes(t *testing.T, dbURL string, scopes ...string) string {

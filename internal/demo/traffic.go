@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,130 +9,63 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/traffic"
 )
 
-// TrafficFor makes one minute of plausible traffic for a listing from its
-// seeded health: requests around a base rate, failures at its uptime, first
-// tokens at its latency and generation at its throughput, with noise.
-func TrafficFor(rng *rand.Rand, l *catalogue.Listing, base catalogue.Health, minute time.Time) catalogue.Bucket {
-	uptime, ttft, tps := 99.0, 600.0, 60.0
-	if base.UptimePct != nil {
-		uptime = *base.UptimePct
-	}
-	if base.LatencyMs != nil {
-		ttft = *base.LatencyMs
-	}
-	if base.ThroughputTPS != nil {
-		tps = *base.ThroughputTPS
-	}
-	requests := int64(float64(40+rng.IntN(120)) * Busyness(l.ID, minute))
-	if outage(l, minute) {
-		uptime = 70
-	}
-	failRate := math.Max(0, (100-uptime)/100*(0.5+rng.Float64()))
-	errs := int64(math.Round(float64(requests) * failRate))
-	clientErrs := int64(rng.IntN(3))
-	if errs+clientErrs > requests {
-		errs, clientErrs = requests, 0
-	}
-	ok := requests - errs - clientErrs
-	outPer := int64(150 + rng.IntN(500))
-	output := ok * outPer
-	inputPer := int64(2000 + rng.IntN(18000))
-	input := requests * inputPer
-	var capped int64
-	if f := l.Published; f != nil && f.MaxRPM != nil && requests > *f.MaxRPM {
-		capped, requests = requests-*f.MaxRPM, *f.MaxRPM
-		ok = max(requests-errs-clientErrs, 0)
-		output, input = ok*outPer, requests*inputPer
-	}
-	return catalogue.Bucket{Capped: capped,
-		ListingID: l.ID, Minute: minute, Requests: requests, Errors: errs, ClientErrors: clientErrs,
-		TTFTMsSum:    int64(float64(ok) * ttft * (0.85 + 0.3*rng.Float64())),
-		OutputTokens: output,
-		DurationMs:   int64(float64(output) / tps * 1000 * (0.9 + 0.2*rng.Float64())),
-		InputTokens:  input, CachedInputTokens: int64(float64(input) * (0.3 + 0.4*rng.Float64())),
-	}
+// historyStream is one of the demo's synthetic request streams: what a
+// model's customers send in an hour, by shape.
+type historyStream struct {
+	workload  election.Workload
+	prompt    int64 // prompt tokens a request
+	output    int64 // output tokens an answer
+	share     float64
+	streaming bool
 }
 
-// SimulateTraffic writes minutes of traffic, ending at the current minute,
-// for every listing in service, from each listing's seeded health.
-func SimulateTraffic(ctx context.Context, st *store.Store, minutes int, rng *rand.Rand) (int, error) {
-	listings, err := st.FindListingSnapshots(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now := st.Now().UTC().Truncate(time.Minute)
-	var buckets []catalogue.Bucket
-	for i := range listings {
-		l := &listings[i]
-		if l.Status != catalogue.StatusInService {
-			continue
-		}
-		for m := minutes - 1; m >= 0; m-- {
-			buckets = append(buckets, TrafficFor(rng, l, l.Health, now.Add(-time.Duration(m)*time.Minute)))
-		}
-	}
-	err = st.RecordBuckets(ctx, buckets)
-	var replay *catalogue.ReplayError
-	if errors.As(err, &replay) { // minutes recorded before a restart stand: simulate only the others
-		for _, i := range slices.Backward(replay.Indexes) {
-			buckets = slices.Delete(buckets, i, i+1)
-		}
-		err = st.RecordBuckets(ctx, buckets)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("simulate traffic: %w", err)
-	}
-	return len(buckets), nil
+// historyStreams are the mix the traffic driver sends too: coding agents'
+// turns over a long prefix, large one-shot prompts, small chats.
+var historyStreams = []historyStream{
+	{election.WorkloadCoding, 30000, 300, 0.35, true},
+	{election.WorkloadGeneral, 20000, 800, 0.15, false},
+	{election.WorkloadGeneral, 800, 200, 0.35, true},
+	{election.WorkloadChat, 1500, 300, 0.15, true},
 }
 
-// RunTraffic backfills an hour and then feeds one minute of traffic every
-// minute until ctx ends, so the demo's health and previews move.
-func RunTraffic(ctx context.Context, st *store.Store, onError func(error)) {
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	if _, err := SimulateTraffic(ctx, st, catalogue.WindowMinutes, rng); err != nil {
-		onError(err)
-	}
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := SimulateTraffic(ctx, st, 1, rng); err != nil && ctx.Err() == nil {
-				onError(err)
-			}
-		}
-	}
-}
+// historyPeakPerHour is a model's requests in its busiest hour (1,500 a
+// minute: enough that the cheapest listings meet their rate caps at peak).
+const historyPeakPerHour = 90000
 
-// Busyness is how busy a listing is at a time: a daily cycle (quiet at
-// night UTC, busiest mid-afternoon), quieter weekends, and a popularity of
-// its own (some listings win far more of their model than others).
-func Busyness(listingID int64, t time.Time) float64 {
+// Busyness is how busy the demo's customers are at a time: the traffic
+// driver's daily cycle (quiet at night UTC, busiest mid-afternoon) and
+// quieter weekends.
+func Busyness(t time.Time) float64 {
 	hour := float64(t.UTC().Hour()) + float64(t.UTC().Minute())/60
 	daily := 0.55 + 0.45*math.Sin((hour-9)/24*2*math.Pi)
-	weekly := 1.0
 	if d := t.UTC().Weekday(); d == time.Saturday || d == time.Sunday {
-		weekly = 0.6
+		return daily * 0.6
 	}
-	popularity := 0.5 + float64((listingID*7919)%11)*0.75
-	return daily * weekly * popularity
+	return daily
 }
 
-// outage is a planted daily incident: the Vantage listings fail 30 % of
-// requests from 03:00 to 04:00 UTC, so the demo has incidents to show.
+// outage is a planted daily incident: the Fathom listings (Fathom holds
+// gpt-oss-120b's traffic) fail 30 % of requests from 03:00 to 04:00 UTC, so
+// the demo has incidents to show.
 func outage(l *catalogue.Listing, t time.Time) bool {
-	return l.CarrierSlug == "vantage" && t.UTC().Hour() == 3
+	return l.CarrierSlug == "fathom" && t.UTC().Hour() == 3
 }
 
 // SeedHistory writes hourly traffic for every listing in service over the
-// days before the last 25 hours (which the minute simulator covers), and
-// dates the seeded fares back to its start, so the demo's traffic pages,
-// earnings and statements have months to show. It runs once, with the seed.
+// days before the last 25 hours, and dates the seeded fares back to its
+// start, so the demo's traffic pages, earnings and statements have months
+// to show. The traffic is routed, not drawn from a popularity curve: each
+// hour, each model's synthetic streams are elected on the fares and health
+// in force with the traffic rules the reference gateway follows (stable
+// preference per shape, 1 % exploration, rate caps), so history follows the
+// fares as live traffic does. The last 25 hours are left to the gateway. It
+// runs once, with the seed.
 func SeedHistory(ctx context.Context, st *store.Store, days int) error {
 	listings, err := st.FindListingSnapshots(ctx)
 	if err != nil {
@@ -144,30 +76,148 @@ func SeedHistory(ctx context.Context, st *store.Store, days int) error {
 	if err := st.BackdateSeedFares(ctx, start); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(2026, 12))
-	rows := map[int64][]catalogue.HourlyPoint{}
-	for i := range listings {
-		l := &listings[i]
-		if l.Status != catalogue.StatusInService {
-			continue
+	markets := map[string]*preview.Market{}
+	var models []string
+	for _, l := range listings {
+		m := markets[l.Model.Slug]
+		if m == nil {
+			m = &preview.Market{}
+			markets[l.Model.Slug] = m
+			models = append(models, l.Model.Slug)
 		}
-		for h := start; h.Before(now.Add(-25 * time.Hour)); h = h.Add(time.Hour) {
-			var hp catalogue.HourlyPoint
-			hp.Hour = h
-			for m := 0; m < 60; m += 10 { // six sampled minutes, scaled to the hour
-				b := TrafficFor(rng, l, l.Health, h.Add(time.Duration(m)*time.Minute))
-				hp.Requests += 10 * b.Requests
-				hp.Errors += 10 * b.Errors
-				hp.ClientErrors += 10 * b.ClientErrors
-				hp.TTFTMsSum += 10 * b.TTFTMsSum
-				hp.OutputTokens += 10 * b.OutputTokens
-				hp.DurationMs += 10 * b.DurationMs
-				hp.InputTokens += 10 * b.InputTokens
-				hp.CachedInputTokens += 10 * b.CachedInputTokens
-				hp.Capped += 10 * b.Capped
+		m.Listings = append(m.Listings, l)
+	}
+	slices.Sort(models)
+	rng := rand.New(rand.NewPCG(2026, 12))
+	var incumbents traffic.Incumbents
+	rows := map[int64][]catalogue.HourlyPoint{}
+	for h := start; h.Before(now.Add(-25 * time.Hour)); h = h.Add(time.Hour) {
+		for _, model := range models {
+			for id, p := range routeHour(markets[model], model, h, rng, &incumbents) {
+				rows[id] = append(rows[id], p)
 			}
-			rows[l.ID] = append(rows[l.ID], hp)
 		}
 	}
 	return st.SeedHourly(ctx, rows)
+}
+
+// routeHour elects one hour of a model's synthetic streams and returns each
+// listing's figures for it.
+func routeHour(m *preview.Market, model string, h time.Time, rng *rand.Rand, incumbents *traffic.Incumbents) map[int64]catalogue.HourlyPoint {
+	out := map[int64]catalogue.HourlyPoint{}
+	used := map[int64]int64{} // each listing's requests this hour, across streams, for its cap
+	total := float64(historyPeakPerHour) * Busyness(h) * (0.9 + 0.2*rng.Float64())
+	for _, s := range historyStreams {
+		n := int64(math.Round(total * s.share))
+		if n == 0 {
+			continue
+		}
+		req := election.Request{Model: model, PromptTokens: s.prompt, Streaming: s.streaming, Routing: election.ModeAuto, Workload: s.workload, At: h}
+		b, entries, _ := m.BallotEntries(req, preview.Change{})
+		res := election.Elect(&b)
+		holder := incumbents.Hold(traffic.ShapeOf(&req), &b, &res)
+		if holder < 0 {
+			continue
+		}
+		// How each listing came by its requests: the holder's routed share,
+		// the 1 % exploration spread evenly over the others, and fallbacks.
+		type came struct{ routed, explored, fallback int64 }
+		served := map[int]*came{}
+		get := func(i int) *came {
+			if served[i] == nil {
+				served[i] = &came{}
+			}
+			return served[i]
+		}
+		others := 0
+		for i := range res.Candidates {
+			if res.Candidates[i].Eligible && i != holder {
+				others++
+			}
+		}
+		explored := int64(0)
+		if others > 0 {
+			explored = int64(math.Round(float64(n) * traffic.ExplorationRate))
+			for k := range explored {
+				i, _ := traffic.Explore(&req, &res, holder, 0, (float64(k)+0.5)/float64(explored))
+				get(i).explored++
+			}
+		}
+		get(holder).routed += n - explored
+		// A holder past its cap (its requests a minute, over the hour and
+		// every stream) serves what the cap allows; the rest fall back to the
+		// next by rank, counted as capped on the holder.
+		capped := int64(0)
+		if f := entries[holder].Fare; f.MaxRPM != nil {
+			room := max(0, *f.MaxRPM*60-used[entries[holder].Listing.ID])
+			if get(holder).routed > room {
+				capped = get(holder).routed - room
+				get(holder).routed = room
+				for _, i := range res.Ranked() {
+					if i != holder {
+						get(i).fallback += capped
+						break
+					}
+				}
+			}
+		}
+		for i, c := range served {
+			l := entries[i].Listing
+			p := out[l.ID]
+			p.Hour = h
+			requests := c.routed + c.explored + c.fallback
+			used[l.ID] += requests
+			if requests == 0 {
+				continue
+			}
+			hit := 0.0
+			if entries[i].Fare.CachedInput != nil {
+				hit = res.Candidates[i].HitRate
+			}
+			ok := addStream(&p, l, s, requests, hit, h, rng)
+			// Of the successes, each kind its part (rounded down, so their
+			// sum never passes the successes).
+			p.Routed += c.routed * ok / requests
+			p.Exploration += c.explored * ok / requests
+			p.Fallback += c.fallback * ok / requests
+			if i == holder {
+				p.Capped += capped
+			}
+			out[l.ID] = p
+		}
+	}
+	return out
+}
+
+// addStream adds one stream's requests at a listing to its hour, from the
+// listing's seeded health (its uptime, first-token latency and speed), and
+// returns the successes.
+func addStream(p *catalogue.HourlyPoint, l *catalogue.Listing, s historyStream, requests int64, hitRate float64, h time.Time, rng *rand.Rand) int64 {
+	uptime, ttft, tps := 99.0, 600.0, 60.0
+	if l.Health.UptimePct != nil {
+		uptime = *l.Health.UptimePct
+	}
+	if l.Health.LatencyMs != nil {
+		ttft = *l.Health.LatencyMs
+	}
+	if l.Health.ThroughputTPS != nil && *l.Health.ThroughputTPS > 0 {
+		tps = *l.Health.ThroughputTPS
+	}
+	if outage(l, h) {
+		uptime = 70
+	}
+	errs := int64(math.Round(float64(requests) * math.Max(0, (100-uptime)/100*(0.5+rng.Float64()))))
+	errs = min(errs, requests)
+	clientErrs := min(int64(rng.IntN(3)), requests-errs)
+	ok := requests - errs - clientErrs
+	output := ok * s.output
+	p.Requests += requests
+	p.Errors += errs
+	p.ClientErrors += clientErrs
+	p.TTFTMsSum += int64(float64(ok) * ttft * (0.85 + 0.3*rng.Float64()))
+	p.OutputTokens += output
+	p.DurationMs += int64(float64(ok)*ttft + float64(output)/tps*1000)
+	p.InputTokens += ok * s.prompt
+	p.CachedInputTokens += int64(float64(ok*s.prompt) * hitRate)
+	return ok
 }

@@ -116,7 +116,7 @@ func (s *Store) SeedHourly(ctx context.Context, rows map[int64][]catalogue.Hourl
 		for _, p := range points {
 			out = append(out, hourlyRow{ListingID: id, Hour: p.Hour.UTC(), Counts: Counts{Requests: p.Requests, Errors: p.Errors,
 				ClientErrors: p.ClientErrors, TTFTMsSum: p.TTFTMsSum, OutputTokens: p.OutputTokens, DurationMs: p.DurationMs,
-				InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, Capped: p.Capped}})
+				InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, Capped: p.Capped, GatewayCounts: p.GatewayCounts}})
 		}
 	}
 	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
