@@ -54,6 +54,7 @@ type config struct {
 	target       string
 	token        string
 	binary       string
+	gateways     int
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.StringVar(&cfg.target, "target", "", "drive an already running portal at this loopback URL instead of seeding and starting one")
 	flag.StringVar(&cfg.token, "token", "", "API token with every scope, with --target")
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
+	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
 	flag.Parse()
 	if cfg.duration > 2*time.Minute || cfg.concurrency < 1 || cfg.concurrency > 1024 || cfg.metricsHours < 0 || cfg.metricsHours > 24 {
 		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 2m, --concurrency 1-1024, --metrics-hours 0-24")
@@ -178,6 +180,7 @@ func run(ctx context.Context, cfg config) error {
 			return statusOf(res), err
 		}},
 	}
+	endpoints = append(endpoints, gatewayBatches(ctx, cfg, base, token, listings)...)
 	// Warm the connections and the server before the baseline is measured.
 	drive(config{duration: time.Second, concurrency: cfg.concurrency}, endpoints[0].call)
 	fmt.Printf("concurrency %d, %s per endpoint, load generator in its own process, loopback\n", cfg.concurrency, cfg.duration)
@@ -192,6 +195,9 @@ func run(ctx context.Context, cfg config) error {
 			baseline = rate
 		}
 		fmt.Printf("%-28s %9d %9.0f %9s %9s %7d %12.0f%%\n", e.name, len(lat), rate, pctl(lat, 0.50), pctl(lat, 0.99), failed, 100*rate/max(baseline, 1))
+		if strings.Contains(e.name, "gateways") {
+			fmt.Printf("%-28s %d of them new minutes (rows inserted and rolled up), the rest replays\n", "", freshBatches.Load())
+		}
 		failedTotal += failed
 	}
 	if loadEmail != "" {
@@ -206,6 +212,82 @@ func run(ctx context.Context, cfg config) error {
 	}
 	return nil
 }
+
+// gatewayBatches is the ingest a fleet of gateways makes: each of
+// cfg.gateways gateways routes its share of the listings (listing i goes to
+// gateway i mod n) and posts, per closed minute, one batch with a bucket for
+// each of its listings and its demand rows, as the reference gateway does.
+// Each gateway has a client (a connection pool) of its own, as a separate
+// process would. The minutes posted are those before the seeded metrics
+// (--metrics-hours back) that the portal still accepts, walked from the
+// newest back, so a batch is new work for the portal (rows inserted, hours
+// rolled up) until the band is used up, after which a batch is a replay (the
+// first write wins); the output says how many were new.
+func gatewayBatches(ctx context.Context, cfg config, base, token string, listings []gatewayclient.Listing) []struct {
+	name string
+	call func(rng *rand.Rand) (int, error)
+} {
+	n := max(cfg.gateways, 1)
+	type gw struct {
+		client   *gatewayclient.ClientWithResponses
+		listings []gatewayclient.Listing
+		next     atomic.Int64
+	}
+	fleet := make([]*gw, n)
+	for g := range fleet {
+		c, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
+			gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 30 * time.Second}),
+			gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+				req.Header.Set("Authorization", "Bearer "+token)
+				return nil
+			}))
+		if err != nil {
+			panic(err) // only a bad base URL, already used above
+		}
+		fleet[g] = &gw{client: c}
+	}
+	for i, l := range listings {
+		fleet[i%n].listings = append(fleet[i%n].listings, l)
+	}
+	// The band: from the newest minute the seeded metrics leave free back to
+	// five minutes short of the 25 hours the portal accepts.
+	band := time.Now().UTC().Truncate(time.Minute).Add(-time.Duration(cfg.metricsHours*60+1) * time.Minute)
+	bandMinutes := int64(max(1, 25*60-5-cfg.metricsHours*60-1))
+	fresh := &freshBatches
+	return []struct {
+		name string
+		call func(rng *rand.Rand) (int, error)
+	}{{fmt.Sprintf("POST /metrics (%d gateways)", n), func(rng *rand.Rand) (int, error) {
+		g := fleet[rng.IntN(n)]
+		k := g.next.Add(1) - 1
+		at := band.Add(-time.Duration(k%bandMinutes) * time.Minute)
+		if k < bandMinutes {
+			fresh.Add(1)
+		}
+		buckets := make([]gatewayclient.Bucket, 0, len(g.listings))
+		prompts := int64(0)
+		for _, l := range g.listings {
+			// The same (listing, minute) always carries the same figures.
+			fig := rand.New(rand.NewPCG(uint64(l.ListingId), uint64(at.Unix())))
+			requests := int64(20 + fig.IntN(100))
+			ok := requests - 1
+			id := l.ListingId
+			buckets = append(buckets, gatewayclient.Bucket{ListingId: &id, Minute: at, Requests: requests, Errors: ptr(int64(1)),
+				TtftMsSum: ptr(ok * 400), OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000), InputTokens: ptr(requests * 4000),
+				CachedInputTokens: ptr(requests * 1000), Routed: ptr(ok - 1), Exploration: ptr(int64(1))})
+			prompts += requests * 4000
+		}
+		demand := []gatewayclient.Demand{{Model: g.listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Requests: 100, PromptTokens: &prompts}}
+		res, err := g.client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
+		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
+			fmt.Fprintf(os.Stderr, "gateway batch: %d %s\n", res.StatusCode(), res.Body)
+		}
+		return statusOf(res), err
+	}}}
+}
+
+// freshBatches counts the gateway batches that were new minutes.
+var freshBatches atomic.Int64
 
 // measurePages times the pages staff read most, logged in, at concurrency 2
 // (the per-user bound on expensive requests), on the same catalogue.
