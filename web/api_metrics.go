@@ -15,6 +15,7 @@ type bucketBody struct {
 	Listing            string    `json:"listing"`
 	ListingID          int64     `json:"listingId"`
 	Minute             time.Time `json:"minute"`
+	Source             string    `json:"source"`
 	Requests           *int64    `json:"requests"`
 	Errors             int64     `json:"errors"`
 	ClientErrors       int64     `json:"clientErrors"`
@@ -40,13 +41,14 @@ type demandBody struct {
 	Model        string    `json:"model"`
 	Workload     string    `json:"workload"`
 	Minute       time.Time `json:"minute"`
+	Source       string    `json:"source"`
 	Requests     int64     `json:"requests"`
 	PromptTokens int64     `json:"promptTokens"`
 }
 
 // handleAPIMetrics stores a batch of per-minute buckets and demand rows:
-// checked whole before anything is stored, idempotent per (listing, minute)
-// and (model, workload, minute). Problems are named by row and field.
+// checked whole before anything is stored, idempotent per (listing, minute,
+// source) and (model, workload, minute, source). Problems are named by row and field.
 func (s *Server) handleAPIMetrics(c echo.Context) error {
 	var body struct {
 		Buckets []bucketBody `json:"buckets"`
@@ -66,7 +68,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 			continue
 		}
 		posted[i] = catalogue.PostedBucket{Listing: b.Listing, ListingID: b.ListingID, Bucket: catalogue.Bucket{
-			Minute: b.Minute, Requests: *b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum,
+			Minute: b.Minute, Source: b.Source, Requests: *b.Requests, Errors: b.Errors, ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum,
 			OutputTokens: b.OutputTokens, DurationMs: b.DurationMs, InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped,
 			GatewayCounts: catalogue.GatewayCounts{Routed: b.Routed, Pinned: b.Pinned, Exploration: b.Exploration, Fallback: b.Fallback,
 				RateLimited: b.RateLimited, CacheReadTokens: b.CacheReadTokens, CacheWriteTokens: b.CacheWriteTokens,
@@ -77,7 +79,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	}
 	demand := make([]catalogue.Demand, len(body.Demand))
 	for i, d := range body.Demand {
-		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Requests: d.Requests, PromptTokens: d.PromptTokens}
+		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens}
 	}
 	if err := s.Metrics.CheckDemand(demand); err != nil {
 		return err

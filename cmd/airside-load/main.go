@@ -230,6 +230,7 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 	n := max(cfg.gateways, 1)
 	type gw struct {
 		client   *gatewayclient.ClientWithResponses
+		source   string
 		listings []gatewayclient.Listing
 		next     atomic.Int64
 	}
@@ -244,15 +245,17 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 		if err != nil {
 			panic(err) // only a bad base URL, already used above
 		}
-		fleet[g] = &gw{client: c}
+		fleet[g] = &gw{client: c, source: fmt.Sprintf("load-gateway-%d", g)}
 	}
 	for i, l := range listings {
 		fleet[i%n].listings = append(fleet[i%n].listings, l)
 	}
-	// The band: from the newest minute the seeded metrics leave free back to
-	// five minutes short of the 25 hours the portal accepts.
-	band := time.Now().UTC().Truncate(time.Minute).Add(-time.Duration(cfg.metricsHours*60+1) * time.Minute)
-	bandMinutes := int64(max(1, 25*60-5-cfg.metricsHours*60-1))
+	// The band: from the newest minute the seeded metrics leave free (with
+	// a margin: seeding took minutes, and they ended at its own "now") back
+	// to five minutes short of the 25 hours the portal accepts.
+	const margin = 15
+	band := time.Now().UTC().Truncate(time.Minute).Add(-time.Duration(cfg.metricsHours*60+margin) * time.Minute)
+	bandMinutes := int64(max(1, 25*60-5-cfg.metricsHours*60-margin))
 	fresh := &freshBatches
 	return []struct {
 		name string
@@ -272,12 +275,12 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 			requests := int64(20 + fig.IntN(100))
 			ok := requests - 1
 			id := l.ListingId
-			buckets = append(buckets, gatewayclient.Bucket{ListingId: &id, Minute: at, Requests: requests, Errors: ptr(int64(1)),
+			buckets = append(buckets, gatewayclient.Bucket{ListingId: &id, Minute: at, Source: &g.source, Requests: requests, Errors: ptr(int64(1)),
 				TtftMsSum: ptr(ok * 400), OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000), InputTokens: ptr(requests * 4000),
 				CachedInputTokens: ptr(requests * 1000), Routed: ptr(ok - 1), Exploration: ptr(int64(1))})
 			prompts += requests * 4000
 		}
-		demand := []gatewayclient.Demand{{Model: g.listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Requests: 100, PromptTokens: &prompts}}
+		demand := []gatewayclient.Demand{{Model: g.listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Source: &g.source, Requests: 100, PromptTokens: &prompts}}
 		res, err := g.client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
 		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
 			fmt.Fprintf(os.Stderr, "gateway batch: %d %s\n", res.StatusCode(), res.Body)

@@ -45,6 +45,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	configPath := fs.String("config", env("AIRSIDE_GATEWAY_CONFIG", ""), "the projects file (JSON; see README)")
 	seed := fs.Uint64("seed", 0, "seed of the exploration draws (0: from the clock)")
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
+	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each of several gateways needs its own")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -71,7 +72,12 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	gw := &gateway.Gateway{Config: cfg, Follower: &gateway.Follower{API: api, Log: log}, Creds: &gateway.Credentials{API: api},
 		Recorder: rec, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}},
 		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
-	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second}
+	if *name == "" {
+		host, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(*addr)
+		*name = host + ":" + port
+	}
+	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: *name}
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()

@@ -144,9 +144,9 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		for f, msg := range bucket.Validate(now) {
 			fields[name+"."+f] = msg
 		}
-		key := fmt.Sprintf("%d/%d", id, bucket.Minute.Unix())
+		key := fmt.Sprintf("%d/%d/%s", id, bucket.Minute.Unix(), bucket.Source)
 		if first, dup := seen[key]; dup {
-			fields[name+".minute"] = fmt.Sprintf("the same listing and minute as buckets[%d]", first)
+			fields[name+".minute"] = fmt.Sprintf("the same listing, minute and source as buckets[%d]", first)
 		}
 		seen[key] = i
 		buckets[i] = bucket
@@ -159,7 +159,7 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		if errors.As(err, &replay) {
 			fields := map[string]string{}
 			for _, i := range replay.Indexes {
-				fields[fmt.Sprintf("buckets[%d]", i)] = "this listing and minute were already recorded with other figures; the first write stands"
+				fields[fmt.Sprintf("buckets[%d]", i)] = "this listing, minute and source were already recorded with other figures; the first write stands"
 			}
 			e := apperr.Errorf(apperr.ECONFLICT, "%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored.", len(replay.Indexes))
 			e.Fields = fields
@@ -189,9 +189,9 @@ func (in *Ingest) CheckDemand(demand []Demand) error {
 		for f, msg := range d.Validate(now) {
 			fields[name+"."+f] = msg
 		}
-		key := fmt.Sprintf("%s/%s/%d", d.Model, d.Workload, d.Minute.Unix())
+		key := fmt.Sprintf("%s/%s/%d/%s", d.Model, d.Workload, d.Minute.Unix(), d.Source)
 		if first, dup := seen[key]; dup {
-			fields[name+".minute"] = fmt.Sprintf("the same model, workload and minute as demand[%d]", first)
+			fields[name+".minute"] = fmt.Sprintf("the same model, workload, minute and source as demand[%d]", first)
 		}
 		seen[key] = i
 	}
@@ -212,7 +212,7 @@ func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
 		if errors.As(err, &replay) {
 			fields := map[string]string{}
 			for _, i := range replay.Indexes {
-				fields[fmt.Sprintf("demand[%d]", i)] = "this model, workload and minute were already recorded with other figures; the first write stands"
+				fields[fmt.Sprintf("demand[%d]", i)] = "this model, workload, minute and source were already recorded with other figures; the first write stands"
 			}
 			e := apperr.Errorf(apperr.ECONFLICT, "%d demand row(s) replay a recorded minute with other figures; they were not stored.", len(replay.Indexes))
 			e.Fields = fields

@@ -6,10 +6,14 @@ import (
 	"time"
 )
 
-// Bucket is one minute of a listing's traffic as the gateway reports it.
+// Bucket is one minute of a listing's traffic as a gateway reports it.
 type Bucket struct {
-	ListingID         int64
-	Minute            time.Time
+	ListingID int64
+	Minute    time.Time
+	// Source names the gateway that reports the minute: several gateways
+	// route the same listings and each reports its own part, which add up;
+	// "" for a gateway that gives no name.
+	Source            string
 	Requests          int64
 	Errors            int64 // failures of the listing (5xx, timeouts, broken responses)
 	ClientErrors      int64 // the caller's fault; not held against uptime
@@ -108,6 +112,9 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 	if msg := minuteProblem(b.Minute, now); msg != "" {
 		errs["minute"] = msg
 	}
+	if msg := sourceProblem(b.Source); msg != "" {
+		errs["source"] = msg
+	}
 	if ok := b.Requests - b.Errors - b.ClientErrors; ok >= 0 && errs["requests"] == "" {
 		if b.TTFTMsSum > ok*MaxTTFTMs && errs["ttftMsSum"] == "" {
 			errs["ttftMsSum"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxTTFTMs, ok)
@@ -134,12 +141,31 @@ func minuteProblem(m, now time.Time) string {
 	return ""
 }
 
+// MaxSourceLength bounds a reporting gateway's name.
+const MaxSourceLength = 100
+
+// sourceProblem says what is wrong with a reporting gateway's name.
+func sourceProblem(s string) string {
+	if len(s) > MaxSourceLength {
+		return fmt.Sprintf("at most %d characters", MaxSourceLength)
+	}
+	for _, r := range s {
+		if r < 0x21 || r > 0x7e {
+			return "letters, digits and punctuation only (no spaces)"
+		}
+	}
+	return ""
+}
+
 // Demand is one minute of a model's requests of one workload as a gateway's
 // customers sent them, before routing: the real workload mix.
 type Demand struct {
 	Model    string
 	Workload string // general, coding or chat
 	Minute   time.Time
+	// Source names the reporting gateway, as for buckets: each gateway's
+	// demand adds up.
+	Source string
 	// Requests and the sum of their estimated prompt tokens.
 	Requests, PromptTokens int64
 }
@@ -163,6 +189,9 @@ func (d *Demand) Validate(now time.Time) map[string]string {
 	}
 	if msg := minuteProblem(d.Minute, now); msg != "" {
 		errs["minute"] = msg
+	}
+	if msg := sourceProblem(d.Source); msg != "" {
+		errs["source"] = msg
 	}
 	return errs
 }

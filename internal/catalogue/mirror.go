@@ -53,13 +53,19 @@ func SpanAt(now time.Time) HealthSpan {
 // for concurrent use.
 type HealthMirror struct {
 	span    HealthSpan
-	minutes map[int64]map[int64]Bucket  // listing -> minute (unix) -> bucket
-	hours   map[int64]map[int64]DaySums // listing -> hour (unix) -> the hour's day sums
+	minutes map[int64]map[minuteSource]Bucket // listing -> minute (unix) and reporting gateway -> bucket
+	hours   map[int64]map[int64]DaySums       // listing -> hour (unix) -> the hour's day sums
+}
+
+// minuteSource keys one gateway's report of one minute.
+type minuteSource struct {
+	minute int64
+	source string
 }
 
 // NewHealthMirror is a mirror of a full read for a span.
 func NewHealthMirror(span HealthSpan, full MetricRows) *HealthMirror {
-	m := &HealthMirror{span: span, minutes: map[int64]map[int64]Bucket{}, hours: map[int64]map[int64]DaySums{}}
+	m := &HealthMirror{span: span, minutes: map[int64]map[minuteSource]Bucket{}, hours: map[int64]map[int64]DaySums{}}
 	m.Apply(full)
 	return m
 }
@@ -81,11 +87,13 @@ func (m *HealthMirror) Apply(rows MetricRows) {
 		}
 		mins := m.minutes[b.ListingID]
 		if mins == nil {
-			mins = map[int64]Bucket{}
+			mins = map[minuteSource]Bucket{}
 			m.minutes[b.ListingID] = mins
 		}
 		b.Minute = t
-		mins[t.Unix()] = b
+		// Set, not added: a row read again (the cursor's slack) replaces
+		// itself, while each gateway's report of a minute is its own row.
+		mins[minuteSource{t.Unix(), b.Source}] = b
 	}
 	for _, h := range rows.Hours {
 		t := h.Hour.UTC()
@@ -108,9 +116,9 @@ func (m *HealthMirror) Prune(now time.Time) {
 	windowFrom := SpanAt(now).WindowFrom
 	edge, edgeEnd := m.span.EdgeHour.Unix(), m.span.EdgeHour.Add(time.Hour).Unix()
 	for id, mins := range m.minutes {
-		for t := range mins {
-			if t < windowFrom.Unix() && (t < edge || t >= edgeEnd) {
-				delete(mins, t)
+		for k := range mins {
+			if t := k.minute; t < windowFrom.Unix() && (t < edge || t >= edgeEnd) {
+				delete(mins, k)
 			}
 		}
 		if len(mins) == 0 {

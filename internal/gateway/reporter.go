@@ -24,6 +24,9 @@ type Reporter struct {
 	// Grace is how long after a minute ends it is closed: answers still
 	// streaming at its end are counted in the minute they finish.
 	Grace time.Duration
+	// Source names this gateway in its reports: each of several gateways
+	// reports its own part of a minute, and the portal adds them up.
+	Source string
 
 	pending []gatewayclient.Bucket
 	demand  []gatewayclient.Demand
@@ -56,13 +59,16 @@ func (r *Reporter) Run(ctx context.Context) {
 
 // Report takes the minutes closed by now and posts everything pending.
 func (r *Reporter) Report(ctx context.Context, now time.Time) error {
+	source := nilIfEmpty(r.Source)
 	for _, m := range r.Recorder.TakeClosed(now.Add(-r.Grace)) {
-		r.pending = append(r.pending, bucketOf(m))
+		b := bucketOf(m)
+		b.Source = source
+		r.pending = append(r.pending, b)
 	}
 	for _, d := range r.Recorder.TakeClosedDemand(now.Add(-r.Grace)) {
 		prompt := d.PromptTokens
 		r.demand = append(r.demand, gatewayclient.Demand{Model: d.Model, Workload: gatewayclient.Workload(d.Workload.String()),
-			Minute: d.Minute, Requests: d.Requests, PromptTokens: &prompt})
+			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt})
 	}
 	// The portal takes a minute for 25 hours; older ones can only be dropped.
 	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)

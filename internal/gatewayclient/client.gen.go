@@ -189,6 +189,9 @@ type Bucket struct {
 	// Routed successful requests the election sent here: the shape's holder (the winner, or the incumbent inside the margin) or a session's listing. routed + pinned + exploration + fallback <= requests - errors - clientErrors
 	Routed *int64 `json:"routed,omitempty"`
 
+	// Source the reporting gateway's name (letters, digits, punctuation): several gateways route the same listings and each reports its own part of a minute, which add up; the first write of a (listing, minute, source) wins. Empty or absent for a gateway that gives no name.
+	Source *string `json:"source,omitempty"`
+
 	// ToolCalls tool calls in the successful answers
 	ToolCalls *int64 `json:"toolCalls,omitempty"`
 
@@ -219,6 +222,9 @@ type Demand struct {
 	// PromptTokens the sum of the requests' estimated prompt tokens
 	PromptTokens *int64 `json:"promptTokens,omitempty"`
 	Requests     int64  `json:"requests"`
+
+	// Source the reporting gateway's name, as for buckets: each gateway's demand adds up
+	Source *string `json:"source,omitempty"`
 
 	// Workload the request's workload: coding (a recognised coding client), chat, or general
 	Workload Workload `json:"workload"`
@@ -588,7 +594,7 @@ type ClientInterface interface {
 
 	// PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -597,7 +603,7 @@ type ClientInterface interface {
 
 	// PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -734,7 +740,7 @@ func (c *Client) GetCredentials(ctx context.Context, listingId int64, reqEditors
 
 // PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes any type of body and a specified content type.
 //
@@ -753,7 +759,7 @@ func (c *Client) PostMetricsWithBody(ctx context.Context, contentType string, bo
 
 // PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1176,7 +1182,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1185,7 +1191,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1985,7 +1991,7 @@ func (c *ClientWithResponses) GetCredentialsWithResponse(ctx context.Context, li
 
 // PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2000,7 +2006,7 @@ func (c *ClientWithResponses) PostMetricsWithBodyWithResponse(ctx context.Contex
 
 // PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. The first write of a (listing, minute), or of a (model, workload, minute), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

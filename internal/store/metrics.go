@@ -60,13 +60,14 @@ func (t *Counts) add(c Counts) {
 type bucketRow struct {
 	ListingID int64     `gorm:"primaryKey"`
 	Minute    time.Time `gorm:"primaryKey"`
+	Source    string    `gorm:"primaryKey"`
 	Counts    `gorm:"embedded"`
 }
 
 func (bucketRow) TableName() string { return "metric_buckets" }
 
 // RecordBuckets stores a batch of buckets, all or nothing. The first write
-// of a (listing, minute) wins: the same bucket again is a harmless retry, a
+// of a (listing, minute, source) wins: the same bucket again is a harmless retry, a
 // different one is refused with a *catalogue.ReplayError naming it.
 func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
@@ -74,7 +75,7 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		ids := map[int64]bool{}
 		var minutes []time.Time
 		for i, b := range buckets {
-			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Counts: Counts{Requests: b.Requests, Errors: b.Errors,
+			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Source: b.Source, Counts: Counts{Requests: b.Requests, Errors: b.Errors,
 				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
 				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
 			ids[b.ListingID] = true
@@ -83,6 +84,7 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 		type key struct {
 			listing int64
 			minute  int64
+			source  string
 		}
 		existing := map[key]bucketRow{}
 		if len(rows) > 0 {
@@ -92,13 +94,13 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 				return fmt.Errorf("record metric buckets: %w", err)
 			}
 			for _, r := range found {
-				existing[key{r.ListingID, r.Minute.Unix()}] = r
+				existing[key{r.ListingID, r.Minute.Unix(), r.Source}] = r
 			}
 		}
 		var fresh []bucketRow
 		var replays []int
 		for i, r := range rows {
-			old, ok := existing[key{r.ListingID, r.Minute.Unix()}]
+			old, ok := existing[key{r.ListingID, r.Minute.Unix(), r.Source}]
 			switch {
 			case !ok:
 				fresh = append(fresh, r)
@@ -115,7 +117,10 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 			if a.ListingID != b.ListingID {
 				return cmp.Compare(a.ListingID, b.ListingID)
 			}
-			return a.Minute.Compare(b.Minute)
+			if c := a.Minute.Compare(b.Minute); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Source, b.Source)
 		})
 		for start := 0; start < len(fresh); start += 400 {
 			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))], now)
@@ -255,7 +260,7 @@ func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int6
 	return res.RowsAffected, res.Error
 }
 
-var bucketColumns = "listing_id, minute, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped, " +
+var bucketColumns = "listing_id, minute, source, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped, " +
 	strings.Join(gatewayColumns, ", ")
 
 // insertNewBuckets inserts rows, recorded at now, and returns those it
@@ -272,12 +277,12 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time) ([]bucketRow
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + strings.Repeat("?, ", len(gatewayColumns)) + "?)")
-		args = append(args, r.ListingID, r.Minute.UTC(), r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + strings.Repeat("?, ", len(gatewayColumns)) + "?)")
+		args = append(args, r.ListingID, r.Minute.UTC(), r.Source, r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
 			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
 		args = append(append(args, gatewayValues(r.GatewayCounts)...), now.UTC())
 	}
-	q.WriteString(" ON CONFLICT (listing_id, minute) DO NOTHING RETURNING " + bucketColumns)
+	q.WriteString(" ON CONFLICT (listing_id, minute, source) DO NOTHING RETURNING " + bucketColumns)
 	var inserted []bucketRow
 	if err := tx.Raw(q.String(), args...).Scan(&inserted).Error; err != nil {
 		return nil, err
@@ -392,6 +397,7 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 		var buckets []struct {
 			ListingID  int64
 			Minute     time.Time
+			Source     string
 			Counts     `gorm:"embedded"`
 			RecordedAt *time.Time
 		}
@@ -418,7 +424,7 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 		}
 		out.Buckets = make([]catalogue.Bucket, len(buckets))
 		for i, b := range buckets {
-			out.Buckets[i] = bucketOf(bucketRow{ListingID: b.ListingID, Minute: b.Minute, Counts: b.Counts})
+			out.Buckets[i] = bucketOf(bucketRow{ListingID: b.ListingID, Minute: b.Minute, Source: b.Source, Counts: b.Counts})
 			latest(b.RecordedAt)
 		}
 		out.Hours = make([]catalogue.ListingHour, len(hours))
@@ -432,7 +438,7 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 }
 
 func bucketOf(r bucketRow) catalogue.Bucket {
-	return catalogue.Bucket{ListingID: r.ListingID, Minute: r.Minute.UTC(), Requests: r.Requests, Errors: r.Errors,
+	return catalogue.Bucket{ListingID: r.ListingID, Minute: r.Minute.UTC(), Source: r.Source, Requests: r.Requests, Errors: r.Errors,
 		ClientErrors: r.ClientErrors, TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs,
 		InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, Capped: r.Capped, GatewayCounts: r.GatewayCounts}
 }
@@ -441,6 +447,7 @@ type demandRow struct {
 	ModelSlug    string    `gorm:"primaryKey"`
 	Workload     string    `gorm:"primaryKey"`
 	Minute       time.Time `gorm:"primaryKey"`
+	Source       string    `gorm:"primaryKey"`
 	Requests     int64
 	PromptTokens int64
 	RecordedAt   time.Time
@@ -448,8 +455,8 @@ type demandRow struct {
 
 func (demandRow) TableName() string { return "demand_minutes" }
 
-// RecordDemand stores a gateway's demand rows, all or nothing. The first
-// write of a (model, workload, minute) wins: the same row again is a
+// RecordDemand stores gateways' demand rows, all or nothing. The first
+// write of a (model, workload, minute, source) wins: the same row again is a
 // harmless retry, a different one a *catalogue.ReplayError naming it.
 func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
@@ -465,18 +472,19 @@ func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) err
 		type key struct {
 			model, workload string
 			minute          int64
+			source          string
 		}
 		existing := map[key]demandRow{}
 		for _, r := range found {
-			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix()}] = r
+			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source}] = r
 		}
 		var fresh []demandRow
 		var replays []int
 		for i, d := range demand {
-			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix()}]
+			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix(), d.Source}]
 			switch {
 			case !ok:
-				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Requests: d.Requests,
+				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source, Requests: d.Requests,
 					PromptTokens: d.PromptTokens, RecordedAt: now})
 			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens:
 				replays = append(replays, i)

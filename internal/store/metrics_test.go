@@ -451,3 +451,50 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		}
 	})
 }
+
+// TestGatewaysReportTheirOwnPartsOfAMinute: two gateways routing the same
+// listing report the same minute under their own names; both parts are
+// kept and add up in the hour and in live health (the routing snapshot's
+// mirror reads them as separate rows), each replayable on its own.
+func TestGatewaysReportTheirOwnPartsOfAMinute(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		minute := now.Truncate(time.Minute)
+		a := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-a", Requests: 10, Errors: 5, TTFTMsSum: 2000}
+		b := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-b", Requests: 30, TTFTMsSum: 9000}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{a}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{b, a}); err != nil {
+			t.Fatalf("the second gateway's part (and the first's replay): %v", err)
+		}
+		points, err := s.HourlySeries(ctx, fx.listingID, minute.Truncate(time.Hour), minute)
+		if err != nil || len(points) != 1 || points[0].Requests != 40 || points[0].Errors != 5 {
+			t.Fatalf("the hour holds %+v (%v), want 40 requests and 5 errors", points, err)
+		}
+		rows, err := s.HealthMetrics(ctx, catalogue.SpanAt(now), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		health := catalogue.NewHealthMirror(catalogue.SpanAt(now), rows).Health(now)[fx.listingID]
+		if health.UptimePct == nil || *health.UptimePct != 87.5 {
+			t.Errorf("live uptime %v, want 87.5 (35 of 40 across both gateways)", health.UptimePct)
+		}
+		other := b
+		other.Requests = 31
+		var replay *catalogue.ReplayError
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{other}); !errors.As(err, &replay) {
+			t.Errorf("gw-b's minute with other figures: %v, want a ReplayError", err)
+		}
+		demand := []catalogue.Demand{{Model: "m", Workload: "chat", Minute: minute, Source: "gw-a", Requests: 3},
+			{Model: "m", Workload: "chat", Minute: minute, Source: "gw-b", Requests: 4}}
+		if err := s.RecordDemand(ctx, demand); err != nil {
+			t.Fatal(err)
+		}
+		if mix, err := s.DemandMix(ctx, "m", minute); err != nil || mix["chat"].Requests != 7 {
+			t.Errorf("the chat demand across gateways: %+v %v, want 7", mix, err)
+		}
+	})
+}
