@@ -46,6 +46,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seed := fs.Uint64("seed", 0, "seed of the exploration draws (0: from the clock)")
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
 	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each of several gateways needs its own")
+	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -72,6 +73,9 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	gw := &gateway.Gateway{Config: cfg, Follower: &gateway.Follower{API: api, Log: log}, Creds: &gateway.Credentials{API: api},
 		Recorder: rec, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}},
 		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
+	if *cacheTTL > 0 {
+		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL}
+	}
 	if *name == "" {
 		host, _ := os.Hostname()
 		_, port, _ := net.SplitHostPort(*addr)

@@ -22,8 +22,12 @@ import (
 const MaxAnswerBytes = 32 << 20
 
 // ListingHeader names, on an answer, the listing ("carrier/model") that
-// served it.
-const ListingHeader = "Airside-Listing"
+// served it; CacheHeader says whether a non-streamed answer came from the
+// gateway's response cache ("hit") or the carrier ("miss").
+const (
+	ListingHeader = "Airside-Listing"
+	CacheHeader   = "Airside-Cache"
+)
 
 // attempt is one try of a request at one listing.
 type attempt struct {
@@ -32,6 +36,8 @@ type attempt struct {
 	written bool
 	// failure is the carrier's answer to relay when this is the last try.
 	failure *upstreamFailure
+	// answer is a non-streamed answer as relayed (for the response cache).
+	answer []byte
 }
 
 // upstreamFailure is a carrier's refusal as the caller will see it.
@@ -120,9 +126,10 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(CacheHeader, "miss")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(answer)
-	return attempt{Outcome: o, written: true}
+	return attempt{Outcome: o, written: true, answer: answer}
 }
 
 // relayStream passes an SSE answer on event by event. Events before the

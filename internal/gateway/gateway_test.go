@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -515,5 +516,57 @@ func TestMetricsAreBufferedWhileThePortalIsAway(t *testing.T) {
 	h.portal.mu.Unlock()
 	if requests != 4 || minutes != 2 {
 		t.Errorf("after the portal came back: %d requests in %d buckets, want 4 in 2 (the buffered minute and the later one)", requests, minutes)
+	}
+}
+
+// TestAResponseCacheHitLeavesItsHourOutOfLearnedRates: with the response
+// cache on, an exact repeat is answered by the gateway (the carrier is not
+// called), and the hour that holds the hit no longer teaches the project's
+// cache rates: seed 001's rule, end to end.
+func TestAResponseCacheHitLeavesItsHourOutOfLearnedRates(t *testing.T) {
+	specs := threeCarriers()
+	specs[0].server.Cache = true
+	h := newHarness(t, specs...)
+	h.gw.Cache = &ResponseCache{TTL: time.Hour}
+	prefix := strings.Repeat("a long shared prefix ", 300) // about 1,600 tokens each
+	for i := range 25 {
+		if res := h.chat(fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"%s %d"}]}`, prefix, i)); res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
+		}
+	}
+	learned := traffic.Learn(h.gw.Recorder.Hours("p", "m", h.clock()), h.clock().Add(time.Minute))
+	if _, ok := learned.HitRate["a/m"]; !ok || learned.Combined == nil {
+		t.Fatalf("25 requests of 1,600 tokens taught nothing: %+v", learned)
+	}
+	total := func() int {
+		n := 0
+		for _, c := range h.chats() {
+			n += c
+		}
+		return n
+	}
+	before := h.chats()["a"]
+	repeat := fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"%s %d"}]}`, prefix, 3)
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(repeat))
+	req.Header.Set("Authorization", "Bearer "+projectKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get(CacheHeader) != "hit" || h.chats()["a"] != before {
+		t.Fatalf("the repeat: cache %q, carrier called %d more times; want a hit and no call", res.Header.Get(CacheHeader), h.chats()["a"]-before)
+	}
+	learned = traffic.Learn(h.gw.Recorder.Hours("p", "m", h.clock()), h.clock().Add(time.Minute))
+	if len(learned.HitRate) != 0 || learned.Combined != nil {
+		t.Errorf("the hour holding a gateway cache hit still teaches rates: %+v", learned)
+	}
+	// A streamed request is never answered from the cache.
+	stream := strings.Replace(repeat, `"model":"m"`, `"model":"m","stream":true`, 1)
+	calls := total()
+	h.chat(stream)
+	h.chat(stream)
+	if got := total() - calls; got != 2 {
+		t.Errorf("two streamed repeats called carriers %d times, want 2", got)
 	}
 }

@@ -152,6 +152,21 @@ func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outc
 	h.OutputTokens += o.Usage.Output
 }
 
+// CacheHit records a request the gateway answered from its response cache
+// with the answer route gave: no carrier served it, and its hour no longer
+// teaches the project's cache rates (seed 001).
+func (r *Recorder) CacheHit(project, model string, route Route, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	hk := hourKey{project, model, route.ID, at.UTC().Truncate(time.Hour)}
+	h := r.hours[hk]
+	if h == nil {
+		h = &traffic.Hour{Start: hk.hour, Candidate: route.ID}
+		r.hours[hk] = h
+	}
+	h.ResponseCacheHits++
+}
+
 // Capped records a request a listing could not take at its cap.
 func (r *Recorder) Capped(route Route, at time.Time) {
 	r.mu.Lock()

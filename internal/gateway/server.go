@@ -34,6 +34,8 @@ type Gateway struct {
 	// FirstByteTimeout bounds the wait for a carrier's first byte
 	// (default 60 s).
 	FirstByteTimeout time.Duration
+	// Cache, when set, answers exact repeats of non-streamed requests.
+	Cache *ResponseCache
 
 	incumbents traffic.Incumbents
 	sessions   traffic.Sessions
@@ -122,6 +124,16 @@ func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	now := g.Now()
 	g.Recorder.Demanded(a.Model, a.Workload, a.PromptTokens, now)
+	if !a.Stream {
+		if answer, route, ok := g.Cache.get(p.Name, body, now); ok {
+			g.Recorder.CacheHit(p.Name, a.Model, route, now)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set(ListingHeader, route.ID)
+			w.Header().Set(CacheHeader, "hit")
+			_, _ = w.Write(answer)
+			return
+		}
+	}
 	pl, err := g.plan(p, &a, m, now)
 	if err != nil {
 		if ref, ok := err.(*refusal); ok {
@@ -144,6 +156,9 @@ func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
 		if last.Class == traffic.Served {
 			if pl.session != nil {
 				g.sessions.Pin(*pl.session, route.ID, g.Now())
+			}
+			if last.answer != nil {
+				g.Cache.put(p.Name, body, last.answer, route, g.Now())
 			}
 			return
 		}
