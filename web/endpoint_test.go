@@ -181,7 +181,7 @@ func TestEndpointRegistrationPreflightAndCredentials(t *testing.T) {
 }
 
 // TestFirstFareWaitsForPreflight: a listing goes into service only with an
-// approved endpoint that passed the reachability and chat probes.
+// approved endpoint that passed the reachability, chat and streaming probes.
 func TestFirstFareWaitsForPreflight(t *testing.T) {
 	p, _, fakeURL := preflightPortal(t)
 	ctx := context.Background()

@@ -8,9 +8,13 @@
 package fakecarrier
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/png" // the vision probe's images
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -60,7 +64,30 @@ type Config struct {
 	// Now is the server's clock (for the minute of MaxRPM and SlowHours);
 	// nil is time.Now.
 	Now func() time.Time
+	// Pretend lists the ways the server passes for more than it is, as
+	// OpenAI-compatible mocks and half-configured servers do (preflight
+	// must catch each): PretendIgnoreParts, PretendURLsInProse,
+	// PretendJSONByPrompt, PretendStreamWithoutUsage, PretendOddErrors.
+	Pretend []string
 }
+
+// The pretenders' ways.
+const (
+	// PretendIgnoreParts accepts image and audio parts without reading
+	// them: the answer is its fixed text and the parts cost no tokens.
+	PretendIgnoreParts = "ignore-parts"
+	// PretendURLsInProse answers web-search requests with a URL in the
+	// text and no url_citation annotation (no search was made).
+	PretendURLsInProse = "urls-in-prose"
+	// PretendJSONByPrompt ignores response_format and writes JSON only
+	// because the prompt asked for it, with prose around it.
+	PretendJSONByPrompt = "json-by-prompt"
+	// PretendStreamWithoutUsage streams without ever sending usage.
+	PretendStreamWithoutUsage = "stream-without-usage"
+	// PretendOddErrors answers errors in a shape that is not OpenAI's, as
+	// Hugging Face TGI and several self-hosted stacks do.
+	PretendOddErrors = "odd-errors"
+)
 
 // Server is the handler.
 type Server struct {
@@ -158,10 +185,13 @@ func New(cfg Config) *Server {
 // Has reports whether the server has a capability.
 func (s *Server) Has(capability string) bool { return slices.Contains(s.cfg.Capabilities, capability) }
 
+// pretends reports whether the server pretends in a way.
+func (s *Server) pretends(way string) bool { return slices.Contains(s.cfg.Pretend, way) }
+
 // ServeHTTP routes the two endpoints a preflight uses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
-		apiError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.", "")
+		s.fail(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.", "")
 		return
 	}
 	switch {
@@ -170,7 +200,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		s.chat(w, r)
 	default:
-		apiError(w, http.StatusNotFound, "not_found", "Unknown path "+r.URL.Path, "")
+		s.fail(w, http.StatusNotFound, "not_found", "Unknown path "+r.URL.Path, "")
 	}
 }
 
@@ -180,6 +210,16 @@ func (s *Server) models(w http.ResponseWriter) {
 		data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "fake-carrier"})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// fail answers an error in the server's shape: OpenAI's, or with
+// PretendOddErrors the {"error": "...", "message": ...} of other stacks.
+func (s *Server) fail(w http.ResponseWriter, status int, code, message, param string) {
+	if s.pretends(PretendOddErrors) {
+		writeJSON(w, status, map[string]any{"error": "SyntaxError", "message": message, "error_type": code})
+		return
+	}
+	apiError(w, status, code, message, param)
 }
 
 // apiError writes the error shape OpenAI-compatible servers answer with.
@@ -236,10 +276,11 @@ type responseFormat struct {
 	} `json:"json_schema"`
 }
 
-// promptOf flattens the messages to text and lists the part types seen.
-func promptOf(msgs []message) (string, []string) {
+// promptOf flattens the messages to text and lists the part types seen and
+// the images' URLs.
+func promptOf(msgs []message) (string, []string, []string) {
 	var b strings.Builder
-	var parts []string
+	var parts, images []string
 	for _, m := range msgs {
 		var text string
 		if json.Unmarshal(m.Content, &text) == nil {
@@ -254,10 +295,15 @@ func promptOf(msgs []message) (string, []string) {
 				if s, ok := p["text"].(string); ok {
 					b.WriteString(s)
 				}
+				if img, ok := p["image_url"].(map[string]any); ok {
+					if u, ok := img["url"].(string); ok {
+						images = append(images, u)
+					}
+				}
 			}
 		}
 	}
-	return b.String(), parts
+	return b.String(), parts, images
 }
 
 // need lists the capabilities a request uses.
@@ -302,30 +348,32 @@ type answer struct {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req request
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&req); err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_json", "We could not parse the JSON body of your request.", "")
+		s.fail(w, http.StatusBadRequest, "invalid_json", "We could not parse the JSON body of your request.", "")
 		return
 	}
 	if !slices.Contains(s.cfg.Models, req.Model) {
-		apiError(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("The model `%s` does not exist.", req.Model), "model")
+		s.fail(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("The model `%s` does not exist.", req.Model), "model")
 		return
 	}
-	prompt, parts := promptOf(req.Messages)
+	prompt, parts, images := promptOf(req.Messages)
 	for _, c := range req.need(parts) {
-		if !s.Has(c) {
+		pretended := s.pretends(PretendIgnoreParts) && (c == "vision" || c == "audio_input") ||
+			s.pretends(PretendURLsInProse) && c == "web_search" || s.pretends(PretendJSONByPrompt) && c == "json_output"
+		if !s.Has(c) && !pretended {
 			param := map[string]string{"tools": "tools", "json_output": "response_format", "json_schema": "response_format",
 				"web_search": "web_search_options", "vision": "messages", "audio_input": "messages"}[c]
-			apiError(w, http.StatusBadRequest, "unsupported_parameter", fmt.Sprintf("This model does not support %s.", c), param)
+			s.fail(w, http.StatusBadRequest, "unsupported_parameter", fmt.Sprintf("This model does not support %s.", c), param)
 			return
 		}
 	}
 	release, retryAfter, forced := s.admit()
 	switch {
 	case forced != 0:
-		apiError(w, forced, "server_error", fmt.Sprintf("The server answered %d (a test outage).", forced), "")
+		s.fail(w, forced, "server_error", fmt.Sprintf("The server answered %d (a test outage).", forced), "")
 		return
 	case release == nil:
 		w.Header().Set("Retry-After", fmt.Sprint(retryAfter))
-		apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("The server is at capacity; retry after %ds.", retryAfter), "")
+		s.fail(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("The server is at capacity; retry after %ds.", retryAfter), "")
 		return
 	}
 	defer release()
@@ -335,13 +383,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if roll < s.cfg.ErrorRate {
 		if roll < s.cfg.ErrorRate/2 {
 			w.Header().Set("Retry-After", "1")
-			apiError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached; retry after 1s.", "")
+			s.fail(w, http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit reached; retry after 1s.", "")
 			return
 		}
-		apiError(w, http.StatusInternalServerError, "server_error", "The server had an error while processing your request.", "")
+		s.fail(w, http.StatusInternalServerError, "server_error", "The server had an error while processing your request.", "")
 		return
 	}
-	a := s.compose(&req, prompt)
+	a := s.compose(&req, prompt, images)
 	if req.Stream {
 		s.stream(w, r, &req, a)
 		return
@@ -351,10 +399,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 }
 
 // compose decides the answer: a tool call, JSON, or text, with reasoning
-// and citations where asked and served.
-func (s *Server) compose(req *request, prompt string) *answer {
+// and citations where asked and served. An image it can see is read: the
+// answer names its colour, and each image costs tokens.
+func (s *Server) compose(req *request, prompt string, images []string) *answer {
 	a := &answer{prompt: int64(len(prompt)/4 + 8)}
+	seeing := len(images) > 0 && s.Has("vision") && !s.pretends(PretendIgnoreParts)
+	jsonMode := req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object" && !s.pretends(PretendJSONByPrompt)
 	switch {
+	case seeing:
+		a.content = "The image is " + colourOf(images[0]) + "."
+		a.prompt += imageTokens * int64(len(images))
+	case s.pretends(PretendJSONByPrompt) && strings.Contains(strings.ToLower(prompt), "json"):
+		a.content = "Sure! Here is the answer you asked for:\n" + `{"answer": 4}` + "\nLet me know if you need more."
 	case len(req.Tools) > 0:
 		t := req.Tools[0].Function
 		args, _ := json.Marshal(Example(t.Parameters, s.cfg.BreakSchema))
@@ -362,13 +418,15 @@ func (s *Server) compose(req *request, prompt string) *answer {
 	case req.ResponseFormat != nil && req.ResponseFormat.Type == "json_schema":
 		b, _ := json.Marshal(Example(req.ResponseFormat.JSONSchema.Schema, s.cfg.BreakSchema))
 		a.content = string(b)
-	case req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object":
+	case jsonMode:
 		a.content = `{"answer": "ok", "carrier": "fake"}`
 	default:
 		a.content = "Hello from the fake carrier: the answer is 4."
 	}
 	if req.WebSearch != nil {
-		a.citations = []string{"https://example.com/source"}
+		if !s.pretends(PretendURLsInProse) {
+			a.citations = []string{"https://example.com/source"}
+		}
 		a.content += " (source: https://example.com/source)"
 	}
 	if s.Has("reasoning") && (req.ReasoningEffort != "" || req.Reasoning != nil) {
@@ -508,8 +566,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, a 
 			}
 		}
 	}
-	wantUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	if s.cfg.Dialect == DialectDeepSeek {
+	wantUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !s.pretends(PretendStreamWithoutUsage)
+	if s.pretends(PretendStreamWithoutUsage) {
+		send(map[string]any{}, finish, nil)
+	} else if s.cfg.Dialect == DialectDeepSeek {
 		// DeepSeek puts the usage on the finishing chunk, asked or not.
 		send(map[string]any{}, finish, s.usage(a))
 	} else {
@@ -569,6 +629,62 @@ func example(schema map[string]any) any {
 		return nil
 	}
 	return "example"
+}
+
+// imageTokens is what one image costs a server that sees it.
+const imageTokens = 85
+
+// colourOf reads an image data URL and names its average colour: the honest
+// server really looks at the image it is sent.
+func colourOf(dataURL string) string {
+	_, b64, ok := strings.Cut(dataURL, ";base64,")
+	if !ok {
+		return "unreadable"
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "unreadable"
+	}
+	img, _, err := image.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return "unreadable"
+	}
+	var r, g, b, n uint64
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			r, g, b, n = r+uint64(cr>>8), g+uint64(cg>>8), b+uint64(cb>>8), n+1
+		}
+	}
+	if n == 0 {
+		return "unreadable"
+	}
+	return NameColour(uint8(r/n), uint8(g/n), uint8(b/n))
+}
+
+// NameColour names a colour by the nearest of a few plain ones.
+func NameColour(r, g, b uint8) string {
+	best, bestD := "", -1
+	for _, c := range PlainColours {
+		dr, dg, db := int(r)-int(c.R), int(g)-int(c.G), int(b)-int(c.B)
+		if d := dr*dr + dg*dg + db*db; bestD < 0 || d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	return best
+}
+
+// PlainColour is a colour with a name everyone agrees on.
+type PlainColour struct {
+	Name    string
+	R, G, B uint8
+}
+
+// PlainColours are the colours the vision probe draws and a seeing server names.
+var PlainColours = []PlainColour{
+	{"red", 220, 30, 30}, {"green", 30, 180, 60}, {"blue", 30, 60, 220}, {"yellow", 240, 220, 40},
+	{"black", 10, 10, 10}, {"white", 245, 245, 245},
 }
 
 // fixedCreated is the "created" time of every answer, so transcripts are

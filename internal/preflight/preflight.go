@@ -7,7 +7,6 @@ package preflight
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -84,11 +83,11 @@ var Probes = []Probe{
 		Fix: "Serve server-sent events ending with data: [DONE], and report usage in the last chunk.", run: probeStreaming},
 	{Name: "tools", Capability: "tools", Title: "Tool calls", Request: "A streamed request with one function tool; the tool call's arguments must parse as JSON valid against the tool's schema.",
 		Fix: "Enable function calling (tool parsing) for this model on your server.", run: probeTools},
-	{Name: "json_output", Capability: "json_output", Title: "JSON output", Request: "response_format json_object; the answer must parse as JSON.",
+	{Name: "json_output", Capability: "json_output", Title: "JSON output", Request: "response_format json_object with a prompt that invites a sentence before the JSON; the answer must be exactly one JSON object (a server that only follows the prompt writes the sentence too).",
 		Fix: "Support response_format {\"type\": \"json_object\"} (JSON mode).", run: probeJSONOutput},
 	{Name: "json_schema", Capability: "json_schema", Title: "JSON schema", Request: "response_format json_schema (strict); the answer must be valid against the schema.",
 		Fix: "Enable constrained decoding (structured outputs) so answers follow the schema.", run: probeJSONSchema},
-	{Name: "vision", Capability: "vision", Title: "Vision", Request: "A user message with a 16x16 PNG image part; it must be accepted and answered.",
+	{Name: "vision", Capability: "vision", Title: "Vision", Request: "A 32x32 PNG of a colour drawn at random (red, green, blue or yellow) and \"What colour is this image?\"; the answer must name the colour, and the image must cost prompt tokens beyond the same text sent alone (a server that drops the image fails both).",
 		Fix: "Serve a vision-capable build of the model and accept image_url content parts (data URLs included).", run: probeVision},
 	{Name: "audio_input", Capability: "audio_input", Title: "Audio input", Request: "A user message with a 0.25 s WAV input_audio part; it must be accepted and answered.",
 		Fix: "Accept input_audio content parts (base64 WAV).", run: probeAudio},
@@ -96,7 +95,7 @@ var Probes = []Probe{
 		Fix: "Return the model's reasoning as reasoning_content or reasoning, or count it in usage.completion_tokens_details.reasoning_tokens.", run: probeReasoning},
 	{Name: "reasoning_budget", Capability: "reasoning_budget", Title: "Reasoning budget", Request: "reasoning.max_tokens=32; reasoning tokens must come back and stay within 32.",
 		Fix: "Honour reasoning.max_tokens: stop reasoning at the budget and report reasoning_tokens.", run: probeReasoningBudget},
-	{Name: "web_search", Capability: "web_search", Title: "Web search", Request: "web_search_options; the answer must cite a source (a url_citation annotation or a URL).",
+	{Name: "web_search", Capability: "web_search", Title: "Web search", Request: "web_search_options; the answer must carry a url_citation annotation (a URL in the text is no evidence of a search).",
 		Fix: "Accept web_search_options and return url_citation annotations.", run: probeWebSearch},
 	{Name: ProbeCache, Title: "Cached input", Request: "The same 2,000-token prefix sent twice; the second answer must report cached prompt tokens.",
 		Fix: "Enable prefix caching and report hits as usage.prompt_tokens_details.cached_tokens (or prompt_cache_hit_tokens). A cached-input price with no cache hits wins no cached traffic.", run: probeCache},
@@ -135,7 +134,7 @@ type Runner struct {
 // it finishes (a probe's "running" state first). When the endpoint is not
 // reachable the rest fail without a request.
 func (r *Runner) Run(ctx context.Context, ep Endpoint, report func(Result)) []Result {
-	p := &prober{ep: ep, now: r.now, client: newClient(ep, r.HTTP)}
+	p := newProber(ep, r.HTTP, r.now)
 	var out []Result
 	for _, probe := range Probes {
 		report(Result{Probe: probe.Name, State: Running, At: r.now()})
@@ -159,10 +158,10 @@ func (r *Runner) Run(ctx context.Context, ep Endpoint, report func(Result)) []Re
 	return out
 }
 
-func newClient(ep Endpoint, hc *http.Client) openai.Client {
+func newClient(ep Endpoint, hc *http.Client, opts ...option.RequestOption) openai.Client {
 	// No retries: a probe reports what the first answer was.
-	return openai.NewClient(option.WithBaseURL(strings.TrimSuffix(ep.BaseURL, "/")+"/"), option.WithAPIKey(ep.APIKey),
-		option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(strings.TrimSuffix(ep.BaseURL, "/") + "/"), option.WithAPIKey(ep.APIKey),
+		option.WithHTTPClient(hc), option.WithMaxRetries(0)}, opts...)...)
 }
 
 func (r *Runner) now() time.Time {
@@ -188,24 +187,6 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// failure turns a client error into a failed result with the status and
-// the server's own message.
-func failure(err error, what string) Result {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		msg := apiErr.Message
-		if msg == "" {
-			msg = http.StatusText(apiErr.StatusCode)
-		}
-		return Result{State: Failed, Status: apiErr.StatusCode, Excerpt: apiErr.RawJSON(),
-			Error: fmt.Sprintf("%s: the server answered %d: %s", what, apiErr.StatusCode, msg)}
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return Result{State: Failed, Error: what + ": no answer in time."}
-	}
-	return Result{State: Failed, Error: fmt.Sprintf("%s: %v", what, err)}
 }
 
 func failed(status int, excerpt, format string, args ...any) Result {

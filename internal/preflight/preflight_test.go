@@ -100,7 +100,7 @@ func TestProbesFailForWhatACarrierLacks(t *testing.T) {
 			ep:     func(e Endpoint) Endpoint { e.Model = "other-model"; return e },
 			failed: map[string]string{ProbeReachable: "does not list the upstream model"}},
 		{name: "always overloaded", cfg: fakecarrier.Config{Capabilities: everything, ErrorRate: 1},
-			failed: map[string]string{ProbeChat: "the server answered", ProbeStreaming: "the server answered"},
+			failed: map[string]string{ProbeChat: "your server answered", ProbeStreaming: "your server answered"},
 			passed: []string{ProbeReachable}},
 	}
 	for _, tc := range cases {
@@ -193,7 +193,7 @@ func runOne(t *testing.T, base, name string) Result {
 		t.Fatalf("no probe %s", name)
 	}
 	ep := Endpoint{BaseURL: base, Model: "kimi-k2.5"}
-	p := &prober{ep: ep, now: time.Now, client: newClient(ep, netguard.New(true).Client(10*time.Second))}
+	p := newProber(ep, netguard.New(true).Client(10*time.Second), time.Now)
 	return probe.run(context.Background(), p)
 }
 
@@ -228,5 +228,84 @@ func TestProbeTableIsComplete(t *testing.T) {
 		if _, ok := ForCapability(c); !ok {
 			t.Errorf("no probe earns %s", c)
 		}
+	}
+}
+
+// TestEachProbeCatchesItsPretender runs the probes against an honest server
+// with every capability and against servers that pretend (claiming a
+// capability they do not use, as OpenAI-compatible mocks do): each
+// pretender fails exactly the probes its pretence concerns, with evidence
+// in plain words (the status and a body excerpt), never a Go type name.
+func TestEachProbeCatchesItsPretender(t *testing.T) {
+	honest := run(t, startFake(t, fakecarrier.Config{Capabilities: everything, Cache: true}))
+	for _, p := range Probes {
+		if honest[p.Name].State != Passed {
+			t.Errorf("honest server, %s: %s (%s)", p.Name, honest[p.Name].State, honest[p.Name].Error)
+		}
+	}
+	if !strings.Contains(honest["vision"].Excerpt, "prompt tokens with it") {
+		t.Errorf("the vision probe's evidence does not show the token check: %q", honest["vision"].Excerpt)
+	}
+	for _, test := range []struct {
+		pretend string
+		fails   map[string]string // probe -> words its error must hold
+	}{
+		{fakecarrier.PretendIgnoreParts, map[string]string{"vision": "not looked at"}},
+		{fakecarrier.PretendURLsInProse, map[string]string{"web_search": "no url_citation"}},
+		{fakecarrier.PretendJSONByPrompt, map[string]string{"json_output": "exactly one JSON object"}},
+		{fakecarrier.PretendStreamWithoutUsage, map[string]string{ProbeStreaming: "No usage"}},
+	} {
+		t.Run(test.pretend, func(t *testing.T) {
+			// The pretender claims the capability but does not have it.
+			caps := []string{"tools", "json_schema", "reasoning", "reasoning_budget", "audio_input"}
+			results := run(t, startFake(t, fakecarrier.Config{Capabilities: caps, Cache: true, Pretend: []string{test.pretend}}))
+			for probe, words := range test.fails {
+				res := results[probe]
+				if res.State != Failed || !strings.Contains(res.Error, words) {
+					t.Errorf("%s: %s %q, want failed saying %q", probe, res.State, res.Error, words)
+				}
+			}
+			for _, probe := range []string{ProbeReachable, ProbeChat, "tools", "json_schema"} {
+				if _, pretended := test.fails[probe]; !pretended && results[probe].State != Passed {
+					t.Errorf("%s should pass on this server: %s", probe, results[probe].Error)
+				}
+			}
+		})
+	}
+}
+
+// TestErrorsInAnotherShapeAreShownPlainly: a server whose error bodies are
+// not OpenAI's (as TGI and several self-hosted stacks answer) fails with
+// its status, content type and body excerpt, keys redacted, and no Go type
+// name.
+func TestErrorsInAnotherShapeAreShownPlainly(t *testing.T) {
+	ep := startFake(t, fakecarrier.Config{Pretend: []string{fakecarrier.PretendOddErrors}})
+	ep.Model = "no-such-model sk-secret-abcdef123456"
+	p := newProber(ep, netguard.New(true).Client(10*time.Second), time.Now)
+	res := probeChat(context.Background(), p)
+	for _, want := range []string{"your server answered 404 (application/json)", "SyntaxError", "[redacted]"} {
+		if !strings.Contains(res.Error+res.Excerpt, want) {
+			t.Errorf("evidence %q / %q lacks %q", res.Error, res.Excerpt, want)
+		}
+	}
+	for _, bad := range []string{"unmarshal", "Go value", "apierror", "sk-secret-abcdef123456"} {
+		if strings.Contains(res.Error+res.Excerpt, bad) {
+			t.Errorf("evidence %q / %q shows %q", res.Error, res.Excerpt, bad)
+		}
+	}
+	if res.Status != 404 {
+		t.Errorf("status %d, want 404", res.Status)
+	}
+}
+
+// TestATimeoutSaysWhichPhase: a server that accepts the connection and
+// never answers fails with the first-byte phase named.
+func TestATimeoutSaysWhichPhase(t *testing.T) {
+	ep := startFake(t, fakecarrier.Config{TTFT: 2 * time.Second}) // the server is closed after it answers
+	p := newProber(ep, netguard.New(true).Client(time.Minute), time.Now)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if res := probeChat(ctx, p); !strings.Contains(res.Error, "first-byte phase") {
+		t.Errorf("a server that never answers: %q, want the first-byte phase named", res.Error)
 	}
 }

@@ -7,11 +7,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
+	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -20,9 +24,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-//go:embed assets/probe.png
-var probePNG []byte
-
 //go:embed assets/probe.wav
 var probeWAV []byte
 
@@ -30,6 +31,8 @@ type prober struct {
 	ep     Endpoint
 	client openai.Client
 	now    func() time.Time
+	// last is the latest exchange (see record), for the evidence of a failure.
+	last *exchange
 }
 
 const onePrompt = "Reply with one short sentence: what is 2 + 2?"
@@ -58,7 +61,7 @@ func probeReachable(ctx context.Context, p *prober) Result {
 	var resp *http.Response
 	page, err := p.client.Models.List(ctx, option.WithResponseInto(&resp))
 	if err != nil {
-		return failure(err, "Listing models")
+		return p.failure(err, "Listing models")
 	}
 	var names []string
 	for _, m := range page.Data {
@@ -73,7 +76,7 @@ func probeReachable(ctx context.Context, p *prober) Result {
 func probeChat(ctx context.Context, p *prober) Result {
 	c, status, err := p.complete(ctx, p.params(onePrompt))
 	if err != nil {
-		return failure(err, "Chat")
+		return p.failure(err, "Chat")
 	}
 	if len(c.Choices) == 0 || strings.TrimSpace(c.Choices[0].Message.Content) == "" {
 		return failed(status, c.RawJSON(), "The answer has no text.")
@@ -152,7 +155,7 @@ func (p *prober) stream(ctx context.Context, params openai.ChatCompletionNewPara
 func probeStreaming(ctx context.Context, p *prober) Result {
 	s, err := p.stream(ctx, p.params(onePrompt))
 	if err != nil {
-		return failure(err, "Streaming")
+		return p.failure(err, "Streaming")
 	}
 	text := ""
 	if len(s.acc.Choices) > 0 {
@@ -192,7 +195,7 @@ func probeTools(ctx context.Context, p *prober) Result {
 		Name: "get_weather", Description: openai.String("Current weather in a city"), Parameters: weatherTool})}
 	s, err := p.stream(ctx, params)
 	if err != nil {
-		return failure(err, "Tool call")
+		return p.failure(err, "Tool call")
 	}
 	if len(s.acc.Choices) == 0 || len(s.acc.Choices[0].Message.ToolCalls) == 0 {
 		return failed(s.status, "", "The answer has no tool call.")
@@ -230,17 +233,21 @@ func validate(schema map[string]any, text string) string {
 	return ""
 }
 
+// jsonModePrompt invites prose around the JSON: a model that only follows
+// the prompt writes both, one held to JSON mode writes the JSON alone.
+const jsonModePrompt = "First say in a sentence how you will work it out, then give the result as JSON with a key \"answer\": what is 2 + 2?"
+
 func probeJSONOutput(ctx context.Context, p *prober) Result {
-	params := p.params("Answer in JSON with a key \"answer\": what is 2 + 2?")
+	params := p.params(jsonModePrompt)
 	params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
 	c, status, err := p.complete(ctx, params)
 	if err != nil {
-		return failure(err, "JSON output")
+		return p.failure(err, "JSON output")
 	}
 	text := firstText(c)
 	var v map[string]any
-	if json.Unmarshal([]byte(text), &v) != nil {
-		return failed(status, text, "The answer is not a JSON object.")
+	if json.Unmarshal([]byte(strings.TrimSpace(text)), &v) != nil {
+		return failed(status, text, "The answer is not exactly one JSON object: the prompt invited prose around the JSON, and JSON mode (response_format json_object) must keep the answer to the JSON alone.")
 	}
 	return passed(status, text)
 }
@@ -261,7 +268,7 @@ func probeJSONSchema(ctx context.Context, p *prober) Result {
 		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Strict: openai.Bool(true), Schema: answerSchema}}}
 	c, status, err := p.complete(ctx, params)
 	if err != nil {
-		return failure(err, "JSON schema")
+		return p.failure(err, "JSON schema")
 	}
 	text := firstText(c)
 	if msg := validate(answerSchema, text); msg != "" {
@@ -283,7 +290,7 @@ func probeParts(ctx context.Context, p *prober, what string, part openai.ChatCom
 		openai.TextContentPart("Describe this in five words."), part})}
 	c, status, err := p.complete(ctx, params)
 	if err != nil {
-		return failure(err, what)
+		return p.failure(err, what)
 	}
 	if text := firstText(c); strings.TrimSpace(text) != "" {
 		return passed(status, text)
@@ -291,9 +298,64 @@ func probeParts(ctx context.Context, p *prober, what string, part openai.ChatCom
 	return failed(status, c.RawJSON(), "%s: the part was accepted but not answered.", what)
 }
 
+// visionColours are the colours the vision probe draws, one at random per
+// run, so no fixed answer can pass.
+var visionColours = []struct {
+	name    string
+	r, g, b uint8
+}{{"red", 220, 30, 30}, {"green", 30, 180, 60}, {"blue", 30, 60, 220}, {"yellow", 240, 220, 40}}
+
+// colourPNG is a 32x32 PNG of one colour.
+func colourPNG(r, g, b uint8) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 32, 32))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = r, g, b, 255
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
+}
+
+const visionQuestion = "What colour is this image? Answer with one word."
+
+// probeVision sends an image of a colour drawn at random and asks what
+// colour it is; it passes only when the answer names it and the image cost
+// prompt tokens beyond the same text alone (a server that drops the part
+// answers blind, and counts no tokens for it).
 func probeVision(ctx context.Context, p *prober) Result {
-	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(probePNG)
-	return probeParts(ctx, p, "Image input", openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+	c := visionColours[mrand.IntN(len(visionColours))]
+	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(colourPNG(c.r, c.g, c.b))
+	baseline, _, err := p.complete(ctx, p.params(visionQuestion))
+	if err != nil {
+		return p.failure(err, "Image input (the text alone)")
+	}
+	params := p.params("")
+	params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+		openai.TextContentPart(visionQuestion), openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: url})})}
+	seen, status, err := p.complete(ctx, params)
+	if err != nil {
+		return p.failure(err, "Image input")
+	}
+	text := firstText(seen)
+	if !containsWord(text, c.name) {
+		return failed(status, text, "The image was %s; the answer does not say so: the image was not looked at.", c.name)
+	}
+	if seen.Usage.PromptTokens <= baseline.Usage.PromptTokens {
+		return failed(status, text, "The image cost no prompt tokens beyond the text alone (%d with it, %d without): it was not read.",
+			seen.Usage.PromptTokens, baseline.Usage.PromptTokens)
+	}
+	return passed(status, fmt.Sprintf("%s (the image was %s; %d prompt tokens with it, %d without)", text, c.name,
+		seen.Usage.PromptTokens, baseline.Usage.PromptTokens))
+}
+
+// containsWord reports whether text has word as a whole word, in any case.
+func containsWord(text, word string) bool {
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if f == word {
+			return true
+		}
+	}
+	return false
 }
 
 func probeAudio(ctx context.Context, p *prober) Result {
@@ -321,7 +383,7 @@ func probeReasoning(ctx context.Context, p *prober) Result {
 	params.MaxCompletionTokens = openai.Int(512)
 	c, status, err := p.complete(ctx, params)
 	if err != nil {
-		return failure(err, "Reasoning")
+		return p.failure(err, "Reasoning")
 	}
 	text := ""
 	if len(c.Choices) > 0 {
@@ -341,7 +403,7 @@ func probeReasoningBudget(ctx context.Context, p *prober) Result {
 	params.MaxCompletionTokens = openai.Int(512)
 	c, status, err := p.complete(ctx, params, option.WithJSONSet("reasoning", map[string]any{"max_tokens": reasoningBudget}))
 	if err != nil {
-		return failure(err, "Reasoning budget")
+		return p.failure(err, "Reasoning budget")
 	}
 	tokens := c.Usage.CompletionTokensDetails.ReasoningTokens
 	excerpt := fmt.Sprintf("%d reasoning tokens for a budget of %d", tokens, reasoningBudget)
@@ -359,7 +421,7 @@ func probeWebSearch(ctx context.Context, p *prober) Result {
 	params.WebSearchOptions = openai.ChatCompletionNewParamsWebSearchOptions{SearchContextSize: "low"}
 	c, status, err := p.complete(ctx, params)
 	if err != nil {
-		return failure(err, "Web search")
+		return p.failure(err, "Web search")
 	}
 	if len(c.Choices) > 0 {
 		for _, a := range c.Choices[0].Message.Annotations {
@@ -368,10 +430,9 @@ func probeWebSearch(ctx context.Context, p *prober) Result {
 			}
 		}
 	}
-	if text := firstText(c); strings.Contains(text, "https://") {
-		return passed(status, text)
-	}
-	return failed(status, firstText(c), "The answer cites no source.")
+	// A URL in the text proves nothing: a model writes URLs it never
+	// fetched. Only a structured citation shows a search was made.
+	return failed(status, firstText(c), "The answer carries no url_citation annotation: a URL in the text is not evidence of a search.")
 }
 
 // cachedOf reads cached prompt tokens in either spelling.
@@ -398,7 +459,7 @@ func probeCache(ctx context.Context, p *prober) Result {
 	for range 2 {
 		c, st, err := p.complete(ctx, params)
 		if err != nil {
-			return failure(err, "Cached input")
+			return p.failure(err, "Cached input")
 		}
 		last, status = c, st
 	}

@@ -213,8 +213,10 @@ func (e *Endpoints) Preflight(ctx context.Context, listingID int64) (*catalogue.
 }
 
 // ReadyForService reports whether a listing's published endpoint passed the
-// reachability and chat probes (within freshness): a listing goes into
-// service only then.
+// reachability, chat and streaming probes (within freshness): a listing goes
+// into service only then. Streaming counts because a gateway streams and
+// bills by the usage the stream reports: a server that streams without
+// usage cannot be billed.
 func (e *Endpoints) ReadyForService(ctx context.Context, l *catalogue.Listing) error {
 	if l.Endpoint == nil {
 		return apperr.Errorf(apperr.ECONFLICT, "This listing has no approved endpoint yet: the carrier registers one, and it is approved, before the listing goes into service.")
@@ -223,7 +225,7 @@ func (e *Endpoints) ReadyForService(ctx context.Context, l *catalogue.Listing) e
 	if err != nil {
 		return err
 	}
-	for _, probe := range []string{preflight.ProbeReachable, preflight.ProbeChat} {
+	for _, probe := range []string{preflight.ProbeReachable, preflight.ProbeChat, preflight.ProbeStreaming} {
 		if latest[probe].State != preflight.Passed {
 			p, _ := preflight.Lookup(probe)
 			return apperr.Errorf(apperr.ECONFLICT, "The listing's endpoint has not passed the %q probe: run preflight until it does before the listing goes into service.", p.Title)
