@@ -267,6 +267,24 @@ func (s *Store) FinishPreflight(ctx context.Context, job *preflight.Job, freshne
 			SubjectID: l.ID, After: map[string]any{"runId": job.RunID, "endpointId": job.EndpointID, "passed": passed, "failed": failed}}); err != nil {
 			return err
 		}
+		// An endpoint registered while this run was open could not queue a
+		// run of its own (one open run a listing): queue it now, so every
+		// registered endpoint is probed before a reviewer decides on it.
+		var latest endpointRow
+		if err := tx.Where("listing_id = ?", l.ID).Order("id DESC").Limit(1).Find(&latest).Error; err != nil {
+			return err
+		}
+		if latest.ID != 0 && latest.ID != job.EndpointID {
+			var runs int64
+			if err := tx.Model(&preflightRunRow{}).Where("endpoint_id = ?", latest.ID).Count(&runs).Error; err != nil {
+				return err
+			}
+			if runs == 0 {
+				if _, err := queueRun(tx, now, l.ID, latest.ID, "registration", nil, now); err != nil {
+					return err
+				}
+			}
+		}
 		cached := false
 		if l.PublishedFareID != nil {
 			f, err := publishedFare(tx, l.PublishedFareID)

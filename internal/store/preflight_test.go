@@ -246,3 +246,42 @@ func TestFilingThatAddsAFlagOrACachedPriceQueuesPreflight(t *testing.T) {
 		}
 	})
 }
+
+// TestAnEndpointRegisteredWhileARunIsOpenIsProbedAfterIt: a second endpoint
+// registered while the first one's run is running could not queue a run
+// (one open run a listing); when the open run finishes, the new endpoint's
+// own run is queued, so the reviewer never decides on it without evidence.
+func TestAnEndpointRegisteredWhileARunIsOpenIsProbedAfterIt(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		register := func(url string) {
+			t.Helper()
+			if _, err := s.RegisterEndpoint(ctx, fx.authorID, workflow.NewEndpoint{ListingID: fx.listingID, BaseURL: url,
+				UpstreamModel: "glm-5", KeySealed: "v1.sealed", KeyHint: "sk-...abcd"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		registerApproved(t, s, fx, "https://first.nebula.example/v1")
+		job, err := s.ClaimPreflight(ctx, "test", 2, time.Hour)
+		if err != nil || job == nil {
+			t.Fatalf("claim the first run: %v %v", job, err)
+		}
+		register("https://second.nebula.example/v1") // a move, while the first endpoint's run is running
+		if err := s.FinishPreflight(ctx, job, 7*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		next, err := s.ClaimPreflight(ctx, "test", 2, time.Hour)
+		if err != nil || next == nil {
+			t.Fatalf("no run queued for the endpoint registered meanwhile: %v %v", next, err)
+		}
+		if next.EndpointID == job.EndpointID || next.BaseURL != "https://second.nebula.example/v1" {
+			t.Errorf("the queued run probes %s (endpoint %d), want the second endpoint", next.BaseURL, next.EndpointID)
+		}
+		if err := s.FinishPreflight(ctx, next, 7*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := s.ClaimPreflight(ctx, "test", 2, time.Hour); again != nil {
+			t.Errorf("a third run was queued (endpoint %d): each endpoint needs one", again.EndpointID)
+		}
+	})
+}
