@@ -204,8 +204,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := seedDemo(ctx, st, stdout); err != nil {
 			return err
 		}
-		demo.StartCarriers(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
-		if n, err := demo.SeedEndpoints(ctx, st, box); err != nil {
+		urls := demo.StartCarriers(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+		if n, err := demo.SeedEndpoints(ctx, st, box, urls); err != nil {
 			return err
 		} else if n > 0 {
 			fmt.Fprintf(stdout, "Registered %d demo endpoints; preflight runs in the background.\n", n)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -165,17 +166,29 @@ func (s *Store) Reseal(ctx context.Context, reseal func(sealed string, listingID
 }
 
 // PublishSeedEndpoint gives a listing a published endpoint without review
-// (the demo's seed only) and queues its preflight. A listing that has an
-// endpoint keeps it.
-func (s *Store) PublishSeedEndpoint(ctx context.Context, listingID int64, baseURL, model, sealed, hint string) error {
-	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+// (the demo's seed only) and queues its preflight, reporting whether it
+// did. The demo's carriers listen where the system lets them, another port
+// each start: a listing whose published endpoint is a seed endpoint (on
+// loopback, with the same model and key) moves to the new address; one with
+// an endpoint its carrier registered keeps it.
+func (s *Store) PublishSeedEndpoint(ctx context.Context, listingID int64, baseURL, model, sealed, hint string) (bool, error) {
+	published := false
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var l listingRow
 		if err := tx.First(&l, listingID).Error; err != nil {
 			return notFound(err, "Listing")
 		}
 		if l.EndpointID != nil {
-			return nil
+			var cur endpointRow
+			if err := tx.First(&cur, *l.EndpointID).Error; err != nil {
+				return err
+			}
+			seeded := strings.HasPrefix(cur.BaseURL, "http://127.0.0.1:") && cur.UpstreamModel == model && cur.KeyHint == hint
+			if !seeded || cur.BaseURL == baseURL {
+				return nil
+			}
 		}
+		published = true
 		row := endpointRow{ListingID: l.ID, BaseURL: baseURL, UpstreamModel: model, KeySealed: sealed, KeyHint: hint, CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -193,4 +206,5 @@ func (s *Store) PublishSeedEndpoint(ctx context.Context, listingID int64, baseUR
 		_, err := queueRun(tx, now, l.ID, row.ID, "registration", nil, now)
 		return err
 	})
+	return published, err
 }

@@ -153,7 +153,7 @@ func TestPreflightIsClaimedExactlyOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := a.PublishSeedEndpoint(ctx, l, "https://x.example/v1", "m", "v1.k", "sk-...k"); err != nil {
+				if _, err := a.PublishSeedEndpoint(ctx, l, "https://x.example/v1", "m", "v1.k", "sk-...k"); err != nil {
 					t.Fatal(err)
 				}
 			}
