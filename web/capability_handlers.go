@@ -70,10 +70,7 @@ func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[stri
 				}
 			}
 			if o, ok := overrides[name]; ok {
-				row.Override = o.State
-				if o.Note != "" {
-					row.Override += " (" + o.Note + ")"
-				}
+				row.Override = overrideText(o)
 			}
 			rows = append(rows, row)
 		}
@@ -86,4 +83,21 @@ func filingFare(f *workflow.Filing) *fare.Fare {
 		return nil
 	}
 	return f.Fare
+}
+
+// overrideText says who overrode a verdict, when, why, and until when it
+// counts (or that it no longer does).
+func overrideText(o workflow.Override) string {
+	by := o.By
+	if by == "" {
+		by = "a reviewer"
+	}
+	text := fmt.Sprintf("%s by %s on %s", o.State, by, o.At.UTC().Format("2006-01-02"))
+	if o.Note != "" {
+		text += " (" + o.Note + ")"
+	}
+	if o.Expired {
+		return text + "; expired on " + o.Until.UTC().Format("2006-01-02") + ": the probes decide again"
+	}
+	return text + "; counts until " + o.Until.UTC().Format("2006-01-02")
 }

@@ -74,6 +74,7 @@ Environment (flags win):
   AIRSIDE_PREFLIGHT_ALLOW_PRIVATE  true lets probes reach loopback and private addresses (demo and tests only)
   AIRSIDE_REQUIRE_PREFLIGHT  false lets a listing go into service without a passing preflight (default true)
   AIRSIDE_PROBE_FRESHNESS  how long a passed probe earns its flag (default 168h)
+  AIRSIDE_OVERRIDE_FOR  how long a reviewer's override of a probe verdict counts (default 720h)
   AIRSIDE_NOTICE_PERIOD  how long ahead a price increase must be filed (default 168h)
   AIRSIDE_QUARANTINE_FACTOR  a price moved by this factor or more needs two reviewers (default 3)
 `
@@ -213,6 +214,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	freshness := envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour)
 	st.ProbeFreshness = freshness
+	st.OverrideFor = envDuration("AIRSIDE_OVERRIDE_FOR", workflow.DefaultOverrideFor)
 	srv := web.New(st, log)
 	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
 	if raw := os.Getenv("AIRSIDE_SMTP_URL"); raw != "" {

@@ -38,15 +38,35 @@ func (s *Store) FindCapabilityChecks(ctx context.Context, listingID int64) (map[
 // FindCapabilityOverrides maps a listing's capability names to a reviewer's
 // override of the probes' verdict, with its note.
 func (s *Store) FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error) {
-	var rows []capabilityCheckRow
-	if err := s.read(ctx).Where("listing_id = ?", listingID).Find(&rows).Error; err != nil {
+	var rows []struct {
+		Capability, State, Note string
+		UpdatedAt               time.Time
+		Email                   *string
+	}
+	if err := s.read(ctx).Table("capability_checks").Select("capability_checks.capability, capability_checks.state, capability_checks.note, capability_checks.updated_at, users.email AS email").
+		Joins("LEFT JOIN users ON users.id = capability_checks.checked_by").
+		Where("capability_checks.listing_id = ?", listingID).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find capability overrides of listing %d: %w", listingID, err)
 	}
+	now := s.Now().UTC()
 	out := map[string]workflow.Override{}
 	for _, r := range rows {
-		out[r.Capability] = workflow.Override{State: r.State, Note: r.Note, At: r.UpdatedAt}
+		o := workflow.Override{State: r.State, Note: r.Note, At: r.UpdatedAt, Until: r.UpdatedAt.Add(s.overrideFor())}
+		o.Expired = !o.Until.After(now)
+		if r.Email != nil {
+			o.By = *r.Email
+		}
+		out[r.Capability] = o
 	}
 	return out, nil
+}
+
+// overrideFor is how long a reviewer's override counts.
+func (s *Store) overrideFor() time.Duration {
+	if s.OverrideFor > 0 {
+		return s.OverrideFor
+	}
+	return workflow.DefaultOverrideFor
 }
 
 // probeFreshness is how long a passed probe earns its flag.
@@ -94,7 +114,7 @@ func (s *Store) FindCapabilityChecksFor(ctx context.Context, listingIDs []int64)
 	var out map[int64]map[string]string
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		var err error
-		out, err = verdictsAt(tx, listingIDs, s.Now().UTC(), s.probeFreshness(), 0)
+		out, err = verdictsAt(tx, listingIDs, s.Now().UTC(), s.probeFreshness(), s.overrideFor(), 0)
 		return err
 	})
 	if err != nil {

@@ -238,6 +238,7 @@ func (s *Store) FinishPreflight(ctx context.Context, job *preflight.Job, freshne
 		}
 		passed, failed := 0, 0
 		cacheFailed := false
+		var failedCaps []probeResultRow
 		for _, r := range results {
 			switch preflight.State(r.State) {
 			case preflight.Passed:
@@ -245,15 +246,41 @@ func (s *Store) FinishPreflight(ctx context.Context, job *preflight.Job, freshne
 			case preflight.Failed:
 				failed++
 				cacheFailed = cacheFailed || r.Probe == preflight.ProbeCache
+				failedCaps = append(failedCaps, r)
+			}
+		}
+		// A live override that says "verified" while this run's probe of the
+		// flag failed is flagged to the carrier and to staff: it keeps
+		// counting until it expires or a reviewer changes it, but no one
+		// should be left believing it.
+		for _, r := range failedCaps {
+			probe, ok := preflight.Lookup(r.Probe)
+			if !ok || probe.Capability == "" {
+				continue
+			}
+			var o capabilityCheckRow
+			if err := tx.Where("listing_id = ? AND capability = ? AND state = ? AND updated_at > ?", l.ID, probe.Capability,
+				workflow.CapabilityVerified, now.Add(-s.overrideFor())).Limit(1).Find(&o).Error; err != nil {
+				return err
+			}
+			if o.ListingID == 0 {
+				continue
+			}
+			msg := workflow.NoticeOverrideContradicted(l.ID, probe.Capability, job.RunID, r.Error)
+			if err := notifyCarrier(tx, now, l.CarrierID, nil, msg); err != nil {
+				return err
+			}
+			if err := notifyStaff(tx, now, 0, msg); err != nil {
+				return err
 			}
 		}
 		if l.EndpointID != nil && *l.EndpointID == job.EndpointID {
 			// The previous verdicts were those of the run before this one.
-			before, err := verdictsAt(tx, []int64{l.ID}, now, freshness, job.RunID)
+			before, err := verdictsAt(tx, []int64{l.ID}, now, freshness, s.overrideFor(), job.RunID)
 			if err != nil {
 				return err
 			}
-			after, err := verdictsAt(tx, []int64{l.ID}, now, freshness, 0)
+			after, err := verdictsAt(tx, []int64{l.ID}, now, freshness, s.overrideFor(), 0)
 			if err != nil {
 				return err
 			}
@@ -310,11 +337,12 @@ func sameVerdicts(a, b map[string]string) bool {
 }
 
 // verdictsAt computes the capability verdicts of listings: a reviewer's
-// override where there is one, else the latest probe of the flag against
-// the listing's published endpoint within freshness ("verified" when it
-// passed, "failed" when it failed; a flag with no fresh probe has no
-// verdict). exceptRun leaves one run out (the verdicts before it).
-func verdictsAt(tx *gorm.DB, listingIDs []int64, now time.Time, freshness time.Duration, exceptRun int64) (map[int64]map[string]string, error) {
+// override where there is one set within overrideFor, else the latest probe
+// of the flag against the listing's published endpoint within freshness
+// ("verified" when it passed, "failed" when it failed; a flag with no fresh
+// probe has no verdict). exceptRun leaves one run out (the verdicts before
+// it).
+func verdictsAt(tx *gorm.DB, listingIDs []int64, now time.Time, freshness, overrideFor time.Duration, exceptRun int64) (map[int64]map[string]string, error) {
 	out := map[int64]map[string]string{}
 	if len(listingIDs) == 0 {
 		return out, nil
@@ -346,7 +374,7 @@ func verdictsAt(tx *gorm.DB, listingIDs []int64, now time.Time, freshness time.D
 		set(p.ListingID, probe.Capability, state)
 	}
 	var overrides []capabilityCheckRow
-	if err := tx.Where("listing_id IN ?", listingIDs).Find(&overrides).Error; err != nil {
+	if err := tx.Where("listing_id IN ? AND updated_at > ?", listingIDs, now.Add(-overrideFor)).Find(&overrides).Error; err != nil {
 		return nil, fmt.Errorf("find capability overrides: %w", err)
 	}
 	for _, o := range overrides {

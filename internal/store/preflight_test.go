@@ -285,3 +285,61 @@ func TestAnEndpointRegisteredWhileARunIsOpenIsProbedAfterIt(t *testing.T) {
 		}
 	})
 }
+
+// TestOverridesAreHonest: a reviewer's override shows who set it, when and
+// until when; a later failing probe of an overridden "verified" flag is
+// flagged to the carrier and to staff; and after AIRSIDE_OVERRIDE_FOR the
+// override no longer counts (the probes decide again).
+func TestOverridesAreHonest(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		registerApproved(t, s, fx, "https://api.nebula.example/v1")
+		runProbes(t, s, map[string]preflight.State{preflight.ProbeReachable: preflight.Passed, "json_schema": preflight.Failed})
+		reviewer := newReviewer(t, s, "judge@airside.example")
+		if err := s.SetCapabilityCheck(ctx, reviewer, fx.listingID, "json_schema", workflow.CapabilityVerified, "checked by hand"); err != nil {
+			t.Fatal(err)
+		}
+		o, err := s.FindCapabilityOverrides(ctx, fx.listingID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o["json_schema"]; got.By != "judge@airside.example" || got.Expired || !got.Until.After(s.Now()) || got.Note != "checked by hand" {
+			t.Errorf("override %+v: want who, a future expiry and the note", got)
+		}
+		// A later run's probe of the flag fails: both sides are told.
+		if _, err := s.RequestPreflight(ctx, fx.authorID, fx.listingID, 0); err != nil {
+			t.Fatal(err)
+		}
+		runProbes(t, s, map[string]preflight.State{preflight.ProbeReachable: preflight.Passed, "json_schema": preflight.Failed})
+		flagged := func(userID int64) bool {
+			notes, err := s.FindNotifications(ctx, userID, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range notes {
+				if strings.Contains(n.Message, "override says json_schema is verified") {
+					return true
+				}
+			}
+			return false
+		}
+		if !flagged(fx.authorID) || !flagged(reviewer) {
+			t.Errorf("the contradicted override was not flagged (carrier %v, staff %v)", flagged(fx.authorID), flagged(reviewer))
+		}
+		if checks, _ := s.FindCapabilityChecks(ctx, fx.listingID); checks["json_schema"] != workflow.CapabilityVerified {
+			t.Errorf("a live override stopped counting: %v", checks)
+		}
+		// Past its period the override no longer counts; the failing probe
+		// decides (it is within its own freshness here).
+		s.OverrideFor = time.Hour
+		clock := s.Now
+		s.Now = func() time.Time { return clock().Add(2 * time.Hour) }
+		defer func() { s.Now = clock }()
+		if checks, _ := s.FindCapabilityChecks(ctx, fx.listingID); checks["json_schema"] != workflow.CapabilityFailed {
+			t.Errorf("an expired override still counts: %v", checks)
+		}
+		if o, _ := s.FindCapabilityOverrides(ctx, fx.listingID); !o["json_schema"].Expired {
+			t.Errorf("the expired override is not shown as expired: %+v", o["json_schema"])
+		}
+	})
+}

@@ -70,6 +70,9 @@ type Store struct {
 	suspectUntil *atomic.Int64
 	// Now stamps every change; one timestamp per transaction.
 	Now func() time.Time
+	// OverrideFor is how long a reviewer's override of a probe verdict
+	// counts (default workflow.DefaultOverrideFor).
+	OverrideFor time.Duration
 	// ProbeFreshness is how long a passed preflight probe earns its
 	// capability flag (default 7 days).
 	ProbeFreshness time.Duration

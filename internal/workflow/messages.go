@@ -146,6 +146,13 @@ func NoticePreflight(listingID int64, passed, failed int, cachedPriceWithoutHits
 	return msg
 }
 
+// NoticeOverrideContradicted tells the carrier and staff that a reviewer's
+// override says a capability is verified while the latest probe of it failed.
+func NoticeOverrideContradicted(listingID int64, capability string, runID int64, probeError string) string {
+	return fmt.Sprintf("A reviewer's override says %s is verified on listing #%d, but preflight run #%d's %s probe failed: %s The override still counts until it expires or a reviewer changes it; check the endpoint.",
+		capability, listingID, runID, capability, probeError)
+}
+
 // NoticeDelisted tells the carrier the gateway delisted a listing.
 func NoticeDelisted(listingID int64, reason string) string {
 	return fmt.Sprintf("Listing %d was delisted by the gateway: %s", listingID, reason)

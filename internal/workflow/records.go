@@ -45,7 +45,16 @@ type Override struct {
 	State string
 	Note  string
 	At    time.Time
+	// By is the reviewer who set it; Until is when it stops counting (then
+	// the probes decide again); Expired is set once it has.
+	By      string
+	Until   time.Time
+	Expired bool
 }
+
+// DefaultOverrideFor is how long a reviewer's override of a probe verdict
+// counts unless configured (AIRSIDE_OVERRIDE_FOR).
+const DefaultOverrideFor = 30 * 24 * time.Hour
 
 // NewEndpoint is an endpoint registration as the store records it: the key
 // already sealed (empty: keep the key of the endpoint registered last).
