@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/airside/airside/internal/spoken"
 )
 
 // Dialect is which carrier's spelling of the API the server speaks.
@@ -276,11 +278,11 @@ type responseFormat struct {
 	} `json:"json_schema"`
 }
 
-// promptOf flattens the messages to text and lists the part types seen and
-// the images' URLs.
-func promptOf(msgs []message) (string, []string, []string) {
+// promptOf flattens the messages to text and lists the part types seen, the
+// images' URLs and the audio parts' base64 data.
+func promptOf(msgs []message) (string, []string, []string, []string) {
 	var b strings.Builder
-	var parts, images []string
+	var parts, images, audio []string
 	for _, m := range msgs {
 		var text string
 		if json.Unmarshal(m.Content, &text) == nil {
@@ -300,10 +302,15 @@ func promptOf(msgs []message) (string, []string, []string) {
 						images = append(images, u)
 					}
 				}
+				if au, ok := p["input_audio"].(map[string]any); ok {
+					if d, ok := au["data"].(string); ok {
+						audio = append(audio, d)
+					}
+				}
 			}
 		}
 	}
-	return b.String(), parts, images
+	return b.String(), parts, images, audio
 }
 
 // need lists the capabilities a request uses.
@@ -355,7 +362,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("The model `%s` does not exist.", req.Model), "model")
 		return
 	}
-	prompt, parts, images := promptOf(req.Messages)
+	prompt, parts, images, audio := promptOf(req.Messages)
 	for _, c := range req.need(parts) {
 		pretended := s.pretends(PretendIgnoreParts) && (c == "vision" || c == "audio_input") ||
 			s.pretends(PretendURLsInProse) && c == "web_search" || s.pretends(PretendJSONByPrompt) && c == "json_output"
@@ -389,7 +396,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, "server_error", "The server had an error while processing your request.", "")
 		return
 	}
-	a := s.compose(&req, prompt, images)
+	a := s.compose(&req, prompt, images, audio)
 	if req.Stream {
 		s.stream(w, r, &req, a)
 		return
@@ -401,14 +408,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // compose decides the answer: a tool call, JSON, or text, with reasoning
 // and citations where asked and served. An image it can see is read: the
 // answer names its colour, and each image costs tokens.
-func (s *Server) compose(req *request, prompt string, images []string) *answer {
+func (s *Server) compose(req *request, prompt string, images, audio []string) *answer {
 	a := &answer{prompt: int64(len(prompt)/4 + 8)}
 	seeing := len(images) > 0 && s.Has("vision") && !s.pretends(PretendIgnoreParts)
+	hearing := len(audio) > 0 && s.Has("audio_input") && !s.pretends(PretendIgnoreParts)
 	jsonMode := req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object" && !s.pretends(PretendJSONByPrompt)
 	switch {
 	case seeing:
 		a.content = "The image is " + colourOf(images[0]) + "."
 		a.prompt += imageTokens * int64(len(images))
+	case hearing:
+		a.content = "The recording says " + wordOf(audio[0]) + "."
+		a.prompt += audioTokens * int64(len(audio))
 	case s.pretends(PretendJSONByPrompt) && strings.Contains(strings.ToLower(prompt), "json"):
 		a.content = "Sure! Here is the answer you asked for:\n" + `{"answer": 4}` + "\nLet me know if you need more."
 	case len(req.Tools) > 0:
@@ -631,8 +642,25 @@ func example(schema map[string]any) any {
 	return "example"
 }
 
-// imageTokens is what one image costs a server that sees it.
-const imageTokens = 85
+// imageTokens and audioTokens are what an image or a recording costs a
+// server that reads it.
+const (
+	imageTokens = 85
+	audioTokens = 50
+)
+
+// wordOf names the word of a recording: the honest server recognises the
+// project's spoken-digit recordings (it cannot hear other audio, and says so).
+func wordOf(b64 string) string {
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "nothing I can decode"
+	}
+	if w := spoken.Recognise(raw); w != "" {
+		return w
+	}
+	return "something I cannot make out"
+}
 
 // colourOf reads an image data URL and names its average colour: the honest
 // server really looks at the image it is sent.

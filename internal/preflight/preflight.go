@@ -89,7 +89,7 @@ var Probes = []Probe{
 		Fix: "Enable constrained decoding (structured outputs) so answers follow the schema.", run: probeJSONSchema},
 	{Name: "vision", Capability: "vision", Title: "Vision", Request: "A 32x32 PNG of a colour drawn at random (red, green, blue or yellow) and \"What colour is this image?\"; the answer must name the colour, and the image must cost prompt tokens beyond the same text sent alone (a server that drops the image fails both).",
 		Fix: "Serve a vision-capable build of the model and accept image_url content parts (data URLs included).", run: probeVision},
-	{Name: "audio_input", Capability: "audio_input", Title: "Audio input", Request: "A user message with a 0.25 s WAV input_audio part; it must be accepted and answered.",
+	{Name: "audio_input", Capability: "audio_input", Title: "Audio input", Request: "A spoken digit drawn at random (a short WAV input_audio part) and \"Which number is spoken?\"; the answer must name it, and the recording must cost prompt tokens beyond the same text sent alone.",
 		Fix: "Accept input_audio content parts (base64 WAV).", run: probeAudio},
 	{Name: "reasoning", Capability: "reasoning", Title: "Reasoning", Request: "reasoning_effort=low; reasoning content (reasoning_content or reasoning) or reasoning tokens must come back.",
 		Fix: "Return the model's reasoning as reasoning_content or reasoning, or count it in usage.completion_tokens_details.reasoning_tokens.", run: probeReasoning},

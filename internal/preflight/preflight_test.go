@@ -243,21 +243,23 @@ func TestEachProbeCatchesItsPretender(t *testing.T) {
 			t.Errorf("honest server, %s: %s (%s)", p.Name, honest[p.Name].State, honest[p.Name].Error)
 		}
 	}
-	if !strings.Contains(honest["vision"].Excerpt, "prompt tokens with it") {
-		t.Errorf("the vision probe's evidence does not show the token check: %q", honest["vision"].Excerpt)
+	for _, probe := range []string{"vision", "audio_input"} {
+		if !strings.Contains(honest[probe].Excerpt, "prompt tokens with it") {
+			t.Errorf("the %s probe's evidence does not show the token check: %q", probe, honest[probe].Excerpt)
+		}
 	}
 	for _, test := range []struct {
 		pretend string
 		fails   map[string]string // probe -> words its error must hold
 	}{
-		{fakecarrier.PretendIgnoreParts, map[string]string{"vision": "not looked at"}},
+		{fakecarrier.PretendIgnoreParts, map[string]string{"vision": "not looked at", "audio_input": "not heard"}},
 		{fakecarrier.PretendURLsInProse, map[string]string{"web_search": "no url_citation"}},
 		{fakecarrier.PretendJSONByPrompt, map[string]string{"json_output": "exactly one JSON object"}},
 		{fakecarrier.PretendStreamWithoutUsage, map[string]string{ProbeStreaming: "No usage"}},
 	} {
 		t.Run(test.pretend, func(t *testing.T) {
 			// The pretender claims the capability but does not have it.
-			caps := []string{"tools", "json_schema", "reasoning", "reasoning_budget", "audio_input"}
+			caps := []string{"tools", "json_schema", "reasoning", "reasoning_budget"}
 			results := run(t, startFake(t, fakecarrier.Config{Capabilities: caps, Cache: true, Pretend: []string{test.pretend}}))
 			for probe, words := range test.fails {
 				res := results[probe]

@@ -3,7 +3,6 @@ package preflight
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -22,10 +21,9 @@ import (
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-)
 
-//go:embed assets/probe.wav
-var probeWAV []byte
+	"github.com/airside/airside/internal/spoken"
+)
 
 type prober struct {
 	ep     Endpoint
@@ -284,20 +282,6 @@ func firstText(c *openai.ChatCompletion) string {
 	return c.Choices[0].Message.Content
 }
 
-func probeParts(ctx context.Context, p *prober, what string, part openai.ChatCompletionContentPartUnionParam) Result {
-	params := p.params("")
-	params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
-		openai.TextContentPart("Describe this in five words."), part})}
-	c, status, err := p.complete(ctx, params)
-	if err != nil {
-		return p.failure(err, what)
-	}
-	if text := firstText(c); strings.TrimSpace(text) != "" {
-		return passed(status, text)
-	}
-	return failed(status, c.RawJSON(), "%s: the part was accepted but not answered.", what)
-}
-
 // visionColours are the colours the vision probe draws, one at random per
 // run, so no fixed answer can pass.
 var visionColours = []struct {
@@ -358,9 +342,40 @@ func containsWord(text, word string) bool {
 	return false
 }
 
+const audioQuestion = "Which number is spoken in this recording? Answer with the number."
+
+// probeAudio sends a spoken digit drawn at random and asks which it is; it
+// passes only when the answer names it (as a word or a digit) and the audio
+// cost prompt tokens beyond the same text sent alone (a server that drops
+// the part answers blind, and counts no tokens for it).
 func probeAudio(ctx context.Context, p *prober) Result {
-	return probeParts(ctx, p, "Audio input", openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{
-		Data: base64.StdEncoding.EncodeToString(probeWAV), Format: "wav"}))
+	word := spoken.Words[mrand.IntN(len(spoken.Words))]
+	wav, err := spoken.WAV(word)
+	if err != nil {
+		return Result{State: Failed, Error: err.Error()}
+	}
+	baseline, _, err := p.complete(ctx, p.params(audioQuestion))
+	if err != nil {
+		return p.failure(err, "Audio input (the text alone)")
+	}
+	params := p.params("")
+	params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+		openai.TextContentPart(audioQuestion), openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{
+			Data: base64.StdEncoding.EncodeToString(wav), Format: "wav"})})}
+	heard, status, err := p.complete(ctx, params)
+	if err != nil {
+		return p.failure(err, "Audio input")
+	}
+	text := firstText(heard)
+	if !containsWord(text, word) && !strings.Contains(text, spoken.Digits[word]) {
+		return failed(status, text, "The recording said %q; the answer does not: the audio was not heard.", word)
+	}
+	if heard.Usage.PromptTokens <= baseline.Usage.PromptTokens {
+		return failed(status, text, "The audio cost no prompt tokens beyond the text alone (%d with it, %d without): it was not heard.",
+			heard.Usage.PromptTokens, baseline.Usage.PromptTokens)
+	}
+	return passed(status, fmt.Sprintf("%s (the recording said %q; %d prompt tokens with it, %d without)", text, word,
+		heard.Usage.PromptTokens, baseline.Usage.PromptTokens))
 }
 
 // reasoningOf reads the reasoning a message or delta carries, in either
