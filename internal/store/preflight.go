@@ -383,15 +383,18 @@ func verdictsAt(tx *gorm.DB, listingIDs []int64, now time.Time, freshness, overr
 	return out, nil
 }
 
-// FindPreflightRuns returns a listing's latest run (nil when none) and, per
-// probe, the latest verdict against endpointID (the published or pending
-// endpoint the page shows).
+// FindPreflightRuns returns the latest run of a listing's endpoint (nil when
+// none yet) and, per probe, the latest verdict against it (the published or
+// pending endpoint the page shows).
 func (s *Store) FindPreflightRuns(ctx context.Context, listingID, endpointID int64) (*preflight.Run, map[string]preflight.Result, error) {
 	var run *preflight.Run
 	latest := map[string]preflight.Result{}
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		// The endpoint's own latest run: a run of another endpoint of the
+		// listing (an earlier one, still running when this one was
+		// registered) is never shown beside this endpoint's address.
 		var row preflightRunRow
-		if err := tx.Where("listing_id = ?", listingID).Order("id DESC").Limit(1).Find(&row).Error; err != nil {
+		if err := tx.Where("listing_id = ? AND endpoint_id = ?", listingID, endpointID).Order("id DESC").Limit(1).Find(&row).Error; err != nil {
 			return err
 		}
 		if row.ID != 0 {

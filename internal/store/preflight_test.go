@@ -267,6 +267,14 @@ func TestAnEndpointRegisteredWhileARunIsOpenIsProbedAfterIt(t *testing.T) {
 			t.Fatalf("claim the first run: %v %v", job, err)
 		}
 		register("https://second.nebula.example/v1") // a move, while the first endpoint's run is running
+		// Meanwhile the new endpoint shows no run: never the first one's.
+		second, _, err := s.LatestEndpoint(ctx, fx.listingID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run, _, err := s.FindPreflightRuns(ctx, fx.listingID, second.ID); err != nil || run != nil {
+			t.Errorf("the new endpoint shows run %+v (%v), want none of its own yet", run, err)
+		}
 		if err := s.FinishPreflight(ctx, job, 7*24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
