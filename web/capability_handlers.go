@@ -64,13 +64,16 @@ func verifyRows(l *catalogue.Listing, inFlight *workflow.Filing, checks map[stri
 				state = "not verified yet"
 			}
 			row := templates.VerifyRow{Capability: name, Label: strings.ReplaceAll(name, "_", " "), State: state, Probe: "not probed yet"}
+			var probed preflight.Result
 			if probe, ok := preflight.ForCapability(name); ok {
 				if r, ok := probes[probe.Name]; ok {
+					probed = r
 					row.Probe = string(r.State) + ", " + ago(r.At, l.CreatedAt) + ": " + firstOf(r.Error, r.Excerpt)
 				}
 			}
 			if o, ok := overrides[name]; ok {
-				row.Override = overrideText(o)
+				contradicted := o.State == workflow.CapabilityVerified && !o.Expired && probed.State == preflight.Failed && probed.At.After(o.At)
+				row.Override = overrideText(o, contradicted)
 			}
 			rows = append(rows, row)
 		}
@@ -85,9 +88,9 @@ func filingFare(f *workflow.Filing) *fare.Fare {
 	return f.Fare
 }
 
-// overrideText says who overrode a verdict, when, why, and until when it
-// counts (or that it no longer does).
-func overrideText(o workflow.Override) string {
+// overrideText says who overrode a verdict, when, why, until when it counts
+// (or that it no longer does), and whether a later probe contradicts it.
+func overrideText(o workflow.Override, contradicted bool) string {
 	by := o.By
 	if by == "" {
 		by = "a reviewer"
@@ -99,5 +102,9 @@ func overrideText(o workflow.Override) string {
 	if o.Expired {
 		return text + "; expired on " + o.Until.UTC().Format("2006-01-02") + ": the probes decide again"
 	}
-	return text + "; counts until " + o.Until.UTC().Format("2006-01-02")
+	text += "; counts until " + o.Until.UTC().Format("2006-01-02")
+	if contradicted {
+		text += ". Contradicted: the probe failed after this override; check the endpoint"
+	}
+	return text
 }

@@ -89,6 +89,9 @@ const (
 	// PretendOddErrors answers errors in a shape that is not OpenAI's, as
 	// Hugging Face TGI and several self-hosted stacks do.
 	PretendOddErrors = "odd-errors"
+	// PretendEchoReasoning copies its answer into the reasoning field and
+	// counts no reasoning tokens: reasoning in name only.
+	PretendEchoReasoning = "echo-reasoning"
 )
 
 // Server is the handler.
@@ -440,7 +443,9 @@ func (s *Server) compose(req *request, prompt string, images, audio []string) *a
 		}
 		a.content += " (source: https://example.com/source)"
 	}
-	if s.Has("reasoning") && (req.ReasoningEffort != "" || req.Reasoning != nil) {
+	if s.pretends(PretendEchoReasoning) && (req.ReasoningEffort != "" || req.Reasoning != nil) {
+		a.reasoning = a.content
+	} else if s.Has("reasoning") && (req.ReasoningEffort != "" || req.Reasoning != nil) {
 		a.reasoned = 200
 		if req.Reasoning != nil && req.Reasoning.MaxTokens > 0 && s.Has("reasoning_budget") {
 			a.reasoned = min(a.reasoned, req.Reasoning.MaxTokens)

@@ -256,10 +256,14 @@ func TestEachProbeCatchesItsPretender(t *testing.T) {
 		{fakecarrier.PretendURLsInProse, map[string]string{"web_search": "no url_citation"}},
 		{fakecarrier.PretendJSONByPrompt, map[string]string{"json_output": "exactly one JSON object"}},
 		{fakecarrier.PretendStreamWithoutUsage, map[string]string{ProbeStreaming: "No usage"}},
+		{fakecarrier.PretendEchoReasoning, map[string]string{"reasoning": "the answer repeated"}},
 	} {
 		t.Run(test.pretend, func(t *testing.T) {
 			// The pretender claims the capability but does not have it.
 			caps := []string{"tools", "json_schema", "reasoning", "reasoning_budget"}
+			if test.pretend == fakecarrier.PretendEchoReasoning {
+				caps = []string{"tools", "json_schema"}
+			}
 			results := run(t, startFake(t, fakecarrier.Config{Capabilities: caps, Cache: true, Pretend: []string{test.pretend}}))
 			for probe, words := range test.fails {
 				res := results[probe]

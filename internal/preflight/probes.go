@@ -405,8 +405,12 @@ func probeReasoning(ctx context.Context, p *prober) Result {
 		text = reasoningOf(c.Choices[0].Message.JSON.ExtraFields)
 	}
 	tokens := c.Usage.CompletionTokensDetails.ReasoningTokens
+	answer := firstText(c)
 	if text == "" && tokens == 0 {
-		return failed(status, firstText(c), "No reasoning came back: neither reasoning_content, reasoning, nor reasoning tokens.")
+		return failed(status, answer, "No reasoning came back: neither reasoning_content, reasoning, nor reasoning tokens.")
+	}
+	if tokens == 0 && strings.TrimSpace(text) == strings.TrimSpace(answer) {
+		return failed(status, text, "The reasoning text is the answer repeated, with no reasoning tokens: no reasoning was done.")
 	}
 	return passed(status, fmt.Sprintf("%d reasoning tokens; %s", tokens, text))
 }
