@@ -100,12 +100,7 @@ func run(ctx context.Context, cfg config) error {
 	} else if err := requireLoopback(base); err != nil {
 		return err
 	}
-	client, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
-		gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 30 * time.Second}),
-		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("Authorization", "Bearer "+token)
-			return nil
-		}))
+	client, err := apiClient(base, token, cfg.concurrency)
 	if err != nil {
 		return err
 	}
@@ -236,12 +231,7 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 	}
 	fleet := make([]*gw, n)
 	for g := range fleet {
-		c, err := gatewayclient.NewClientWithResponses(base+"/api/v1",
-			gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 30 * time.Second}),
-			gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-				req.Header.Set("Authorization", "Bearer "+token)
-				return nil
-			}))
+		c, err := apiClient(base, token, cfg.concurrency)
 		if err != nil {
 			panic(err) // only a bad base URL, already used above
 		}
@@ -287,6 +277,17 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 		}
 		return statusOf(res), err
 	}}}
+}
+
+// apiClient is the generated client with its own connection pool and the
+// token on every request.
+func apiClient(base, token string, conns int) (*gatewayclient.ClientWithResponses, error) {
+	return gatewayclient.NewClientWithResponses(base+"/api/v1",
+		gatewayclient.WithHTTPClient(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}, Timeout: 30 * time.Second}),
+		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
 }
 
 // freshBatches counts the gateway batches that were new minutes.

@@ -155,17 +155,8 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		return 0, apperr.Invalid(fields)
 	}
 	if err := in.Store.RecordBuckets(ctx, buckets); err != nil {
-		var replay *ReplayError
-		if errors.As(err, &replay) {
-			fields := map[string]string{}
-			for _, i := range replay.Indexes {
-				fields[fmt.Sprintf("buckets[%d]", i)] = "this listing, minute and source were already recorded with other figures; the first write stands"
-			}
-			e := apperr.Errorf(apperr.ECONFLICT, "%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored.", len(replay.Indexes))
-			e.Fields = fields
-			return 0, e
-		}
-		return 0, err
+		return 0, replayConflict(err, "buckets", "this listing, minute and source",
+			"%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored.")
 	}
 	return len(buckets), nil
 }
@@ -208,19 +199,27 @@ func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
 		return nil
 	}
 	if err := in.Store.RecordDemand(ctx, demand); err != nil {
-		var replay *ReplayError
-		if errors.As(err, &replay) {
-			fields := map[string]string{}
-			for _, i := range replay.Indexes {
-				fields[fmt.Sprintf("demand[%d]", i)] = "this model, workload, minute and source were already recorded with other figures; the first write stands"
-			}
-			e := apperr.Errorf(apperr.ECONFLICT, "%d demand row(s) replay a recorded minute with other figures; they were not stored.", len(replay.Indexes))
-			e.Fields = fields
-			return e
-		}
-		return err
+		return replayConflict(err, "demand", "this model, workload, minute and source",
+			"%d demand row(s) replay a recorded minute with other figures; they were not stored.")
 	}
 	return nil
+}
+
+// replayConflict turns a store's ReplayError into a 409 naming each row of
+// list (by its index) whose key was recorded with other figures; any other
+// error passes through.
+func replayConflict(err error, list, key, message string) error {
+	var replay *ReplayError
+	if !errors.As(err, &replay) {
+		return err
+	}
+	fields := map[string]string{}
+	for _, i := range replay.Indexes {
+		fields[fmt.Sprintf("%s[%d]", list, i)] = key + " were already recorded with other figures; the first write stands"
+	}
+	e := apperr.Errorf(apperr.ECONFLICT, message, len(replay.Indexes))
+	e.Fields = fields
+	return e
 }
 
 // ReplayError refuses a batch some of whose buckets (by index) repeat a
