@@ -41,6 +41,8 @@ type GatewayCounts struct {
 	// not an uptime failure), each one moved to another listing.
 	RateLimited int64
 	// Explicit prompt-cache reads and writes, billed at their own prices.
+	// Like cachedInputTokens (implicit cache hits), they are counted within
+	// InputTokens, which holds every prompt token (OpenAI's convention).
 	CacheReadTokens, CacheWriteTokens int64
 	// Tool calls in the answers, and those whose arguments were not JSON.
 	ToolCalls, MalformedToolCalls int64
@@ -108,6 +110,9 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 	}
 	if b.MalformedToolCalls > b.ToolCalls {
 		errs["malformedToolCalls"] = "cannot exceed toolCalls"
+	}
+	if b.CachedInputTokens+b.CacheReadTokens+b.CacheWriteTokens > b.InputTokens && errs["cachedInputTokens"] == "" {
+		errs["cacheReadTokens"] = "cachedInputTokens, cacheReadTokens and cacheWriteTokens are part of inputTokens and cannot add up to more"
 	}
 	if msg := minuteProblem(b.Minute, now); msg != "" {
 		errs["minute"] = msg

@@ -155,6 +155,10 @@ func TestIngestBounds(t *testing.T) {
 		{"more malformed tool calls than tool calls", Bucket{Minute: minute, Requests: 1,
 			GatewayCounts: GatewayCounts{ToolCalls: 1, MalformedToolCalls: 2}}, "buckets[0].malformedToolCalls"},
 		{"a negative 429 count", Bucket{Minute: minute, Requests: 1, GatewayCounts: GatewayCounts{RateLimited: -1}}, "buckets[0].rateLimited"},
+		{"cache reads and writes within the input", Bucket{Minute: minute, Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
+			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 300}}, ""},
+		{"more cached, read and written than input", Bucket{Minute: minute, Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
+			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 301}}, "buckets[0].cacheReadTokens"},
 	} {
 		st := &ingestStore{}
 		in := &Ingest{Store: st, Now: func() time.Time { return now }}

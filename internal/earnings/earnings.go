@@ -48,10 +48,13 @@ type Money struct {
 	Filed, Discount, LandingFee, Kept money.Micros
 }
 
-// Traffic is what a period served.
+// Traffic is what a period served. InputTokens holds every prompt token:
+// implicit cache hits (CachedInputTokens) and explicit cache reads and
+// writes are counted within it.
 type Traffic struct {
 	Requests, Errors, ClientErrors, Capped       int64
 	InputTokens, CachedInputTokens, OutputTokens int64
+	CacheReadTokens, CacheWriteTokens            int64
 }
 
 // Sum accumulates hours exactly.
@@ -79,6 +82,8 @@ func (t *Traffic) add(h catalogue.HourlyPoint) {
 	t.InputTokens += h.InputTokens
 	t.CachedInputTokens += h.CachedInputTokens
 	t.OutputTokens += h.OutputTokens
+	t.CacheReadTokens += h.CacheReadTokens
+	t.CacheWriteTokens += h.CacheWriteTokens
 }
 
 // TrafficOf sums hours' traffic (no money).
@@ -104,10 +109,22 @@ func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
 		prompt = h.InputTokens / h.Requests
 	}
 	p := f.PricesAt(h.Hour, prompt)
-	uncached := max(h.InputTokens-h.CachedInputTokens, 0)
+	// Explicit cache reads bill at the cache-read price and writes at the
+	// cache-write price where the fare files them; otherwise a read bills as
+	// an implicit hit and a write as plain input.
+	readPrice, writePrice := p.CachedInput, p.Input
+	if f.CacheRead != nil {
+		readPrice = *f.CacheRead
+	}
+	if f.CacheWrite != nil {
+		writePrice = *f.CacheWrite
+	}
+	uncached := max(h.InputTokens-h.CachedInputTokens-h.CacheReadTokens-h.CacheWriteTokens, 0)
 	var filed, term big.Int
 	filed.Mul(big.NewInt(uncached), big.NewInt(int64(p.Input)))
 	filed.Add(&filed, term.Mul(big.NewInt(h.CachedInputTokens), big.NewInt(int64(p.CachedInput))))
+	filed.Add(&filed, term.Mul(big.NewInt(h.CacheReadTokens), big.NewInt(int64(readPrice))))
+	filed.Add(&filed, term.Mul(big.NewInt(h.CacheWriteTokens), big.NewInt(int64(writePrice))))
 	filed.Add(&filed, term.Mul(big.NewInt(h.OutputTokens), big.NewInt(int64(p.Output))))
 	s.filed.Add(&s.filed, &filed)
 	var paid big.Int
@@ -127,6 +144,8 @@ func (s *Sum) Merge(o *Sum) {
 	s.InputTokens += o.InputTokens
 	s.CachedInputTokens += o.CachedInputTokens
 	s.OutputTokens += o.OutputTokens
+	s.CacheReadTokens += o.CacheReadTokens
+	s.CacheWriteTokens += o.CacheWriteTokens
 	s.Unpriced += o.Unpriced
 	s.filed.Add(&s.filed, &o.filed)
 	s.paid.Add(&s.paid, &o.paid)

@@ -199,3 +199,40 @@ func TestDaysStartAtLocalMidnight(t *testing.T) {
 		t.Errorf("offsets are bounded: %v", Offset(20))
 	}
 }
+
+// TestExplicitCacheReadsAndWritesBillAtTheirPrices checks hours with
+// explicit cache reads and writes against figures computed by hand, to the
+// micro-dollar: reads at the cache-read price, writes at the cache-write
+// price, and, where the fare files neither, reads as implicit hits and
+// writes as plain input.
+func TestExplicitCacheReadsAndWritesBillAtTheirPrices(t *testing.T) {
+	cached, read, write := price(t, "0.10"), price(t, "0.05"), price(t, "0.625")
+	for _, test := range []struct {
+		name string
+		f    *fare.Fare
+		want Money
+	}{
+		// 1M input: 100k implicit hits, 300k reads, 200k writes, 400k plain; 100k output.
+		// 400k x 0.50 + 100k x 0.10 + 300k x 0.05 + 200k x 0.625 + 100k x 2.00
+		// = 0.20 + 0.01 + 0.015 + 0.125 + 0.20 = $0.55; paid x 0.9 = 0.495; kept x 0.8 = 0.396.
+		{"cache-read and cache-write prices filed",
+			&fare.Fare{Input: price(t, "0.50"), Output: price(t, "2.00"), CachedInput: &cached, CacheRead: &read, CacheWrite: &write, Discount: 1000, LandingFee: 2000},
+			Money{Filed: 550_000, Discount: 55_000, LandingFee: 99_000, Kept: 396_000}},
+		// Without them: reads at the cached price, writes at input:
+		// 400k x 0.50 + 100k x 0.10 + 300k x 0.10 + 200k x 0.50 + 100k x 2.00 = 0.20 + 0.01 + 0.03 + 0.10 + 0.20 = $0.54.
+		{"neither filed",
+			&fare.Fare{Input: price(t, "0.50"), Output: price(t, "2.00"), CachedInput: &cached, Discount: 1000, LandingFee: 2000},
+			Money{Filed: 540_000, Discount: 54_000, LandingFee: 97_200, Kept: 388_800}},
+	} {
+		var s Sum
+		h := catalogue.HourlyPoint{Hour: at("2026-02-03T10:00:00Z"), Requests: 10, InputTokens: 1_000_000, CachedInputTokens: 100_000,
+			OutputTokens: 100_000, GatewayCounts: catalogue.GatewayCounts{CacheReadTokens: 300_000, CacheWriteTokens: 200_000}}
+		s.Add(h, test.f)
+		if got := s.Money(); got != test.want {
+			t.Errorf("%s: %+v, want %+v", test.name, got, test.want)
+		}
+		if s.CacheReadTokens != 300_000 || s.CacheWriteTokens != 200_000 {
+			t.Errorf("%s: the sum counts %d reads and %d writes", test.name, s.CacheReadTokens, s.CacheWriteTokens)
+		}
+	}
+}

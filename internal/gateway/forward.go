@@ -262,6 +262,11 @@ type toolCall struct {
 
 // usageJSON reads usage in the spellings carriers use: OpenAI's cached
 // tokens, DeepSeek's cache hits, Anthropic-style cache reads and writes.
+// The result follows the metrics contract: Input is every prompt token,
+// with implicit cache hits (Cached) and explicit cache reads and writes
+// counted within it. Anthropic's spelling reports reads and writes apart
+// from the prompt tokens, so they are added to Input; OpenAI's
+// prompt_tokens_details already count within prompt_tokens.
 type usageJSON struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
@@ -278,11 +283,16 @@ func (u *usageJSON) usage() Usage {
 	if u == nil {
 		return Usage{}
 	}
-	out := Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Cached: u.PromptCacheHitTokens,
-		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+	out := Usage{Input: u.PromptTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens, Output: u.CompletionTokens,
+		Cached: u.PromptCacheHitTokens, CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
 	if d := u.PromptTokensDetails; d != nil {
 		out.Cached = max(out.Cached, d.CachedTokens)
 		out.CacheWrite = max(out.CacheWrite, d.CacheWriteTokens)
 	}
+	// Never more cached than there are prompt tokens (a carrier's slip would
+	// refuse the whole minute's report).
+	out.Cached = min(out.Cached, out.Input)
+	out.CacheRead = min(out.CacheRead, out.Input-out.Cached)
+	out.CacheWrite = min(out.CacheWrite, out.Input-out.Cached-out.CacheRead)
 	return out
 }

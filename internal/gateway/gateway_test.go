@@ -570,3 +570,30 @@ func TestAResponseCacheHitLeavesItsHourOutOfLearnedRates(t *testing.T) {
 		t.Errorf("two streamed repeats called carriers %d times, want 2", got)
 	}
 }
+
+func TestUsageFollowsTheMetricsContract(t *testing.T) {
+	for _, test := range []struct {
+		name string
+		json string
+		want Usage
+	}{
+		{"OpenAI: cached within prompt_tokens", `{"prompt_tokens":1000,"completion_tokens":50,"prompt_tokens_details":{"cached_tokens":600}}`,
+			Usage{Input: 1000, Cached: 600, Output: 50}},
+		{"DeepSeek: cache hits", `{"prompt_tokens":1000,"completion_tokens":50,"prompt_cache_hit_tokens":700}`,
+			Usage{Input: 1000, Cached: 700, Output: 50}},
+		{"Anthropic-style: reads and writes apart from the prompt tokens", `{"prompt_tokens":100,"completion_tokens":50,"cache_read_input_tokens":800,"cache_creation_input_tokens":300}`,
+			Usage{Input: 1200, CacheRead: 800, CacheWrite: 300, Output: 50}},
+		{"OpenRouter-style: writes within prompt_tokens", `{"prompt_tokens":1000,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":200,"cache_write_tokens":300}}`,
+			Usage{Input: 1000, Cached: 200, CacheWrite: 300, Output: 5}},
+		{"a carrier's slip never claims more cached than input", `{"prompt_tokens":100,"prompt_tokens_details":{"cached_tokens":900}}`,
+			Usage{Input: 100, Cached: 100}},
+	} {
+		var u usageJSON
+		if err := json.Unmarshal([]byte(test.json), &u); err != nil {
+			t.Fatal(err)
+		}
+		if got := u.usage(); got != test.want {
+			t.Errorf("%s: %+v, want %+v", test.name, got, test.want)
+		}
+	}
+}

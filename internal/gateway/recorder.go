@@ -148,7 +148,7 @@ func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outc
 	}
 	h.Successes++
 	h.InputTokens += o.Usage.Input
-	h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead
+	h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead // a read of the explicit cache is a cache hit too
 	h.OutputTokens += o.Usage.Output
 }
 

@@ -142,13 +142,13 @@ func (e Workload) Valid() bool {
 
 // Bucket one minute of a listing's traffic; name the listing by listing or listingId
 type Bucket struct {
-	// CacheReadTokens explicit prompt-cache reads (billed at the cache-read price)
+	// CacheReadTokens explicit prompt-cache reads, billed at the cache-read price; counted within inputTokens, like cachedInputTokens: cachedInputTokens + cacheReadTokens + cacheWriteTokens <= inputTokens
 	CacheReadTokens *int64 `json:"cacheReadTokens,omitempty"`
 
-	// CacheWriteTokens explicit prompt-cache writes (billed at the cache-write price)
+	// CacheWriteTokens explicit prompt-cache writes, billed at the cache-write price; counted within inputTokens
 	CacheWriteTokens *int64 `json:"cacheWriteTokens,omitempty"`
 
-	// CachedInputTokens at most inputTokens
+	// CachedInputTokens implicit cache hits (billed at the cached-input price); at most inputTokens
 	CachedInputTokens *int64 `json:"cachedInputTokens,omitempty"`
 
 	// Capped requests skipped because the listing was at its rate cap (not served, so not in requests); what the carrier's traffic page turns into "raising the cap would have served about N more"
@@ -167,7 +167,9 @@ type Bucket struct {
 	Exploration *int64 `json:"exploration,omitempty"`
 
 	// Fallback successful requests served here after another listing failed or answered 429
-	Fallback    *int64  `json:"fallback,omitempty"`
+	Fallback *int64 `json:"fallback,omitempty"`
+
+	// InputTokens every prompt token of the successful requests, cached ones and explicit cache reads and writes included
 	InputTokens *int64  `json:"inputTokens,omitempty"`
 	Listing     *string `json:"listing,omitempty"`
 	ListingId   *int64  `json:"listingId,omitempty"`
