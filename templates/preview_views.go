@@ -29,6 +29,9 @@ type PreviewPanel struct {
 	Win       []WinRow
 	Share     ShareView
 	Mix       []MixInput
+	// MixSource says where the workload mix comes from (measured, typed, or
+	// even for want of demand).
+	MixSource string
 	Custom    CustomScenario
 	Focus     []Option
 	FeeChart  FeeChartView

@@ -86,10 +86,51 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	if err != nil {
 		return templates.PreviewPanel{}, err
 	}
+	// The model's real mix, as the gateway measured it, unless another one
+	// was typed (the fields post with every live update, showing the
+	// measured mix; one equal to it as shown is still the measured one).
+	d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+	if err != nil {
+		return templates.PreviewPanel{}, err
+	}
+	measured, total := preview.MixFromDemand(d)
+	mix, source := ctl.mix, "The mix is the one typed here (clear the fields for the measured one)."
+	switch {
+	case total > 0 && (len(ctl.mix) == 0 || sameMix(ctl.mix, measured)):
+		mix = measured
+		source = fmt.Sprintf("The mix is what the gateway measured for this model over the last %d days (%s requests); type another to try it.",
+			int(MixWindow.Hours()/24), groupThousands(strconv.FormatInt(total, 10)))
+	case total == 0 && len(ctl.mix) == 0:
+		source = "The gateway has measured no demand for this model yet: an even mix; type your own to try another."
+	}
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
-		Custom: ctl.custom, Mix: ctl.mix, Focus: ctl.focus})
-	return panelView(res, f, ctl, formID, fragmentURL), nil
+		Custom: ctl.custom, Mix: mix, Focus: ctl.focus})
+	v := panelView(res, f, ctl, formID, fragmentURL)
+	v.MixSource = source
+	return v, nil
 }
+
+// sameMix reports whether a typed mix is the measured one as the fields
+// show it (percentages to one decimal).
+func sameMix(typed, measured map[string]float64) bool {
+	var sum float64
+	for _, v := range measured {
+		sum += v
+	}
+	if sum <= 0 {
+		return false
+	}
+	for _, k := range mixKeys {
+		shown := math.Round(measured[k.key]/sum*1000) / 10
+		if math.Abs(typed[k.key]-shown) > 0.051 {
+			return false
+		}
+	}
+	return true
+}
+
+// MixWindow is how far back the preview's measured workload mix looks.
+const MixWindow = 7 * 24 * time.Hour
 
 // previewTarget is a listing the user may preview: their carrier's, or any
 // for staff.

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
@@ -240,5 +242,49 @@ func TestLivePreviewCarriesTheServersChecks(t *testing.T) {
 	}
 	if strings.Contains(fragment(url.Values{"input": {"0.40"}}), `id="kept"`) {
 		t.Error("the preview page, which shows no effective prices, was sent some")
+	}
+}
+
+// TestThePreviewWeighsTheMeasuredMix: with no mix typed, the preview weighs
+// its scenarios by the model's demand the gateway reported over the last
+// week, and says so; a typed mix wins and is said to be typed; the measured
+// mix shown in the fields and posted back (as every live update does) is
+// still the measured one.
+func TestThePreviewWeighsTheMeasuredMix(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	l, err := p.store.FindListing(context.Background(), listing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.client()
+	c.login("member@nebula.example")
+	page := fmt.Sprintf("/listings/%d/preview", listing)
+	if res := c.get(page); !strings.Contains(res.body, "has measured no demand for this model yet") {
+		t.Errorf("before any demand the preview does not say its mix is even for want of it")
+	}
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[],"demand":[
+		{"model":%q,"workload":"coding","minute":%q,"requests":60,"promptTokens":2400000},
+		{"model":%q,"workload":"general","minute":%q,"requests":40,"promptTokens":40000}]}`, l.Model.Slug, minute, l.Model.Slug, minute)
+	wantStatus(t, "demand", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
+	res := c.get(page)
+	if !strings.Contains(res.body, "what the gateway measured for this model over the last 7 days (100 requests)") {
+		t.Errorf("the preview does not say its mix is measured:\n%.2000s", res.body)
+	}
+	for field, want := range map[string]string{"mix_small": "40", "mix_large": "0", "mix_coding": "60", "mix_chat": "0"} {
+		if !strings.Contains(res.body, fmt.Sprintf(`name=%q value=%q`, field, want)) {
+			t.Errorf("%s is not %s%% (the measured mix)", field, want)
+		}
+	}
+	// Posted back as shown: still the measured mix.
+	again := c.post(page, page, url.Values{"input": {"0.10"}, "landing_fee": {"20"}, "mix_small": {"40"}, "mix_large": {"0"}, "mix_coding": {"60"}, "mix_chat": {"0"}})
+	if !strings.Contains(again.body, "what the gateway measured") {
+		t.Error("the measured mix posted back as shown was taken for a typed one")
+	}
+	typed := c.post(page, page, url.Values{"input": {"0.10"}, "landing_fee": {"20"}, "mix_small": {"100"}, "mix_large": {"0"}, "mix_coding": {"0"}, "mix_chat": {"0"}})
+	if !strings.Contains(typed.body, "The mix is the one typed here") || !strings.Contains(typed.body, `name="mix_small" value="100"`) {
+		t.Error("a typed mix does not win")
 	}
 }

@@ -34,6 +34,7 @@ type Reads interface {
 	FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error)
 	FindPreflightRuns(ctx context.Context, listingID, endpointID int64) (*preflight.Run, map[string]preflight.Result, error)
 	FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error)
+	DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error)
 	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
 	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error)
 	FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error)

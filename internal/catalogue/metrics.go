@@ -175,6 +175,13 @@ type Demand struct {
 	Requests, PromptTokens int64
 }
 
+// WorkloadDemand is a model's demand of one workload over a period: its
+// requests, how many of them came in minutes whose average prompt was large,
+// and their prompt tokens.
+type WorkloadDemand struct {
+	Requests, LargeRequests, PromptTokens int64
+}
+
 // Workloads are the workloads demand is reported in (election.md's).
 var Workloads = []string{"general", "coding", "chat"}
 

@@ -366,3 +366,20 @@ func TestIncumbentKeepsTrafficWithinTheMargin(t *testing.T) {
 		t.Error("no price beats the cheap incumbent: the 85 % rule went untested")
 	}
 }
+
+func TestMixFromDemandMapsWorkloadsOntoTheShapes(t *testing.T) {
+	mix, total := MixFromDemand(map[string]catalogue.WorkloadDemand{
+		"general": {Requests: 100, LargeRequests: 30}, "coding": {Requests: 50, LargeRequests: 50}, "chat": {Requests: 20}})
+	want := map[string]float64{"small": 70, "large": 30, "coding": 50, "chat": 20}
+	for k, v := range want {
+		if mix[k] != v {
+			t.Errorf("%s: %v, want %v (mix %v)", k, mix[k], v, mix)
+		}
+	}
+	if total != 170 {
+		t.Errorf("total %d, want 170", total)
+	}
+	if _, none := MixFromDemand(nil); none != 0 {
+		t.Errorf("no demand gave %d requests", none)
+	}
+}

@@ -1,6 +1,9 @@
 package preview
 
-import "github.com/airside/airside/internal/election"
+import (
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+)
 
 // ExplorationRate is the share of auto requests sent to a uniformly random
 // eligible candidate.
@@ -89,4 +92,23 @@ func revenuePerRequest(in Input, r ScenarioResult) float64 {
 	output := prompt * defaultOutputRatio[r.Scenario.Workload]
 	billed := (prompt*((1-h)*p.Input+h*cached) + output*p.Output) / 1e6
 	return billed * (1 - in.Fare.Discount.Fraction()) * (1 - in.Fare.LandingFee.Fraction())
+}
+
+// MixFromDemand is the workload mix the gateway measured, in the preview's
+// shapes: coding and chat as reported, general split into small one-shots
+// and large prompts (at least election.CachePromptTokens on average in its
+// minute). It returns the requests behind it (0: no measured demand).
+func MixFromDemand(d map[string]catalogue.WorkloadDemand) (map[string]float64, int64) {
+	general := d["general"]
+	mix := map[string]float64{
+		"small":  float64(general.Requests - general.LargeRequests),
+		"large":  float64(general.LargeRequests),
+		"coding": float64(d["coding"].Requests),
+		"chat":   float64(d["chat"].Requests),
+	}
+	var total int64
+	for _, w := range d {
+		total += w.Requests
+	}
+	return mix, total
 }

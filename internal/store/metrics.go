@@ -526,3 +526,23 @@ func (s *Store) DeleteDemandBefore(ctx context.Context, before time.Time) (int64
 	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&demandRow{})
 	return res.RowsAffected, res.Error
 }
+
+// DemandShapes sums a model's demand per workload from since on, counting
+// apart the requests of rows whose average prompt was at least largeFrom
+// tokens: what the preview weighs its scenarios by.
+func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error) {
+	var rows []struct {
+		Workload                              string
+		Requests, LargeRequests, PromptTokens int64
+	}
+	if err := s.read(ctx).Model(&demandRow{}).Select("workload, SUM(requests) AS requests, "+
+		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens", largeFrom).
+		Where("model_slug = ? AND minute >= ? AND requests > 0", model, since.UTC()).Group("workload").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
+	}
+	out := make(map[string]catalogue.WorkloadDemand, len(rows))
+	for _, r := range rows {
+		out[r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens}
+	}
+	return out, nil
+}

@@ -446,6 +446,16 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		if mix["coding"].Requests != 6 || mix["coding"].PromptTokens != 60000 || mix["general"].Requests != 6 || len(mix) != 2 {
 			t.Errorf("the week's mix of m: %+v", mix)
 		}
+		// Per workload, the requests of minutes with a large average prompt
+		// apart: coding's 40,000 and 20,000 tokens over 4 and 2 requests are
+		// 10,000 a request (large); general's 600 over 6 are small.
+		shapes, err := s.DemandShapes(ctx, "m", now.Add(-7*24*time.Hour), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, g := shapes["coding"], shapes["general"]; c.Requests != 6 || c.LargeRequests != 6 || g.Requests != 6 || g.LargeRequests != 0 || c.PromptTokens != 60000 {
+			t.Errorf("demand shapes of m: %+v", shapes)
+		}
 		if n, err := s.DeleteDemandBefore(ctx, now.Add(-catalogue.DemandRetention)); err != nil || n != 1 {
 			t.Errorf("pruned %d demand rows (%v), want the one 9 days old", n, err)
 		}
