@@ -58,6 +58,11 @@ type ListingTrafficView struct {
 	// after; Projected the preview's share for an even mix, as published.
 	Changes   []FareChangeRow
 	Projected string
+	// ProjectedMix says which workload mix the projection assumed.
+	ProjectedMix string
+	// Routing is what routing did in the period: how the served requests
+	// came, failures by class, 429s, caps and tool-call quality.
+	Routing []Figure
 }
 
 // FareChangeRow is one fare publication and what it did to the share.

@@ -16,6 +16,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -165,9 +166,10 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
 		return err
 	}
-	if v.Projected, err = s.projectedShare(ctx, l); err != nil {
+	if v.Projected, v.ProjectedMix, err = s.projectedShare(ctx, l); err != nil {
 		return err
 	}
+	v.Routing = routingFigures(data.hours[l.ID])
 	return render(c, http.StatusOK, templates.ListingTraffic(v))
 }
 
@@ -285,15 +287,30 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 
 // projectedShare is the preview's projection of the listing's share for an
 // even workload mix (the gateway does not report the mix), as published now.
-func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (string, error) {
+func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (string, string, error) {
 	snap, err := s.Routing.Current(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	m, ok := snap.Market(l.Model.Slug)
 	if !ok || l.Status != catalogue.StatusInService {
-		return "", nil
+		return "", "", nil
 	}
-	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now()})
-	return share(res.Share.Total), nil
+	d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+	if err != nil {
+		return "", "", err
+	}
+	mix, total := preview.MixFromDemand(d)
+	said := "assuming an even mix of the four workloads (the gateway has reported no demand for this model in the last 7 days)"
+	if total > 0 {
+		var parts []string
+		for _, k := range mixKeys {
+			parts = append(parts, fmt.Sprintf("%s %.0f %%", strings.ToLower(k.label), 100*mix[k.key]/float64(total)))
+		}
+		said = "weighed by the model's workload mix the gateway measured over the last 7 days (" + strings.Join(parts, ", ") + ")"
+	} else {
+		mix = nil
+	}
+	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now(), Mix: mix})
+	return share(res.Share.Total), said, nil
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/money"
@@ -162,4 +164,34 @@ func TestAlertsPageAndWebhookForm(t *testing.T) {
 	member := p.client()
 	member.login("member@nebula.example")
 	wantStatus(t, "member sets the webhook", member.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://x.example/h"}}), http.StatusForbidden)
+}
+
+// TestTheTrafficPageShowsWhatRoutingDid: the figures a gateway reports
+// beyond health (how requests came, failures by class, 429s, caps, tool
+// calls) show on the listing's traffic page, and the projection beside the
+// served share says which workload mix it assumed.
+func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"source":"gw-1","requests":50,"errors":2,"clientErrors":3,"capped":4,
+		"routed":38,"pinned":3,"exploration":1,"fallback":3,"rateLimited":6,"toolCalls":20,"malformedToolCalls":1,
+		"inputTokens":50000,"outputTokens":5000,"ttftMsSum":20000,"durationMs":90000}],
+		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"source":"gw-1","requests":75,"promptTokens":3000000},
+		{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw-1","requests":25,"promptTokens":25000}]}`, kimi.ID, minute, minute, minute)
+	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
+	c := p.client()
+	c.login("admin@nebula.example")
+	res := c.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID))
+	wantStatus(t, "listing traffic", res, http.StatusOK)
+	for id, want := range map[string]string{"routed": "38", "pinned": "3", "exploration": "1", "fallback": "3", "counted-errors": "2",
+		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %"} {
+		if !regexp.MustCompile(`data-testid="` + id + `"><strong>` + regexp.QuoteMeta(want) + `</strong>`).MatchString(res.body) {
+			t.Errorf("%s does not show %s", id, want)
+		}
+	}
+	if !strings.Contains(res.body, "workload mix the gateway measured over the last 7 days (small one-shot 25 %, large prompt 0 %, coding agent session 75 %, chat 0 %)") {
+		t.Errorf("the projection does not say it used the measured mix:\n%s", regexp.MustCompile(`(?s)data-testid="projected".{0,400}`).FindString(res.body))
+	}
 }

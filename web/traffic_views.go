@@ -442,3 +442,36 @@ func cmpDesc(a, b float64) int {
 	}
 	return 0
 }
+
+// routingFigures sums what routing did over a listing's hours: how the
+// served requests came (routed, pinned, exploration, fallback), failures by
+// class (counted against uptime, the callers' own), 429s, requests turned
+// away at the cap, and the tool calls with the share malformed. Nil when
+// the gateway reported none of it (hours from before it did).
+func routingFigures(hours []catalogue.HourlyPoint) []templates.Figure {
+	var g catalogue.GatewayCounts
+	var errs, clientErrs, capped, requests int64
+	for _, h := range hours {
+		g.Add(h.GatewayCounts)
+		errs, clientErrs, capped, requests = errs+h.Errors, clientErrs+h.ClientErrors, capped+h.Capped, requests+h.Requests
+	}
+	if g == (catalogue.GatewayCounts{}) {
+		return nil
+	}
+	malformed := "–"
+	if g.ToolCalls > 0 {
+		malformed = fmt.Sprintf("%.1f %%", 100*float64(g.MalformedToolCalls)/float64(g.ToolCalls))
+	}
+	return []templates.Figure{
+		{Label: "routed by the election", Value: count(g.Routed), TestID: "routed"},
+		{Label: "pinned by the caller", Value: count(g.Pinned), TestID: "pinned"},
+		{Label: "exploration (1 %)", Value: count(g.Exploration), TestID: "exploration"},
+		{Label: "fallbacks from another listing", Value: count(g.Fallback), TestID: "fallback"},
+		{Label: "failures held against uptime", Value: count(errs), TestID: "counted-errors"},
+		{Label: "callers' errors (not counted)", Value: count(clientErrs), TestID: "client-errors"},
+		{Label: "429s (moved on, not counted)", Value: count(g.RateLimited), TestID: "rate-limited"},
+		{Label: "turned away at your cap", Value: count(capped), TestID: "capped"},
+		{Label: "tool calls", Value: count(g.ToolCalls), TestID: "tool-calls"},
+		{Label: "malformed tool calls", Value: malformed, TestID: "malformed-tool-calls"},
+	}
+}
