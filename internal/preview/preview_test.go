@@ -11,6 +11,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/traffic"
 )
 
 func price(s string) money.Micros {
@@ -138,9 +139,11 @@ func TestShareProjectionByHand(t *testing.T) {
 		if s.Scenario.Key != "small-auto" && s.Scenario.Key != "large-auto" {
 			continue
 		}
-		share := ExplorationRate / float64(s.Mine.Of)
+		// The gateway's rule: the holder keeps all but the 1 % explored,
+		// which the others share.
+		share := traffic.ExplorationRate / float64(s.Mine.Of-1)
 		if s.HolderIsMe {
-			share += 1 - ExplorationRate
+			share = 1 - traffic.ExplorationRate
 		}
 		want += 0.5 * share
 	}

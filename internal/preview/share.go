@@ -3,11 +3,8 @@ package preview
 import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/traffic"
 )
-
-// ExplorationRate is the share of auto requests sent to a uniformly random
-// eligible candidate.
-const ExplorationRate = 0.01
 
 // MixShare is one shape of the workload mix.
 type MixShare struct {
@@ -36,8 +33,8 @@ type Share struct {
 
 // projectShare weighs each shape's auto election by the mix: the holder of
 // a shape (the winner, unless the incumbent keeps it: holderOf) gets 99 % of
-// its requests and every eligible candidate an equal part of the 1 %
-// exploration. Revenue per request is the scenario's prompt at the
+// its requests and every other eligible candidate an equal part of the 1 %
+// exploration, as the gateway routes (traffic.Explore). Revenue per request is the scenario's prompt at the
 // resolved prices (cache hits at the cached price), plus output tokens at the
 // workload's default ratio, times (1 - discount) x (1 - landing fee).
 func projectShare(in Input, results []ScenarioResult) Share {
@@ -59,11 +56,18 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			}
 			ms.Eligible, ms.Why = r.Mine.Of, r.HolderNote
 			if r.Mine.Eligible {
+				// The gateway's rule (internal/traffic): the holder serves
+				// the shape's routed requests but the exploration share,
+				// which goes evenly to the other eligible candidates.
 				ms.Wins = r.HolderIsMe
-				if ms.Wins {
-					ms.Share = 1 - ExplorationRate
+				switch {
+				case ms.Wins && r.Mine.Of == 1:
+					ms.Share = 1 // no one else to explore
+				case ms.Wins:
+					ms.Share = 1 - traffic.ExplorationRate
+				default:
+					ms.Share = traffic.ExplorationRate / float64(r.Mine.Of-1)
 				}
-				ms.Share += ExplorationRate / float64(r.Mine.Of)
 				ms.RevenuePerRequest = revenuePerRequest(in, r)
 			}
 		}
