@@ -27,6 +27,12 @@ const (
 	AtCap         Kind = "at_cap"
 	ShareDown     Kind = "share_down"
 	RankMoved     Kind = "rank_moved"
+	// The signals OpenRouter's guide says a gateway acts on: a breaker when
+	// a listing fails far more than its model's peers, a short-term backoff
+	// when it answers 429 far more, and a jump in time to first token.
+	FailureBreaker   Kind = "failures_above_peers"
+	RateLimitBackoff Kind = "rate_limited_above_peers"
+	TTFTJump         Kind = "ttft_jump"
 )
 
 // Label is the kind as a person reads it.
@@ -42,6 +48,12 @@ func (k Kind) Label() string {
 		return "share falling"
 	case RankMoved:
 		return "rank moved by a competitor"
+	case FailureBreaker:
+		return "failing far more than its peers"
+	case RateLimitBackoff:
+		return "answering 429 far more than its peers"
+	case TTFTJump:
+		return "time to first token jumped"
 	}
 	return string(k)
 }
@@ -95,6 +107,27 @@ type Signals struct {
 	// ShareNow and ShareBefore are the last 7 days' share of the model's
 	// requests and the 7 days before (-1: no traffic to judge by).
 	ShareNow, ShareBefore float64
+	// Over the window: 429s, and the first-token time summed over the
+	// successes; PrevTTFTMsSum and PrevSuccesses are the same over the hour
+	// before the window.
+	RateLimited, Successes, TTFTMsSum int64
+	PrevSuccesses, PrevTTFTMsSum      int64
+	// The model's other listings over the window, together.
+	PeerRequests, PeerFailures, PeerRateLimited int64
+}
+
+// Breaker lines: a listing's failure or 429 rate alerts when it is at least
+// breakerFactor times its peers' and breakerMargin above it; a first-token
+// time alerts when it is ttftJumpFactor times the hour before's.
+const (
+	breakerFactor  = 3.0
+	breakerMargin  = 0.10
+	ttftJumpFactor = 2.0
+)
+
+// farAbove reports whether rate is far above the peers' rate.
+func farAbove(rate, peers float64) bool {
+	return rate >= breakerFactor*peers && rate >= peers+breakerMargin
 }
 
 // Verdict is, per kind, whether its condition holds now and the words for
@@ -120,6 +153,21 @@ func Judge(r Rules, s Signals) Verdict {
 	}
 	v[AtCap] = Finding{Holds: s.CappedMinutes >= r.CapMinutes,
 		Detail: fmt.Sprintf("requests turned away at the cap in %d of the last 60 minutes", s.CappedMinutes)}
+	if s.Requests >= r.MinRequests && s.PeerRequests >= r.MinRequests {
+		mine, peers := float64(s.Failures)/float64(s.Requests), float64(s.PeerFailures)/float64(s.PeerRequests)
+		v[FailureBreaker] = Finding{Holds: farAbove(mine, peers),
+			Detail: fmt.Sprintf("%.1f %% of requests failed over the last %d minutes; the model's other listings %.1f %%", 100*mine, int(r.Window.Minutes()), 100*peers)}
+	}
+	if tried, peerTried := s.Requests+s.RateLimited, s.PeerRequests+s.PeerRateLimited; tried >= r.MinRequests && peerTried >= r.MinRequests {
+		mine, peers := float64(s.RateLimited)/float64(tried), float64(s.PeerRateLimited)/float64(peerTried)
+		v[RateLimitBackoff] = Finding{Holds: farAbove(mine, peers),
+			Detail: fmt.Sprintf("%.1f %% of requests answered 429 over the last %d minutes; the model's other listings %.1f %%", 100*mine, int(r.Window.Minutes()), 100*peers)}
+	}
+	if s.Successes >= r.MinRequests && s.PrevSuccesses >= r.MinRequests && s.TTFTMsSum > 0 && s.PrevTTFTMsSum > 0 {
+		now, before := float64(s.TTFTMsSum)/float64(s.Successes), float64(s.PrevTTFTMsSum)/float64(s.PrevSuccesses)
+		v[TTFTJump] = Finding{Holds: now >= ttftJumpFactor*before,
+			Detail: fmt.Sprintf("time to first token %.0f ms over the last %d minutes, %.0f ms the hour before", now, int(r.Window.Minutes()), before)}
+	}
 	if s.ShareBefore > 0 && s.ShareNow >= 0 {
 		drop := (s.ShareBefore - s.ShareNow) / s.ShareBefore
 		v[ShareDown] = Finding{Holds: drop > r.ShareDrop,

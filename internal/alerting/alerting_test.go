@@ -130,3 +130,34 @@ func TestRankMovedByACompetitor(t *testing.T) {
 		t.Errorf("the carrier's own change raised a rank alert: %+v", st.alerts)
 	}
 }
+
+func TestBreakerBackoffAndFirstTokenJump(t *testing.T) {
+	base := Signals{ShareNow: -1, ShareBefore: -1}
+	for _, test := range []struct {
+		name  string
+		s     Signals
+		kind  Kind
+		holds bool
+		known bool
+	}{
+		{"failing far more than peers", Signals{Requests: 100, Failures: 20, PeerRequests: 400, PeerFailures: 8}, FailureBreaker, true, true},
+		{"failing like the peers", Signals{Requests: 100, Failures: 20, PeerRequests: 400, PeerFailures: 60}, FailureBreaker, false, true},
+		{"three times the peers but a small gap", Signals{Requests: 100, Failures: 3, PeerRequests: 400, PeerFailures: 4}, FailureBreaker, false, true},
+		{"too few peer requests to judge", Signals{Requests: 100, Failures: 20, PeerRequests: 10}, FailureBreaker, false, false},
+		{"429s far above peers", Signals{Requests: 80, RateLimited: 20, PeerRequests: 400, PeerRateLimited: 4}, RateLimitBackoff, true, true},
+		{"429s like the peers", Signals{Requests: 80, RateLimited: 20, PeerRequests: 300, PeerRateLimited: 100}, RateLimitBackoff, false, true},
+		{"first token twice as slow as the hour before", Signals{Successes: 60, TTFTMsSum: 60 * 900, PrevSuccesses: 60, PrevTTFTMsSum: 60 * 400}, TTFTJump, true, true},
+		{"first token a little slower", Signals{Successes: 60, TTFTMsSum: 60 * 500, PrevSuccesses: 60, PrevTTFTMsSum: 60 * 400}, TTFTJump, false, true},
+		{"no first-token measurement before", Signals{Successes: 60, TTFTMsSum: 60 * 900}, TTFTJump, false, false},
+	} {
+		s := test.s
+		s.ShareNow, s.ShareBefore = base.ShareNow, base.ShareBefore
+		f, known := Judge(Rules{}, s)[test.kind]
+		if known != test.known || f.Holds != test.holds {
+			t.Errorf("%s: holds %v (judged %v), want %v (%v): %s", test.name, f.Holds, known, test.holds, test.known, f.Detail)
+		}
+		if known && f.Detail == "" {
+			t.Errorf("%s: no words for the finding", test.name)
+		}
+	}
+}

@@ -75,12 +75,20 @@ func (s *Store) AlertSignals(ctx context.Context, now time.Time, window time.Dur
 			Where("listings.status = ?", string(catalogue.StatusInService)).Order("listings.id").Scan(&listings).Error; err != nil {
 			return err
 		}
-		var win []struct {
-			ListingID          int64
-			Requests, Failures int64
+		type span struct {
+			ListingID                       int64
+			Requests, Failures, RateLimited int64
+			Successes, TTFTMsSum            int64
 		}
-		if err := tx.Table("metric_buckets").Select("listing_id, SUM(requests - client_errors) AS requests, SUM(errors) AS failures").
+		sums := "listing_id, SUM(requests - client_errors) AS requests, SUM(errors) AS failures, SUM(rate_limited) AS rate_limited, " +
+			"SUM(requests - errors - client_errors) AS successes, SUM(ttft_ms_sum) AS ttft_ms_sum"
+		var win, prev []span
+		if err := tx.Table("metric_buckets").Select(sums).
 			Where("minute > ? AND minute <= ?", now.Add(-window).UTC(), now.UTC()).Group("listing_id").Scan(&win).Error; err != nil {
+			return err
+		}
+		if err := tx.Table("metric_buckets").Select(sums).
+			Where("minute > ? AND minute <= ?", now.Add(-window-time.Hour).UTC(), now.Add(-window).UTC()).Group("listing_id").Scan(&prev).Error; err != nil {
 			return err
 		}
 		var capped []struct {
@@ -122,11 +130,28 @@ func (s *Store) AlertSignals(ctx context.Context, now time.Time, window time.Dur
 			}
 			out[l.ID] = sig
 		}
+		modelWin := map[int64]span{}
 		for _, w := range win {
 			if sig, ok := out[w.ListingID]; ok {
-				sig.Requests, sig.Failures = w.Requests, w.Failures
+				sig.Requests, sig.Failures, sig.RateLimited = w.Requests, w.Failures, w.RateLimited
+				sig.Successes, sig.TTFTMsSum = w.Successes, w.TTFTMsSum
 				out[w.ListingID] = sig
 			}
+			m := modelWin[model[w.ListingID]]
+			m.Requests, m.Failures, m.RateLimited = m.Requests+w.Requests, m.Failures+w.Failures, m.RateLimited+w.RateLimited
+			modelWin[model[w.ListingID]] = m
+		}
+		for _, p := range prev {
+			if sig, ok := out[p.ListingID]; ok {
+				sig.PrevSuccesses, sig.PrevTTFTMsSum = p.Successes, p.TTFTMsSum
+				out[p.ListingID] = sig
+			}
+		}
+		// Peers: the model's other listings, together.
+		for id, sig := range out {
+			m := modelWin[model[id]]
+			sig.PeerRequests, sig.PeerFailures, sig.PeerRateLimited = m.Requests-sig.Requests, m.Failures-sig.Failures, m.RateLimited-sig.RateLimited
+			out[id] = sig
 		}
 		for _, c := range capped {
 			if sig, ok := out[c.ListingID]; ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
@@ -173,4 +174,59 @@ func adminPrincipal(t *testing.T, s *store.Store, fx fixture) *account.Principal
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestAlertSignalsAgainstPeers: the breaker's and backoff's signals (a
+// listing's failures and 429s beside its model's other listings over the
+// window) and the first-token time against the hour before, on both
+// databases; the evaluator opens the breaker alert.
+func TestAlertSignalsAgainstPeers(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, _ := s.FindModels(ctx)
+		peer, err := s.CreateListing(ctx, nil, orbit.ID, models[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PublishSeedFare(ctx, &fare.Fare{ListingID: peer, Input: mustPrice(t, "0.40"), Output: mustPrice(t, "2.00"), LandingFee: 2000, CapScope: fare.ScopeGlobal}); err != nil {
+			t.Fatal(err)
+		}
+		var buckets []catalogue.Bucket
+		for i := range 10 { // the window: fx fails 30 %, answers 429 to 20 more; the peer fails 2 %
+			m := now.Add(-time.Duration(i) * time.Minute)
+			buckets = append(buckets,
+				catalogue.Bucket{ListingID: fx.listingID, Minute: m, Requests: 10, Errors: 3, TTFTMsSum: 7 * 900, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}},
+				catalogue.Bucket{ListingID: peer, Minute: m, Requests: 50, Errors: 1, TTFTMsSum: 49 * 300})
+		}
+		for i := 15; i < 60; i++ { // the hour before: first token 400 ms
+			buckets = append(buckets, catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Duration(i) * time.Minute), Requests: 10, TTFTMsSum: 10 * 400})
+		}
+		if err := s.RecordBuckets(ctx, buckets); err != nil {
+			t.Fatal(err)
+		}
+		_, signals, err := s.AlertSignals(ctx, now, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := signals[fx.listingID]
+		if sig.Requests != 100 || sig.Failures != 30 || sig.RateLimited != 20 || sig.PeerRequests != 500 || sig.PeerFailures != 10 ||
+			sig.Successes != 70 || sig.TTFTMsSum != 70*900 || sig.PrevSuccesses == 0 || sig.PrevTTFTMsSum != sig.PrevSuccesses*400 {
+			t.Errorf("signals %+v", sig)
+		}
+		v := alerting.Judge(alerting.Rules{}, sig)
+		for _, k := range []alerting.Kind{alerting.FailureBreaker, alerting.RateLimitBackoff, alerting.TTFTJump} {
+			if !v[k].Holds {
+				t.Errorf("%s does not hold: %s", k, v[k].Detail)
+			}
+		}
+		if peerV := alerting.Judge(alerting.Rules{}, signals[peer]); peerV[alerting.FailureBreaker].Holds {
+			t.Error("the healthy peer trips the breaker")
+		}
+	})
 }
