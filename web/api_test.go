@@ -563,7 +563,7 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
 	minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":12,"errors":1,"routed":8,"pinned":1,"exploration":1,
-		"fallback":1,"rateLimited":2,"cacheReadTokens":900,"cacheWriteTokens":100,"toolCalls":3,"malformedToolCalls":1}],
+		"fallback":1,"rateLimited":2,"inputTokens":5000,"cachedInputTokens":1000,"cacheReadTokens":900,"cacheWriteTokens":100,"toolCalls":3,"malformedToolCalls":1}],
 		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"requests":9,"promptTokens":90000},
 		{"model":"kimi-k2.5","workload":"general","minute":%q,"requests":3,"promptTokens":300}]}`, minute, minute, minute)
 	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body)
