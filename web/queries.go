@@ -35,6 +35,7 @@ type Reads interface {
 	FindPreflightRuns(ctx context.Context, listingID, endpointID int64) (*preflight.Run, map[string]preflight.Result, error)
 	FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error)
 	DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error)
+	PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error)
 	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
 	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error)
 	FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error)

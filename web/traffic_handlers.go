@@ -169,7 +169,11 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if v.Projected, v.ProjectedMix, err = s.projectedShare(ctx, l); err != nil {
 		return err
 	}
-	v.Routing = routingFigures(data.hours[l.ID])
+	peers, err := s.Reads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
+	if err != nil {
+		return err
+	}
+	v.Routing = routingFigures(data.hours[l.ID], peers)
 	return render(c, http.StatusOK, templates.ListingTraffic(v))
 }
 

@@ -173,22 +173,31 @@ func TestAlertsPageAndWebhookForm(t *testing.T) {
 func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	peer := listingOf(t, p.store, "orbit", "kimi-k2.5")
 	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
 	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
 	body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"source":"gw-1","requests":50,"errors":2,"clientErrors":3,"capped":4,
 		"routed":38,"pinned":3,"exploration":1,"fallback":3,"rateLimited":6,"toolCalls":20,"malformedToolCalls":1,
-		"inputTokens":50000,"outputTokens":5000,"ttftMsSum":20000,"durationMs":90000}],
+		"inputTokens":50000,"outputTokens":5000,"ttftMsSum":19980,"durationMs":90000},
+		{"listingId":%d,"minute":%q,"source":"gw-1","requests":100,"errors":1,"routed":99,"ttftMsSum":29700,"durationMs":99000}],
 		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"source":"gw-1","requests":75,"promptTokens":3000000},
-		{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw-1","requests":25,"promptTokens":25000}]}`, kimi.ID, minute, minute, minute)
+		{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw-1","requests":25,"promptTokens":25000}]}`, kimi.ID, minute, peer.ID, minute, minute, minute)
 	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
 	c := p.client()
 	c.login("admin@nebula.example")
 	res := c.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID))
 	wantStatus(t, "listing traffic", res, http.StatusOK)
 	for id, want := range map[string]string{"routed": "38", "pinned": "3", "exploration": "1", "fallback": "3", "counted-errors": "2",
-		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %"} {
+		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %",
+		// Beside the peers: 2 of 47 failed (1 of 100), 6 of 56 tries were 429s (none), 19,980 ms over 45 successes (300 ms).
+		"failure-rate": "4.3 %", "rate-limited-rate": "10.7 %", "ttft-vs-peers": "444 ms"} {
 		if !regexp.MustCompile(`data-testid="` + id + `"><strong>` + regexp.QuoteMeta(want) + `</strong>`).MatchString(res.body) {
 			t.Errorf("%s does not show %s", id, want)
+		}
+	}
+	for _, peerText := range []string{"the model&#39;s other listings 1.0 %", "the model&#39;s other listings 0.0 %", "the model&#39;s other listings 300 ms"} {
+		if !strings.Contains(res.body, peerText) {
+			t.Errorf("the page lacks %q", peerText)
 		}
 	}
 	if !strings.Contains(res.body, "workload mix the gateway measured over the last 7 days (small one-shot 25 %, large prompt 0 %, coding agent session 75 %, chat 0 %)") {

@@ -446,18 +446,23 @@ func cmpDesc(a, b float64) int {
 // routingFigures sums what routing did over a listing's hours: how the
 // served requests came (routed, pinned, exploration, fallback), failures by
 // class (counted against uptime, the callers' own), 429s, requests turned
-// away at the cap, and the tool calls with the share malformed. Nil when
-// the gateway reported none of it (hours from before it did).
-func routingFigures(hours []catalogue.HourlyPoint) []templates.Figure {
+// away at the cap, and the tool calls with the share malformed; then the
+// failure rate, 429 rate and time to first token beside the model's other
+// listings (peers, summed over the same period). Nil when the gateway
+// reported none of it (hours from before it did).
+func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) []templates.Figure {
 	var g catalogue.GatewayCounts
-	var errs, clientErrs, capped, requests int64
+	var errs, clientErrs, capped, requests, ttft int64
 	for _, h := range hours {
 		g.Add(h.GatewayCounts)
 		errs, clientErrs, capped, requests = errs+h.Errors, clientErrs+h.ClientErrors, capped+h.Capped, requests+h.Requests
+		ttft += h.TTFTMsSum
 	}
 	if g == (catalogue.GatewayCounts{}) {
 		return nil
 	}
+	mine := catalogue.HourlyPoint{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft,
+		GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}
 	malformed := "–"
 	if g.ToolCalls > 0 {
 		malformed = fmt.Sprintf("%.1f %%", 100*float64(g.MalformedToolCalls)/float64(g.ToolCalls))
@@ -473,5 +478,48 @@ func routingFigures(hours []catalogue.HourlyPoint) []templates.Figure {
 		{Label: "turned away at your cap", Value: count(capped), TestID: "capped"},
 		{Label: "tool calls", Value: count(g.ToolCalls), TestID: "tool-calls"},
 		{Label: "malformed tool calls", Value: malformed, TestID: "malformed-tool-calls"},
+		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
+		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},
+		{Label: "time to first token (the model's other listings " + msText(ttftOf(peers)) + ")", Value: msText(ttftOf(mine)), TestID: "ttft-vs-peers"},
 	}
+}
+
+// failureRate is the share of requests that failed for the listing's
+// reasons (callers' errors left out), -1 with none.
+func failureRate(h catalogue.HourlyPoint) float64 {
+	if n := h.Requests - h.ClientErrors; n > 0 {
+		return float64(h.Errors) / float64(n)
+	}
+	return -1
+}
+
+// limitRate is the share of tries answered 429, -1 with none.
+func limitRate(h catalogue.HourlyPoint) float64 {
+	if n := h.Requests + h.RateLimited; n > 0 {
+		return float64(h.RateLimited) / float64(n)
+	}
+	return -1
+}
+
+// ttftOf is the average time to first token of the successes, -1 with none
+// measured.
+func ttftOf(h catalogue.HourlyPoint) float64 {
+	if ok := h.Requests - h.Errors - h.ClientErrors; ok > 0 && h.TTFTMsSum > 0 {
+		return float64(h.TTFTMsSum) / float64(ok)
+	}
+	return -1
+}
+
+func rateText(r float64) string {
+	if r < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", 100*r)
+}
+
+func msText(ms float64) string {
+	if ms < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }

@@ -230,3 +230,36 @@ func TestAlertSignalsAgainstPeers(t *testing.T) {
 		}
 	})
 }
+
+// TestPeerTrafficSumsTheModelsOtherListings: the figures a listing's traffic
+// page reads beside its own are its model's other listings', summed.
+func TestPeerTrafficSumsTheModelsOtherListings(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, _ := s.FindModels(ctx)
+		peer, err := s.CreateListing(ctx, nil, orbit.ID, models[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
+			{ListingID: fx.listingID, Minute: now.Add(-time.Minute), Requests: 10, Errors: 5},
+			{ListingID: peer, Minute: now.Add(-time.Minute), Requests: 40, Errors: 1, TTFTMsSum: 39 * 300, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}},
+			{ListingID: peer, Minute: now.Add(-2 * time.Minute), Requests: 60, GatewayCounts: catalogue.GatewayCounts{Routed: 60}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.PeerTraffic(ctx, models[0].ID, fx.listingID, now.Add(-time.Hour), now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Requests != 100 || got.Errors != 1 || got.RateLimited != 2 || got.Routed != 60 || got.TTFTMsSum != 39*300 {
+			t.Errorf("peers %+v, want orbit's two minutes only", got)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -105,6 +106,30 @@ func (s *Store) ModelTraffic(ctx context.Context, modelIDs []int64, since, until
 		}
 		out[r.ModelID][r.Hour.UTC()] += r.Requests
 	}
+	return out, nil
+}
+
+// PeerTraffic sums the hours of a model's other listings (all but
+// exceptListing) from since to until into one figure: what a listing's
+// failures and speeds are read beside (the peers are never named).
+func (s *Store) PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error) {
+	var out catalogue.HourlyPoint
+	cols := []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"}
+	cols = append(cols, gatewayColumns...)
+	sums := make([]string, len(cols))
+	for i, c := range cols {
+		sums[i] = "COALESCE(SUM(metric_hourly." + c + "), 0) AS " + c
+	}
+	var row hourlyRow
+	err := s.read(ctx).Table("metric_hourly").Select(strings.Join(sums, ", ")).
+		Joins("JOIN listings ON listings.id = metric_hourly.listing_id").
+		Where("listings.model_id = ? AND listings.id <> ? AND metric_hourly.hour >= ? AND metric_hourly.hour < ?", modelID, exceptListing, since.UTC(), until.UTC()).
+		Scan(&row).Error
+	if err != nil {
+		return out, fmt.Errorf("peer traffic: %w", err)
+	}
+	out = hourlyPoint(row)
+	out.Hour = time.Time{}
 	return out, nil
 }
 
