@@ -32,6 +32,13 @@ type CarrierTrafficView struct {
 	Earnings   SeriesChartView
 	Rows       []TrafficRow
 	Statements []Choice
+	// Mixes are the measured workload mix of each model the carrier lists.
+	Mixes []MixRow
+}
+
+// MixRow is one model's workload mix as the gateway measured it.
+type MixRow struct {
+	Model, Requests, Small, Large, Coding, Chat string
 }
 
 // IncidentRow is one incident as listed.

@@ -143,7 +143,35 @@ func (s *Server) handleTraffic(c echo.Context) error {
 		return err
 	}
 	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data)
+	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, templates.CarrierTraffic(v))
+}
+
+// demandMixes is the measured workload mix of each model the listings are
+// of, over MixWindow (models with no demand measured are left out).
+func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) ([]templates.MixRow, error) {
+	var rows []templates.MixRow
+	seen := map[string]bool{}
+	for _, l := range listings {
+		if seen[l.Model.Slug] {
+			continue
+		}
+		seen[l.Model.Slug] = true
+		d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+		if err != nil {
+			return nil, err
+		}
+		mix, total := preview.MixFromDemand(d)
+		if total == 0 {
+			continue
+		}
+		pc := func(key string) string { return fmt.Sprintf("%.0f %%", 100*mix[key]/float64(total)) }
+		rows = append(rows, templates.MixRow{Model: l.Model.Name, Requests: count(total), Small: pc("small"), Large: pc("large"),
+			Coding: pc("coding"), Chat: pc("chat")})
+	}
+	return rows, nil
 }
 
 func (s *Server) handleListingTraffic(c echo.Context) error {

@@ -200,6 +200,10 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 			t.Errorf("the page lacks %q", peerText)
 		}
 	}
+	overview := c.get("/traffic")
+	if !regexp.MustCompile(`(?s)data-testid="demand-mix".*Kimi K2\.5</td><td class="num">100</td><td class="num">25 %</td><td class="num">0 %</td><td class="num">75 %</td><td class="num">0 %</td>`).MatchString(overview.body) {
+		t.Errorf("the carrier's traffic page does not show the model's measured mix:\n%s", regexp.MustCompile(`(?s)data-testid="demand-mix".{0,800}`).FindString(overview.body))
+	}
 	if !strings.Contains(res.body, "workload mix the gateway measured over the last 7 days (small one-shot 25 %, large prompt 0 %, coding agent session 75 %, chat 0 %)") {
 		t.Errorf("the projection does not say it used the measured mix:\n%s", regexp.MustCompile(`(?s)data-testid="projected".{0,400}`).FindString(res.body))
 	}
