@@ -211,7 +211,7 @@ Airside is running.
   curl %s/v1/chat/completions -H 'Authorization: Bearer %s' \
        -H 'Content-Type: application/json' -d '{"model":"kimi-k2.5","messages":[{"role":"user","content":"hi"}]}'
 
-`, portalURL, gatewayURL, demoProjectKey, gatewayURL, demoProjectKey)
+`, displayAddr(*addr), gatewayURL, demoProjectKey, gatewayURL, demoProjectKey)
 	if *rate > 0 {
 		fmt.Fprintf(stdout, "Simulated customers are sending about %.1f requests a second through the gateway (a daily cycle).\n", *rate)
 		go func() {
