@@ -185,18 +185,7 @@ func TestAlertSignalsAgainstPeers(t *testing.T) {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 		s.Now = func() time.Time { return now }
 		fx := newFixture(t, s)
-		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		models, _ := s.FindModels(ctx)
-		peer, err := s.CreateListing(ctx, nil, orbit.ID, models[0].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.PublishSeedFare(ctx, &fare.Fare{ListingID: peer, Input: mustPrice(t, "0.40"), Output: mustPrice(t, "2.00"), LandingFee: 2000, CapScope: fare.ScopeGlobal}); err != nil {
-			t.Fatal(err)
-		}
+		peer, _ := peerListing(t, s)
 		var buckets []catalogue.Bucket
 		for i := range 10 { // the window: fx fails 30 %, answers 429 to 20 more; the peer fails 2 %
 			m := now.Add(-time.Duration(i) * time.Minute)
@@ -238,15 +227,7 @@ func TestPeerTrafficSumsTheModelsOtherListings(t *testing.T) {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 		s.Now = func() time.Time { return now }
 		fx := newFixture(t, s)
-		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		models, _ := s.FindModels(ctx)
-		peer, err := s.CreateListing(ctx, nil, orbit.ID, models[0].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		peer, modelID := peerListing(t, s)
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
 			{ListingID: fx.listingID, Minute: now.Add(-time.Minute), Requests: 10, Errors: 5},
 			{ListingID: peer, Minute: now.Add(-time.Minute), Requests: 40, Errors: 1, TTFTMsSum: 39 * 300, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}},
@@ -254,7 +235,7 @@ func TestPeerTrafficSumsTheModelsOtherListings(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.PeerTraffic(ctx, models[0].ID, fx.listingID, now.Add(-time.Hour), now.Add(time.Hour))
+		got, err := s.PeerTraffic(ctx, modelID, fx.listingID, now.Add(-time.Hour), now.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,4 +243,23 @@ func TestPeerTrafficSumsTheModelsOtherListings(t *testing.T) {
 			t.Errorf("peers %+v, want orbit's two minutes only", got)
 		}
 	})
+}
+
+// peerListing gives the fixture's model a second listing, Orbit's, in
+// service: a peer. It returns the listing and the model.
+func peerListing(t *testing.T, s *store.Store) (int64, int64) {
+	t.Helper()
+	orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, _ := s.FindModels(ctx)
+	peer, err := s.CreateListing(ctx, nil, orbit.ID, models[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PublishSeedFare(ctx, &fare.Fare{ListingID: peer, Input: mustPrice(t, "0.40"), Output: mustPrice(t, "2.00"), LandingFee: 2000, CapScope: fare.ScopeGlobal}); err != nil {
+		t.Fatal(err)
+	}
+	return peer, models[0].ID
 }
