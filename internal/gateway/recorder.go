@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/traffic"
 )
@@ -24,20 +25,20 @@ const (
 	Fallback
 )
 
-// Stat is one listing's minute as the gateway saw it.
+// Stat is one listing's minute as the gateway saw it: the figures of the
+// metrics contract, GatewayCounts (how served attempts came, 429s, cache
+// reads and writes, tool calls) as the contract declares them.
 type Stat struct {
-	// Attempts counts every request sent to the listing, by its class.
-	Attempts, Errors, ClientErrors, RateLimited int64
-	// Served counts the attempts answered in full, by how they came.
-	Routed, Pinned, Exploration, Fallback int64
+	// Attempts counts every request sent to the listing, by its class
+	// (429s in GatewayCounts.RateLimited).
+	Attempts, Errors, ClientErrors int64
 	// Over the attempts served: time to first token and whole duration.
 	TTFTMsSum, DurationMs int64
 	// Tokens of the attempts served, as the carrier reported them.
-	InputTokens, CachedInputTokens, CacheReadTokens, CacheWriteTokens, OutputTokens int64
-	// Tool calls in the answers, and those whose arguments were not JSON.
-	ToolCalls, MalformedToolCalls int64
+	InputTokens, CachedInputTokens, OutputTokens int64
 	// Capped counts requests the listing could not take at its rate cap.
 	Capped int64
+	catalogue.GatewayCounts
 }
 
 // Served is how many attempts were answered in full.
@@ -219,12 +220,8 @@ func (r *Recorder) TakeClosed(until time.Time) []MinuteStat {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []MinuteStat
-	for k, s := range r.minutes {
-		if k.minute.Add(time.Minute).After(until) {
-			continue
-		}
-		out = append(out, MinuteStat{ListingID: k.listing, Minute: k.minute, Stat: *s})
-		delete(r.minutes, k)
+	for k, s := range takeClosed(r.minutes, func(k minuteKey) time.Time { return k.minute }, until) {
+		out = append(out, MinuteStat{ListingID: k.listing, Minute: k.minute, Stat: s})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Minute.Equal(out[j].Minute) {
@@ -232,6 +229,19 @@ func (r *Recorder) TakeClosed(until time.Time) []MinuteStat {
 		}
 		return out[i].ListingID < out[j].ListingID
 	})
+	return out
+}
+
+// takeClosed removes from m, and returns, the entries whose minute ended
+// before until: a minute is reported once, whole.
+func takeClosed[K comparable, V any](m map[K]*V, minuteOf func(K) time.Time, until time.Time) map[K]V {
+	out := map[K]V{}
+	for k, v := range m {
+		if !minuteOf(k).Add(time.Minute).After(until) {
+			out[k] = *v
+			delete(m, k)
+		}
+	}
 	return out
 }
 
@@ -249,12 +259,8 @@ func (r *Recorder) TakeClosedDemand(until time.Time) []DemandMinute {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []DemandMinute
-	for k, d := range r.demand {
-		if k.minute.Add(time.Minute).After(until) {
-			continue
-		}
-		out = append(out, DemandMinute{Model: k.model, Workload: k.workload, Minute: k.minute, Demand: *d})
-		delete(r.demand, k)
+	for k, d := range takeClosed(r.demand, func(k demandKey) time.Time { return k.minute }, until) {
+		out = append(out, DemandMinute{Model: k.model, Workload: k.workload, Minute: k.minute, Demand: d})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -286,19 +292,11 @@ func (s *Stat) add(o *Stat) {
 	s.Attempts += o.Attempts
 	s.Errors += o.Errors
 	s.ClientErrors += o.ClientErrors
-	s.RateLimited += o.RateLimited
-	s.Routed += o.Routed
-	s.Pinned += o.Pinned
-	s.Exploration += o.Exploration
-	s.Fallback += o.Fallback
 	s.TTFTMsSum += o.TTFTMsSum
 	s.DurationMs += o.DurationMs
 	s.InputTokens += o.InputTokens
 	s.CachedInputTokens += o.CachedInputTokens
-	s.CacheReadTokens += o.CacheReadTokens
-	s.CacheWriteTokens += o.CacheWriteTokens
 	s.OutputTokens += o.OutputTokens
-	s.ToolCalls += o.ToolCalls
-	s.MalformedToolCalls += o.MalformedToolCalls
 	s.Capped += o.Capped
+	s.GatewayCounts.Add(o.GatewayCounts)
 }
