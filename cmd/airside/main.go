@@ -67,6 +67,7 @@ Environment (flags win):
   AIRSIDE_PORTAL_URL     the portal the gateway reads (default http://127.0.0.1:8080)
   AIRSIDE_GATEWAY_CONFIG the gateway's projects file
   AIRSIDE_GATEWAY_TOKEN  the gateway's API token (catalogue:read, credentials:read, metrics:write)
+  AIRSIDE_GATEWAY_NAME   the gateway's name in its metric reports (default host:port)
   AIRSIDE_SCHEDULE_EVERY  how often serve publishes filings that reached their effective date (default 30s)
   AIRSIDE_SECRET_KEY    32 random bytes in base64 that seal carriers' API keys (openssl rand -base64 32);
                         required by serve, except with --demo, which keeps one in data/secret.key
