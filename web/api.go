@@ -75,7 +75,66 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
+// handleAPICatalogue serves the fares, statuses, capabilities and endpoints
+// of the published listings, validated by the revision alone; with
+// ?include=health, the one-document form with live health (validated by the
+// revision and the figures, as version 1.1 served it).
 func (s *Server) handleAPICatalogue(c echo.Context) error {
+	withHealth := false
+	switch c.QueryParam("include") {
+	case "":
+	case "health":
+		withHealth = true
+	default:
+		return apperr.Invalid(map[string]string{"include": `"health" for the listings' live health in the same document, or nothing`})
+	}
+	return s.serveDocument(c, func(snap *routing.Snapshot) (string, func(string) (routing.Body, error)) {
+		if withHealth {
+			return snap.HealthETag(), snap.CatalogueWithHealth
+		}
+		return snap.ETag(), snap.Catalogue
+	})
+}
+
+// handleAPIHealth serves the published listings' live health, with its own
+// validator: a gateway revalidating the fares and the health apart
+// downloads only what moved (health, every few seconds under traffic). With
+// ?delta=true and the validator of recent figures in If-None-Match, only the
+// listings whose figures moved since are sent.
+func (s *Server) handleAPIHealth(c echo.Context) error {
+	delta := false
+	switch c.QueryParam("delta") {
+	case "", "false":
+	case "true":
+		delta = true
+	default:
+		return apperr.Invalid(map[string]string{"delta": "true for only what moved since the figures in If-None-Match, or false"})
+	}
+	return s.serveDocument(c, func(snap *routing.Snapshot) (string, func(string) (routing.Body, error)) {
+		whole := snap.HealthDocument
+		if !delta {
+			return snap.HealthETag(), whole
+		}
+		held := c.Request().Header.Get("If-None-Match")
+		return snap.HealthETag(), func(model string) (routing.Body, error) {
+			for _, tag := range strings.Split(held, ",") {
+				tag = strings.TrimSpace(tag)
+				if !strings.HasPrefix(tag, "W/") {
+					tag = "W/" + tag // compared weakly, as If-None-Match is
+				}
+				if body, ok, err := snap.HealthDelta(model, tag); ok || err != nil {
+					return body, err
+				}
+			}
+			return whole(model)
+		}
+	})
+}
+
+// serveDocument answers a revalidating read of a document encoded once per
+// snapshot: 304 when If-None-Match holds the current validator, else the
+// bytes, gzipped when the client accepts it.
+func (s *Server) serveDocument(c echo.Context, pick func(*routing.Snapshot) (etag string, body func(model string) (routing.Body, error))) error {
 	model := c.QueryParam("model")
 	if msg := textcheck.Problem(model, 200); msg != "" {
 		return apperr.Invalid(map[string]string{"model": msg})
@@ -84,7 +143,7 @@ func (s *Server) handleAPICatalogue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	etag := snap.ETag()
+	etag, document := pick(snap)
 	h := c.Response().Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", "no-cache")
@@ -92,9 +151,7 @@ func (s *Server) handleAPICatalogue(c echo.Context) error {
 	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	// Encoded once per snapshot, when first asked for: a 200 is a copy of
-	// bytes, gzipped when the gateway asks.
-	body, err := snap.Catalogue(model)
+	body, err := document(model)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/web"
 )
@@ -98,16 +99,21 @@ func TestAPICatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	etag := res.header.Get("ETag")
-	if body.Revision != 26 || len(body.Listings) != 26 || !strings.HasPrefix(etag, `W/"26-`) {
+	if body.Revision != 26 || len(body.Listings) != 26 || etag != `W/"26"` {
 		t.Fatalf("revision %d, %d listings, ETag %s", body.Revision, len(body.Listings), etag)
 	}
 	first := body.Listings[0]
-	if first.ID == "" || first.Fare.InputPrice == "" || first.Fare.LandingFee == "" || first.Metrics.Uptime == nil {
-		t.Errorf("listing %+v", first)
+	if first.ID == "" || first.Fare.InputPrice == "" || first.Fare.LandingFee == "" || first.Metrics != nil || body.HealthAsOf != nil {
+		t.Errorf("listing %+v (health is served apart)", first)
 	}
 	wantStatus(t, "If-None-Match", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", etag), http.StatusNotModified)
-	wantStatus(t, "an ETag of the revision alone", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", `"26"`), http.StatusOK)
-	wantStatus(t, "stale ETag", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", strings.Replace(etag, `"26-`, `"25-`, 1)), http.StatusOK)
+	wantStatus(t, "stale ETag", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", `W/"25"`), http.StatusOK)
+	wantStatus(t, "include something unknown", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue?include=fares", tok, ""), http.StatusUnprocessableEntity)
+	one := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue?include=health", tok, "")
+	json.Unmarshal([]byte(one.body), &body)
+	if !strings.HasPrefix(one.header.Get("ETag"), `W/"26-`) || body.HealthAsOf == nil || body.Listings[0].Metrics == nil || body.Listings[0].Metrics.Uptime == nil {
+		t.Errorf("the one-document form: ETag %s, %.300s", one.header.Get("ETag"), one.body)
+	}
 	glm := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue?model=glm-5", tok, "")
 	json.Unmarshal([]byte(glm.body), &body)
 	if len(body.Listings) != 3 || body.Listings[0].Model != "glm-5" {
@@ -119,6 +125,73 @@ func TestAPICatalogue(t *testing.T) {
 			t.Errorf("%s publishes unverified capabilities %v", l.ID, l.Capabilities)
 		}
 	}
+}
+
+// TestHealthMovesWithoutTheFares: after only health moved, a gateway
+// revalidating the catalogue gets 304 and downloads only the health
+// document, which has the new figures and a validator of its own.
+func TestHealthMovesWithoutTheFares(t *testing.T) {
+	ctx := context.Background()
+	p := newPortal(t, store.SQLite)
+	p.server.Routing.HealthEvery = time.Hour // moved by hand below
+	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead, apitoken.ScopeMetricsWrite)
+	uptimeOf := func(res response, id string) *float64 {
+		t.Helper()
+		var doc routing.HealthDocument
+		if err := json.Unmarshal([]byte(res.body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range doc.Listings {
+			if l.ID == id {
+				return l.Metrics.Uptime
+			}
+		}
+		t.Fatalf("%s is not in the health document", id)
+		return nil
+	}
+	fares := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "")
+	health := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health", tok, "")
+	wantStatus(t, "health", health, http.StatusOK)
+	before := uptimeOf(health, "nebula/kimi-k2.5")
+
+	minute := time.Now().UTC().Truncate(time.Minute)
+	batch := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":400,"errors":200,"ttftMsSum":80000,"outputTokens":5000,"durationMs":50000}]}`,
+		minute.Format(time.RFC3339))
+	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, batch), http.StatusAccepted)
+	if _, err := p.server.Routing.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	wantStatus(t, "the fares after only health moved", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "", "If-None-Match", fares.header.Get("ETag")), http.StatusNotModified)
+	moved := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health", tok, "", "If-None-Match", health.header.Get("ETag"))
+	wantStatus(t, "health after it moved", moved, http.StatusOK)
+	if after := uptimeOf(moved, "nebula/kimi-k2.5"); after == nil || (before != nil && *after >= *before) {
+		t.Errorf("uptime %v, then %v after half the requests failed", deref(before), deref(after))
+	}
+	if moved.header.Get("ETag") == health.header.Get("ETag") {
+		t.Error("health moved and its ETag stayed")
+	}
+	wantStatus(t, "health unchanged since", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health", tok, "", "If-None-Match", moved.header.Get("ETag")), http.StatusNotModified)
+
+	// Asked as a delta from the figures held before, only what moved.
+	delta := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health?delta=true", tok, "", "If-None-Match", health.header.Get("ETag"))
+	var doc routing.HealthDocument
+	if err := json.Unmarshal([]byte(delta.body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Delta || len(doc.Listings) != 1 || doc.Listings[0].ID != "nebula/kimi-k2.5" {
+		t.Errorf("delta since the figures before: %.500s", delta.body)
+	}
+	whole := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health?delta=true", tok, "", "If-None-Match", `W/"26-0000000000000000"`)
+	if err := json.Unmarshal([]byte(whole.body), &doc); err != nil || doc.Delta || len(doc.Listings) != 26 {
+		t.Errorf("delta from figures never served: delta %v, %d listings, want the whole document", doc.Delta, len(doc.Listings))
+	}
+	wantStatus(t, "delta not a boolean", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health?delta=yes", tok, ""), http.StatusUnprocessableEntity)
+	glm := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health?model=glm-5", tok, "", "Accept-Encoding", "gzip")
+	if glm.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("health of one model, gzip asked: Content-Encoding %q", glm.header.Get("Content-Encoding"))
+	}
+	wantStatus(t, "health without the scope", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/health", apiToken(t, p.store, apitoken.ScopeElect), ""), http.StatusForbidden)
 }
 
 func TestAPIChangesFeed(t *testing.T) {

@@ -385,6 +385,7 @@ func expect() map[string]map[string]int {
 		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
 		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/health":  api(apitoken.ScopeCatalogueRead, 200),
 		"POST /api/v1/elect":            api(apitoken.ScopeElect, 200),
 		"POST /api/v1/elect/winner":     api(apitoken.ScopeElect, 200),
 		"POST /api/v1/metrics":          api(apitoken.ScopeMetricsWrite, 202),

@@ -292,6 +292,7 @@ func (s *Server) routes() {
 	api := e.Group("/api/v1")
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.GET(strings.TrimPrefix(changesRoute, "/api/v1"), s.handleAPIChanges, s.apiAuth(apitoken.ScopeCatalogueRead))
+	api.GET("/catalogue/health", s.handleAPIHealth, s.apiAuth(apitoken.ScopeCatalogueRead))
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))

@@ -13,12 +13,13 @@ import (
 	"github.com/airside/airside/internal/gatewayclient"
 )
 
-// Follower keeps the gateway's routing table current: it reads the whole
-// catalogue (revalidated with If-None-Match, so unchanged figures cost a
-// 304), then long-polls the change feed; a new revision, or the poll's wait
-// running out (health figures move between revisions), reads the catalogue
-// again. While the portal is away it keeps routing from its last good table
-// and tries again with backoff.
+// Follower keeps the gateway's routing table current: it reads the
+// catalogue and its health, each revalidated with its own If-None-Match (so
+// health moving costs the health document, never the fares, and nothing
+// moving costs two 304s), then long-polls the change feed; a new revision,
+// or the poll's wait running out (health moves between revisions), reads
+// them again. While the portal is away it keeps routing from its last good
+// table and tries again with backoff.
 type Follower struct {
 	API *gatewayclient.ClientWithResponses
 	Log *slog.Logger
@@ -29,9 +30,17 @@ type Follower struct {
 	cur   atomic.Pointer[Table]
 	ready chan struct{}
 	once  sync.Once
-	// Reads counts catalogue reads by answer (for the gateway's status and
-	// tests): full bodies and 304s.
-	Full, NotModified atomic.Int64
+	// Full and NotModified count catalogue reads by answer (for the
+	// gateway's status and tests): full bodies and 304s; HealthFull and
+	// HealthNotModified the same for health.
+	Full, NotModified             atomic.Int64
+	HealthFull, HealthNotModified atomic.Int64
+
+	// What the table was built from, with the validators to revalidate
+	// them; only Run's goroutine touches them.
+	cat                 *gatewayclient.Catalogue
+	health              map[int64]gatewayclient.Health
+	catETag, healthETag string
 }
 
 // Current is the table to route by, nil before the first catalogue read.
@@ -68,39 +77,85 @@ func (f *Follower) Run(ctx context.Context) {
 	}
 }
 
-// refresh reads the whole catalogue unless it is unchanged.
+// refresh reads the catalogue and its health where they changed, and
+// builds a new table when either did.
 func (f *Follower) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var etag string
-	if t := f.cur.Load(); t != nil {
-		etag = t.ETag
-	}
-	res, err := f.API.GetCatalogueWithResponse(ctx, &gatewayclient.GetCatalogueParams{IfNoneMatch: nilIfEmpty(etag)})
-	if err != nil {
-		return fmt.Errorf("read the catalogue: %w", err)
-	}
-	switch res.StatusCode() {
-	case http.StatusNotModified:
-		f.NotModified.Add(1)
-		return nil
-	case http.StatusOK:
-	default:
-		return fmt.Errorf("read the catalogue: status %d: %.200s", res.StatusCode(), res.Body)
-	}
-	if res.JSON200 == nil {
-		return errors.New("read the catalogue: no body")
-	}
-	t, err := BuildTable(res.JSON200, res.HTTPResponse.Header.Get("ETag"))
+	catChanged, err := f.readCatalogue(ctx)
 	if err != nil {
 		return err
 	}
-	f.Full.Add(1)
+	healthChanged, err := f.readHealth(ctx)
+	if err != nil {
+		return err
+	}
+	if !catChanged && !healthChanged && f.cur.Load() != nil {
+		return nil
+	}
+	t, err := BuildTable(f.cat, f.health)
+	if err != nil {
+		return err
+	}
 	if f.cur.Swap(t) == nil {
 		f.Ready()
 		close(f.ready)
 	}
 	return nil
+}
+
+// readCatalogue reads the fares unless they are unchanged, reporting
+// whether they were read.
+func (f *Follower) readCatalogue(ctx context.Context) (bool, error) {
+	res, err := f.API.GetCatalogueWithResponse(ctx, &gatewayclient.GetCatalogueParams{IfNoneMatch: nilIfEmpty(f.catETag)})
+	if err != nil {
+		return false, fmt.Errorf("read the catalogue: %w", err)
+	}
+	switch res.StatusCode() {
+	case http.StatusNotModified:
+		f.NotModified.Add(1)
+		return false, nil
+	case http.StatusOK:
+	default:
+		return false, fmt.Errorf("read the catalogue: status %d: %.200s", res.StatusCode(), res.Body)
+	}
+	if res.JSON200 == nil {
+		return false, errors.New("read the catalogue: no body")
+	}
+	f.Full.Add(1)
+	f.cat, f.catETag = res.JSON200, res.HTTPResponse.Header.Get("ETag")
+	return true, nil
+}
+
+// readHealth reads the listings' health unless it is unchanged (only the
+// listings that moved, when the portal still knows the figures held),
+// reporting whether it was read.
+func (f *Follower) readHealth(ctx context.Context) (bool, error) {
+	delta := true
+	res, err := f.API.GetCatalogueHealthWithResponse(ctx, &gatewayclient.GetCatalogueHealthParams{Delta: &delta, IfNoneMatch: nilIfEmpty(f.healthETag)})
+	if err != nil {
+		return false, fmt.Errorf("read the catalogue's health: %w", err)
+	}
+	switch res.StatusCode() {
+	case http.StatusNotModified:
+		f.HealthNotModified.Add(1)
+		return false, nil
+	case http.StatusOK:
+	default:
+		return false, fmt.Errorf("read the catalogue's health: status %d: %.200s", res.StatusCode(), res.Body)
+	}
+	if res.JSON200 == nil {
+		return false, errors.New("read the catalogue's health: no body")
+	}
+	f.HealthFull.Add(1)
+	if !res.JSON200.Delta || f.health == nil {
+		f.health = make(map[int64]gatewayclient.Health, len(res.JSON200.Listings))
+	}
+	for _, l := range res.JSON200.Listings {
+		f.health[l.ListingId] = l.Metrics
+	}
+	f.healthETag = res.HTTPResponse.Header.Get("ETag")
+	return true, nil
 }
 
 // poll waits on the change feed for a revision past the table's.

@@ -454,6 +454,33 @@ func TestTheCatalogueIsRevalidatedNotReread(t *testing.T) {
 	}
 }
 
+// TestHealthMovesWithoutRereadingTheFares: when only health moves, the
+// gateway reads the health document again, never the catalogue, and routes
+// on the new figures.
+func TestHealthMovesWithoutRereadingTheFares(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	uptimeOf := func(id string) float64 {
+		m := h.gw.Follower.Current().Models["m"]
+		i := m.index(id)
+		if i < 0 || m.Candidates[i].Metrics.Uptime == nil {
+			return -1
+		}
+		return *m.Candidates[i].Metrics.Uptime
+	}
+	low := 52.5
+	h.portal.moveHealth(1, gatewayclient.Health{Uptime: &low})
+	deadline := time.Now().Add(time.Minute)
+	for uptimeOf("a/m") != low {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway still routes on uptime %v for a/m after its health moved", uptimeOf("a/m"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if full, health := h.gw.Follower.Full.Load(), h.gw.Follower.HealthFull.Load(); full != 1 || health != 2 {
+		t.Errorf("read the catalogue %d times and its health %d times, want 1 and 2", full, health)
+	}
+}
+
 func TestAuthAndModels(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(hello))

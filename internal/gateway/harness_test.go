@@ -46,9 +46,25 @@ type stubPortal struct {
 	srv      *httptest.Server
 	token    string
 	etagSeen int
+	// health is served apart, as the portal does; healthMoves versions it.
+	health      map[int64]gatewayclient.Health
+	healthMoves int
 }
 
 func (p *stubPortal) etag() string { return fmt.Sprintf(`W/"r%d"`, p.cat.Revision) }
+
+func (p *stubPortal) healthETag() string {
+	return fmt.Sprintf(`W/"r%d-h%d"`, p.cat.Revision, p.healthMoves)
+}
+
+// moveHealth changes a listing's health figures, as gateway reports do
+// between revisions.
+func (p *stubPortal) moveHealth(listingID int64, h gatewayclient.Health) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.health[listingID] = h
+	p.healthMoves++
+}
 
 func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
@@ -75,6 +91,23 @@ func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("ETag", p.etag())
 		_ = json.NewEncoder(w).Encode(p.cat)
+	case r.URL.Path == "/api/v1/catalogue/health":
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if r.Header.Get("If-None-Match") == p.healthETag() {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		doc := gatewayclient.HealthDocument{Revision: p.cat.Revision, HealthAsOf: time.Now()}
+		for _, l := range p.cat.Listings {
+			doc.Listings = append(doc.Listings, struct {
+				Id        string               `json:"id"`
+				ListingId int64                `json:"listingId"`
+				Metrics   gatewayclient.Health `json:"metrics"`
+			}{Id: l.Id, ListingId: l.ListingId, Metrics: p.health[l.ListingId]})
+		}
+		w.Header().Set("ETag", p.healthETag())
+		_ = json.NewEncoder(w).Encode(doc)
 	case r.URL.Path == "/api/v1/catalogue/changes":
 		p.mu.Lock()
 		ch := p.changed
@@ -150,7 +183,7 @@ const projectKey = "sk-test-project"
 func newHarness(t testing.TB, specs ...carrierSpec) *harness {
 	t.Helper()
 	h := &harness{t: t, carriers: map[string]*fakecarrier.Server{}, now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
-	p := &stubPortal{t: t, keys: map[int64][2]string{}, changed: make(chan struct{}), token: "airside_test"}
+	p := &stubPortal{t: t, keys: map[int64][2]string{}, changed: make(chan struct{}), token: "airside_test", health: map[int64]gatewayclient.Health{}}
 	p.cat.Revision = 1
 	for i, s := range specs {
 		cfg := s.server
@@ -177,9 +210,9 @@ func newHarness(t testing.TB, specs ...carrierSpec) *harness {
 				BaseUrl       string `json:"baseUrl"`
 				UpstreamModel string `json:"upstreamModel"`
 			}{BaseUrl: cs.URL + "/v1", UpstreamModel: "up-m"},
-			Metrics: gatewayclient.Health{Uptime: s.uptime},
 			Fare: gatewayclient.Fare{InputPrice: s.input, OutputPrice: "1", Discount: "0", LandingFee: "0.2",
 				CapScope: gatewayclient.FareCapScope(scope), MaxRpm: s.maxRpm, Tiers: nil}})
+		p.health[id] = gatewayclient.Health{Uptime: s.uptime}
 	}
 	p.srv = httptest.NewServer(p)
 	t.Cleanup(p.srv.Close)

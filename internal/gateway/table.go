@@ -12,7 +12,6 @@ import (
 // model's ballot, decoded once per catalogue read.
 type Table struct {
 	Revision int64
-	ETag     string
 	Models   map[string]*Market
 }
 
@@ -50,11 +49,12 @@ type contractMetrics struct {
 	Throughput *float64 `json:"throughput"`
 }
 
-// BuildTable turns a catalogue into ballots through the election contract's
-// own decoder, so a fare reads the same here as in `airside elect`. Only
-// listings in service with an endpoint can serve; paused and delisted ones
-// stay off.
-func BuildTable(cat *gatewayclient.Catalogue, etag string) (*Table, error) {
+// BuildTable turns a catalogue and its listings' health (by listing id; a
+// listing without any is unmeasured) into ballots through the election
+// contract's own decoder, so a fare reads the same here as in `airside
+// elect`. Only listings in service with an endpoint can serve; paused and
+// delisted ones stay off.
+func BuildTable(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Health) (*Table, error) {
 	byModel := map[string][]contractCandidate{}
 	routes := map[string][]Route{}
 	for _, l := range cat.Listings {
@@ -65,13 +65,14 @@ func BuildTable(cat *gatewayclient.Catalogue, etag string) (*Table, error) {
 		for _, c := range l.Capabilities {
 			caps[string(c)] = true
 		}
+		h := health[l.ListingId]
 		byModel[l.Model] = append(byModel[l.Model], contractCandidate{ID: l.Id, Priority: l.Priority, Capabilities: caps,
-			Metrics: contractMetrics{Uptime: l.Metrics.Uptime, LatencyMs: l.Metrics.LatencyMs, Throughput: l.Metrics.Throughput},
+			Metrics: contractMetrics{Uptime: h.Uptime, LatencyMs: h.LatencyMs, Throughput: h.Throughput},
 			Fare:    l.Fare})
 		routes[l.Model] = append(routes[l.Model], Route{ID: l.Id, ListingID: l.ListingId, Revision: l.Revision,
 			PerOrg: l.Fare.CapScope == "per_org", BaseURL: l.Endpoint.BaseUrl})
 	}
-	t := &Table{Revision: cat.Revision, ETag: etag, Models: make(map[string]*Market, len(byModel))}
+	t := &Table{Revision: cat.Revision, Models: make(map[string]*Market, len(byModel))}
 	for model, cands := range byModel {
 		data, err := json.Marshal(map[string]any{"request": map[string]any{"model": model}, "candidates": cands})
 		if err != nil {

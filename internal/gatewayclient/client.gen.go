@@ -140,6 +140,21 @@ func (e Workload) Valid() bool {
 	}
 }
 
+// Defines values for GetCatalogueParamsInclude.
+const (
+	GetCatalogueParamsIncludeHealth GetCatalogueParamsInclude = "health"
+)
+
+// Valid indicates whether the value is a known member of the GetCatalogueParamsInclude enum.
+func (e GetCatalogueParamsInclude) Valid() bool {
+	switch e {
+	case GetCatalogueParamsIncludeHealth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Bucket one minute of a listing's traffic; name the listing by listing or listingId
 type Bucket struct {
 	// CacheReadTokens explicit prompt-cache reads, billed at the cache-read price; counted within inputTokens, like cachedInputTokens: cachedInputTokens + cacheReadTokens + cacheWriteTokens <= inputTokens
@@ -206,10 +221,10 @@ type Capability string
 
 // Catalogue defines model for Catalogue.
 type Catalogue struct {
-	// HealthAsOf when the listings' health figures were computed
-	HealthAsOf time.Time `json:"healthAsOf"`
-	Listings   []Listing `json:"listings"`
-	Revision   int64     `json:"revision"`
+	// HealthAsOf only with include=health: when the listings' health figures were computed
+	HealthAsOf *time.Time `json:"healthAsOf,omitempty"`
+	Listings   []Listing  `json:"listings"`
+	Revision   int64      `json:"revision"`
 }
 
 // Decimal defines model for Decimal.
@@ -361,6 +376,23 @@ type Health struct {
 	Uptime       *float64 `json:"uptime"`
 }
 
+// HealthDocument defines model for HealthDocument.
+type HealthDocument struct {
+	// Delta true: only the listings whose figures moved since the figures in If-None-Match; merge them
+	Delta bool `json:"delta"`
+
+	// HealthAsOf when these figures were computed
+	HealthAsOf time.Time `json:"healthAsOf"`
+	Listings   []struct {
+		Id        string `json:"id"`
+		ListingId int64  `json:"listingId"`
+
+		// Metrics uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown.
+		Metrics Health `json:"metrics"`
+	} `json:"listings"`
+	Revision int64 `json:"revision"`
+}
+
 // Listing defines model for Listing.
 type Listing struct {
 	// Capabilities declared in the fare and verified: the flag's preflight probe passed against the published endpoint in the last 7 days (configurable), or a reviewer's override says verified
@@ -377,8 +409,8 @@ type Listing struct {
 	Id        string `json:"id"`
 	ListingId int64  `json:"listingId"`
 
-	// Metrics uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown.
-	Metrics  Health  `json:"metrics"`
+	// Metrics only with include=health (version 1.1's one-document form); otherwise read /catalogue/health
+	Metrics  *Health `json:"metrics,omitempty"`
 	Model    string  `json:"model"`
 	Priority float64 `json:"priority"`
 
@@ -430,9 +462,15 @@ type Unavailable = Error
 // GetCatalogueParams defines parameters for GetCatalogue.
 type GetCatalogueParams struct {
 	// Model only this model's listings (its slug)
-	Model       *Model  `form:"model,omitempty" json:"model,omitempty"`
-	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+	Model *Model `form:"model,omitempty" json:"model,omitempty"`
+
+	// Include health for the one-document form of version 1.1 (each listing's metrics and the healthAsOf)
+	Include     *GetCatalogueParamsInclude `form:"include,omitempty" json:"include,omitempty"`
+	IfNoneMatch *string                    `json:"If-None-Match,omitempty"`
 }
+
+// GetCatalogueParamsInclude defines parameters for GetCatalogue.
+type GetCatalogueParamsInclude string
 
 // GetCatalogueChangesParams defines parameters for GetCatalogueChanges.
 type GetCatalogueChangesParams struct {
@@ -444,6 +482,16 @@ type GetCatalogueChangesParams struct {
 
 	// Model only this model's listings (its slug)
 	Model *Model `form:"model,omitempty" json:"model,omitempty"`
+}
+
+// GetCatalogueHealthParams defines parameters for GetCatalogueHealth.
+type GetCatalogueHealthParams struct {
+	// Model only this model's listings (its slug)
+	Model *Model `form:"model,omitempty" json:"model,omitempty"`
+
+	// Delta true for only the listings whose figures moved since the health named by If-None-Match
+	Delta       *bool   `form:"delta,omitempty" json:"delta,omitempty"`
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // PostMetricsJSONBody defines parameters for PostMetrics.
@@ -537,9 +585,9 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
+	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
-	// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
 	//
 	// Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 	GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -550,6 +598,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /catalogue/changes (the `GetCatalogueChanges` operationId).
 	GetCatalogueChanges(ctx context.Context, params *GetCatalogueChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCatalogueHealth The live health of every published listing, revalidated on its own
+	//
+	// Each listing of the catalogue (same order, same ids) with its health figures. The ETag (weak) names the revision and the figures: a gateway revalidating every few seconds gets 304 until a figure moves. With delta=true and an If-None-Match naming figures served in the last minute at the current revision, the answer has "delta": true and lists only the listings whose figures moved since: merge them into what you hold. Otherwise (or with figures older than that) the whole document, "delta": false. Served from memory, encoded once per set of figures. Health figures are at most 5 seconds old.
+	//
+	// Corresponds with GET /catalogue/health (the `GetCatalogueHealth` operationId).
+	GetCatalogueHealth(ctx context.Context, params *GetCatalogueHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ElectWithBody Run one election on the published catalogue with current health
 	//
@@ -613,9 +668,9 @@ type ClientInterface interface {
 	PostMetrics(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and health
+// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
 //
-// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
 //
 // Corresponds with GET /catalogue (the `GetCatalogue` operationId).
 func (c *Client) GetCatalogue(ctx context.Context, params *GetCatalogueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -637,6 +692,23 @@ func (c *Client) GetCatalogue(ctx context.Context, params *GetCatalogueParams, r
 // Corresponds with GET /catalogue/changes (the `GetCatalogueChanges` operationId).
 func (c *Client) GetCatalogueChanges(ctx context.Context, params *GetCatalogueChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCatalogueChangesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCatalogueHealth The live health of every published listing, revalidated on its own
+//
+// Each listing of the catalogue (same order, same ids) with its health figures. The ETag (weak) names the revision and the figures: a gateway revalidating every few seconds gets 304 until a figure moves. With delta=true and an If-None-Match naming figures served in the last minute at the current revision, the answer has "delta": true and lists only the listings whose figures moved since: merge them into what you hold. Otherwise (or with figures older than that) the whole document, "delta": false. Served from memory, encoded once per set of figures. Health figures are at most 5 seconds old.
+//
+// Corresponds with GET /catalogue/health (the `GetCatalogueHealth` operationId).
+func (c *Client) GetCatalogueHealth(ctx context.Context, params *GetCatalogueHealthParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCatalogueHealthRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -818,6 +890,18 @@ func NewGetCatalogueRequest(server string, params *GetCatalogueParams) (*http.Re
 
 		}
 
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -916,6 +1000,87 @@ func NewGetCatalogueChangesRequest(server string, params *GetCatalogueChangesPar
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCatalogueHealthRequest constructs an http.Request for the GetCatalogueHealth method
+func NewGetCatalogueHealthRequest(server string, params *GetCatalogueHealthParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/catalogue/health")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Model != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Delta != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delta", *params.Delta, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1119,9 +1284,9 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
+	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
-	// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1136,6 +1301,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /catalogue/changes (the `GetCatalogueChanges` operationId).
 	GetCatalogueChangesWithResponse(ctx context.Context, params *GetCatalogueChangesParams, reqEditors ...RequestEditorFn) (*GetCatalogueChangesResponse, error)
+
+	// GetCatalogueHealthWithResponse The live health of every published listing, revalidated on its own
+	//
+	// Each listing of the catalogue (same order, same ids) with its health figures. The ETag (weak) names the revision and the figures: a gateway revalidating every few seconds gets 304 until a figure moves. With delta=true and an If-None-Match naming figures served in the last minute at the current revision, the answer has "delta": true and lists only the listings whose figures moved since: merge them into what you hold. Otherwise (or with figures older than that) the whole document, "delta": false. Served from memory, encoded once per set of figures. Health figures are at most 5 seconds old.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /catalogue/health (the `GetCatalogueHealth` operationId).
+	GetCatalogueHealthWithResponse(ctx context.Context, params *GetCatalogueHealthParams, reqEditors ...RequestEditorFn) (*GetCatalogueHealthResponse, error)
 
 	// ElectWithBodyWithResponse Run one election on the published catalogue with current health
 	//
@@ -1391,6 +1565,105 @@ func (r GetCatalogueChangesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCatalogueChangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCatalogueHealthResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogueHealth
+type GetCatalogueHealthResponse200Headers struct {
+	AirsideHealthAge *int32
+	ContentEncoding  *string
+	ETag             *string
+}
+
+// GetCatalogueHealthResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogueHealth
+type GetCatalogueHealthResponse503Headers struct {
+	RetryAfter *int32
+}
+
+type GetCatalogueHealthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HealthDocument
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCatalogueHealthResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCatalogueHealthResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON200() *HealthDocument {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON405() *Error {
+	return r.JSON405
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON500() *Error {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCatalogueHealthResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCatalogueHealthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCatalogueHealthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCatalogueHealthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCatalogueHealthResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1886,9 +2159,9 @@ func (r PostMetricsResponse) ContentType() string {
 	return ""
 }
 
-// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and health
+// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 //
-// The ETag (weak) names the catalogue revision and its health figures; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published and no health figure moved since. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per snapshot: send Accept-Encoding: gzip for the compressed body. Health figures are at most 5 seconds old.
+// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1914,6 +2187,21 @@ func (c *ClientWithResponses) GetCatalogueChangesWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseGetCatalogueChangesResponse(rsp)
+}
+
+// GetCatalogueHealthWithResponse The live health of every published listing, revalidated on its own
+//
+// Each listing of the catalogue (same order, same ids) with its health figures. The ETag (weak) names the revision and the figures: a gateway revalidating every few seconds gets 304 until a figure moves. With delta=true and an If-None-Match naming figures served in the last minute at the current revision, the answer has "delta": true and lists only the listings whose figures moved since: merge them into what you hold. Otherwise (or with figures older than that) the whole document, "delta": false. Served from memory, encoded once per set of figures. Health figures are at most 5 seconds old.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /catalogue/health (the `GetCatalogueHealth` operationId).
+func (c *ClientWithResponses) GetCatalogueHealthWithResponse(ctx context.Context, params *GetCatalogueHealthParams, reqEditors ...RequestEditorFn) (*GetCatalogueHealthResponse, error) {
+	rsp, err := c.GetCatalogueHealth(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCatalogueHealthResponse(rsp)
 }
 
 // ElectWithBodyWithResponse Run one election on the published catalogue with current health
@@ -2207,6 +2495,114 @@ func ParseGetCatalogueChangesResponse(rsp *http.Response) (*GetCatalogueChangesR
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueChangesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCatalogueHealthResponse parses an HTTP response from a GetCatalogueHealthWithResponse call
+func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCatalogueHealthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HealthDocument
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCatalogueHealthResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCatalogueHealthResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

@@ -2,6 +2,8 @@ package routing
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -47,7 +49,7 @@ func BenchmarkHealthRefresh(b *testing.B) {
 		b.Run(name+"/refresh", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := assemble(base, live, now); err != nil {
+				if _, err := assemble(base, live, now, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -55,7 +57,7 @@ func BenchmarkHealthRefresh(b *testing.B) {
 		b.Run(name+"/refresh+catalogue", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				snap, err := assemble(base, live, now)
+				snap, err := assemble(base, live, now, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -63,6 +65,55 @@ func BenchmarkHealthRefresh(b *testing.B) {
 					b.Fatal("no catalogue", err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkRevalidationBytes is what a revalidating gateway downloads each
+// time health moves (every 5 s refresh under live metrics), before health
+// had its own resource (the one-document catalogue, gzip) and after (the
+// catalogue answers 304; the health document, gzip, whole or as a delta when
+// a tenth of the listings moved), at 500 and 10,000 listings with
+// full-precision figures, as live metrics give.
+//
+//	go test -run '^$' -bench RevalidationBytes -benchtime 1x ./internal/routing
+func BenchmarkRevalidationBytes(b *testing.B) {
+	for _, size := range []struct{ models, listings int }{{50, 10}, {500, 20}} {
+		base, live := bigStructure(size.models, size.listings)
+		rng := rand.New(rand.NewPCG(1, 2))
+		figures := func() catalogue.Health {
+			up, lat, tps, hit, out := 95+5*rng.Float64(), 200+900*rng.Float64(), 20+120*rng.Float64(), rng.Float64(), 0.05+rng.Float64()
+			return catalogue.Health{UptimePct: &up, LatencyMs: &lat, ThroughputTPS: &tps, CacheHitRate: &hit, OutputRatio: &out}
+		}
+		for id := range live {
+			live[id] = figures()
+		}
+		at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		b.Run(fmt.Sprintf("%d_listings", size.models*size.listings), func(b *testing.B) {
+			var before, whole, delta, fares int
+			for b.Loop() {
+				snap, err := assemble(base, live, at, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				moved := maps.Clone(live)
+				for i := 0; i < len(base.listings); i += 10 {
+					moved[base.listings[i].ID] = figures()
+				}
+				next, _ := assemble(base, moved, at.Add(5*time.Second), snap)
+				one, _ := next.CatalogueWithHealth("")
+				health, _ := next.HealthDocument("")
+				d, ok, _ := next.HealthDelta("", snap.HealthETag())
+				cat, _ := next.Catalogue("")
+				if !ok {
+					b.Fatal("no delta")
+				}
+				before, whole, delta, fares = len(one.Gzip), len(health.Gzip), len(d.Gzip), len(cat.Gzip)
+			}
+			b.ReportMetric(float64(before), "B/refresh-before")
+			b.ReportMetric(float64(whole), "B/refresh-whole-health")
+			b.ReportMetric(float64(delta), "B/refresh-delta")
+			b.ReportMetric(float64(fares), "B/fares-once")
 		})
 	}
 }

@@ -28,7 +28,10 @@ type CatalogueListing struct {
 	Capabilities []string           `json:"capabilities"`
 	Endpoint     *CatalogueEndpoint `json:"endpoint"`
 	Fare         CatalogueFare      `json:"fare"`
-	Metrics      CatalogueMetrics   `json:"metrics"`
+	// Metrics is the listing's live health, only in the one-document form
+	// (?include=health): health has its own resource, so a health figure
+	// moving does not make every gateway download the fares again.
+	Metrics *CatalogueMetrics `json:"metrics,omitempty"`
 }
 
 // CatalogueEndpoint is where the gateway sends a listing's requests; its
@@ -115,8 +118,6 @@ func ListingDocument(l *catalogue.Listing, verified map[string]string) Catalogue
 	out := CatalogueListing{ID: preview.CandidateID(l), ListingID: l.ID, Carrier: l.CarrierSlug, CarrierName: l.CarrierName,
 		Model: l.Model.Slug, Status: string(l.Status), Priority: float64(l.PriorityBP) / 10000, Revision: l.Revision,
 		Capabilities: []string{},
-		Metrics: CatalogueMetrics{Uptime: l.Health.UptimePct, LatencyMs: l.Health.LatencyMs, Throughput: l.Health.ThroughputTPS,
-			CacheHitRate: l.Health.CacheHitRate, OutputRatio: l.Health.OutputRatio},
 		Fare: CatalogueFare{InputPrice: f.Input.String(), OutputPrice: f.Output.String(), CachedInputPrice: priceText(f.CachedInput),
 			CacheReadInputPrice: priceText(f.CacheRead), CacheWritePrice: priceText(f.CacheWrite),
 			Discount: rateText(f.Discount), LandingFee: rateText(f.LandingFee), MaxRpm: f.MaxRPM, MaxRpd: f.MaxRPD,
@@ -150,11 +151,36 @@ func ListingDocument(l *catalogue.Listing, verified map[string]string) Catalogue
 	return out
 }
 
+// MetricsOf is a listing's health as the catalogue serves it.
+func MetricsOf(h catalogue.Health) *CatalogueMetrics {
+	return &CatalogueMetrics{Uptime: h.UptimePct, LatencyMs: h.LatencyMs, Throughput: h.ThroughputTPS,
+		CacheHitRate: h.CacheHitRate, OutputRatio: h.OutputRatio}
+}
+
 // Catalogue is the body of the catalogue endpoints.
 type Catalogue struct {
 	Revision int64 `json:"revision"`
-	// HealthAsOf is when the listings' health figures were computed: health
-	// moves between revisions, so it has its own validator.
-	HealthAsOf time.Time          `json:"healthAsOf"`
+	// HealthAsOf is when the listings' health figures were computed, only
+	// in the one-document form (?include=health).
+	HealthAsOf *time.Time         `json:"healthAsOf,omitempty"`
 	Listings   []CatalogueListing `json:"listings"`
+}
+
+// HealthDocument is the body of the health endpoint: every published
+// listing's live health, with its own validator; or, as a delta, only the
+// listings whose figures moved since the figures a gateway holds.
+type HealthDocument struct {
+	Revision   int64     `json:"revision"`
+	HealthAsOf time.Time `json:"healthAsOf"`
+	// Delta says Listings are only those that moved since the health named
+	// by the request's If-None-Match: merge them into what is held.
+	Delta    bool            `json:"delta"`
+	Listings []ListingHealth `json:"listings"`
+}
+
+// ListingHealth is one listing's live health.
+type ListingHealth struct {
+	ID        string           `json:"id"`
+	ListingID int64            `json:"listingId"`
+	Metrics   CatalogueMetrics `json:"metrics"`
 }

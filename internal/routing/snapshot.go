@@ -64,25 +64,62 @@ type Snapshot struct {
 	// identifies its figures (equal figures, equal tag, on every process).
 	health    map[int64]catalogue.Health
 	healthTag uint64
-	tokens    map[string]apitoken.Token
-	// The catalogue is encoded when first asked for, not at every health
-	// refresh (every 5 s; at 10,000 listings the whole document is 5.9 MB):
-	// the whole document once, each model's once.
+	// history is the health of the last refreshes at this revision whose
+	// figures differed, oldest first, this one's last: what a gateway may
+	// hold, so a delta from it can be served.
+	history []healthGeneration
+	tokens  map[string]apitoken.Token
+	// The documents are encoded when first asked for, never at a health
+	// refresh (every 5 s; at 10,000 listings the whole catalogue is 5.9 MB).
+	// The fares are encoded once per revision (the cache lives on base, which
+	// health refreshes share); health once per set of figures (a refresh
+	// that moved no figure keeps the previous snapshot's); the one-document
+	// form once per snapshot.
 	published map[string][]*catalogue.Listing // by model, with live health
 	order     []*catalogue.Listing            // every published listing, in catalogue order
 	all       []*catalogue.Listing            // every listing, delisted and unpublished too, in the same order
-	fullOnce  sync.Once
-	full      Body
-	fullErr   error
-	modelsMu  sync.Mutex
-	perModel  map[string]*lazyBody
+	healthDoc *bodyCache
+	combined  *bodyCache
 }
 
-// lazyBody is one model's catalogue, encoded once when first asked for.
+// healthGeneration is one set of health figures and its tag.
+type healthGeneration struct {
+	tag    uint64
+	health map[int64]catalogue.Health
+}
+
+// keepGenerations bounds the history deltas are served from: a minute of
+// refreshes every 5 s. A gateway holding older figures gets the whole
+// document.
+const keepGenerations = 12
+
+// bodyCache holds documents encoded on first use: the whole one under "",
+// each model's under its name.
+type bodyCache struct {
+	mu     sync.Mutex
+	bodies map[string]*lazyBody
+}
+
+// lazyBody is one document, encoded once when first asked for.
 type lazyBody struct {
 	once sync.Once
 	body Body
 	err  error
+}
+
+func newBodyCache() *bodyCache { return &bodyCache{bodies: map[string]*lazyBody{}} }
+
+// get is the document under key, built on first use.
+func (c *bodyCache) get(key string, build func() (Body, error)) (Body, error) {
+	c.mu.Lock()
+	lb, ok := c.bodies[key]
+	if !ok {
+		lb = &lazyBody{}
+		c.bodies[key] = lb
+	}
+	c.mu.Unlock()
+	lb.once.Do(func() { lb.body, lb.err = build() })
+	return lb.body, lb.err
 }
 
 // Market is a model's listings with their verdicts, for an election.
@@ -132,27 +169,82 @@ func (s *Snapshot) Winner(req *election.Request, usage map[string]election.Usage
 	return c.ID(w), score, true
 }
 
-// Catalogue is the encoded catalogue of one model, or of every model for "",
-// encoded on first use. A model with no listings gets an empty catalogue at
+// Catalogue is the encoded catalogue (fares, statuses, verified
+// capabilities, endpoints) of one model, or of every model for "", encoded
+// once per revision. A model with no listings gets an empty catalogue at
 // this revision.
 func (s *Snapshot) Catalogue(model string) (Body, error) {
-	if model == "" {
-		s.fullOnce.Do(func() { s.full, s.fullErr = s.encode(s.documents(s.order)) })
-		return s.full, s.fullErr
+	return s.lazily(s.base.fares, model, model, func(listings []*catalogue.Listing) (Body, error) {
+		return encode(Catalogue{Revision: s.Revision, Listings: s.documents(listings, false)})
+	})
+}
+
+// CatalogueWithHealth is the one-document form: the catalogue with each
+// listing's live health, as version 1.1 served it.
+func (s *Snapshot) CatalogueWithHealth(model string) (Body, error) {
+	return s.lazily(s.combined, model, model, func(listings []*catalogue.Listing) (Body, error) {
+		asOf := s.HealthAsOf
+		return encode(Catalogue{Revision: s.Revision, HealthAsOf: &asOf, Listings: s.documents(listings, true)})
+	})
+}
+
+// HealthDocument is the encoded live health of every published listing of
+// one model, or of every model for "".
+func (s *Snapshot) HealthDocument(model string) (Body, error) {
+	return s.lazily(s.healthDoc, model, model, func(listings []*catalogue.Listing) (Body, error) {
+		doc := HealthDocument{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: make([]ListingHealth, len(listings))}
+		for i, l := range listings {
+			doc.Listings[i] = ListingHealth{ID: preview.CandidateID(l), ListingID: l.ID, Metrics: *MetricsOf(l.Health)}
+		}
+		return encode(doc)
+	})
+}
+
+// HealthDelta is the health of the listings (of one model, or every model
+// for "") whose figures moved since the health the validator etag names,
+// encoded once per validator. ok is false when etag names no health held at
+// this revision: the gateway then needs the whole document.
+func (s *Snapshot) HealthDelta(model, etag string) (body Body, ok bool, err error) {
+	var from map[int64]catalogue.Health
+	for _, g := range s.history {
+		if healthETag(s.Revision, g.tag) == etag {
+			from = g.health
+		}
 	}
-	listings, ok := s.published[model]
-	if !ok { // not cached: any name may be asked for
-		return s.encode(nil)
+	if from == nil {
+		return Body{}, false, nil
 	}
-	s.modelsMu.Lock()
-	lb, ok := s.perModel[model]
-	if !ok {
-		lb = &lazyBody{}
-		s.perModel[model] = lb
+	body, err = s.lazily(s.healthDoc, "\x00delta "+etag+" "+model, model, func(listings []*catalogue.Listing) (Body, error) {
+		doc := HealthDocument{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Delta: true, Listings: []ListingHealth{}}
+		for _, l := range listings {
+			if old, held := from[l.ID]; !held || !sameFigures(old, l.Health) {
+				doc.Listings = append(doc.Listings, ListingHealth{ID: preview.CandidateID(l), ListingID: l.ID, Metrics: *MetricsOf(l.Health)})
+			}
+		}
+		return encode(doc)
+	})
+	return body, err == nil, err
+}
+
+// sameFigures says two healths serve the same figures.
+func sameFigures(a, b catalogue.Health) bool {
+	same := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return same(a.UptimePct, b.UptimePct) && same(a.LatencyMs, b.LatencyMs) && same(a.ThroughputTPS, b.ThroughputTPS) &&
+		same(a.CacheHitRate, b.CacheHitRate) && same(a.OutputRatio, b.OutputRatio)
+}
+
+// lazily encodes the listings of a model (every model for "") into cache
+// on first use. A name with no listings is encoded without being kept: any
+// name may be asked for.
+func (s *Snapshot) lazily(cache *bodyCache, key, model string, build func([]*catalogue.Listing) (Body, error)) (Body, error) {
+	listings := s.order
+	if model != "" {
+		var ok bool
+		if listings, ok = s.published[model]; !ok {
+			return build(nil)
+		}
 	}
-	s.modelsMu.Unlock()
-	lb.once.Do(func() { lb.body, lb.err = s.encode(s.documents(listings)) })
-	return lb.body, lb.err
+	return cache.get(key, func() (Body, error) { return build(listings) })
 }
 
 // Changes is the change feed's answer from memory: the published listings
@@ -161,7 +253,7 @@ func (s *Snapshot) Catalogue(model string) (Body, error) {
 // which is what routes (no delisted listing). It reads no database, so the
 // feed keeps answering while the database is away.
 func (s *Snapshot) Changes(model string, since int64) Catalogue {
-	out := Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: []CatalogueListing{}}
+	out := Catalogue{Revision: s.Revision, Listings: []CatalogueListing{}}
 	for _, l := range s.all {
 		if l.Published == nil || l.Revision <= since || (model != "" && l.Model.Slug != model) ||
 			(since == 0 && l.Status == catalogue.StatusDelisted) {
@@ -172,20 +264,17 @@ func (s *Snapshot) Changes(model string, since int64) Catalogue {
 	return out
 }
 
-// documents are listings as the catalogue serves them.
-func (s *Snapshot) documents(listings []*catalogue.Listing) []CatalogueListing {
+// documents are listings as the catalogue serves them, with their live
+// health when asked.
+func (s *Snapshot) documents(listings []*catalogue.Listing, withHealth bool) []CatalogueListing {
 	out := make([]CatalogueListing, len(listings))
 	for i, l := range listings {
 		out[i] = ListingDocument(l, s.base.checks[l.ID])
+		if withHealth {
+			out[i].Metrics = MetricsOf(l.Health)
+		}
 	}
 	return out
-}
-
-func (s *Snapshot) encode(listings []CatalogueListing) (Body, error) {
-	if listings == nil {
-		listings = []CatalogueListing{}
-	}
-	return encode(Catalogue{Revision: s.Revision, HealthAsOf: s.HealthAsOf, Listings: listings})
 }
 
 // CandidateID is the id of the model's candidate an elect request names by
@@ -195,12 +284,21 @@ func (s *Snapshot) CandidateID(model, key string) (string, bool) {
 	return id, ok
 }
 
-// ETag is the catalogue's validator: its revision and its health figures.
-// It is weak: two snapshots with the same figures are the same catalogue
-// though their healthAsOf differs (when the figures were computed, not what
-// they are), and If-None-Match compares weakly anyway.
+// ETag is the catalogue's validator: its revision alone, since the fares
+// document carries no health. It is weak, as every validator here.
 func (s *Snapshot) ETag() string {
-	return fmt.Sprintf(`W/"%d-%016x"`, s.Revision, s.healthTag)
+	return fmt.Sprintf(`W/"%d"`, s.Revision)
+}
+
+// HealthETag is the validator of the health document and of the
+// one-document form: the revision (which listings are published) and the
+// health figures. Two snapshots with the same figures have the same tag
+// though their healthAsOf differs (when the figures were computed, not what
+// they are).
+func (s *Snapshot) HealthETag() string { return healthETag(s.Revision, s.healthTag) }
+
+func healthETag(revision int64, tag uint64) string {
+	return fmt.Sprintf(`W/"%d-%016x"`, revision, tag)
 }
 
 // healthTagOf hashes the health figures the catalogue serves, in the order
@@ -371,7 +469,7 @@ func (k *Keeper) rebuild(ctx context.Context, structural bool) (*Snapshot, error
 	live, err := k.liveHealth(ctx, now)
 	if err == nil {
 		var snap *Snapshot
-		if snap, err = assemble(base, live, now); err == nil {
+		if snap, err = assemble(base, live, now, cur); err == nil {
 			k.cur.Store(snap)
 			return snap, nil
 		}
@@ -427,6 +525,9 @@ type structure struct {
 	checks   map[int64]map[string]string
 	tokens   map[string]apitoken.Token
 	index    *catalogue.ListingIndex
+	// fares are the catalogue documents of this revision, encoded on first
+	// use and shared by every health refresh.
+	fares *bodyCache
 	// candidateKeys names each model's candidates by the keys an elect
 	// request's usage may use: the candidate id ("carrier/model") and the
 	// listing id.
@@ -470,16 +571,20 @@ func readStructure(ctx context.Context, src Source) (*structure, error) {
 		keys[l.Model.Slug][strconv.FormatInt(l.ID, 10)] = id
 	}
 	return &structure{revision: rev, listings: listings, checks: checks, tokens: tokens, index: catalogue.NewListingIndex(bySlug),
-		candidateKeys: keys}, nil
+		candidateKeys: keys, fares: newBodyCache()}, nil
 }
 
 // assemble makes a snapshot of a catalogue read with live health as of now
-// (a listing the gateway has not reported on keeps its stored health):
-// ballots compiled, the catalogue encoded.
-func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (*Snapshot, error) {
+// (a listing the gateway has not reported on keeps its stored health), with
+// its ballots compiled. prev, the snapshot it replaces (or nil), lends its
+// encoded health when no figure moved.
+func assemble(base *structure, live map[int64]catalogue.Health, now time.Time, prev *Snapshot) (*Snapshot, error) {
+	if base.fares == nil {
+		base.fares = newBodyCache()
+	}
 	snap := &Snapshot{Revision: base.revision, HealthAsOf: now.UTC(), BuiltAt: now, base: base, markets: map[string]preview.Market{},
 		candidates: map[string][]election.Candidate{}, compiled: map[string]*compiledModel{}, health: make(map[int64]catalogue.Health, len(base.listings)),
-		tokens: base.tokens, published: map[string][]*catalogue.Listing{}, perModel: map[string]*lazyBody{}}
+		tokens: base.tokens, published: map[string][]*catalogue.Listing{}, healthDoc: newBodyCache(), combined: newBodyCache()}
 	// where each listing lands in its market, to point at it once the
 	// markets stop growing
 	at := make([]int, len(base.listings))
@@ -501,6 +606,22 @@ func assemble(base *structure, live map[int64]catalogue.Health, now time.Time) (
 		snap.markets[l.Model.Slug] = m
 	}
 	snap.healthTag = healthTagOf(base.listings, snap.health)
+	switch {
+	case prev != nil && prev.base == base && prev.healthTag == snap.healthTag:
+		// The same figures: the health documents a gateway may ask for are
+		// still right (their healthAsOf says when the figures were first
+		// computed), and are not encoded again.
+		snap.healthDoc = prev.healthDoc
+		snap.history = prev.history
+	case prev != nil && prev.base.revision == base.revision:
+		// Moved figures at the same revision: a gateway holding any of the
+		// last few may get only what moved. (A re-read of the same
+		// revision lists the same listings.)
+		held := prev.history[max(0, len(prev.history)-keepGenerations+1):]
+		snap.history = append(held[:len(held):len(held)], healthGeneration{tag: snap.healthTag, health: snap.health})
+	default:
+		snap.history = []healthGeneration{{tag: snap.healthTag, health: snap.health}}
+	}
 	for i := range base.listings {
 		l := &snap.markets[base.listings[i].Model.Slug].Listings[at[i]]
 		snap.all = append(snap.all, l)
@@ -526,7 +647,7 @@ var gzipWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
-func encode(c Catalogue) (Body, error) {
+func encode(c any) (Body, error) {
 	plain, err := json.Marshal(c)
 	if err != nil {
 		return Body{}, fmt.Errorf("encode catalogue: %w", err)

@@ -171,65 +171,129 @@ func TestSnapshotCatalogueLeavesDelistedOut(t *testing.T) {
 	if empty := string(mustCatalogue(t, snap, "unknown").Plain); !strings.Contains(empty, `"listings":[]`) || !strings.Contains(empty, `"revision":3`) {
 		t.Errorf("unknown model: %s", empty)
 	}
-	if len(snap.perModel) != 0 {
-		t.Errorf("an unknown model's empty catalogue was kept: %d bodies", len(snap.perModel))
+	if n := len(snap.base.fares.bodies); n != 1 {
+		t.Errorf("%d catalogue bodies kept, want the whole one only (an unknown model's empty one is not kept)", n)
 	}
 }
 
 // TestSnapshotCatalogueEncodedOnceWhenAsked: a health refresh encodes
 // nothing; the first readers of a body (concurrently) get one encoding, in
-// the catalogue's order, with the snapshot's health, gzip equal to plain.
+// the catalogue's order, gzip equal to plain; the fares carry no health (the
+// health document and the one-document form do) and are encoded once per
+// revision, whatever health does.
 func TestSnapshotCatalogueEncodedOnceWhenAsked(t *testing.T) {
 	base, live := bigStructure(6, 4)
 	lat := 123.0
 	live[base.listings[9].ID] = catalogue.Health{LatencyMs: &lat}
-	snap, err := assemble(base, live, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	snap, err := assemble(base, live, at, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.full.Plain != nil {
-		t.Fatal("the catalogue was encoded before anyone asked")
+	if len(base.fares.bodies)+len(snap.healthDoc.bodies)+len(snap.combined.bodies) != 0 {
+		t.Fatal("a document was encoded before anyone asked")
 	}
 	for _, model := range []string{"", "model-2"} {
-		bodies := make([]Body, 8)
-		var wg sync.WaitGroup
-		for i := range bodies {
-			wg.Go(func() { bodies[i] = mustCatalogue(t, snap, model) })
-		}
-		wg.Wait()
-		for _, b := range bodies[1:] {
-			if &b.Plain[0] != &bodies[0].Plain[0] {
-				t.Errorf("model %q: encoded more than once", model)
+		for _, form := range []struct {
+			name   string
+			get    func(string) (Body, error)
+			health bool
+		}{{"fares", snap.Catalogue, false}, {"one document", snap.CatalogueWithHealth, true}} {
+			bodies := make([]Body, 8)
+			var wg sync.WaitGroup
+			for i := range bodies {
+				wg.Go(func() {
+					b, err := form.get(model)
+					if err != nil {
+						t.Error(err)
+					}
+					bodies[i] = b
+				})
+			}
+			wg.Wait()
+			for _, b := range bodies[1:] {
+				if &b.Plain[0] != &bodies[0].Plain[0] {
+					t.Errorf("%s of model %q: encoded more than once", form.name, model)
+				}
+			}
+			var doc Catalogue
+			if err := json.Unmarshal(bodies[0].Plain, &doc); err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, l := range doc.Listings {
+				got = append(got, l.ListingID)
+				switch {
+				case !form.health && l.Metrics != nil:
+					t.Errorf("%s: listing %d carries health %+v", form.name, l.ListingID, l.Metrics)
+				case form.health && l.ListingID == base.listings[9].ID && (l.Metrics == nil || l.Metrics.LatencyMs == nil || *l.Metrics.LatencyMs != lat):
+					t.Errorf("%s: listing %d's health is %+v, want the snapshot's", form.name, l.ListingID, l.Metrics)
+				}
+			}
+			if want := listingIDs(base, model); !slices.Equal(got, want) {
+				t.Errorf("%s of model %q: listings %v, want %v", form.name, model, got, want)
+			}
+			if (doc.HealthAsOf != nil) != form.health {
+				t.Errorf("%s: healthAsOf %v", form.name, doc.HealthAsOf)
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(bodies[0].Gzip))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unzipped, err := io.ReadAll(zr); err != nil || !bytes.Equal(unzipped, bodies[0].Plain) {
+				t.Errorf("%s of model %q: gzip body is not the plain one (%v)", form.name, model, err)
 			}
 		}
-		var doc Catalogue
-		if err := json.Unmarshal(bodies[0].Plain, &doc); err != nil {
+		health, err := snap.HealthDocument(model)
+		if err != nil {
 			t.Fatal(err)
 		}
-		var want []int64
-		for _, l := range base.listings {
-			if model == "" || l.Model.Slug == model {
-				want = append(want, l.ID)
-			}
+		var doc HealthDocument
+		if err := json.Unmarshal(health.Plain, &doc); err != nil {
+			t.Fatal(err)
 		}
 		var got []int64
 		for _, l := range doc.Listings {
 			got = append(got, l.ListingID)
 			if l.ListingID == base.listings[9].ID && (l.Metrics.LatencyMs == nil || *l.Metrics.LatencyMs != lat) {
-				t.Errorf("listing %d's health in the catalogue is %+v, want the snapshot's", l.ListingID, l.Metrics)
+				t.Errorf("health document: listing %d has %+v, want the snapshot's", l.ListingID, l.Metrics)
 			}
 		}
-		if !slices.Equal(got, want) {
-			t.Errorf("model %q: listings %v, want %v", model, got, want)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(bodies[0].Gzip))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if unzipped, err := io.ReadAll(zr); err != nil || !bytes.Equal(unzipped, bodies[0].Plain) {
-			t.Errorf("model %q: gzip body is not the plain one (%v)", model, err)
+		if want := listingIDs(base, model); !slices.Equal(got, want) || !doc.HealthAsOf.Equal(at) {
+			t.Errorf("health of model %q: listings %v as of %s, want %v as of %s", model, got, doc.HealthAsOf, want, at)
 		}
 	}
+
+	// A refresh that moved a figure: the fares are the bytes already
+	// encoded; the health is encoded anew. One that moved none keeps both.
+	fares := mustCatalogue(t, snap, "")
+	health, _ := snap.HealthDocument("")
+	lat2 := 124.0
+	live[base.listings[9].ID] = catalogue.Health{LatencyMs: &lat2}
+	moved, _ := assemble(base, live, at.Add(5*time.Second), snap)
+	if b := mustCatalogue(t, moved, ""); &b.Plain[0] != &fares.Plain[0] {
+		t.Error("a health refresh encoded the fares again")
+	}
+	if b, _ := moved.HealthDocument(""); &b.Plain[0] == &health.Plain[0] {
+		t.Error("a figure moved and the old health document is served")
+	}
+	still, _ := assemble(base, live, at.Add(10*time.Second), moved)
+	h1, _ := moved.HealthDocument("")
+	if h2, _ := still.HealthDocument(""); &h2.Plain[0] != &h1.Plain[0] {
+		t.Error("no figure moved and the health document was encoded again")
+	}
+}
+
+// listingIDs are the ids of a model's listings (every model's for "") in
+// catalogue order.
+func listingIDs(base *structure, model string) []int64 {
+	var ids []int64
+	for _, l := range base.listings {
+		if model == "" || l.Model.Slug == model {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids
 }
 
 func mustCatalogue(t *testing.T, snap *Snapshot, model string) Body {
@@ -285,19 +349,20 @@ func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
 	}
 }
 
-// TestETagFollowsRevisionAndHealthFigures: the catalogue's validator changes
-// when a listing's health figures change (a cache revalidating with it never
-// keeps stale health) and stays when only the moment of computing moved.
-func TestETagFollowsRevisionAndHealthFigures(t *testing.T) {
+// TestETagsFollowWhatEachDocumentCarries: the health validator changes when
+// a listing's health figures change (a cache revalidating with it never
+// keeps stale health) and stays when only the moment of computing moved; the
+// fares' validator moves with the revision only.
+func TestETagsFollowWhatEachDocumentCarries(t *testing.T) {
 	base, live := bigStructure(3, 4)
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	first, _ := assemble(base, live, at)
-	again, _ := assemble(base, live, at.Add(5*time.Second))
-	if first.ETag() != again.ETag() {
-		t.Errorf("same figures five seconds later: ETag %s, then %s", first.ETag(), again.ETag())
+	first, _ := assemble(base, live, at, nil)
+	again, _ := assemble(base, live, at.Add(5*time.Second), first)
+	if first.HealthETag() != again.HealthETag() {
+		t.Errorf("same figures five seconds later: health ETag %s, then %s", first.HealthETag(), again.HealthETag())
 	}
-	if !strings.HasPrefix(first.ETag(), `W/"7-`) {
-		t.Errorf("ETag %s does not name revision 7", first.ETag())
+	if !strings.HasPrefix(first.HealthETag(), `W/"7-`) || first.ETag() != `W/"7"` {
+		t.Errorf("ETags %s and %s do not name revision 7", first.ETag(), first.HealthETag())
 	}
 	moved := map[int64]catalogue.Health{}
 	for id, h := range live {
@@ -307,9 +372,12 @@ func TestETagFollowsRevisionAndHealthFigures(t *testing.T) {
 	h := moved[base.listings[5].ID]
 	h.UptimePct = &up
 	moved[base.listings[5].ID] = h
-	changed, _ := assemble(base, moved, at.Add(10*time.Second))
-	if changed.ETag() == first.ETag() {
-		t.Error("a listing's uptime moved and the ETag stayed")
+	changed, _ := assemble(base, moved, at.Add(10*time.Second), again)
+	if changed.HealthETag() == first.HealthETag() {
+		t.Error("a listing's uptime moved and the health ETag stayed")
+	}
+	if changed.ETag() != first.ETag() {
+		t.Errorf("only health moved and the fares' ETag went from %s to %s", first.ETag(), changed.ETag())
 	}
 	gone := map[int64]catalogue.Health{}
 	for id, h := range live {
@@ -318,12 +386,81 @@ func TestETagFollowsRevisionAndHealthFigures(t *testing.T) {
 	h = gone[base.listings[2].ID]
 	h.ThroughputTPS = nil // measured, then no longer
 	gone[base.listings[2].ID] = h
-	if unmeasured, _ := assemble(base, gone, at); unmeasured.ETag() == first.ETag() {
-		t.Error("a figure no longer measured and the ETag stayed")
+	if unmeasured, _ := assemble(base, gone, at, nil); unmeasured.HealthETag() == first.HealthETag() {
+		t.Error("a figure no longer measured and the health ETag stayed")
 	}
 	next := *base
 	next.revision = 8
-	if published, _ := assemble(&next, live, at); published.ETag() == first.ETag() {
-		t.Error("a new revision and the ETag stayed")
+	next.fares = nil
+	published, _ := assemble(&next, live, at, nil)
+	if published.HealthETag() == first.HealthETag() || published.ETag() == first.ETag() {
+		t.Error("a new revision and an ETag stayed")
+	}
+}
+
+// TestHealthDeltaCarriesOnlyWhatMoved: from figures held a few refreshes
+// ago, the delta lists only the listings that moved since (of the model
+// asked for); figures older than the history, or from another revision,
+// get no delta.
+func TestHealthDeltaCarriesOnlyWhatMoved(t *testing.T) {
+	base, live := bigStructure(3, 4)
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	first, _ := assemble(base, live, at, nil)
+	snap := first
+	moveTo := func(i int, latency float64) {
+		t.Helper()
+		h := live[base.listings[i].ID]
+		h.LatencyMs = &latency
+		live[base.listings[i].ID] = h
+		at = at.Add(5 * time.Second)
+		snap, _ = assemble(base, live, at, snap)
+	}
+	moveTo(1, 111)
+	second := snap
+	moveTo(6, 222)
+	moveTo(1, 333)
+	delta := func(model, etag string) (HealthDocument, bool) {
+		t.Helper()
+		body, ok, err := snap.HealthDelta(model, etag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc HealthDocument
+		if ok {
+			if err := json.Unmarshal(body.Plain, &doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return doc, ok
+	}
+	moved := func(doc HealthDocument) []int64 {
+		var ids []int64
+		for _, l := range doc.Listings {
+			ids = append(ids, l.ListingID)
+		}
+		return ids
+	}
+	if doc, ok := delta("", first.HealthETag()); !ok || !doc.Delta || !slices.Equal(moved(doc), []int64{base.listings[1].ID, base.listings[6].ID}) {
+		t.Errorf("since the first figures: delta %v, listings %v, want listings %d and %d", ok, moved(doc), base.listings[1].ID, base.listings[6].ID)
+	} else if *doc.Listings[0].Metrics.LatencyMs != 333 {
+		t.Errorf("the delta serves latency %v, want the latest 333", *doc.Listings[0].Metrics.LatencyMs)
+	}
+	if doc, ok := delta(base.listings[6].Model.Slug, second.HealthETag()); !ok || !slices.Equal(moved(doc), []int64{base.listings[6].ID}) {
+		t.Errorf("one model since the second figures: %v %v", ok, moved(doc))
+	}
+	if _, ok := delta("", `W/"7-0000000000000000"`); ok {
+		t.Error("a delta from figures never served")
+	}
+	for i := range keepGenerations {
+		moveTo(2, float64(400+i))
+	}
+	if _, ok := delta("", first.HealthETag()); ok {
+		t.Errorf("a delta from figures %d refreshes old, beyond the history of %d", keepGenerations+3, keepGenerations)
+	}
+	next := *base
+	next.revision = 8
+	next.fares = nil
+	if republished, _ := assemble(&next, live, at, snap); len(republished.history) != 1 {
+		t.Errorf("a new revision keeps %d generations of the old one's health", len(republished.history))
 	}
 }
