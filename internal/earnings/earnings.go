@@ -108,17 +108,10 @@ func (s *Sum) Add(h catalogue.HourlyPoint, f *fare.Fare) {
 	if h.Requests > 0 {
 		prompt = h.InputTokens / h.Requests
 	}
+	// Explicit cache reads and writes bill at their own prices
+	// (fare.Resolved says what stands in where the fare files none).
 	p := f.PricesAt(h.Hour, prompt)
-	// Explicit cache reads bill at the cache-read price and writes at the
-	// cache-write price where the fare files them; otherwise a read bills as
-	// an implicit hit and a write as plain input.
-	readPrice, writePrice := p.CachedInput, p.Input
-	if f.CacheRead != nil {
-		readPrice = *f.CacheRead
-	}
-	if f.CacheWrite != nil {
-		writePrice = *f.CacheWrite
-	}
+	readPrice, writePrice := p.CacheRead, p.CacheWrite
 	uncached := max(h.InputTokens-h.CachedInputTokens-h.CacheReadTokens-h.CacheWriteTokens, 0)
 	var filed, term big.Int
 	filed.Mul(big.NewInt(uncached), big.NewInt(int64(p.Input)))

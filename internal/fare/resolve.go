@@ -7,9 +7,14 @@ import (
 	"github.com/airside/airside/internal/money"
 )
 
-// Resolved are the three per-million prices a request is billed at.
+// Resolved are the per-million prices a request is billed at.
 type Resolved struct {
 	Input, Output, CachedInput money.Micros
+	// CacheRead and CacheWrite bill explicit cache reads and writes: the
+	// filed cache-read and cache-write prices, or, where the fare files
+	// none, a read as an implicit hit (CachedInput) and a write as plain
+	// input.
+	CacheRead, CacheWrite money.Micros
 }
 
 // PricesAt resolves the fare's prices at t for prompts of promptTokens, in
@@ -17,8 +22,26 @@ type Resolved struct {
 // peak or off-peak block where the fare files one (election.BlockAt decides
 // which), then the context tier with the largest threshold below the
 // prompt. The cached share is billed at the cached price, or at the input
-// price when none is filed anywhere.
+// price when none is filed anywhere; explicit cache reads and writes at
+// their own prices (see Resolved).
 func (f *Fare) PricesAt(t time.Time, promptTokens int64) Resolved {
+	p := f.resolve(t, promptTokens)
+	p.CacheRead, p.CacheWrite = p.CachedInput, p.Input
+	if f.CacheRead != nil {
+		p.CacheRead = *f.CacheRead
+	}
+	if f.CacheWrite != nil {
+		p.CacheWrite = *f.CacheWrite
+	}
+	return p
+}
+
+// all are every resolved price, for comparing two fares on each.
+func (p Resolved) all() [5]money.Micros {
+	return [5]money.Micros{p.Input, p.Output, p.CachedInput, p.CacheRead, p.CacheWrite}
+}
+
+func (f *Fare) resolve(t time.Time, promptTokens int64) Resolved {
 	p := Resolved{Input: f.Input, Output: f.Output, CachedInput: f.Input}
 	if f.CachedInput != nil {
 		p.CachedInput = *f.CachedInput
@@ -74,9 +97,9 @@ func samples(a, b *Fare, from time.Time) (times []time.Time, prompts []int64) {
 }
 
 // RaisesPrices reports whether any request would cost a developer more
-// under next than under prev: any resolved price higher at any hour of the
-// week and prompt size, or a smaller discount. A first fare (prev nil)
-// raises nothing.
+// under next than under prev: any resolved price (cache reads and writes
+// included) higher at any hour of the week and prompt size, or a smaller
+// discount. A first fare (prev nil) raises nothing.
 func RaisesPrices(prev, next *Fare, from time.Time) bool {
 	if prev == nil || next == nil {
 		return false
@@ -87,22 +110,20 @@ func RaisesPrices(prev, next *Fare, from time.Time) bool {
 	times, prompts := samples(prev, next, from)
 	for _, t := range times {
 		for _, n := range prompts {
-			a, b := prev.PricesAt(t, n), next.PricesAt(t, n)
-			if b.Input > a.Input || b.Output > a.Output || b.CachedInput > a.CachedInput {
-				return true
+			a, b := prev.PricesAt(t, n).all(), next.PricesAt(t, n).all()
+			for i := range a {
+				if b[i] > a[i] {
+					return true
+				}
 			}
-		}
-	}
-	for _, p := range [][2]*money.Micros{{prev.CacheRead, next.CacheRead}, {prev.CacheWrite, next.CacheWrite}} {
-		if p[0] != nil && p[1] != nil && *p[1] > *p[0] {
-			return true
 		}
 	}
 	return false
 }
 
-// ChangeRatio is the largest factor by which any resolved price moves from
-// prev to next, up or down (2 means doubled or halved); 1 for a first fare.
+// ChangeRatio is the largest factor by which any resolved price (cache reads
+// and writes included) moves from prev to next, up or down (2 means doubled
+// or halved); 1 for a first fare.
 func ChangeRatio(prev, next *Fare, from time.Time) float64 {
 	if prev == nil || next == nil {
 		return 1
@@ -124,10 +145,10 @@ func ChangeRatio(prev, next *Fare, from time.Time) float64 {
 	times, prompts := samples(prev, next, from)
 	for _, t := range times {
 		for _, n := range prompts {
-			a, b := prev.PricesAt(t, n), next.PricesAt(t, n)
-			ratio(a.Input, b.Input)
-			ratio(a.Output, b.Output)
-			ratio(a.CachedInput, b.CachedInput)
+			a, b := prev.PricesAt(t, n).all(), next.PricesAt(t, n).all()
+			for i := range a {
+				ratio(a[i], b[i])
+			}
 		}
 	}
 	return worst

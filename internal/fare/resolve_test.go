@@ -1,6 +1,8 @@
 package fare
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -67,4 +69,81 @@ func TestFieldLabelsAndProblems(t *testing.T) {
 	if len(ps) != 3 || ps[0].Key != "input" || ps[1].ID != "tier-0-input" || ps[2].Key != "justification" {
 		t.Errorf("problems out of form order: %+v", ps)
 	}
+}
+
+// TestEveryPriceCountsForNoticeAndQuarantine: every price a fare files (found
+// by walking the Fare type, so a price field added later is covered without
+// touching this test), raised threefold, counts as a raise (the notice
+// period) and a threefold change (the quarantine); lowered to a third, a
+// threefold change that raises nothing. Filing a cache price where none was
+// is a change too: from the price it stood in for.
+func TestEveryPriceCountsForNoticeAndQuarantine(t *testing.T) {
+	from := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := func(s string) *money.Micros { m := micros(s); return &m }
+	// The time-of-day block starts three days in, so the base prices bill
+	// before it (with peak and off-peak filing every price, they bill at no
+	// hour after).
+	starts := from.Add(72 * time.Hour)
+	full := func() *Fare {
+		return &Fare{Input: micros("0.50"), Output: micros("2.00"), CachedInput: p("0.10"), CacheRead: p("0.05"), CacheWrite: p("0.625"),
+			Tiers: []Tier{{AboveTokens: 32768, Prices: Prices{Input: p("1.00"), Output: p("4.00"), CachedInput: p("0.20")}}},
+			TimeBased: &TimeBased{EffectiveAt: &starts, PeakHours: []PeakWindow{{Start: 8, End: 18}},
+				Peak:    Prices{Input: p("0.70"), Output: p("2.80"), CachedInput: p("0.14")},
+				OffPeak: Prices{Input: p("0.30"), Output: p("1.20"), CachedInput: p("0.06")}}}
+	}
+	names := priceFields(full())
+	if len(names) != 14 {
+		t.Fatalf("found %d prices in a fare (%v), want 14: check the walk", len(names), names)
+	}
+	for name := range names {
+		for _, move := range []struct {
+			by     func(money.Micros) money.Micros
+			raises bool
+		}{{func(m money.Micros) money.Micros { return 3 * m }, true}, {func(m money.Micros) money.Micros { return m / 3 }, false}} {
+			next := full()
+			field := priceFields(next)[name]
+			*field = move.by(*field)
+			if got := RaisesPrices(full(), next, from); got != move.raises {
+				t.Errorf("%s moved to %s: raises %v, want %v", name, field, got, move.raises)
+			}
+			if got := ChangeRatio(full(), next, from); got < 2.99 {
+				t.Errorf("%s moved to %s: change ratio %v, want about 3 (quarantined)", name, field, got)
+			}
+		}
+	}
+	// F3: cache write from none to $99,999 is a raise and beyond any
+	// quarantine factor; so is cache read.
+	for _, edit := range []func(*Fare){func(f *Fare) { f.CacheWrite = p("99999") }, func(f *Fare) { f.CacheRead = p("99999") }} {
+		prev := &Fare{Input: micros("0.50"), Output: micros("2.00")}
+		next := *prev
+		edit(&next)
+		if !RaisesPrices(prev, &next, from) || ChangeRatio(prev, &next, from) < 1e5 {
+			t.Errorf("a cache price filed at $99,999 where none was: raises %v, ratio %v", RaisesPrices(prev, &next, from), ChangeRatio(prev, &next, from))
+		}
+	}
+}
+
+// priceFields are the prices a fare files, by their path in the Fare type.
+func priceFields(f *Fare) map[string]*money.Micros {
+	out := map[string]*money.Micros{}
+	micros := reflect.TypeFor[money.Micros]()
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch {
+		case v.Type() == micros:
+			out[path] = v.Addr().Interface().(*money.Micros)
+		case v.Kind() == reflect.Pointer && !v.IsNil():
+			walk(v.Elem(), path)
+		case v.Kind() == reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			}
+		case v.Kind() == reflect.Struct && v.Type().PkgPath() == reflect.TypeFor[Fare]().PkgPath():
+			for i := range v.NumField() {
+				walk(v.Field(i), path+"."+v.Type().Field(i).Name)
+			}
+		}
+	}
+	walk(reflect.ValueOf(f).Elem(), "fare")
+	return out
 }
