@@ -114,8 +114,32 @@ const (
 )
 
 // HashPassword hashes a password with argon2id and a random salt, in the
-// PHC string format.
-func HashPassword(password string) (string, error) {
+// PHC string format, in one of the process's hashing slots (at most one
+// hash per core at once, whatever asks: login, password change, reset,
+// sign-up), so a burst costs bounded memory. It gives up with ETHROTTLED
+// when no slot frees within HashWait.
+func HashPassword(ctx context.Context, password string) (string, error) {
+	release, err := globalHashSlots.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return hashPassword(password)
+}
+
+// VerifyPassword reports whether password matches an argon2id hash,
+// checked in one of the process's hashing slots (see HashPassword).
+func VerifyPassword(ctx context.Context, hash, password string) (bool, error) {
+	release, err := globalHashSlots.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	return checkPassword(hash, password), nil
+}
+
+// hashPassword hashes outside the bound: callers hold a slot, or run once.
+func hashPassword(password string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
@@ -126,11 +150,13 @@ func HashPassword(password string) (string, error) {
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
-// checkPassword is the check logins use; tests count its calls.
-var checkPassword = CheckPassword
+// checkPassword is the check every password check uses, in a hashing slot;
+// tests count its calls.
+var checkPassword = verifyHash
 
-// CheckPassword reports whether password matches an argon2id hash.
-func CheckPassword(hash, password string) bool {
+// verifyHash reports whether password matches an argon2id hash, outside the
+// bound: callers hold a slot.
+func verifyHash(hash, password string) bool {
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return false

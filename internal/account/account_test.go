@@ -1,31 +1,40 @@
 package account
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
 
 func TestPasswordHash(t *testing.T) {
-	hash, err := HashPassword("correct horse battery")
+	ctx := context.Background()
+	check := func(hash, password string) bool {
+		ok, err := VerifyPassword(ctx, hash, password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	hash, err := HashPassword(ctx, "correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(hash, "$argon2id$") || strings.Contains(hash, "correct") {
 		t.Fatalf("hash %q", hash)
 	}
-	if !CheckPassword(hash, "correct horse battery") {
+	if !check(hash, "correct horse battery") {
 		t.Error("right password refused")
 	}
 	for _, wrong := range []string{"", "correct horse batter", "Correct horse battery"} {
-		if CheckPassword(hash, wrong) {
+		if check(hash, wrong) {
 			t.Errorf("wrong password %q accepted", wrong)
 		}
 	}
-	again, _ := HashPassword("correct horse battery")
+	again, _ := HashPassword(ctx, "correct horse battery")
 	if again == hash {
 		t.Error("two hashes of one password are equal: no salt")
 	}
-	if CheckPassword("not-a-hash", "x") {
+	if check("not-a-hash", "x") {
 		t.Error("garbage hash accepted")
 	}
 }

@@ -72,7 +72,7 @@ func TestUnknownAccountsAreHashedToo(t *testing.T) {
 			t.Errorf("%s: %d password checks, want exactly 1", email, got)
 		}
 	}
-	if !CheckPassword(dummyHash(), "airside: no such account, constant-time answer") {
+	if !verifyHash(dummyHash(), "airside: no such account, constant-time answer") {
 		t.Error("the dummy hash is not a real argon2id hash")
 	}
 }
@@ -147,6 +147,44 @@ func TestPasswordRules(t *testing.T) {
 	} {
 		if got := ValidatePassword(test.password) == ""; got != test.ok {
 			t.Errorf("%q accepted=%v, want %v (%s)", test.password, got, test.ok, ValidatePassword(test.password))
+		}
+	}
+}
+
+// TestEveryHashTakesASlot (F1): with every hashing slot taken, nothing that
+// hashes or checks a password runs; each gives up, throttled, after
+// HashWait: a password check, a hash, a reset, a sign-up, a new user.
+func TestEveryHashTakesASlot(t *testing.T) {
+	saved := HashWait
+	HashWait = 30 * time.Millisecond
+	t.Cleanup(func() { HashWait = saved })
+	var releases []func()
+	for range runtime.NumCPU() {
+		release, err := globalHashSlots.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	defer func() {
+		for _, release := range releases {
+			release()
+		}
+	}()
+	ctx := context.Background()
+	const pw = "a long enough password"
+	for name, run := range map[string]func() error{
+		"a password check": func() error { _, err := VerifyPassword(ctx, dummyHash(), pw); return err },
+		"a hash":           func() error { _, err := HashPassword(ctx, pw); return err },
+		"a reset":          func() error { return (&SelfService{}).Reset(ctx, "token", pw, pw) },
+		"a sign-up":        func() error { _, err := (&Service{}).AcceptInvite(ctx, "token", "Ann", pw); return err },
+		"a new user": func() error {
+			_, err := (&Service{}).CreateUser(ctx, nil, NewUser{Email: "a@example.com", Password: pw})
+			return err
+		},
+	} {
+		if err := run(); apperr.Code(err) != apperr.ETHROTTLED {
+			t.Errorf("%s with every slot taken: %v, want throttled", name, err)
 		}
 	}
 }

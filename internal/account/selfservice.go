@@ -2,6 +2,7 @@ package account
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ type SelfStore interface {
 	CreatePasswordReset(ctx context.Context, actorID, userID int64, tokenHash string, expires time.Time) error
 	FindPasswordReset(ctx context.Context, tokenHash string) (string, error)
 	UsePasswordReset(ctx context.Context, tokenHash, passwordHash string) error
+	ReserveLoginAttempt(ctx context.Context, subject string, policy ThrottlePolicy) (time.Duration, error)
+	ClearLoginThrottle(ctx context.Context, subject string) error
 }
 
 // ResetTTL is how long a reset link works.
@@ -39,11 +42,34 @@ type SelfService struct {
 }
 
 // ChangePassword changes p's password after checking the current one; every
-// other session of p ends (the one in use, keepSessionHash, stays).
+// other session of p ends (the one in use, keepSessionHash, stays). Checks
+// of the current password are reserved per account and per session before
+// they run, as logins are, so a stolen session cannot guess the password
+// here faster than at the login form.
 func (s *SelfService) ChangePassword(ctx context.Context, p *Principal, current, next, confirm, keepSessionHash string) error {
+	subjects := []string{fmt.Sprintf("password:user:%d", p.User.ID), "password:session:" + keepSessionHash}
+	for _, subject := range subjects {
+		wait, err := s.Store.ReserveLoginAttempt(ctx, subject, PasswordChangeThrottle)
+		if err != nil {
+			return fmt.Errorf("change password: %w", err)
+		}
+		if wait > 0 {
+			return ErrThrottled(wait)
+		}
+	}
 	problems := map[string]string{}
-	if !CheckPassword(p.User.PasswordHash, current) {
+	ok, err := VerifyPassword(ctx, p.User.PasswordHash, current)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		problems["current"] = "This is not your current password."
+	} else {
+		for _, subject := range subjects {
+			if err := s.Store.ClearLoginThrottle(ctx, subject); err != nil {
+				return fmt.Errorf("change password: %w", err)
+			}
+		}
 	}
 	if msg := ValidatePassword(next); msg != "" {
 		problems["password"] = msg
@@ -53,7 +79,7 @@ func (s *SelfService) ChangePassword(ctx context.Context, p *Principal, current,
 	if len(problems) > 0 {
 		return apperr.Invalid(problems)
 	}
-	hash, err := HashPassword(next)
+	hash, err := HashPassword(ctx, next)
 	if err != nil {
 		return err
 	}
@@ -160,7 +186,7 @@ func (s *SelfService) Reset(ctx context.Context, token, next, confirm string) er
 	if next != confirm {
 		return apperr.Invalid(map[string]string{"confirm": "The two passwords differ."})
 	}
-	hash, err := HashPassword(next)
+	hash, err := HashPassword(ctx, next)
 	if err != nil {
 		return err
 	}

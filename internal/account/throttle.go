@@ -48,6 +48,11 @@ var (
 	AddressThrottle = ThrottlePolicy{Window: 15 * time.Minute, Free: 20, MaxDelay: 15 * time.Minute}
 )
 
+// PasswordChangeThrottle bounds guesses at the current password through the
+// change-password form, per account and per session: a stolen session
+// cannot use it to guess the password faster than the login form allows.
+var PasswordChangeThrottle = ThrottlePolicy{Window: 15 * time.Minute, Free: 5, MaxDelay: 15 * time.Minute}
+
 // ThrottleWindow is how long a throttle row is kept after its last attempt.
 const ThrottleWindow = 15 * time.Minute
 
@@ -113,7 +118,7 @@ var globalHashSlots hashSlots
 // dummyHash is checked against when an address has no account, so an
 // unknown address takes as long as a known one.
 var dummyHash = sync.OnceValue(func() string {
-	h, err := HashPassword("airside: no such account, constant-time answer")
+	h, err := hashPassword("airside: no such account, constant-time answer")
 	if err != nil {
 		panic(err)
 	}

@@ -107,7 +107,7 @@ func (s *Service) CreateUser(ctx context.Context, actorID *int64, nu NewUser) (*
 	if fields := ValidateNewUser(nu); len(fields) > 0 {
 		return nil, apperr.Invalid(fields)
 	}
-	hash, err := HashPassword(nu.Password)
+	hash, err := HashPassword(ctx, nu.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Service) AcceptInvite(ctx context.Context, token, name, password string
 	if len(fields) > 0 {
 		return nil, apperr.Invalid(fields)
 	}
-	hash, err := HashPassword(password)
+	hash, err := HashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ func (s *Store) SetPassword(ctx context.Context, actorID *int64, userID int64, h
 		if err := tx.Where("user_id = ? AND id_hash <> ?", userID, keepSessionHash).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
+		if err := spendResetLinks(tx, userID, now); err != nil {
+			return err
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: actorID, Action: "user.password", SubjectType: "user", SubjectID: userID})
 	})
 }
@@ -212,6 +215,16 @@ func (s *Store) UsePasswordReset(ctx context.Context, tokenHash, passwordHash st
 		if err := tx.Where("user_id = ?", r.UserID).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
+		if err := spendResetLinks(tx, r.UserID, now); err != nil {
+			return err
+		}
 		return appendAudit(tx, now, auditEvent{ActorID: &r.UserID, Action: "user.reset.use", SubjectType: "user", SubjectID: r.UserID})
 	})
+}
+
+// spendResetLinks marks every unused reset link of a user used: once the
+// password is set (by a link or by its owner), an older link someone else
+// may hold must not set it again.
+func spendResetLinks(tx *gorm.DB, userID int64, now time.Time) error {
+	return tx.Model(&passwordResetRow{}).Where("user_id = ? AND used_at IS NULL", userID).Update("used_at", now).Error
 }
