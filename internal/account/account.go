@@ -330,10 +330,19 @@ func (s *Service) Authenticate(ctx context.Context, in Login) (*LoggedIn, error)
 		}
 	}
 	addrKey := "addr:" + in.Addr
-	for _, r := range []struct {
+	knownDevice := strings.HasPrefix(accountKey, "device:")
+	reservations := []struct {
 		key    string
 		policy ThrottlePolicy
-	}{{accountKey, AccountThrottle}, {addrKey, AddressThrottle}} {
+	}{{accountKey, AccountThrottle}, {addrKey, AddressThrottle}}
+	if knownDevice {
+		// A browser that has logged in to this account before is held back
+		// only by its own failures: others failing from the same address
+		// (an office, a proxy, an attacker inventing e-mails) must not lock
+		// it out. The address throttle slows unknown devices.
+		reservations = reservations[:1]
+	}
+	for _, r := range reservations {
 		wait, err := s.Store.ReserveLoginAttempt(ctx, r.key, r.policy)
 		if err != nil {
 			return nil, fmt.Errorf("authenticate: %w", err)
@@ -366,15 +375,17 @@ func (s *Service) Authenticate(ctx context.Context, in Login) (*LoggedIn, error)
 	if err := s.Store.ClearLoginThrottle(ctx, accountKey); err != nil {
 		return nil, fmt.Errorf("authenticate: %w", err)
 	}
-	if err := s.Store.RefundLoginAttempt(ctx, addrKey); err != nil {
-		return nil, fmt.Errorf("authenticate: %w", err)
+	if !knownDevice {
+		if err := s.Store.RefundLoginAttempt(ctx, addrKey); err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
 	}
 	p, err := s.Store.FindPrincipal(ctx, user.ID)
 	if err != nil {
 		return nil, err
 	}
 	out := &LoggedIn{Principal: p, DeviceToken: in.DeviceToken}
-	if !strings.HasPrefix(accountKey, "device:") {
+	if !knownDevice {
 		token, hash, err := NewToken()
 		if err != nil {
 			return nil, err

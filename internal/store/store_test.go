@@ -343,6 +343,18 @@ func TestLoginThrottle(t *testing.T) {
 		if _, err := login("ada@example.com", "the right password", "10.0.0.4", ""); err != nil {
 			t.Errorf("another address is held back: %v", err)
 		}
+		// F2: the browser Ada logged in from before keeps working behind the
+		// throttled address (an office or proxy where someone sprays made-up
+		// e-mails): the address throttle slows unknown devices only.
+		for i := range 3 * account.AddressThrottle.Free {
+			login(fmt.Sprintf("made-up%d@example.com", i), "wrong", "10.9.9.9", "")
+		}
+		if _, err := login("ada@example.com", "the right password", "10.9.9.9", device); err != nil {
+			t.Errorf("a known device behind an address others throttled: %v", err)
+		}
+		if _, err := login("ada@example.com", "the right password", "10.9.9.9", ""); apperr.Code(err) != apperr.ETHROTTLED {
+			t.Errorf("an unknown device behind the throttled address: %v, want throttled", err)
+		}
 		throttles, err := s.FindLoginThrottles(ctx)
 		if err != nil || len(throttles) == 0 {
 			t.Fatalf("throttles %v, %v", throttles, err)
