@@ -2,13 +2,13 @@ package web
 
 import (
 	"bytes"
-	"encoding/csv"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/csvsafe"
 	"github.com/airside/airside/internal/workflow"
 
 	"github.com/labstack/echo/v4"
@@ -164,23 +164,17 @@ func (s *Server) handleAuditCSV(c echo.Context) error {
 		return err
 	}
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	w := csvsafe.NewWriter(&buf)
 	w.Write([]string{"at_utc", "who", "carrier", "action", "subject", "what_happened", "before", "after"})
 	for _, e := range events {
 		w.Write([]string{e.At.UTC().Format(time.RFC3339), e.ActorEmail, e.CarrierSlug, e.Action, audit.Subject(e),
-			csvSafe(audit.Sentence(e)), csvSafe(e.Before), csvSafe(e.After)})
+			audit.Sentence(e), e.Before, e.After})
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="airside-audit.csv"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
-}
-
-// csvSafe keeps a cell from running as a spreadsheet formula.
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 func auditURL(c echo.Context, page int) string {

@@ -14,7 +14,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/csvsafe"
+	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 )
@@ -314,5 +317,44 @@ func TestFaviconAndFirstFare(t *testing.T) {
 	}
 	if !strings.Contains(page.body, `rel="icon"`) {
 		t.Error("pages do not name their icon")
+	}
+}
+
+// TestEveryCSVExportIsInert (F4): a person whose e-mail is a spreadsheet
+// formula acts, and no cell of any export (the audit log, a statement, the
+// bulk template) opens as a formula; the e-mail is there, quoted.
+func TestEveryCSVExportIsInert(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	const hostile = "=cmd|'/ccalc'!a0@x.example"
+	if _, err := account.NewService(p.store).CreateUser(context.Background(), nil, account.NewUser{Email: hostile, Name: "@SUM(1+1)",
+		Password: demo.Password, Staff: account.StaffReviewer}); err != nil {
+		t.Fatal(err)
+	}
+	rev := p.client()
+	rev.login(hostile) // a login is audited with its actor
+	admin := p.client()
+	admin.login("admin@airside.example")
+	carrier := p.client()
+	carrier.login("admin@nebula.example")
+	exports := map[string]string{
+		"audit":     admin.get("/audit.csv").body,
+		"statement": carrier.get("/traffic/statements/" + time.Now().UTC().Format("2006-01") + ".csv").body,
+		"template":  carrier.get("/fares/bulk/template.csv").body,
+	}
+	for name, body := range exports {
+		records := mustCSV(t, body)
+		if len(records) < 2 {
+			t.Errorf("%s: %d rows", name, len(records))
+		}
+		for i, rec := range records {
+			for j, cell := range rec {
+				if csvsafe.IsFormula(cell) {
+					t.Errorf("%s row %d column %s opens as a formula: %q", name, i, records[0][j], cell)
+				}
+			}
+		}
+	}
+	if !strings.Contains(exports["audit"], "'"+hostile) {
+		t.Errorf("the audit export lacks the quoted e-mail:\n%.1000s", exports["audit"])
 	}
 }

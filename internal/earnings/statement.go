@@ -1,8 +1,8 @@
 package earnings
 
 import (
-	"encoding/csv"
 	"fmt"
+	"github.com/airside/airside/internal/csvsafe"
 	"io"
 	"strconv"
 	"time"
@@ -71,7 +71,7 @@ func BuildStatement(carrier string, month, now time.Time, listings []Listing, ho
 // WriteCSV writes the statement as CSV: a header, a line per listing, the
 // total. Amounts are USD with six decimals, exact.
 func (st *Statement) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := csvsafe.NewWriter(w)
 	head := []string{"month", "carrier", "model", "listing_id", "requests", "input_tokens", "cached_input_tokens", "output_tokens",
 		"filed_usd", "discount_usd", "landing_fee_usd", "kept_usd"}
 	if err := cw.Write(head); err != nil {
@@ -90,8 +90,7 @@ func (st *Statement) WriteCSV(w io.Writer) error {
 	if err := cw.Write(row(st.Total, "")); err != nil {
 		return fmt.Errorf("write statement: %w", err)
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
 }
 
 // amount writes micro-USD as dollars, exactly (at least two decimals).

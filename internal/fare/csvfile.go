@@ -5,8 +5,8 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/airside/airside/internal/csvsafe"
 	"io"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -148,21 +148,9 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 	return rows, errs
 }
 
-// isFormula reports a cell a spreadsheet would evaluate: one starting with
-// =, +, -, @, a tab or a carriage return, unless it is a plain number
-// ("-1.5" is a number; "-1+1+cmd|..." is a formula).
-func isFormula(s string) bool {
-	if s == "" {
-		return false
-	}
-	switch s[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return !plainNumber.MatchString(s)
-	}
-	return false
-}
-
-var plainNumber = regexp.MustCompile(`^[-+]?(\d+\.?\d*|\.\d+)$`)
+// isFormula reports a cell a spreadsheet would evaluate (csvsafe says
+// which).
+func isFormula(s string) bool { return csvsafe.IsFormula(s) }
 
 // parseTiersCell reads "32768:1.10/4.40/0.60;131072:2.20//".
 func parseTiersCell(s string) ([]TierForm, error) {
@@ -185,9 +173,10 @@ func parseTiersCell(s string) ([]TierForm, error) {
 }
 
 // WriteCSV writes rows in the bulk format. Any cell that a spreadsheet would
-// run as a formula is prefixed with a quote, so the file is inert when opened.
+// run as a formula is prefixed with a quote (csvsafe), so the file is inert
+// when opened.
 func WriteCSV(w io.Writer, rows []CSVRow) error {
-	cw := csv.NewWriter(w)
+	cw := csvsafe.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
 	}
@@ -199,15 +188,9 @@ func WriteCSV(w io.Writer, rows []CSVRow) error {
 		}
 		record := []string{r.Carrier, r.Model, f.Input, f.Output, f.CachedInput, f.CacheRead, f.CacheWrite, f.LandingFee, f.Discount,
 			f.MaxRPM, f.MaxRPD, f.CapScope, strings.Join(f.Capabilities, ";"), strings.Join(tiers, ";"), f.Justification, f.EffectiveAt}
-		for i, cell := range record {
-			if isFormula(cell) {
-				record[i] = "'" + cell
-			}
-		}
 		if err := cw.Write(record); err != nil {
 			return err
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+	return cw.Flush()
 }
