@@ -460,6 +460,7 @@ func TestAPIErrorRules(t *testing.T) {
 		{"a negative usage", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":-1}}}`, 422, "usage.nebula/kimi-k2.5.rpm", "0 or more"},
 		{"usage of an unknown listing", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"999999":{"rpm":1}}}`, 422, "usage.999999", "not a listing"},
 		{"weights with none positive", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{}}`, 422, "weights", ""},
+		{"weights overflowing their sum (F7)", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{"price":1e308,"uptime":1e308}}`, 422, "weights", "relative"},
 		{"a bucket without requests", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `"}]}`, 422, "buckets[0].requests", "required"},
 		{"an empty batch", "POST", "/api/v1/metrics", `{"buckets":[]}`, 422, "buckets", ""},
 		{"a model name too long", "GET", "/api/v1/catalogue?model=" + strings.Repeat("m", 201), "", 422, "model", ""},

@@ -407,8 +407,14 @@ func (w *WeightsInput) Weights() (Weights, error) {
 	}
 	// With no weight nothing is ranked and the first candidate would win by
 	// position: a weights object must weigh something.
-	if out.Price+out.Uptime+out.Throughput+out.Latency+out.Cache <= 0 {
+	sum := out.Price + out.Uptime + out.Throughput + out.Latency + out.Cache
+	if sum <= 0 {
 		return out, inputErr("weights", "give at least one weight above 0")
+	}
+	// Weights are relative and normalised by their sum: a sum beyond the
+	// largest float would normalise every weight to 0.
+	if math.IsInf(sum, 0) {
+		return out, inputErr("weights", "the weights add up beyond a finite number: they are relative, so give smaller ones (1, 2, 0.5)")
 	}
 	return out, nil
 }

@@ -82,6 +82,8 @@ func TestContractEdgeRules(t *testing.T) {
 		{"weights {}", `{"request":{"model":"m"},"weights":{},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights"},
 		{"weights all zero", `{"request":{"model":"m"},"weights":{"price":0,"uptime":0},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights"},
 		{"a negative weight", `{"request":{"model":"m"},"weights":{"price":-1,"uptime":2},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights.price"},
+		// F7: each finite, their sum not: normalised, every weight would be 0.
+		{"weights overflowing their sum", `{"request":{"model":"m"},"weights":{"price":1e308,"uptime":1e308},"candidates":[{"id":"a","fare":{` + fare + `}}]}`, "weights"},
 	} {
 		_, err := election.UnmarshalBallot([]byte(test.input))
 		var ie *election.InputError

@@ -109,7 +109,9 @@ func checkSVG(data []byte) string {
 					return refuse("a style attribute")
 				case key == "href" && !strings.HasPrefix(val, "#"):
 					return refuse("a link out of the document")
-				case strings.Contains(val, "javascript:") || strings.Contains(val, "url(") && !strings.HasPrefix(val, "url(#"):
+				case key == "base":
+					return refuse("an xml:base (it moves where every link points)")
+				case strings.Contains(val, "javascript:") || urlOutside(val):
 					return refuse("a URL in an attribute")
 				}
 			}
@@ -125,4 +127,20 @@ func checkSVG(data []byte) string {
 		return "This file has no <svg> element."
 	}
 	return ""
+}
+
+// urlOutside reports a url(...) in an attribute value that points anywhere
+// but into the document: every url( must open a fragment (url(#m)), so
+// "url(#m), url(https://...)" is refused for its second one.
+func urlOutside(val string) bool {
+	for rest := val; ; {
+		i := strings.Index(rest, "url(")
+		if i < 0 {
+			return false
+		}
+		rest = strings.TrimLeft(rest[i+len("url("):], " \t\n\r'\"")
+		if !strings.HasPrefix(rest, "#") {
+			return true
+		}
+	}
 }

@@ -59,6 +59,11 @@ func TestLogos(t *testing.T) {
 		{"an SVG with an entity", []byte(`<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg xmlns="http://www.w3.org/2000/svg">&x;</svg>`), "", "entity"},
 		{"an SVG with foreignObject", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><foreignObject><div/></foreignObject></svg>`), "", "foreignObject"},
 		{"an SVG with a style", []byte(`<svg xmlns="http://www.w3.org/2000/svg" style="background:url(https://x)"/>`), "", "style"},
+		// F6: every url( must point into the document, and nothing may move
+		// where the links point.
+		{"an SVG with a second url out", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect mask="url(#m), url(https://evil.example/x)"/></svg>`), "", "URL in an attribute"},
+		{"an SVG with a quoted url out", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url( 'https://evil.example/x')"/></svg>`), "", "URL in an attribute"},
+		{"an SVG with xml:base", []byte(`<svg xmlns="http://www.w3.org/2000/svg" xml:base="https://evil.example/"><use href="#a"/></svg>`), "", "xml:base"},
 		{"empty", nil, "", "Choose"},
 	}
 	for _, tc := range cases {
