@@ -90,6 +90,11 @@ func (s *Server) startSession(c echo.Context, userID int64) error {
 	sess.ID = ""
 	sess.Values = map[any]any{sessionUserKey: strconv.FormatInt(userID, 10)}
 	sess.Options = cookieOptions(c.Request())
+	// A CSRF token known before login (planted, or read over someone's
+	// shoulder) is worthless after it, like the session id.
+	if _, err := setCSRFToken(c); err != nil {
+		return err
+	}
 	return sess.Save(c.Request(), c.Response())
 }
 

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,17 +45,27 @@ func TestLogin(t *testing.T) {
 	}
 }
 
+// TestSessionCookieFlags: cookies are Secure, and HSTS is sent, over HTTPS
+// only; X-Forwarded-Proto says so only from a trusted proxy (F8), never from
+// any client.
 func TestSessionCookieFlags(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	for _, test := range []struct {
 		name       string
 		proto      string
+		trusted    bool
 		wantSecure bool
 	}{
-		{"plain HTTP", "", false},
-		{"behind TLS", "https", true},
+		{"plain HTTP", "", false, false},
+		{"a client claiming TLS", "https", false, false},
+		{"behind a trusted proxy's TLS", "https", true, true},
 	} {
 		t.Run(test.name, func(t *testing.T) {
+			if test.trusted {
+				_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+				p.server.TrustProxies([]*net.IPNet{loopback})
+				t.Cleanup(func() { p.server.TrustProxies(nil) })
+			}
 			c := p.client()
 			if test.proto != "" {
 				c.header.Set("X-Forwarded-Proto", test.proto)
@@ -71,6 +82,9 @@ func TestSessionCookieFlags(t *testing.T) {
 			}
 			if !session.HttpOnly || session.SameSite != http.SameSiteLaxMode || session.Secure != test.wantSecure {
 				t.Errorf("cookie HttpOnly=%v SameSite=%v Secure=%v", session.HttpOnly, session.SameSite, session.Secure)
+			}
+			if hsts := res.header.Get("Strict-Transport-Security"); (hsts != "") != test.wantSecure {
+				t.Errorf("Strict-Transport-Security %q", hsts)
 			}
 		})
 	}
@@ -282,4 +296,23 @@ func TestLoginBurstLeavesThePortalAnswering(t *testing.T) {
 			t.Errorf("a failed login in the burst answered %d", s)
 		}
 	}
+}
+
+// TestCSRFTokenRotatesAtLogin (F8): the token a browser had before logging in
+// is refused after it; the page's new one works.
+func TestCSRFTokenRotatesAtLogin(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.get("/login")
+	before := c.cookie("airside_csrf")
+	if before == nil {
+		t.Fatal("no CSRF cookie before login")
+	}
+	c.login("admin@nebula.example")
+	after := c.cookie("airside_csrf")
+	if after == nil || after.Value == before.Value {
+		t.Fatal("the CSRF token did not change at login")
+	}
+	res := c.postRaw("/logout", url.Values{"_csrf": {before.Value}})
+	wantStatus(t, "a form with the token from before login", res, http.StatusForbidden)
 }

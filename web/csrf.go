@@ -30,13 +30,11 @@ func csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		if ck, err := r.Cookie(csrfCookie); err == nil && len(ck.Value) >= 32 {
 			token = ck.Value
 		} else {
-			t, _, err := account.NewToken()
+			t, err := setCSRFToken(c)
 			if err != nil {
 				return err
 			}
 			token = t
-			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true,
-				Secure: isTLS(r), SameSite: http.SameSiteLaxMode, MaxAge: 30 * 24 * 3600})
 		}
 		c.Set(ctxCSRF, token)
 		switch r.Method {
@@ -55,6 +53,17 @@ func csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// setCSRFToken gives the browser a new double-submit token.
+func setCSRFToken(c echo.Context) (string, error) {
+	token, _, err := account.NewToken()
+	if err != nil {
+		return "", err
+	}
+	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true,
+		Secure: isTLS(c.Request()), SameSite: http.SameSiteLaxMode, MaxAge: 30 * 24 * 3600})
+	return token, nil
 }
 
 // sameOrigin reports whether the Origin header, when present, names this host.

@@ -31,6 +31,11 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
+		if isTLS(c.Request()) {
+			// Served over HTTPS (directly or through a trusted proxy): browsers
+			// keep to it for a year.
+			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+		}
 		return next(c)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -47,6 +48,8 @@ const MaxBodyBytes = "4M"
 // Server is the portal. Handlers change things only through the services;
 // pages and the API read through Reads.
 type Server struct {
+	// proxies are the networks X-Forwarded-* is believed from (TrustProxies).
+	proxies  atomic.Pointer[[]*net.IPNet]
 	Reads    Reads
 	Accounts *account.Service
 	Filings  *workflow.Service
@@ -278,6 +281,7 @@ func (s *Server) routes() {
 	}))
 	e.Use(requestLog(s.Log))
 	e.Use(s.requestDeadline)
+	e.Use(s.forwardedOnlyFromProxies)
 	e.Use(securityHeaders)
 	e.Use(middleware.BodyLimit(MaxBodyBytes))
 
@@ -503,6 +507,7 @@ func (s *Server) handleHome(c echo.Context) error {
 // reverse proxies in front of the portal); with none, the client address is
 // the connection's, so no client can choose its throttling address.
 func (s *Server) TrustProxies(nets []*net.IPNet) {
+	s.proxies.Store(&nets)
 	if len(nets) == 0 {
 		s.echo.IPExtractor = echo.ExtractIPDirect()
 		return
@@ -512,6 +517,39 @@ func (s *Server) TrustProxies(nets []*net.IPNet) {
 		opts = append(opts, echo.TrustIPRange(n))
 	}
 	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// forwardedOnlyFromProxies drops X-Forwarded-Proto from a request that did
+// not come through a trusted proxy: otherwise any client could say it came
+// over HTTPS and have its cookies marked Secure (and HSTS sent) on a plain
+// connection.
+func (s *Server) forwardedOnlyFromProxies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.Header.Get("X-Forwarded-Proto") != "" && !s.fromProxy(r.RemoteAddr) {
+			r.Header.Del("X-Forwarded-Proto")
+		}
+		return next(c)
+	}
+}
+
+// fromProxy reports whether a connection's peer is a trusted proxy.
+func (s *Server) fromProxy(remoteAddr string) bool {
+	nets := s.proxies.Load()
+	if nets == nil {
+		return false
+	}
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range *nets {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // httpServer is the portal's HTTP server. A body trickled a byte at a time
