@@ -102,18 +102,9 @@ func TestHashesAreBounded(t *testing.T) {
 	// Every slot taken: the next login gives up after HashWait.
 	HashWait = 50 * time.Millisecond
 	t.Cleanup(func() { HashWait = saved })
-	var releases []func()
-	for range runtime.NumCPU() {
-		release, err := globalHashSlots.acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		releases = append(releases, release)
-	}
+	releaseAll := takeEverySlot(t)
 	_, err := svc.Authenticate(context.Background(), Login{Email: "x@example.com", Password: "guess", Addr: "10.0.0.1"})
-	for _, release := range releases {
-		release()
-	}
+	releaseAll()
 	if apperr.Code(err) != apperr.ETHROTTLED || apperr.RetryAfterOf(err) < 1 {
 		t.Errorf("a login with no hashing slot: %v", err)
 	}
@@ -158,19 +149,7 @@ func TestEveryHashTakesASlot(t *testing.T) {
 	saved := HashWait
 	HashWait = 30 * time.Millisecond
 	t.Cleanup(func() { HashWait = saved })
-	var releases []func()
-	for range runtime.NumCPU() {
-		release, err := globalHashSlots.acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		releases = append(releases, release)
-	}
-	defer func() {
-		for _, release := range releases {
-			release()
-		}
-	}()
+	defer takeEverySlot(t)()
 	ctx := context.Background()
 	const pw = "a long enough password"
 	for name, run := range map[string]func() error{
@@ -185,6 +164,24 @@ func TestEveryHashTakesASlot(t *testing.T) {
 	} {
 		if err := run(); apperr.Code(err) != apperr.ETHROTTLED {
 			t.Errorf("%s with every slot taken: %v, want throttled", name, err)
+		}
+	}
+}
+
+// takeEverySlot holds every hashing slot until the returned func is called.
+func takeEverySlot(t *testing.T) (releaseAll func()) {
+	t.Helper()
+	var releases []func()
+	for range runtime.NumCPU() {
+		release, err := globalHashSlots.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	return func() {
+		for _, release := range releases {
+			release()
 		}
 	}
 }
