@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,13 +25,17 @@ func decodeJSON(c echo.Context, v any) error {
 	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
-	dec := json.NewDecoder(c.Request().Body)
+	// What the decoder reads is kept for the duplicate-key check, which
+	// encoding/json does not make (it keeps the last value of a repeated
+	// key, so {"a":1,"a":2} could mean one thing to a proxy and another here).
+	var read bytes.Buffer
+	dec := json.NewDecoder(io.TeeReader(c.Request().Body, &read))
 	err := dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the JSON value")
 	}
 	if err == nil {
-		return nil
+		return refuseDuplicateKeys(read.Bytes())
 	}
 	var tooLarge *http.MaxBytesError
 	var he *echo.HTTPError
@@ -62,6 +67,74 @@ func decodeJSON(c echo.Context, v any) error {
 		return badRequest(fmt.Sprintf("The request body is not valid JSON (near byte %d).", syntaxErr.Offset), nil)
 	}
 	return badRequest("The request body is not valid JSON.", nil)
+}
+
+// maxJSONDepth bounds how deeply a request body may nest: the API's
+// documents nest a few levels; the duplicate-key walk recurses per level.
+const maxJSONDepth = 32
+
+// refuseDuplicateKeys answers 400 for a body with a key twice in one
+// object, naming it by its path.
+func refuseDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	path, err := duplicateKey(dec, "", 0)
+	switch {
+	case errors.Is(err, errTooDeep):
+		return badRequest(fmt.Sprintf("The request body nests deeper than %d levels.", maxJSONDepth), nil)
+	case err != nil:
+		return badRequest("The request body is not valid JSON.", nil)
+	case path != "":
+		return badRequest("A key appears twice in one object.", map[string]string{path: "appears more than once; send it once"})
+	}
+	return nil
+}
+
+var errTooDeep = errors.New("nested too deeply")
+
+// duplicateKey walks one JSON value and returns the path of the first key
+// repeated within an object ("" when there is none).
+func duplicateKey(dec *json.Decoder, path string, depth int) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	if d, ok := tok.(json.Delim); ok && depth >= maxJSONDepth && (d == '{' || d == '[') {
+		return "", errTooDeep
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			key, _ := kt.(string)
+			at := key
+			if path != "" {
+				at = path + "." + key
+			}
+			if seen[key] {
+				return at, nil
+			}
+			seen[key] = true
+			if dup, err := duplicateKey(dec, at, depth+1); dup != "" || err != nil {
+				return dup, err
+			}
+		}
+		_, err = dec.Token()
+		return "", err
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if dup, err := duplicateKey(dec, fmt.Sprintf("%s[%d]", path, i), depth+1); dup != "" || err != nil {
+				return dup, err
+			}
+		}
+		_, err = dec.Token()
+		return "", err
+	}
+	return "", nil
 }
 
 // badRequest is a 400 in the API's error shape.

@@ -141,6 +141,20 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 	link := inviteLink.FindString(created.body)
 	created2 := c.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}})
 	wantStatus(t, "create a token", created2, http.StatusSeeOther) // post, redirect, get
+	// F8: the secret waits for its one page view in a cookie for that page
+	// only, for at most two minutes, never in the session row.
+	var reveal *http.Cookie
+	for _, ck := range created2.cookies {
+		if ck.Name == "airside_reveal" {
+			reveal = ck
+		}
+		if ck.Name == web.SessionCookie {
+			t.Error("creating a token re-saved the session")
+		}
+	}
+	if reveal == nil || reveal.Path != "/admin/tokens" || reveal.MaxAge < 1 || reveal.MaxAge > 120 || !reveal.HttpOnly || reveal.SameSite != http.SameSiteStrictMode {
+		t.Errorf("the new token's secret is carried by %+v", reveal)
+	}
 	tokenPage := c.get(created2.location)
 	token := strings.TrimSpace(strings.Split(strings.Split(tokenPage.body, `<code id="new-token-value">`)[1], "</code>")[0])
 	if again := c.get(created2.location); strings.Contains(again.body, token) {

@@ -176,9 +176,6 @@ func cookieOptions(r *http.Request) *sessions.Options {
 const (
 	sessionUserKey  = "uid"
 	sessionFlashKey = "flash"
-	// sessionRevealKey holds a secret to show once on the next page (a new
-	// API token), so the form that made it is not re-posted on reload.
-	sessionRevealKey = "reveal"
 )
 
 // touch pushes back a session's idle expiry when it is in use, at most once

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/airside/airside/internal/apitoken"
 
@@ -55,33 +56,35 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Post, redirect, get: a reload shows the list, not the form re-sent;
-	// the secret waits in the session for exactly one page view.
-	sess, err := s.sessions.Get(c.Request(), SessionCookie)
-	if err != nil {
-		return err
-	}
-	sess.Values[sessionRevealKey] = token
-	if err := sess.Save(c.Request(), c.Response()); err != nil {
-		return err
-	}
+	// Post, redirect, get: a reload shows the list, not the form re-sent.
+	// The secret waits for the next page view in a short-lived cookie for
+	// this page only, never in the session row: the database never holds a
+	// token's secret, even for a moment.
+	c.SetCookie(&http.Cookie{Name: revealCookie, Value: token, Path: "/admin/tokens", MaxAge: int(revealFor.Seconds()),
+		HttpOnly: true, Secure: isTLS(c.Request()), SameSite: http.SameSiteStrictMode})
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
 }
 
-// takeReveal returns, once, a secret left in the session for the next page.
+// revealCookie carries a new API token's secret to the page that shows it
+// once; revealFor bounds how long it waits there.
+const (
+	revealCookie = "airside_reveal"
+	revealFor    = 2 * time.Minute
+)
+
+// takeReveal returns, once, a new token's secret left for this page, and
+// clears it.
 func (s *Server) takeReveal(c echo.Context) string {
-	sess, err := s.sessions.Get(c.Request(), SessionCookie)
+	ck, err := c.Cookie(revealCookie)
 	if err != nil {
 		return ""
 	}
-	secret, _ := sess.Values[sessionRevealKey].(string)
-	if secret != "" {
-		delete(sess.Values, sessionRevealKey)
-		if err := sess.Save(c.Request(), c.Response()); err != nil {
-			s.Log.Error("save session", "err", err)
-		}
+	c.SetCookie(&http.Cookie{Name: revealCookie, Value: "", Path: "/admin/tokens", MaxAge: -1,
+		HttpOnly: true, Secure: isTLS(c.Request()), SameSite: http.SameSiteStrictMode})
+	if !strings.HasPrefix(ck.Value, apitoken.Prefix) || len(ck.Value) > 200 {
+		return "" // not a secret this page made
 	}
-	return secret
+	return ck.Value
 }
 
 func (s *Server) handleRevokeToken(c echo.Context) error {
