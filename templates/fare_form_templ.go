@@ -1367,7 +1367,7 @@ func FareForm(v FareFormView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, " cents of every filed dollar.</p><p class=\"hint\">(1 - discount) x (1 - landing fee). Routing ranks filed x (1 - discount) x (1 + 0.20 - landing fee).</p></div></div><p class=\"notice\" data-testid=\"routing-price-disclosure\">Who sees what: other carriers of this model see your <strong>routing price</strong> in their preview (it is what routing ranks, and routing decisions reveal it anyway). Your landing fee and discount are never shown to them, nor your drafts or notes.</p></section><section class=\"card\"><h2>Context tiers</h2><p class=\"hint\">A tier's prices apply to prompts longer than its threshold; a prompt of exactly the threshold stays in the tier below. Leave a price empty to keep the base one.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, " cents of every filed dollar.</p><p class=\"hint\">(1 - discount) x (1 - landing fee). Routing ranks filed x (1 - discount) x (1 + 0.20 - landing fee).</p></div></div><p class=\"notice\" data-testid=\"routing-price-disclosure\">Who sees what: your filed prices and discount are public (the model's page shows them to developers). Other carriers of this model see your <strong>routing price</strong> in their preview (it is what routing ranks, and routing decisions reveal it anyway). Your landing fee is never shown, but from your public prices, discount and routing price a competitor can estimate it (how closely depends on your cached-input price and cache-hit rate). Your drafts and notes are never shown.</p></section><section class=\"card\"><h2>Context tiers</h2><p class=\"hint\">A tier's prices apply to prompts longer than its threshold; a prompt of exactly the threshold stays in the tier below. Leave a price empty to keep the base one.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1431,7 +1431,7 @@ func FareForm(v FareFormView) templ.Component {
 				var templ_7745c5c3_Var72 string
 				templ_7745c5c3_Var72, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Value).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 195, Col: 87}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 197, Col: 87}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var72)
 				if templ_7745c5c3_Err != nil {
@@ -1454,7 +1454,7 @@ func FareForm(v FareFormView) templ.Component {
 				var templ_7745c5c3_Var73 string
 				templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(d.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 195, Col: 124}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 197, Col: 124}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 				if templ_7745c5c3_Err != nil {
@@ -1561,7 +1561,7 @@ func FareForm(v FareFormView) templ.Component {
 				var templ_7745c5c3_Var74 string
 				templ_7745c5c3_Var74, templ_7745c5c3_Err = templruntime.NewAttributeExpression(c.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 231, Col: 86}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 233, Col: 86}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var74)
 				if templ_7745c5c3_Err != nil {
@@ -1584,7 +1584,7 @@ func FareForm(v FareFormView) templ.Component {
 				var templ_7745c5c3_Var75 string
 				templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(c.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 231, Col: 123}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 233, Col: 123}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
 				if templ_7745c5c3_Err != nil {
@@ -1623,7 +1623,7 @@ func FareForm(v FareFormView) templ.Component {
 					var templ_7745c5c3_Var78 string
 					templ_7745c5c3_Var78, templ_7745c5c3_Err = templruntime.NewAttributeExpression("verify-" + c.Name).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 232, Col: 93}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 234, Col: 93}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var78)
 					if templ_7745c5c3_Err != nil {
@@ -1650,7 +1650,7 @@ func FareForm(v FareFormView) templ.Component {
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(c.Verification)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 232, Col: 112}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 234, Col: 112}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 				if templ_7745c5c3_Err != nil {
@@ -1668,7 +1668,7 @@ func FareForm(v FareFormView) templ.Component {
 					var templ_7745c5c3_Var80 string
 					templ_7745c5c3_Var80, templ_7745c5c3_Err = templruntime.NewAttributeExpression("why-" + c.Name).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 234, Col: 64}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 236, Col: 64}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var80)
 					if templ_7745c5c3_Err != nil {
@@ -1681,7 +1681,7 @@ func FareForm(v FareFormView) templ.Component {
 					var templ_7745c5c3_Var81 string
 					templ_7745c5c3_Var81, templ_7745c5c3_Err = templ.JoinStringErrs(c.Why)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 234, Col: 74}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 236, Col: 74}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var81))
 					if templ_7745c5c3_Err != nil {
@@ -1712,7 +1712,7 @@ func FareForm(v FareFormView) templ.Component {
 			var templ_7745c5c3_Var82 string
 			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(v.Form.Justification)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 245, Col: 103}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/fare_form.templ`, Line: 247, Col: 103}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var82))
 			if templ_7745c5c3_Err != nil {

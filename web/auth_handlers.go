@@ -87,14 +87,16 @@ func (s *Server) startSession(c echo.Context, userID int64) error {
 			return err
 		}
 	}
-	sess.ID = ""
-	sess.Values = map[any]any{sessionUserKey: strconv.FormatInt(userID, 10)}
-	sess.Options = cookieOptions(c.Request())
 	// A CSRF token known before login (planted, or read over someone's
-	// shoulder) is worthless after it, like the session id.
-	if _, err := setCSRFToken(c); err != nil {
+	// shoulder) is worthless after it, like the session id; the new one is
+	// bound to the session (loadPrincipal holds forms to it).
+	token, err := setCSRFToken(c)
+	if err != nil {
 		return err
 	}
+	sess.ID = ""
+	sess.Values = map[any]any{sessionUserKey: strconv.FormatInt(userID, 10), sessionCSRFKey: token}
+	sess.Options = cookieOptions(c.Request())
 	return sess.Save(c.Request(), c.Response())
 }
 

@@ -316,3 +316,26 @@ func TestCSRFTokenRotatesAtLogin(t *testing.T) {
 	res := c.postRaw("/logout", url.Values{"_csrf": {before.Value}})
 	wantStatus(t, "a form with the token from before login", res, http.StatusForbidden)
 }
+
+// TestCSRFTokenIsBoundToTheSession (F8): a CSRF cookie planted after login
+// (a sibling subdomain can set one), with a form carrying the planted
+// token, is refused; a page view restores the session's token, and its
+// forms work.
+func TestCSRFTokenIsBoundToTheSession(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("admin@nebula.example")
+	bound := c.cookie("airside_csrf").Value
+	u, _ := url.Parse(p.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "airside_csrf", Value: strings.Repeat("p", 43), Path: "/"}})
+	res := c.postRaw("/account/password", url.Values{"_csrf": {strings.Repeat("p", 43)}, "current": {"x"}, "password": {"y"}, "confirm": {"y"}})
+	wantStatus(t, "a form with a planted token", res, http.StatusForbidden)
+	c.get("/account")
+	if got := c.cookie("airside_csrf").Value; got != bound {
+		t.Errorf("a page view left the planted token in place: %q", got)
+	}
+	res = c.post("/account", "/account/password", url.Values{"current": {"wrong password"}, "password": {"a new long password"}, "confirm": {"a new long password"}})
+	if res.status == http.StatusForbidden {
+		t.Errorf("the session's own token is refused: %d", res.status)
+	}
+}

@@ -61,9 +61,14 @@ func setCSRFToken(c echo.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	setCSRFCookie(c, token)
+	return token, nil
+}
+
+// setCSRFCookie sets the double-submit cookie to token.
+func setCSRFCookie(c echo.Context, token string) {
 	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true,
 		Secure: isTLS(c.Request()), SameSite: http.SameSiteLaxMode, MaxAge: 30 * 24 * 3600})
-	return token, nil
 }
 
 // sameOrigin reports whether the Origin header, when present, names this host.

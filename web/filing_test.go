@@ -416,7 +416,7 @@ func TestFareFormSaysWhatOthersSee(t *testing.T) {
 	c.login("admin@nebula.example")
 	page := c.get(fmt.Sprintf("/listings/%d/file", listingIDs(t, p.store)["nebula"][0]))
 	wantStatus(t, "fare form", page, http.StatusOK)
-	if !strings.Contains(page.body, `data-testid="routing-price-disclosure"`) || !strings.Contains(page.body, "landing fee and discount are never shown") {
+	if !strings.Contains(page.body, `data-testid="routing-price-disclosure"`) || !strings.Contains(page.body, "landing fee is never shown") || !strings.Contains(page.body, "can estimate it") {
 		t.Error("the fare form does not say what other carriers see")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/csvsafe"
 
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -28,6 +29,10 @@ var nastyStrings = map[string]string{
 	"not UTF-8":    "caf\xe9",
 	"RTL override": "\u202egnp.exe",
 	"CSV formula":  `=cmd|' /C calc'!A0`,
+	// F4: a formula that is also a valid e-mail address, so it is stored.
+	"formula e-mail": `=cmd|'/ccalc'!a0@x.example`,
+	// F6: an SVG-ish url() list whose second entry leaves the document.
+	"url list": `url(#m), url(https://evil.example/x)`,
 }
 
 // textFields are every place a person types free text: what to post where,
@@ -118,6 +123,16 @@ func TestNastyStrings(t *testing.T) {
 			c.login("admin@nebula.example")
 			if res := c.get("/listings"); res.status != 200 || !strings.Contains(res.body, "Kimi K2.5") {
 				t.Error("the portal is broken after the nasty strings")
+			}
+			// Whatever was stored, the audit export opens inert (F4).
+			admin := p.client()
+			admin.login("admin@airside.example")
+			for i, rec := range mustCSV(t, admin.get("/audit.csv").body) {
+				for j, cell := range rec {
+					if csvsafe.IsFormula(cell) {
+						t.Errorf("audit export row %d column %d opens as a formula: %.80q", i, j, cell)
+					}
+				}
 			}
 		})
 	}

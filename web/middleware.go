@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -81,6 +82,9 @@ func (s *Server) loadPrincipal(next echo.HandlerFunc) echo.HandlerFunc {
 			p, err := s.Reads.FindPrincipal(c.Request().Context(), id)
 			switch apperr.Code(err) {
 			case "":
+				if err := holdToSessionToken(c, sess.Values[sessionCSRFKey]); err != nil {
+					return err
+				}
 				c.Set(ctxPrincipal, p)
 				if err := s.sessions.touch(c.Request(), c.Response(), sess); err != nil {
 					return err
@@ -92,6 +96,24 @@ func (s *Server) loadPrincipal(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// holdToSessionToken binds CSRF to the session: a logged-in form must carry
+// the token the session was given at login (csrf has checked it matches the
+// cookie). A page view whose cookie lost or changed it gets it back, so the
+// forms it renders work. Sessions from before the binding carry none.
+func holdToSessionToken(c echo.Context, bound any) error {
+	token, _ := bound.(string)
+	if token == "" || c.Get(ctxCSRF) == token {
+		return nil
+	}
+	switch c.Request().Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		setCSRFCookie(c, token)
+		c.Set(ctxCSRF, token)
+		return nil
+	}
+	return apperr.Errorf(apperr.EFORBIDDEN, "This form has expired or did not come from Airside. Reload the page and try again.")
 }
 
 func principal(c echo.Context) *account.Principal {

@@ -176,6 +176,10 @@ func cookieOptions(r *http.Request) *sessions.Options {
 const (
 	sessionUserKey  = "uid"
 	sessionFlashKey = "flash"
+	// sessionCSRFKey is the CSRF token the session was given at login: a
+	// form must carry it, not only match the cookie (which a sibling
+	// subdomain could plant).
+	sessionCSRFKey = "csrf"
 )
 
 // touch pushes back a session's idle expiry when it is in use, at most once
