@@ -179,7 +179,7 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"source":"gw-1","requests":50,"errors":2,"clientErrors":3,"capped":4,
 		"routed":38,"pinned":3,"exploration":1,"fallback":3,"rateLimited":6,"toolCalls":20,"malformedToolCalls":1,
 		"inputTokens":50000,"outputTokens":5000,"ttftMsSum":19980,"durationMs":90000},
-		{"listingId":%d,"minute":%q,"source":"gw-1","requests":100,"errors":1,"routed":99,"ttftMsSum":29700,"durationMs":99000}],
+		{"listingId":%d,"minute":%q,"source":"gw-1","requests":100,"errors":1,"routed":99,"ttftMsSum":29700,"outputTokens":19800,"durationMs":99000}],
 		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"source":"gw-1","requests":75,"promptTokens":3000000},
 		{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw-1","requests":25,"promptTokens":25000}]}`, kimi.ID, minute, peer.ID, minute, minute, minute)
 	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
@@ -190,12 +190,13 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	for id, want := range map[string]string{"routed": "38", "pinned": "3", "exploration": "1", "fallback": "3", "counted-errors": "2",
 		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %",
 		// Beside the peers: 2 of 47 failed (1 of 100), 6 of 56 tries were 429s (none), 19,980 ms over 45 successes (300 ms).
-		"failure-rate": "4.3 %", "rate-limited-rate": "10.7 %", "ttft-vs-peers": "444 ms"} {
+		// 5,000 output tokens over 90 s of answers (the peer: 19,800 over 99 s).
+		"failure-rate": "4.3 %", "rate-limited-rate": "10.7 %", "ttft-vs-peers": "444 ms", "speed-vs-peers": "55.6 tok/s"} {
 		if !regexp.MustCompile(`data-testid="` + id + `"><strong>` + regexp.QuoteMeta(want) + `</strong>`).MatchString(res.body) {
 			t.Errorf("%s does not show %s", id, want)
 		}
 	}
-	for _, peerText := range []string{"the model&#39;s other listings 1.0 %", "the model&#39;s other listings 0.0 %", "the model&#39;s other listings 300 ms"} {
+	for _, peerText := range []string{"the model&#39;s other listings 1.0 %", "the model&#39;s other listings 0.0 %", "the model&#39;s other listings 300 ms", "the model&#39;s other listings 200.0 tok/s"} {
 		if !strings.Contains(res.body, peerText) {
 			t.Errorf("the page lacks %q", peerText)
 		}

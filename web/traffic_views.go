@@ -452,17 +452,17 @@ func cmpDesc(a, b float64) int {
 // reported none of it (hours from before it did).
 func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) []templates.Figure {
 	var g catalogue.GatewayCounts
-	var errs, clientErrs, capped, requests, ttft int64
+	var errs, clientErrs, capped, requests, ttft, output, duration int64
 	for _, h := range hours {
 		g.Add(h.GatewayCounts)
 		errs, clientErrs, capped, requests = errs+h.Errors, clientErrs+h.ClientErrors, capped+h.Capped, requests+h.Requests
-		ttft += h.TTFTMsSum
+		ttft, output, duration = ttft+h.TTFTMsSum, output+h.OutputTokens, duration+h.DurationMs
 	}
 	if g == (catalogue.GatewayCounts{}) {
 		return nil
 	}
-	mine := catalogue.HourlyPoint{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft,
-		GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}
+	mine := catalogue.HourlyPoint{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft, OutputTokens: output,
+		DurationMs: duration, GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}
 	malformed := "–"
 	if g.ToolCalls > 0 {
 		malformed = fmt.Sprintf("%.1f %%", 100*float64(g.MalformedToolCalls)/float64(g.ToolCalls))
@@ -481,7 +481,26 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},
 		{Label: "time to first token (the model's other listings " + msText(ttftOf(peers)) + ")", Value: msText(ttftOf(mine)), TestID: "ttft-vs-peers"},
+		{Label: "end-to-end speed, output tokens a second of the whole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
+			Value: speedText(speedOf(mine)), TestID: "speed-vs-peers"},
 	}
+}
+
+// speedOf is the end-to-end speed of the successes: output tokens over the
+// whole answer's time, first token included (as health's throughput), -1
+// with none measured.
+func speedOf(h catalogue.HourlyPoint) float64 {
+	if h.DurationMs > 0 {
+		return float64(h.OutputTokens) / (float64(h.DurationMs) / 1000)
+	}
+	return -1
+}
+
+func speedText(tps float64) string {
+	if tps < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f tok/s", tps)
 }
 
 // failureRate is the share of requests that failed for the listing's
