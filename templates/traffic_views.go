@@ -70,6 +70,22 @@ type ListingTrafficView struct {
 	// Routing is what routing did in the period: how the served requests
 	// came, failures by class, 429s, caps and tool-call quality.
 	Routing []Figure
+	// Gap is the projected share beside the measured one, and why they
+	// differ (nil without a projection).
+	Gap *ShareGapView
+}
+
+// ShareGapView is a listing's projected share beside the share routing
+// served it in the period, in percentage points, with the named causes of
+// the difference (each of at least a point; the rest are smaller).
+type ShareGapView struct {
+	Projected, Measured, Gap string
+	Causes                   []CauseRow
+}
+
+// CauseRow is one cause of a gap.
+type CauseRow struct {
+	Key, Name, Points string
 }
 
 // FareChangeRow is one fare publication and what it did to the share.

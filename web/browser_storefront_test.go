@@ -48,8 +48,13 @@ func TestBrowserApplyToStorefront(t *testing.T) {
 		t.Fatalf("status link: %q, %v", statusURL, err)
 	}
 
+	// Each click that navigates is followed by a wait for the page it leads
+	// to: a click queried while the previous document is being replaced
+	// finds a node that is gone ("Could not find node with given id", seen
+	// under a loaded make test).
 	err = chromedp.Do(ctx, login("admin@airside.example", demo.Password),
 		chromedp.Click(chromedp.CSS(`[data-testid="nav-applications"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="applications"] tbody tr a`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="applications"] tbody tr a`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide-application"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="approve-application"]`)),

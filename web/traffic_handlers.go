@@ -194,8 +194,13 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
 		return err
 	}
-	if v.Projected, v.ProjectedMix, err = s.projectedShare(ctx, l); err != nil {
+	projected, ok, said, err := s.projectedShare(ctx, l)
+	if err != nil {
 		return err
+	}
+	if ok {
+		v.Projected, v.ProjectedMix = share(projected.Total), said
+		v.Gap = shareGapView(projected, data.hours[l.ID], data.models[l.Model.ID])
 	}
 	peers, err := s.Reads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
 	if err != nil {
@@ -317,20 +322,22 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 	return out, nil
 }
 
-// projectedShare is the preview's projection of the listing's share for an
-// even workload mix (the gateway does not report the mix), as published now.
-func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (string, string, error) {
+// projectedShare is the preview's projection of the listing's share as
+// published now, weighed by the model's measured workload mix (an even one
+// without demand measured), and the words saying which mix; ok is false for
+// a listing not in service.
+func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (preview.Share, bool, string, error) {
 	snap, err := s.Routing.Current(ctx)
 	if err != nil {
-		return "", "", err
+		return preview.Share{}, false, "", err
 	}
 	m, ok := snap.Market(l.Model.Slug)
 	if !ok || l.Status != catalogue.StatusInService {
-		return "", "", nil
+		return preview.Share{}, false, "", nil
 	}
 	d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
 	if err != nil {
-		return "", "", err
+		return preview.Share{}, false, "", err
 	}
 	mix, total := preview.MixFromDemand(d)
 	said := "assuming an even mix of the four workloads (the gateway has reported no demand for this model in the last 7 days)"
@@ -344,5 +351,5 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (stri
 		mix = nil
 	}
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now(), Mix: mix})
-	return share(res.Share.Total), said, nil
+	return res.Share, true, said, nil
 }

@@ -208,4 +208,16 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	if !strings.Contains(res.body, "workload mix the gateway measured over the last 7 days (small one-shot 25 %, large prompt 0 %, coding agent session 75 %, chat 0 %)") {
 		t.Errorf("the projection does not say it used the measured mix:\n%s", regexp.MustCompile(`(?s)data-testid="projected".{0,400}`).FindString(res.body))
 	}
+	// Projected beside measured: 50 of the model's 150 requests, and the
+	// parts the gateway counted, each of at least a point, named: 3 pinned
+	// and 3 fallbacks of 150 (2 points each), 5 failed (3.3).
+	gap := regexp.MustCompile(`(?s)data-testid="share-gap".*?</section>`).FindString(res.body)
+	if !strings.Contains(gap, `data-testid="gap-measured">33.3 %`) {
+		t.Errorf("the measured share is not 33.3 %%:\n%s", gap)
+	}
+	for cause, points := range map[string]string{"pins": "+2.0 points", "fallbacks": "+2.0 points", "failures": "+3.3 points"} {
+		if !regexp.MustCompile(`data-testid="cause-` + cause + `"><td>[^<]+</td><td class="num">` + regexp.QuoteMeta(points)).MatchString(gap) {
+			t.Errorf("the gap does not name %s at %s:\n%s", cause, points, gap)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/routing"
+	"github.com/airside/airside/internal/traffic"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -501,6 +502,32 @@ func speedText(tps float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f tok/s", tps)
+}
+
+// shareGapView sets the projected share beside the one routing served in
+// the hours, with the causes of the difference (internal/traffic says how
+// they split); model are the model's requests by hour over the same period.
+func shareGapView(projected preview.Share, hours []catalogue.HourlyPoint, model map[time.Time]int64) *templates.ShareGapView {
+	c := traffic.ShareCounts{}
+	for _, h := range hours {
+		c.Requests += h.Requests
+		c.Routed, c.Pinned, c.Exploration, c.Fallback = c.Routed+h.Routed, c.Pinned+h.Pinned, c.Exploration+h.Exploration, c.Fallback+h.Fallback
+		c.Failed += h.Errors + h.ClientErrors
+		c.Capped += h.Capped
+	}
+	for _, n := range model {
+		c.ModelRequests += n
+	}
+	g := traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c)
+	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
+	v := &templates.ShareGapView{Projected: fmt.Sprintf("%.1f %%", g.Projected), Measured: fmt.Sprintf("%.1f %%", g.Measured), Gap: points(g.Gap)}
+	if c.ModelRequests == 0 {
+		v.Measured = "– (no requests for the model in this period)"
+	}
+	for _, cause := range g.Named(1) {
+		v.Causes = append(v.Causes, templates.CauseRow{Key: cause.Key, Name: cause.Name, Points: points(cause.Points)})
+	}
+	return v
 }
 
 // failureRate is the share of requests that failed for the listing's

@@ -24,8 +24,10 @@ type MixShare struct {
 // Share is the projected share of a model's auto traffic.
 type Share struct {
 	Mix []MixShare
-	// Total is the expected fraction of all requests the carrier serves.
-	Total float64
+	// Total is the expected fraction of all requests the carrier serves;
+	// Exploration the part of it exploration brings (shapes it does not
+	// hold), which routing counts apart.
+	Total, Exploration float64
 	// RevenuePerMillion is the carrier's projected revenue per million
 	// requests of the model, in USD.
 	RevenuePerMillion float64
@@ -72,6 +74,9 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			}
 		}
 		out.Total += pct / 100 * ms.Share
+		if !ms.Wins {
+			out.Exploration += pct / 100 * ms.Share
+		}
 		out.RevenuePerMillion += 1e6 * pct / 100 * ms.Share * ms.RevenuePerRequest
 		out.Mix = append(out.Mix, ms)
 	}

@@ -1,0 +1,141 @@
+package traffic
+
+// Projected beside measured: why the share routing served a listing differs
+// from the share the preview projected (election.md section 4). The
+// projection is the auto election under the workload mix: the holder of a
+// shape serves its requests but the exploration share, which the others
+// split. Routing adds what the projection leaves out, and each is counted by
+// the gateway, so the difference splits into named parts that add up to it
+// exactly.
+
+// ShareCounts are a listing's and its model's requests in a period, as the
+// gateway reported them.
+type ShareCounts struct {
+	// ModelRequests are every request the model's listings served;
+	// Requests the listing's.
+	ModelRequests, Requests int64
+	// How the listing's successful requests came (the gateway's counts);
+	// Failed are its failed requests, for any reason.
+	Routed, Pinned, Exploration, Fallback, Failed int64
+	// Capped are requests the election gave the listing that its rate cap
+	// turned away (served by another listing).
+	Capped int64
+}
+
+// unlabelled are requests reported without how they came (history from
+// before the gateway said so).
+func (c ShareCounts) unlabelled() int64 {
+	return max(0, c.Requests-c.Routed-c.Pinned-c.Exploration-c.Fallback-c.Failed)
+}
+
+// Projection is the preview's projected share, split as routing splits it.
+type Projection struct {
+	// Total is the projected share of the model's requests (0-1);
+	// Exploration is the part of it that comes from exploration.
+	Total, Exploration float64
+}
+
+// Cause is one named part of a gap, in percentage points: positive when it
+// brought the listing more than projected, negative when less.
+type Cause struct {
+	Key, Name string
+	Points    float64
+}
+
+// ShareGap is a listing's projected share beside the measured one, in
+// percentage points, and the causes that add up to the difference.
+type ShareGap struct {
+	Projected, Measured, Gap float64
+	Causes                   []Cause
+}
+
+// Cause keys, stable for pages and tests.
+const (
+	CauseElection    = "election"
+	CauseExploration = "exploration"
+	CausePins        = "pins"
+	CauseFallbacks   = "fallbacks"
+	CauseCaps        = "caps"
+	CauseFailures    = "failures"
+	CauseUnlabelled  = "unlabelled"
+)
+
+// ExplainShare splits the difference between the projected and the
+// measured share into its causes:
+//   - pins: requests a caller pinned to the listing (the projection has
+//     none);
+//   - fallbacks: requests another listing failed, retried here;
+//   - exploration: the exploration the listing got, less what was projected;
+//   - caps: requests the election gave the listing that its cap turned
+//     away;
+//   - failures: requests that failed here (the gateway retried them on
+//     another listing, whose fallbacks they are);
+//   - unlabelled: requests reported without how they came;
+//   - election: what remains of the routed requests against the projected
+//     election share: sessions carried over from before a change, fares or
+//     health that moved within the period, the incumbent's margin. When the
+//     projection and routing follow one rule set this is small; a large one
+//     is a disagreement to fix in code.
+//
+// The causes add up to the gap exactly. With no traffic for the model, the
+// measured share and the causes are zero.
+func ExplainShare(p Projection, c ShareCounts) ShareGap {
+	g := ShareGap{Projected: 100 * p.Total}
+	if c.ModelRequests <= 0 {
+		g.Gap = -g.Projected
+		g.Causes = []Cause{{Key: CauseElection, Name: causeNames[CauseElection], Points: g.Gap}}
+		return g
+	}
+	pts := func(n int64) float64 { return 100 * float64(n) / float64(c.ModelRequests) }
+	g.Measured = pts(c.Requests)
+	g.Gap = g.Measured - g.Projected
+	parts := []struct {
+		key    string
+		points float64
+	}{
+		{CauseElection, pts(c.Routed+c.Capped) - 100*(p.Total-p.Exploration)},
+		{CauseExploration, pts(c.Exploration) - 100*p.Exploration},
+		{CausePins, pts(c.Pinned)},
+		{CauseFallbacks, pts(c.Fallback)},
+		{CauseCaps, -pts(c.Capped)},
+		{CauseFailures, pts(c.Failed)},
+		{CauseUnlabelled, pts(c.unlabelled())},
+	}
+	for _, part := range parts {
+		g.Causes = append(g.Causes, Cause{Key: part.key, Name: causeNames[part.key], Points: part.points})
+	}
+	return g
+}
+
+var causeNames = map[string]string{
+	CauseElection:    "the election itself (sessions carried over, fares or health that moved in the period, the incumbent's margin)",
+	CauseExploration: "exploration (1 % of auto requests, split among the listings not holding the shape)",
+	CausePins:        "requests callers pinned to this listing",
+	CauseFallbacks:   "fallbacks: requests another listing failed, retried here",
+	CauseCaps:        "requests your rate cap turned away",
+	CauseFailures:    "requests that failed here (retried on another listing)",
+	CauseUnlabelled:  "requests reported without how they came (from before the gateway said so)",
+}
+
+// Named are the causes of at least minPoints either way, largest first.
+func (g ShareGap) Named(minPoints float64) []Cause {
+	var out []Cause
+	for _, c := range g.Causes {
+		if c.Points >= minPoints || c.Points <= -minPoints {
+			out = append(out, c)
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && abs(out[j].Points) > abs(out[j-1].Points); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}

@@ -1,0 +1,65 @@
+package traffic
+
+import (
+	"math"
+	"testing"
+)
+
+func TestExplainShareAddsUpAndNamesEachCause(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		p     Projection
+		c     ShareCounts
+		want  map[string]float64 // cause -> points
+		named []string           // causes of at least 1 point, largest first
+	}{
+		{"the holder as projected", Projection{Total: 0.99}, ShareCounts{ModelRequests: 1000, Requests: 990, Routed: 990},
+			map[string]float64{CauseElection: 0}, nil},
+		{"a non-holder that got its exploration", Projection{Total: 0.0025, Exploration: 0.0025}, ShareCounts{ModelRequests: 1000, Requests: 3, Exploration: 3},
+			map[string]float64{CauseExploration: 0.05}, nil},
+		{"pins and fallbacks bring more", Projection{Total: 0.0025, Exploration: 0.0025},
+			ShareCounts{ModelRequests: 1000, Requests: 63, Exploration: 3, Pinned: 40, Fallback: 20},
+			map[string]float64{CausePins: 4, CauseFallbacks: 2}, []string{CausePins, CauseFallbacks}},
+		{"a cap turns the holder's requests away", Projection{Total: 0.99},
+			ShareCounts{ModelRequests: 1000, Requests: 720, Routed: 700, Failed: 20, Capped: 290},
+			map[string]float64{CauseElection: 0, CauseCaps: -29, CauseFailures: 2}, []string{CauseCaps, CauseFailures}},
+		{"a session carried over after losing the shape", Projection{Total: 0.0025, Exploration: 0.0025},
+			ShareCounts{ModelRequests: 1000, Requests: 150, Routed: 150},
+			map[string]float64{CauseElection: 15, CauseExploration: -0.25}, []string{CauseElection}},
+		{"history without labels", Projection{Total: 0.5}, ShareCounts{ModelRequests: 100, Requests: 50},
+			map[string]float64{CauseElection: -50, CauseUnlabelled: 50}, []string{CauseElection, CauseUnlabelled}},
+		{"no traffic at all", Projection{Total: 0.99}, ShareCounts{}, map[string]float64{CauseElection: -99}, []string{CauseElection}},
+	} {
+		g := ExplainShare(tc.p, tc.c)
+		sum := 0.0
+		got := map[string]float64{}
+		for _, c := range g.Causes {
+			sum += c.Points
+			got[c.Key] = c.Points
+			if c.Name == "" {
+				t.Errorf("%s: cause %s has no name", tc.name, c.Key)
+			}
+		}
+		if math.Abs(sum-g.Gap) > 1e-9 || math.Abs(g.Gap-(g.Measured-g.Projected)) > 1e-9 {
+			t.Errorf("%s: causes add up to %v, the gap is %v (measured %v, projected %v)", tc.name, sum, g.Gap, g.Measured, g.Projected)
+		}
+		for key, want := range tc.want {
+			if math.Abs(got[key]-want) > 1e-9 {
+				t.Errorf("%s: %s %v points, want %v", tc.name, key, got[key], want)
+			}
+		}
+		var named []string
+		for _, c := range g.Named(1) {
+			named = append(named, c.Key)
+		}
+		if len(named) != len(tc.named) {
+			t.Errorf("%s: named %v, want %v", tc.name, named, tc.named)
+			continue
+		}
+		for i := range named {
+			if named[i] != tc.named[i] {
+				t.Errorf("%s: named %v, want %v", tc.name, named, tc.named)
+			}
+		}
+	}
+}
