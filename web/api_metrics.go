@@ -94,5 +94,8 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	if err := s.Metrics.RecordDemand(c.Request().Context(), demand); err != nil {
 		return err
 	}
+	for _, d := range demand {
+		s.forgetDemand(d.Model)
+	}
 	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand)})
 }

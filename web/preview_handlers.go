@@ -89,7 +89,7 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	// The model's real mix, as the gateway measured it, unless another one
 	// was typed (the fields post with every live update, showing the
 	// measured mix; one equal to it as shown is still the measured one).
-	d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+	d, err := s.demand(ctx, l.Model.Slug)
 	if err != nil {
 		return templates.PreviewPanel{}, err
 	}

@@ -94,6 +94,8 @@ type Server struct {
 	// Mail sends sign-up and reset links when AIRSIDE_SMTP_URL is set (nil:
 	// the pages show the links to pass on).
 	Mail mailer.Mailer
+	// demands are the models' measured workload mixes, reused a minute.
+	demands demandCache
 	// touched is when each API token's use was last recorded from here.
 	touchedMu sync.Mutex
 	touched   map[int64]time.Time

@@ -16,7 +16,6 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
-	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -159,7 +158,7 @@ func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) 
 			continue
 		}
 		seen[l.Model.Slug] = true
-		d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+		d, err := s.demand(ctx, l.Model.Slug)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +334,7 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (prev
 	if !ok || l.Status != catalogue.StatusInService {
 		return preview.Share{}, false, "", nil
 	}
-	d, err := s.Reads.DemandShapes(ctx, l.Model.Slug, s.Now().Add(-MixWindow), election.CachePromptTokens)
+	d, err := s.demand(ctx, l.Model.Slug)
 	if err != nil {
 		return preview.Share{}, false, "", err
 	}

@@ -338,6 +338,22 @@ func measurePages(cfg config, base string, listings []gatewayclient.Listing) (in
 		}},
 		{"page /review", func(*rand.Rand) string { return "/review" }},
 		{"page /audit", func(*rand.Rand) string { return "/audit" }},
+		// What a carrier reads of its traffic (staff see any carrier's).
+		{"page /traffic", func(rng *rand.Rand) string {
+			return "/traffic?carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
+		}},
+		{"page /traffic (48 hours)", func(rng *rand.Rand) string {
+			return "/traffic?period=hour&carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
+		}},
+		{"page /traffic/listings/:id", func(rng *rand.Rand) string {
+			return fmt.Sprintf("/traffic/listings/%d", listings[rng.IntN(len(listings))].ListingId)
+		}},
+		{"page /traffic/statements/:month", func(rng *rand.Rand) string {
+			return "/traffic/statements/" + time.Now().UTC().Format("2006-01") + "?carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
+		}},
+		{"page /alerts", func(rng *rand.Rand) string {
+			return "/alerts?carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
+		}},
 	}
 	pageCfg := cfg
 	pageCfg.concurrency = 2
