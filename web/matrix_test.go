@@ -62,6 +62,7 @@ type fixture struct {
 	tokenID             int64
 	addModel            string // a "carrier:model" Nebula does not list yet
 	sessions            map[string]string
+	csrf                map[string]string // each session's CSRF token, bound at login
 	apiSecrets          map[string]string
 }
 
@@ -69,7 +70,7 @@ func buildFixture(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	fx := fixture{path: filepath.Join(dir, "template.db"), sessions: map[string]string{}, apiSecrets: map[string]string{}}
+	fx := fixture{path: filepath.Join(dir, "template.db"), sessions: map[string]string{}, csrf: map[string]string{}, apiSecrets: map[string]string{}}
 	st, err := store.Open(ctx, "sqlite:"+fx.path)
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ func buildFixture(t *testing.T) fixture {
 		c := p.client()
 		c.login(r)
 		fx.sessions[r] = c.cookie(web.SessionCookie).Value
+		fx.csrf[r] = c.cookie("airside_csrf").Value
 	}
 	srv.Close()
 	if err := st.ExecForTest(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
@@ -183,7 +185,10 @@ func (fx fixture) request(method, path, role string) *http.Request {
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	const csrfToken = "matrix-csrf-token-matrix-csrf-token-0123456"
+	csrfToken := "matrix-csrf-token-matrix-csrf-token-0123456"
+	if t := fx.csrf[role]; t != "" {
+		csrfToken = t // a session's forms carry the token it was given
+	}
 	req.AddCookie(&http.Cookie{Name: "airside_csrf", Value: csrfToken})
 	req.Header.Set("X-CSRF-Token", csrfToken)
 	if s := fx.sessions[role]; s != "" {

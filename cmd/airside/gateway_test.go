@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,28 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 	}
 	if requests == 0 {
 		t.Errorf("the portal shows no traffic for %s after its fare was approved (the driver sent %d requests)", want, stats.Sent.Load())
+	}
+	// The carrier's traffic page sets the projection (the listing now holds
+	// the model) beside the share served over the last 48 hours, which the
+	// switch has started to move, and names what makes the difference.
+	res, err := member.Get(portal + fmt.Sprintf("/traffic/listings/%d?period=hour", filer.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	projected := regexp.MustCompile(`data-testid="gap-projected">([0-9.]+) %`).FindSubmatch(page)
+	measured := regexp.MustCompile(`data-testid="gap-measured">([0-9.]+) %`).FindSubmatch(page)
+	if projected == nil || measured == nil {
+		t.Fatalf("the traffic page has no projected-beside-measured section:\n%.3000s", page)
+	}
+	p, _ := strconv.ParseFloat(string(projected[1]), 64)
+	m, _ := strconv.ParseFloat(string(measured[1]), 64)
+	if p < 50 || m <= 0 {
+		t.Errorf("after the switch the page projects %v %% (want the model held) and shows %v %% served (want some)", p, m)
+	}
+	if !regexp.MustCompile(`data-testid="cause-[a-z]+"`).Match(page) {
+		t.Errorf("a gap between %s %% projected and %s %% served with no cause named", projected[1], measured[1])
 	}
 	cancel()
 	if err := <-served; err != nil {
