@@ -25,7 +25,14 @@ import (
 type fakeSource struct {
 	mu       sync.Mutex
 	revision int64
-	builds   atomic.Int64
+	// read is the revision the last build read: its listings are priced
+	// at it, as if both were read in one transaction. (Read apart, a
+	// publication between the two reads gives a snapshot whose listings are
+	// a revision ahead, which the keeper allows and which would make the
+	// swap test below see a "torn" snapshot that is not one; seen once under
+	// the race detector on a loaded machine.)
+	read   int64
+	builds atomic.Int64
 	// buckets are the metrics reported, with when each was recorded.
 	buckets  []catalogue.Bucket
 	recorded []time.Time
@@ -37,13 +44,14 @@ func (f *fakeSource) CatalogueRevision(context.Context) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.builds.Add(1)
+	f.read = f.revision
 	return f.revision, nil
 }
 
 func (f *fakeSource) FindListings(context.Context, catalogue.ListingFilter) ([]catalogue.Listing, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	price := money.Micros(100000 * f.revision)
+	price := money.Micros(100000 * f.read)
 	return []catalogue.Listing{
 		{ID: 1, CarrierSlug: "a", Model: catalogue.Model{Slug: "m"}, Status: catalogue.StatusInService, PriorityBP: 10000,
 			Published: &fare.Fare{Input: price, Output: price, LandingFee: fare.BaselineLandingFee, CapScope: fare.ScopeGlobal}},
