@@ -47,6 +47,7 @@ type Reads interface {
 	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
+	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
 	FindProfile(ctx context.Context, carrierID int64) (*storefront.Profile, error)
 	FindProfileBySlug(ctx context.Context, slug string) (*storefront.Profile, error)

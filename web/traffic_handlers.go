@@ -63,12 +63,27 @@ func (s *Server) trafficCarrier(c echo.Context, p *account.Principal, path strin
 
 // trafficData is what a traffic page reads for a set of listings.
 type trafficData struct {
-	hours   map[int64][]catalogue.HourlyPoint
-	models  map[int64]map[time.Time]int64
-	history map[int64][]earnings.FareSpan
+	hours map[int64][]catalogue.HourlyPoint
+	// models are each model's requests by hour (for a listing's share per
+	// period), modelTotals over the whole window (for the overview's share
+	// column); each only when the page asked for it.
+	models      map[int64]map[time.Time]int64
+	modelTotals map[int64]int64
+	history     map[int64][]earnings.FareSpan
 }
 
-func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (trafficData, error) {
+// modelFigures says which of the model's figures a traffic page reads: by
+// hour, as a total over the window, or none (a statement bills only the
+// carrier's own traffic).
+type modelFigures int
+
+const (
+	modelByHour modelFigures = iota
+	modelTotal
+	modelNone
+)
+
+func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, since, until time.Time, need modelFigures) (trafficData, error) {
 	var ids, modelIDs []int64
 	for _, l := range listings {
 		ids = append(ids, l.ID)
@@ -81,7 +96,13 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	if d.hours, err = s.Reads.HourlyTraffic(ctx, ids, since, until); err != nil {
 		return d, err
 	}
-	if d.models, err = s.Reads.ModelTraffic(ctx, modelIDs, since, until); err != nil {
+	switch need {
+	case modelByHour:
+		d.models, err = s.Reads.ModelTraffic(ctx, modelIDs, since, until)
+	case modelTotal:
+		d.modelTotals, err = s.Reads.ModelTotals(ctx, modelIDs, since, until)
+	}
+	if err != nil {
 		return d, err
 	}
 	d.history, err = s.Reads.FareHistory(ctx, ids)
@@ -137,7 +158,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	data, err := s.loadTraffic(ctx, listings, since, until)
+	data, err := s.loadTraffic(ctx, listings, since, until, modelTotal)
 	if err != nil {
 		return err
 	}
@@ -185,7 +206,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	}
 	g, tz := grouping(c)
 	since, until := g.Window(s.Now())
-	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, since, until)
+	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, since, until, modelByHour)
 	if err != nil {
 		return err
 	}
@@ -229,7 +250,7 @@ func (s *Server) statement(c echo.Context) (*earnings.Statement, *account.Carrie
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	data, err := s.loadTraffic(ctx, listings, month, month.AddDate(0, 1, 0))
+	data, err := s.loadTraffic(ctx, listings, month, month.AddDate(0, 1, 0), modelNone)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -275,7 +296,7 @@ func (s *Server) handleOperations(c echo.Context) error {
 	}
 	now := s.Now().UTC()
 	until := now.Truncate(time.Hour).Add(time.Hour)
-	data, err := s.loadTraffic(ctx, listings, until.Add(-24*time.Hour), until)
+	data, err := s.loadTraffic(ctx, listings, until.Add(-24*time.Hour), until, modelTotal)
 	if err != nil {
 		return err
 	}
@@ -303,7 +324,7 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 	if len(changes) == 0 {
 		return nil, nil
 	}
-	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, changes[0].From.Add(-week), now.Add(time.Hour))
+	data, err := s.loadTraffic(ctx, []catalogue.Listing{*l}, changes[0].From.Add(-week), now.Add(time.Hour), modelByHour)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	var labels []string
 	var rows [][]string
 	for _, l := range listings {
-		pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
+		pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], nil)
 		if kept == nil {
 			kept = make([]float64, len(pts))
 			for _, p := range pts {
@@ -146,9 +146,9 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		for i, p := range pts {
 			kept[i] += p.Kept.Float()
 		}
-		t, model := listingTotals(pts)
+		t, _ := listingTotals(pts)
 		shareAll := -1.0
-		if model > 0 {
+		if model := d.modelTotals[l.Model.ID]; model > 0 {
 			shareAll = float64(t.Requests) / float64(model)
 		}
 		all.Requests += t.Requests
@@ -384,10 +384,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		if n := len(d.hours[l.ID]); n > 0 {
 			latest = d.hours[l.ID][n-1]
 		}
-		var modelReq int64
-		for _, n := range d.models[l.Model.ID] {
-			modelReq += n
-		}
+		modelReq := d.modelTotals[l.Model.ID]
 		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
 			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: count(t.Requests)},
 			share: -1, uptime: -1, requests: t.Requests}

@@ -68,6 +68,10 @@ func TestEarningsFromRecordedTrafficAcrossAFareChange(t *testing.T) {
 		if modelTotal != 35 {
 			t.Errorf("the model's requests: %d, want 35", modelTotal)
 		}
+		model := mustListing(t, s, fx.listingID).Model.ID
+		if totals, err := s.ModelTotals(ctx, []int64{model}, month, month.AddDate(0, 1, 0)); err != nil || totals[model] != 35 {
+			t.Errorf("the model's total: %v (%v), want 35, as its hours add up", totals, err)
+		}
 		names := []earnings.Listing{{ID: fx.listingID, Carrier: "nebula", Model: "glm-5"}}
 		st := earnings.BuildStatement("nebula", month, clock, names, hours, history)
 		// Before: 1.5M input (no cached price: the cached share bills at input) x 0.50 + 0.1M output x 2.00 = $0.95,
