@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -135,4 +137,47 @@ func ranksMoveAtFiftyPercent(t *testing.T, st *store.Store, id int64) bool {
 		}
 	}
 	return false
+}
+
+// TestBrowserPreviewSaysWhenItIsOutOfDate: when a live update fails (here
+// the network refuses it), the figures on screen are marked out of date
+// rather than passing for the price now typed; the next answer clears the
+// mark.
+func TestBrowserPreviewSaysWhenItIsOutOfDate(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	page := fmt.Sprintf("%s/listings/%d/preview", p.srv.URL, listing)
+	// block refuses (or, false, lets through again) the page's requests at
+	// the browser's network layer, as a dropped connection would.
+	block := func(refuse bool) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.SetBlockedURLs, network.SetBlockedURLsParams{
+				URLPatterns: []*network.BlockPattern{{URLPattern: page, Block: refuse}}})
+			return err
+		})
+	}
+	err := chromedp.Do(ctx, browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`[data-testid="scenarios"]`)),
+		block(true),
+		chromedp.SendKeys(chromedp.ID("landing_fee"), "1"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preview-stale"]`)),
+	)
+	if err != nil {
+		t.Fatalf("a failed update is not marked: %v", err)
+	}
+	if err := waitText(ctx, `[data-testid="preview-stale"]`, "the connection failed"); err != nil {
+		t.Error(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, browserWait)
+	defer cancel()
+	err = chromedp.Do(wait, block(false),
+		chromedp.Click(chromedp.CSS(`[data-testid="preview-retry"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid="preview-stale"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#preview-panel:not(.stale)`)),
+	)
+	if err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("preview-panel").className + " | " + (document.querySelector('[data-testid="preview-stale"]')||{}).textContent`))
+		t.Fatalf("the next answer did not clear the mark: %v (%s)", err, state)
+	}
 }

@@ -26,12 +26,44 @@
     if (!isPanel(event)) return;
     var src = document.getElementById("preview-summary-src");
     var summary = document.getElementById("preview-summary");
+    if (summary) summary.classList.remove("stale");
     if (src && summary) summary.replaceChildren(src.content.cloneNode(true));
     opened.forEach(function (id) {
       var d = document.querySelector('details[data-testid="' + id + '"]');
       if (d) d.open = true;
     });
   });
+  // A preview that could not be updated (refused as one too many in flight,
+  // timed out, or the network dropped) must not pass for the price typed
+  // now: the panel and the summary beside the form say they are out of date
+  // until the next answer replaces them, and offer to try again.
+  function markStale(event, why) {
+    if (!isPanel(event)) return;
+    var panel = document.getElementById("preview-panel");
+    var summary = document.getElementById("preview-summary");
+    if (summary) summary.classList.add("stale");
+    if (!panel || panel.classList.contains("stale")) return;
+    panel.classList.add("stale");
+    var note = document.createElement("p");
+    note.className = "stale-note";
+    note.setAttribute("role", "alert");
+    note.setAttribute("data-testid", "preview-stale");
+    note.textContent = "Out of date: these figures are for what was typed before. The preview could not be updated (" + why + "). ";
+    var retry = document.createElement("button");
+    retry.type = "button";
+    retry.textContent = "Update the preview";
+    retry.setAttribute("data-testid", "preview-retry");
+    retry.addEventListener("click", schedulePreview);
+    note.appendChild(retry);
+    panel.insertBefore(note, panel.firstChild);
+  }
+  document.body.addEventListener("htmx:responseError", function (event) {
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    markStale(event, status === 429 ? "too many updates at once" : "the server answered " + status);
+  });
+  document.body.addEventListener("htmx:sendError", function (event) { markStale(event, "the connection failed"); });
+  document.body.addEventListener("htmx:timeout", function (event) { markStale(event, "no answer in time"); });
+
   // Rows added or removed without typing ask for a preview too.
   function schedulePreview() { form.dispatchEvent(new Event("change", { bubbles: true })); }
 
