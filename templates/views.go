@@ -107,6 +107,10 @@ type ListingView struct {
 	FileURL   string
 	CanPause  bool
 	CanResume bool
+	// PauseOpen opens the pause form (shown again with what was typed and
+	// what is missing); PauseReason is what was typed.
+	PauseOpen   bool
+	PauseReason string
 	// CanVerify shows the reviewer's capability verification form.
 	CanVerify bool
 	Verify    []VerifyRow

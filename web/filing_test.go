@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 )
@@ -238,19 +240,51 @@ func TestPauseAndAddListing(t *testing.T) {
 	ids := listingIDs(t, p.store)
 	admin := p.client()
 	admin.login("admin@nebula.example")
-	res := admin.post("/listings", fmt.Sprintf("/listings/%d/pause", ids["nebula"][0]), url.Values{})
-	wantStatus(t, "file a pause", res, http.StatusSeeOther)
-	f, _ := p.store.FindFiling(context.Background(), mustID(t, res.location), nil)
-	if f.State != workflow.Submitted || !f.IsPause() {
-		t.Errorf("pause filing %+v", f)
+	ctx := context.Background()
+	listing := ids["nebula"][0]
+	page, pause := fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/pause", listing)
+	status := func() catalogue.ListingStatus {
+		l, err := p.store.FindListing(ctx, listing, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Status
 	}
-	page := admin.get(res.location)
-	if !strings.Contains(page.body, "paused") {
-		t.Error("the pause filing page does not say what it does")
+	revision, _ := p.store.CatalogueRevision(ctx)
+	// Neither a reason nor the confirmation: both said beside their fields,
+	// nothing changes. A reason without the confirmation is kept as typed.
+	res := admin.post(page, pause, url.Values{})
+	wantStatus(t, "a pause with nothing given", res, http.StatusUnprocessableEntity)
+	for _, field := range []string{"reason", "confirm"} {
+		if !strings.Contains(res.body, `data-testid="error-`+field+`"`) {
+			t.Errorf("no message beside %s", field)
+		}
 	}
-	// A second pause while the first is pending is refused.
-	again := admin.post("/listings", fmt.Sprintf("/listings/%d/pause", ids["nebula"][0]), url.Values{})
-	if again.status != http.StatusSeeOther || !strings.Contains(admin.get(again.location).body, "already") {
+	res = admin.post(page, pause, url.Values{"reason": {"Our H100 pool is down"}})
+	wantStatus(t, "a pause unconfirmed", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, "Our H100 pool is down</textarea>") || status() != catalogue.StatusInService {
+		t.Errorf("the reason was not kept, or the listing changed: %s", status())
+	}
+	// Given both, routing stops at once: no reviewer, a new revision.
+	res = admin.post(page, pause, url.Values{"reason": {"Our H100 pool is down"}, "confirm": {"yes"}})
+	wantStatus(t, "pause now", res, http.StatusSeeOther)
+	if got := status(); got != catalogue.StatusPaused {
+		t.Errorf("after pausing now the listing is %s", got)
+	}
+	if after, _ := p.store.CatalogueRevision(ctx); after <= revision {
+		t.Errorf("the pause published no revision (%d, then %d)", revision, after)
+	}
+	events, _ := p.store.FindAuditEvents(ctx, audit.Filter{Action: "listing.pause"})
+	if len(events) != 1 || !strings.Contains(events[0].After, "Our H100 pool is down") {
+		t.Errorf("the pause is not audited with its reason: %+v", events)
+	}
+	shown := admin.get(res.location).body
+	if !strings.Contains(shown, "Paused: gateways stop routing") || !strings.Contains(shown, `data-testid="resume"`) {
+		t.Error("the listing page does not say it is paused, or offers no resume")
+	}
+	// A second pause finds nothing in service.
+	again := admin.post(page, pause, url.Values{"reason": {"again"}, "confirm": {"yes"}})
+	if again.status != http.StatusUnprocessableEntity && !strings.Contains(admin.get(again.location).body, "Only a listing in service") {
 		t.Errorf("second pause: %d %s", again.status, again.location)
 	}
 

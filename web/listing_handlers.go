@@ -146,7 +146,35 @@ func (s *Server) handleAddListing(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
 }
 
-func (s *Server) handlePause(c echo.Context) error  { return s.setPaused(c, true) }
+// handlePause takes the listing out of routing at once, once its admin has
+// given a reason and confirmed; without either the page says so beside the
+// field, keeping what was typed, and nothing changes.
+func (s *Server) handlePause(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	reason := c.FormValue("reason")
+	err = s.Filings.PauseNow(c.Request().Context(), principal(c), id, reason, c.FormValue("confirm") == "yes")
+	switch apperr.Code(err) {
+	case "":
+		if err := s.setFlash(c, "Paused: gateways stop routing to this listing at their next catalogue read (seconds). Resuming is filed for review."); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+	case apperr.EINVALID:
+		return s.renderListing(c, id, http.StatusUnprocessableEntity, func(v *templates.ListingView) {
+			v.PauseOpen, v.PauseReason, v.FieldErrors = true, reason, apperr.FieldErrors(err)
+		})
+	case apperr.ECONFLICT:
+		if ferr := s.setFlash(c, "%s", apperr.Message(err)); ferr != nil {
+			return ferr
+		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
+	}
+	return err
+}
+
 func (s *Server) handleResume(c echo.Context) error { return s.setPaused(c, false) }
 
 func (s *Server) setPaused(c echo.Context, pause bool) error {

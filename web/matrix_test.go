@@ -219,6 +219,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form.Set("lock_version", "1")
 	case strings.HasSuffix(path, "/comment"):
 		form.Set("body", "a question")
+	case strings.HasSuffix(path, "/pause"):
+		form = url.Values{"reason": {"an incident"}, "confirm": {"yes"}}
 	case strings.HasSuffix(path, "/decline"):
 		form.Set("action", "reject")
 		form.Set("note", "no")

@@ -15,7 +15,7 @@ var verbs = map[string]string{
 	"filing.withdraw": "withdrew", "filing.approve": "approved", "filing.reject": "rejected",
 	"filing.request_changes": "asked for changes on", "filing.publish": "published to routing",
 	"filing.schedule": "scheduled", "filing.comment": "commented on", "filing.refresh": "refreshed",
-	"listing.create": "added", "listing.delist": "delisted", "listing.priority": "set the routing priority of",
+	"listing.create": "added", "listing.delist": "delisted", "listing.pause": "paused routing to", "listing.priority": "set the routing priority of",
 	"capability.check": "judged a capability of", "carrier.create": "created", "invite.create": "made the sign-up link",
 	"invite.accept": "signed up through an invite as", "user.create": "created", "token.create": "created",
 	"token.revoke": "revoked", "token.use": "used", "login": "logged in as", "login.fail": "failed to log in as",

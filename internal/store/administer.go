@@ -76,3 +76,29 @@ func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, rea
 		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticeDelisted(l.ID, reason))
 	})
 }
+
+// PauseListing takes a listing in service out of routing at once: its
+// status becomes paused and a new catalogue revision is published (gateways
+// stop routing to it at their next read), audited with the reason.
+func (s *Store) PauseListing(ctx context.Context, actorID, listingID int64, reason string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		res := tx.Model(&listingRow{}).Where("id = ? AND status = ?", l.ID, string(catalogue.StatusInService)).
+			Updates(map[string]any{"status": string(catalogue.StatusPaused), "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Errorf(apperr.ECONFLICT, "Only a listing in service can be paused; this one is %s.", catalogue.ListingStatus(l.Status).Label())
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("paused listing %d", l.ID)); err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.pause",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"status": l.Status},
+			After: map[string]any{"status": catalogue.StatusPaused, "reason": reason}})
+	})
+}

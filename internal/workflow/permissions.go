@@ -103,8 +103,10 @@ type ListingActions struct {
 func ListingActionsFor(p *account.Principal, l *catalogue.Listing, inFlight bool) ListingActions {
 	manage := CanManageListings(p, l.CarrierID) && !inFlight
 	return ListingActions{
-		File:       authorizeFiling(p, l) == nil,
-		Pause:      manage && l.Status == catalogue.StatusInService,
+		File: authorizeFiling(p, l) == nil,
+		// Pausing takes a listing out of routing at once (an incident does
+		// not wait for a reviewer), so a filing in flight does not stop it.
+		Pause:      CanManageListings(p, l.CarrierID) && l.Status == catalogue.StatusInService,
 		Resume:     manage && l.Status == catalogue.StatusPaused,
 		Verify:     authorizeVerify(p, l) == nil && l.Status != catalogue.StatusDelisted,
 		Administer: authorizeAdminister(p, l) == nil && l.Status != catalogue.StatusDelisted,

@@ -56,6 +56,7 @@ type Store interface {
 	SetCapabilityCheck(ctx context.Context, reviewerID, listingID int64, capability, state, note string) error
 	SetListingPriority(ctx context.Context, actorID, listingID, priorityBP int64) error
 	DelistListing(ctx context.Context, actorID, listingID int64, reason string) error
+	PauseListing(ctx context.Context, actorID, listingID int64, reason string) error
 	FindNotifications(ctx context.Context, userID int64, limit int) ([]Notification, error)
 	MarkNotificationsRead(ctx context.Context, userID int64) error
 	PublishDue(ctx context.Context) (int, error)
@@ -199,6 +200,35 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 		return 0, apperr.Invalid(map[string]string{"justification": msg})
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, TargetStatus: target, Justification: note, Submit: true})
+}
+
+// PauseNow takes a listing in service out of routing at once, publishing
+// the change: a carrier in an incident stops its traffic without waiting for
+// a reviewer (a pause can only lower what developers are exposed to). Only
+// the carrier's admins may, with a reason, which is audited and shown to
+// staff; resuming is filed for review.
+func (s *Service) PauseNow(ctx context.Context, p *account.Principal, listingID int64, reason string, confirmed bool) error {
+	l, err := s.ListingToFile(ctx, p, listingID)
+	if err != nil {
+		return err
+	}
+	if !CanManageListings(p, l.CarrierID) {
+		return errAdminsManage
+	}
+	if l.Status != catalogue.StatusInService {
+		return apperr.Errorf(apperr.ECONFLICT, "Only a listing in service can be paused; this one is %s.", l.Status.Label())
+	}
+	problems := map[string]string{}
+	if reason = strings.TrimSpace(reason); reason == "" || textcheck.Problem(reason, MaxNote) != "" {
+		problems["reason"] = "Say why routing should stop (it is kept in the audit log and shown to staff)."
+	}
+	if !confirmed {
+		problems["confirm"] = "Tick the box to confirm: routing to this listing stops at once."
+	}
+	if len(problems) > 0 {
+		return apperr.Invalid(problems)
+	}
+	return s.Store.PauseListing(ctx, p.User.ID, listingID, reason)
 }
 
 // AddListing adds a draft listing (no fare yet) of a catalogue model for one

@@ -116,6 +116,9 @@ func (s *fakeStore) SetListingPriority(_ context.Context, _, _ int64, bp int64) 
 func (s *fakeStore) DelistListing(context.Context, int64, int64, string) error {
 	return s.record("delist")
 }
+func (s *fakeStore) PauseListing(_ context.Context, _, _ int64, reason string) error {
+	return s.record("pause now: " + reason)
+}
 func (s *fakeStore) FindNotifications(context.Context, int64, int) ([]Notification, error) {
 	return s.notes, nil
 }
@@ -332,6 +335,40 @@ func TestListingRules(t *testing.T) {
 	if _, err := svc.SetPaused(ctx, adminA, 11, false, ""); err != nil {
 		t.Errorf("resume: %v", err)
 	}
+	// Pausing now: the carrier's admins only, a listing in service only, a
+	// reason and the confirmation both required; then straight to the store,
+	// no filing.
+	for _, tc := range []struct {
+		name      string
+		p         *account.Principal
+		listing   int64
+		reason    string
+		confirmed bool
+		want      string
+		fields    []string
+	}{
+		{"a member", memberA, 10, "down", true, apperr.EFORBIDDEN, nil},
+		{"another carrier's member", memberB, 10, "down", true, apperr.ENOTFOUND, nil},
+		{"a reviewer", reviewer, 10, "down", true, apperr.EFORBIDDEN, nil},
+		{"a paused listing", adminA, 11, "down", true, apperr.ECONFLICT, nil},
+		{"no reason, not confirmed", adminA, 10, " ", false, apperr.EINVALID, []string{"reason", "confirm"}},
+		{"not confirmed", adminA, 10, "down", false, apperr.EINVALID, []string{"confirm"}},
+	} {
+		before := len(st.calls)
+		err := svc.PauseNow(ctx, tc.p, tc.listing, tc.reason, tc.confirmed)
+		if apperr.Code(err) != tc.want || len(st.calls) != before {
+			t.Errorf("%s: %v (store calls %v), want %s and no change", tc.name, err, st.calls[before:], tc.want)
+		}
+		for _, f := range tc.fields {
+			if apperr.FieldErrors(err)[f] == "" {
+				t.Errorf("%s: no message for %s", tc.name, f)
+			}
+		}
+	}
+	created := len(st.created)
+	if err := svc.PauseNow(ctx, adminA, 10, "  GPUs on fire ", true); err != nil || st.calls[len(st.calls)-1] != "pause now: GPUs on fire" || len(st.created) != created {
+		t.Errorf("pause now: %v, calls %v, %d filings created", err, st.calls, len(st.created)-created)
+	}
 	if _, err := svc.AddListing(ctx, memberA, carrierA, 5); apperr.Code(err) != apperr.EFORBIDDEN {
 		t.Errorf("a member added a listing: %v", err)
 	}
@@ -504,7 +541,7 @@ func TestActionsFor(t *testing.T) {
 	}{
 		{"admin of the carrier, in service", adminA, inService, false, ListingActions{File: true, Pause: true, Endpoint: true, Preflight: true}},
 		{"admin of the carrier, paused", adminA, paused, false, ListingActions{File: true, Resume: true, Endpoint: true, Preflight: true}},
-		{"a filing in flight blocks pause and a new endpoint", adminA, inService, true, ListingActions{File: true, Preflight: true}},
+		{"a filing in flight blocks a new endpoint, not a pause (it is an emergency stop)", adminA, inService, true, ListingActions{File: true, Pause: true, Preflight: true}},
 		{"member files and runs preflight only", memberA, inService, false, ListingActions{File: true, Preflight: true}},
 		{"delisted takes nothing", adminA, delisted, false, ListingActions{}},
 		{"reviewer verifies and runs preflight", reviewer, inService, false, ListingActions{Verify: true, Preflight: true}},
