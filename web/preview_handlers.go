@@ -105,7 +105,7 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	}
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
 		Custom: ctl.custom, Mix: mix, Focus: ctl.focus})
-	v := panelView(res, f, ctl, formID, fragmentURL)
+	v := panelView(res, f, ctl, formID, fragmentURL, s.Now())
 	v.MixSource = source
 	return v, nil
 }

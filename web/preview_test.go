@@ -288,3 +288,43 @@ func TestThePreviewWeighsTheMeasuredMix(t *testing.T) {
 		t.Error("a typed mix does not win")
 	}
 }
+
+// TestThePreviewShowsWhatAScheduleCharges (console defect 1): for a fare with
+// peak and off-peak prices the preview shows each block's prices and what
+// they route at, and the input line (which the summary repeats) says the
+// filed input is the base price before the schedule, not what is paid.
+func TestThePreviewShowsWhatAScheduleCharges(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	var scheduled *catalogue.Listing
+	for _, carrier := range []string{"nebula", "orbit"} {
+		for _, id := range listingIDs(t, p.store)[carrier] {
+			l, err := p.store.FindListing(ctx, id, nil)
+			if err == nil && l.Published != nil && l.Published.TimeBased != nil {
+				scheduled = l
+			}
+		}
+	}
+	if scheduled == nil {
+		t.Fatal("no demo listing of nebula or orbit files peak and off-peak prices")
+	}
+	c := p.client()
+	c.login("admin@" + scheduled.CarrierSlug + ".example")
+	page := c.get(fmt.Sprintf("/listings/%d/preview", scheduled.ID))
+	wantStatus(t, "preview", page, http.StatusOK)
+	f := scheduled.Published
+	peak, off := f.BlockPrices(time.Now())
+	for name, b := range map[string]*fare.Resolved{"Peak hours": peak, "Off-peak hours": off} {
+		if b == nil {
+			t.Fatalf("the demo schedule has no %s", name)
+		}
+		want := "input $" + b.Input.Fixed(4)
+		routes := "route at $" + f.Effective(b.Input).Fixed(4)
+		if !strings.Contains(page.body, name) || !strings.Contains(page.body, want) || !strings.Contains(page.body, routes) {
+			t.Errorf("the preview does not show %s: %s, %s", name, want, routes)
+		}
+	}
+	if !strings.Contains(page.body, "as the base price, before the schedule; peak hours $"+peak.Input.Fixed(4)) {
+		t.Error("the input line does not say the filed input is the base price, or lacks the peak price")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
@@ -34,7 +35,7 @@ func score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 func pct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
 
 // panelView shapes a preview for the page.
-func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string) templates.PreviewPanel {
+func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string, now time.Time) templates.PreviewPanel {
 	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form}
 	if f == nil {
 		v.Error = "This listing has no fare yet: type one to preview it."
@@ -46,6 +47,25 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 		{Label: "Output", Value: dollars(f.Output), Hint: "routes at " + dollars(e.Output)},
 		{Label: "Cached input", Value: optDollars(f.CachedInput), Hint: effectiveHint(e.CachedInput)},
 		{Label: "You keep", Value: e.Kept.Percent() + " cents", Hint: "of every filed dollar"},
+	}
+	// With a time-of-day schedule the base prices are not what developers
+	// pay while it is in force: each block's prices are, so they are shown,
+	// and the input row (which the summary beside the form repeats) says so.
+	if peak, off := f.BlockPrices(now); peak != nil || off != nil {
+		hint := v.Effective[0].Hint + " as the base price, before the schedule"
+		for _, b := range []struct {
+			name string
+			p    *fare.Resolved
+		}{{"Peak hours", peak}, {"Off-peak hours", off}} {
+			if b.p == nil {
+				continue
+			}
+			v.Effective = append(v.Effective, templates.KV{Label: b.name,
+				Value: "input " + dollars(b.p.Input) + ", output " + dollars(b.p.Output) + ", cached " + dollars(b.p.CachedInput),
+				Hint:  "route at " + dollars(f.Effective(b.p.Input)) + ", " + dollars(f.Effective(b.p.Output)) + ", " + dollars(f.Effective(b.p.CachedInput))})
+			hint += "; " + strings.ToLower(b.name) + " " + dollars(b.p.Input) + " routes at " + dollars(f.Effective(b.p.Input))
+		}
+		v.Effective[0].Hint = hint
 	}
 	for _, sc := range res.Scenarios {
 		v.Rows = append(v.Rows, scenarioRow(sc))

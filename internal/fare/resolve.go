@@ -153,3 +153,39 @@ func ChangeRatio(prev, next *Fare, from time.Time) float64 {
 	}
 	return worst
 }
+
+// BlockPrices are the prices of a short prompt in the fare's peak and
+// off-peak hours, as developers pay them once the time-of-day block is in
+// force (from from, or from the block's start when later): the first hour
+// of each in the week that follows. nil for a block that never occurs, and
+// both nil for a fare without a schedule. A carrier reads these, not the
+// base prices, for the hours the schedule covers.
+func (f *Fare) BlockPrices(from time.Time) (peak, offPeak *Resolved) {
+	if f.TimeBased == nil {
+		return nil, nil
+	}
+	start := from.UTC().Truncate(time.Hour)
+	if at := f.TimeBased.EffectiveAt; at != nil && at.After(start) {
+		start = at.UTC().Truncate(time.Hour).Add(time.Hour)
+	}
+	ef := f.ForElection()
+	for h := range 8 * 24 {
+		t := start.Add(time.Duration(h) * time.Hour)
+		switch election.BlockAt(&ef, t) {
+		case election.BlockPeak:
+			if peak == nil {
+				p := f.PricesAt(t, 1)
+				peak = &p
+			}
+		case election.BlockOffPeak:
+			if offPeak == nil {
+				p := f.PricesAt(t, 1)
+				offPeak = &p
+			}
+		}
+		if peak != nil && offPeak != nil {
+			break
+		}
+	}
+	return peak, offPeak
+}

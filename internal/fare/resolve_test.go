@@ -147,3 +147,32 @@ func priceFields(f *Fare) map[string]*money.Micros {
 	walk(reflect.ValueOf(f).Elem(), "fare")
 	return out
 }
+
+// TestBlockPricesAreWhatDevelopersPay: a fare with a schedule is paid at its
+// peak and off-peak prices (each over the base where it files one), never at
+// the base alone once the schedule is in force.
+func TestBlockPricesAreWhatDevelopersPay(t *testing.T) {
+	from := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := func(s string) *money.Micros { m := micros(s); return &m }
+	f := &Fare{Input: micros("0.17"), Output: micros("1.00"), CachedInput: p("0.05"),
+		TimeBased: &TimeBased{PeakHours: []PeakWindow{{Start: 8, End: 18}}, Peak: Prices{Input: p("0.19")}, OffPeak: Prices{Input: p("0.14"), Output: p("0.80")}}}
+	peak, off := f.BlockPrices(from)
+	if peak == nil || off == nil {
+		t.Fatalf("peak %v, off-peak %v", peak, off)
+	}
+	if peak.Input != micros("0.19") || peak.Output != micros("1.00") || peak.CachedInput != micros("0.05") {
+		t.Errorf("peak %+v, want input 0.19 over the base output 1.00 and cached 0.05", peak)
+	}
+	if off.Input != micros("0.14") || off.Output != micros("0.80") {
+		t.Errorf("off-peak %+v, want input 0.14, output 0.80", off)
+	}
+	if a, b := (&Fare{Input: 1}).BlockPrices(from); a != nil || b != nil {
+		t.Error("a fare without a schedule has block prices")
+	}
+	// Peak all day: there are no off-peak hours.
+	allDay := *f
+	allDay.TimeBased = &TimeBased{PeakHours: []PeakWindow{{Start: 0, End: 24}}, Peak: Prices{Input: p("0.19")}}
+	if peak, off := allDay.BlockPrices(from); peak == nil || off != nil {
+		t.Errorf("peak all day: peak %v, off-peak %v", peak, off)
+	}
+}
