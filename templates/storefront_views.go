@@ -96,6 +96,9 @@ type PublicListingRow struct {
 	Input, Output, Cached    string
 	Discount, Uptime, Status string
 	Badges                   []Badge
+	// PriceNotes are the prices the columns do not show: off-peak hours,
+	// context tiers.
+	PriceNotes []string
 }
 
 // PublicCarrierView is /carriers/{slug}.

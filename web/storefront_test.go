@@ -12,9 +12,12 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/storefront"
 )
@@ -188,4 +191,48 @@ func TestApplicationsAreThrottled(t *testing.T) {
 		last = anon.post("/apply", "/apply", app)
 	}
 	wantStatus(t, "the fifth application in a burst", last, http.StatusTooManyRequests)
+}
+
+// TestPublicPagesShowOffPeakAndTiers (console defect 1): a model's public
+// page shows, for a fare with a schedule, the peak hours and what off-peak
+// hours cost, and every context tier's prices.
+func TestPublicPagesShowOffPeakAndTiers(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	ls, err := p.store.FindListings(ctx, catalogue.ListingFilter{Published: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scheduled, tiered *catalogue.Listing
+	for i := range ls {
+		f := ls[i].Published
+		if f.TimeBased != nil && scheduled == nil {
+			scheduled = &ls[i]
+		}
+		if len(f.Tiers) > 0 && f.Tiers[0].Input != nil && tiered == nil {
+			tiered = &ls[i]
+		}
+	}
+	if scheduled == nil || tiered == nil {
+		t.Fatal("the demo catalogue has no scheduled or no tiered fare")
+	}
+	_, off := scheduled.Published.BlockPrices(time.Now())
+	page := p.client().get("/models/" + scheduled.Model.Slug).body
+	if !strings.Contains(page, "off-peak input $"+off.Input.Fixed(4)) || !strings.Contains(page, "UTC") {
+		t.Errorf("the model page does not show %s's off-peak price $%s", scheduled.CarrierSlug, off.Input.Fixed(4))
+	}
+	tier := tiered.Published.Tiers[0]
+	page = p.client().get("/models/" + tiered.Model.Slug).body
+	if want := "Prompts over " + groupDigits(tier.AboveTokens) + " tokens: input $" + tier.Input.Fixed(4); !strings.Contains(page, want) {
+		t.Errorf("the model page does not show %s's tier: %q", tiered.CarrierSlug, want)
+	}
+}
+
+// groupDigits writes a whole number with thousands separators, as pages do.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -106,6 +106,12 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 		if f.CachedInput != nil {
 			row.Cached = dollars(*f.CachedInput)
 		}
+		row.PriceNotes = priceNotes(f, now)
+		if peak, _ := f.BlockPrices(now); peak != nil && (f.TimeBased.EffectiveAt == nil || !now.Before(*f.TimeBased.EffectiveAt)) {
+			// In force, the schedule's peak prices are what developers pay
+			// most of the time; the base prices only before it starts.
+			row.Input, row.Output, row.Cached = dollars(peak.Input), dollars(peak.Output), dollars(peak.CachedInput)
+		}
 		if f.Discount > 0 {
 			row.Discount = f.Discount.Percent() + " %"
 		}
@@ -253,4 +259,40 @@ func (s *Server) handleProfileChangeLogo(c echo.Context) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
 	return c.Blob(http.StatusOK, ch.LogoType, ch.Logo)
+}
+
+// priceNotes are a published fare's prices beyond its columns, for
+// developers: the peak hours and what off-peak hours cost, and each context
+// tier.
+func priceNotes(f *fare.Fare, now time.Time) []string {
+	var notes []string
+	if peak, off := f.BlockPrices(now); peak != nil && off != nil {
+		var hours []string
+		for _, w := range f.TimeBased.PeakHours {
+			hours = append(hours, fmt.Sprintf("%02d:00-%02d:00", w.Start, w.End))
+		}
+		note := "Peak " + strings.Join(hours, ", ") + " UTC"
+		if len(f.TimeBased.OffPeakDays) > 0 {
+			var days []string
+			for _, d := range f.TimeBased.OffPeakDays {
+				days = append(days, d.String())
+			}
+			note += fmt.Sprintf("; %s off-peak all day (UTC%+d)", strings.Join(days, " and "), f.TimeBased.UTCOffsetMinutes/60)
+		}
+		notes = append(notes, note+fmt.Sprintf("; off-peak input %s, output %s", dollars(off.Input), dollars(off.Output)))
+	}
+	for _, t := range f.Tiers {
+		note := "Prompts over " + count(t.AboveTokens) + " tokens:"
+		if t.Input != nil {
+			note += " input " + dollars(*t.Input)
+		}
+		if t.Output != nil {
+			note += " output " + dollars(*t.Output)
+		}
+		if t.CachedInput != nil {
+			note += " cached " + dollars(*t.CachedInput)
+		}
+		notes = append(notes, note)
+	}
+	return notes
 }
