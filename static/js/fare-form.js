@@ -57,10 +57,21 @@
     note.appendChild(retry);
     panel.insertBefore(note, panel.firstChild);
   }
+  // Refused as one too many in flight (typing outruns the server), the
+  // update is asked for again when the server says to (Retry-After), a few
+  // times at most, so the panel catches up once typing stops.
+  var retries = 0;
   document.body.addEventListener("htmx:responseError", function (event) {
-    var status = event.detail.xhr ? event.detail.xhr.status : 0;
-    markStale(event, status === 429 ? "too many updates at once" : "the server answered " + status);
+    var xhr = event.detail.xhr;
+    var status = xhr ? xhr.status : 0;
+    markStale(event, status === 429 ? "too many updates at once; trying again" : "the server answered " + status);
+    if (status === 429 && isPanel(event) && retries < 5) {
+      retries++;
+      var secs = parseInt(xhr.getResponseHeader("Retry-After"), 10);
+      setTimeout(schedulePreview, 1000 * (secs > 0 && secs < 10 ? secs : 1));
+    }
   });
+  document.body.addEventListener("htmx:afterSwap", function (event) { if (isPanel(event)) retries = 0; });
   document.body.addEventListener("htmx:sendError", function (event) { markStale(event, "the connection failed"); });
   document.body.addEventListener("htmx:timeout", function (event) { markStale(event, "no answer in time"); });
 
