@@ -111,20 +111,11 @@ func (f *Follower) readCatalogue(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read the catalogue: %w", err)
 	}
-	switch res.StatusCode() {
-	case http.StatusNotModified:
-		f.NotModified.Add(1)
-		return false, nil
-	case http.StatusOK:
-	default:
-		return false, fmt.Errorf("read the catalogue: status %d: %.200s", res.StatusCode(), res.Body)
+	read, err := revalidated("read the catalogue", res.StatusCode(), res.Body, res.JSON200 != nil, &f.Full, &f.NotModified)
+	if read {
+		f.cat, f.catETag = res.JSON200, res.HTTPResponse.Header.Get("ETag")
 	}
-	if res.JSON200 == nil {
-		return false, errors.New("read the catalogue: no body")
-	}
-	f.Full.Add(1)
-	f.cat, f.catETag = res.JSON200, res.HTTPResponse.Header.Get("ETag")
-	return true, nil
+	return read, err
 }
 
 // readHealth reads the listings' health unless it is unchanged (only the
@@ -136,18 +127,10 @@ func (f *Follower) readHealth(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("read the catalogue's health: %w", err)
 	}
-	switch res.StatusCode() {
-	case http.StatusNotModified:
-		f.HealthNotModified.Add(1)
-		return false, nil
-	case http.StatusOK:
-	default:
-		return false, fmt.Errorf("read the catalogue's health: status %d: %.200s", res.StatusCode(), res.Body)
+	read, err := revalidated("read the catalogue's health", res.StatusCode(), res.Body, res.JSON200 != nil, &f.HealthFull, &f.HealthNotModified)
+	if !read {
+		return false, err
 	}
-	if res.JSON200 == nil {
-		return false, errors.New("read the catalogue's health: no body")
-	}
-	f.HealthFull.Add(1)
 	if !res.JSON200.Delta || f.health == nil {
 		f.health = make(map[int64]gatewayclient.Health, len(res.JSON200.Listings))
 	}
@@ -155,6 +138,23 @@ func (f *Follower) readHealth(ctx context.Context) (bool, error) {
 		f.health[l.ListingId] = l.Metrics
 	}
 	f.healthETag = res.HTTPResponse.Header.Get("ETag")
+	return true, nil
+}
+
+// revalidated reads a revalidating GET's answer: a 304 (counted in
+// notModified) reads nothing, a 200 with a body (counted in full) is read,
+// anything else is an error naming what was being done.
+func revalidated(doing string, status int, body []byte, decoded bool, full, notModified *atomic.Int64) (bool, error) {
+	switch {
+	case status == http.StatusNotModified:
+		notModified.Add(1)
+		return false, nil
+	case status != http.StatusOK:
+		return false, fmt.Errorf("%s: status %d: %.200s", doing, status, body)
+	case !decoded:
+		return false, errors.New(doing + ": no body")
+	}
+	full.Add(1)
 	return true, nil
 }
 

@@ -1,5 +1,11 @@
 package traffic
 
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
 // Projected beside measured: why the share routing served a listing differs
 // from the share the preview projected (election.md section 4). The
 // projection is the auto election under the workload mix: the holder of a
@@ -125,17 +131,6 @@ func (g ShareGap) Named(minPoints float64) []Cause {
 			out = append(out, c)
 		}
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && abs(out[j].Points) > abs(out[j-1].Points); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortStableFunc(out, func(a, b Cause) int { return cmp.Compare(math.Abs(b.Points), math.Abs(a.Points)) })
 	return out
-}
-
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
 }
