@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"github.com/airside/airside/internal/fare"
 	"math"
 	"sort"
 	"strconv"
@@ -137,7 +138,7 @@ func (f *ChartFrame) yTicks(max float64, format func(float64) string) func(float
 // NewFeeChart lays out score against landing fee (basis points on x).
 func NewFeeChart(scenario string, feesBP []int, series []FeeSeries, currentBP int) FeeChartView {
 	v := FeeChartView{ChartFrame: frame("Score against your landing fee", "Scores of every candidate in "+scenario+
-		" as your landing fee goes from 5 % to 50 %; lower wins.", "Your landing fee (%)", "Score (lower wins)")}
+		" as your landing fee goes from "+fare.MinLandingFee.Percent()+" % to "+fare.MaxLandingFee.Percent()+" %; lower wins.", "Your landing fee (%)", "Score (lower wins)")}
 	if len(feesBP) < 2 {
 		return v
 	}

@@ -9,17 +9,19 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "github.com/airside/airside/internal/election"
+
 // glossaryTerms are the words carriers meet on Airside, explained once.
 var glossaryTerms = []KV{
 	{Label: "Filed price", Value: "What you charge per million tokens: input, output, cached input. Developers pay it, less your discount."},
-	{Label: "Landing fee", Value: "The gateway's share of what developers pay for your traffic, 5 % to 50 % (baseline 20 %). A higher fee ranks you as if you were cheaper; you keep less of each dollar. Competitors never see it."},
+	{Label: "Landing fee", Value: "The gateway's share of what developers pay for your traffic, " + election.LandingFeeBounds + ". A higher fee ranks you as if you were cheaper; you keep less of each dollar. Competitors never see it."},
 	{Label: "Discount", Value: "What developers save on your filed price. It lowers what they pay and your routing price; an approved discount shows on the public model card."},
-	{Label: "Routing price", Value: "The price elections rank: filed x (1 - discount) x (1 + 0.20 - landing fee). Competitors see this, not your fee or discount."},
+	{Label: "Routing price", Value: "The price elections rank: " + election.RoutingPriceFormula + ". Competitors see this, not your fee or discount."},
 	{Label: "Token price", Value: "The price of a request's tokens: the cached share at the cached price, the rest at the input price, and output at the output price, weighed by the workload."},
 	{Label: "Score", Value: "What an election ranks, lower wins: price, uptime, throughput, latency and cache, each against the best candidate and weighed by the routing mode, plus penalties."},
-	{Label: "Uptime penalty", Value: "Added to the score under 95 % uptime: ((95 - uptime) / 95 x 5)², 0.069 at 90 %, 0.62 at 80 %. It fades as the last hour's failures age."},
+	{Label: "Uptime penalty", Value: "Added to the score: " + election.UptimePenaltyRule + ". It fades as the last hour's failures age."},
 	{Label: "Gap", Value: "How many score points you are behind the winner of a scenario (0 when you win)."},
-	{Label: "Stable incumbent", Value: "The gateway stays with a workload's current winner unless another candidate's score leads it by more than 0.15, or its uptime falls under 85 %."},
+	{Label: "Stable incumbent", Value: capitalise(election.StablePreferenceRule) + "."},
 	{Label: "Exploration", Value: "About 1 % of requests go to a random eligible candidate, so a new listing builds the metrics it needs to compete."},
 	{Label: "Scenario", Value: "A standard workload the preview elects on: small one-shot, large prompt, coding agent session opener, chat, each under auto and price routing."},
 	{Label: "Capability flag", Value: "Tools, vision, audio input, JSON output, JSON schema, reasoning, reasoning budget, web search. A flag counts only while declared and its preflight probe passed in the last 7 days."},
@@ -71,7 +73,7 @@ func Glossary(p Page) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(anchor(t.Label)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 29, Col: 28}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 31, Col: 28}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 				if templ_7745c5c3_Err != nil {
@@ -84,7 +86,7 @@ func Glossary(p Page) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(t.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 29, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 31, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -97,7 +99,7 @@ func Glossary(p Page) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(t.Value)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 30, Col: 17}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/glossary.templ`, Line: 32, Col: 17}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {

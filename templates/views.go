@@ -2,6 +2,8 @@
 // take view structs shaped like the screen, never a service or a database.
 package templates
 
+import "strings"
+
 // Nav is what the layout needs to draw navigation for the current user.
 type Nav struct {
 	// Email is empty for an anonymous visitor.
@@ -225,4 +227,20 @@ type ErrorView struct {
 	Status  int
 	Heading string
 	Message string
+}
+
+// inputMode is the keyboard a phone shows for a number field.
+func inputMode(whole bool) string {
+	if whole {
+		return "numeric"
+	}
+	return "decimal"
+}
+
+// capitalise starts a sentence built elsewhere with a capital letter.
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

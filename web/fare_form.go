@@ -17,37 +17,14 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-// parseFareForm reads the filing form as typed.
+// parseFareForm reads the filing form as typed (its names come from the
+// fare table, fare.Fields).
 func parseFareForm(c echo.Context) (fare.Form, error) {
 	r := c.Request()
 	if err := r.ParseForm(); err != nil {
 		return fare.Form{}, apperr.Errorf(apperr.EINVALID, "The form could not be read.")
 	}
-	v := r.PostForm
-	f := fare.Form{
-		Input: v.Get("input"), Output: v.Get("output"), CachedInput: v.Get("cached_input"),
-		CacheRead: v.Get("cache_read"), CacheWrite: v.Get("cache_write"),
-		LandingFee: v.Get("landing_fee"), Discount: v.Get("discount"),
-		MaxRPM: v.Get("max_rpm"), MaxRPD: v.Get("max_rpd"), CapScope: v.Get("cap_scope"),
-		Capabilities: v["capability"], OffPeakDays: v["off_peak_day"],
-		UTCOffsetMinutes: v.Get("utc_offset"), TODEffectiveAt: v.Get("tod_effective_at"),
-		Peak:          fare.PricesForm{Input: v.Get("peak_input"), Output: v.Get("peak_output"), CachedInput: v.Get("peak_cached_input")},
-		OffPeak:       fare.PricesForm{Input: v.Get("off_peak_input"), Output: v.Get("off_peak_output"), CachedInput: v.Get("off_peak_cached_input")},
-		Justification: v.Get("justification"), EffectiveAt: v.Get("effective_at"),
-	}
-	at := func(name string, i int) string {
-		if vals := v[name]; i < len(vals) {
-			return vals[i]
-		}
-		return ""
-	}
-	for i := range max(len(v["tier_above"]), len(v["tier_input"]), len(v["tier_output"]), len(v["tier_cached_input"])) {
-		f.Tiers = append(f.Tiers, fare.TierForm{Above: at("tier_above", i), Input: at("tier_input", i), Output: at("tier_output", i), CachedInput: at("tier_cached_input", i)})
-	}
-	for i := range max(len(v["peak_start"]), len(v["peak_end"])) {
-		f.PeakWindows = append(f.PeakWindows, fare.WindowForm{Start: at("peak_start", i), End: at("peak_end", i)})
-	}
-	return f, nil
+	return fare.FormOfValues(r.PostForm), nil
 }
 
 // effectiveOf computes what the typed prices route at, as far as they parse.

@@ -203,13 +203,13 @@ func describeFare(f *fare.Fare) fareDescription {
 	var d fareDescription
 	effective := func(m money.Micros) string { return "routes at " + dollars(f.Effective(m)) }
 	d.prices = []templates.KV{
-		{Label: "Input", Value: dollars(f.Input), Hint: effective(f.Input)},
-		{Label: "Output", Value: dollars(f.Output), Hint: effective(f.Output)},
-		{Label: "Cached input", Value: optDollars(f.CachedInput)},
-		{Label: "Cache read (explicit)", Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
-		{Label: "Cache write", Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
-		{Label: "Landing fee", Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
-		{Label: "Traffic discount", Value: f.Discount.Percent() + " %"},
+		{Label: fare.FieldLabel("input"), Value: dollars(f.Input), Hint: effective(f.Input)},
+		{Label: fare.FieldLabel("output"), Value: dollars(f.Output), Hint: effective(f.Output)},
+		{Label: fare.FieldLabel("cached_input"), Value: optDollars(f.CachedInput)},
+		{Label: fare.FieldLabel("cache_read"), Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
+		{Label: fare.FieldLabel("cache_write"), Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
+		{Label: fare.FieldLabel("landing_fee"), Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
+		{Label: fare.FieldLabel("discount"), Value: f.Discount.Percent() + " %"},
 	}
 	for _, t := range f.Tiers {
 		d.tiers = append(d.tiers, []string{count(t.AboveTokens), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
@@ -223,16 +223,18 @@ func describeFare(f *fare.Fare) fareDescription {
 		for i, day := range tb.OffPeakDays {
 			days[i] = day.String()
 		}
-		eff := "always"
+		// A schedule without its own start applies from when the fare
+		// does (the filing's effective date, or its approval).
+		eff := "with the fare"
 		if tb.EffectiveAt != nil {
 			eff = tb.EffectiveAt.UTC().Format(time.DateTime) + " UTC"
 		}
 		d.schedule = []templates.KV{
 			{Label: "Peak windows (UTC)", Value: orDash(strings.Join(windows, ", "))},
-			{Label: "Off-peak days", Value: orDash(strings.Join(days, ", ")), Hint: offsetHint(len(days), tb.UTCOffsetMinutes)},
+			{Label: fare.FieldLabel("off_peak_days"), Value: orDash(strings.Join(days, ", ")), Hint: offsetHint(len(days), tb.UTCOffsetMinutes)},
 			{Label: "Peak prices", Value: priceTriple(tb.Peak)},
 			{Label: "Off-peak prices", Value: priceTriple(tb.OffPeak)},
-			{Label: "Effective from", Value: eff},
+			{Label: fare.FieldLabel("tod_effective_at"), Value: eff},
 		}
 	}
 	scope := "global"
@@ -240,9 +242,9 @@ func describeFare(f *fare.Fare) fareDescription {
 		scope = "per organization"
 	}
 	d.caps = []templates.KV{
-		{Label: "Requests per minute", Value: optInt(f.MaxRPM)},
-		{Label: "Requests per day", Value: optInt(f.MaxRPD)},
-		{Label: "Scope", Value: scope},
+		{Label: fare.FieldLabel("max_rpm"), Value: optInt(f.MaxRPM)},
+		{Label: fare.FieldLabel("max_rpd"), Value: optInt(f.MaxRPD)},
+		{Label: fare.FieldLabel("cap_scope"), Value: scope},
 	}
 	for _, c := range f.Capabilities {
 		d.capabilities = append(d.capabilities, strings.ReplaceAll(c.String(), "_", " "))

@@ -165,18 +165,18 @@ func (s *Server) handlePreview(c echo.Context) error {
 		}
 	} else {
 		form = fare.FormOf(l.Published)
-		for name, dst := range map[string]*string{"input": &form.Input, "output": &form.Output, "cached_input": &form.CachedInput,
-			"landing_fee": &form.LandingFee, "discount": &form.Discount} {
-			if v, ok := c.Request().PostForm[name]; ok && len(v) > 0 {
-				*dst = v[0]
+		for _, key := range fare.CompactFields() {
+			f := fare.MustField(key)
+			if v, ok := c.Request().PostForm[f.PostName()]; ok && len(v) > 0 {
+				f.Set(&form, v[0])
 			}
 		}
 	}
 	if c.Request().Header.Get("X-Preview") == "fragment" {
-		formID, checked := "preview-form", previewFormChecked
+		formID, checked := "preview-form", fare.CompactFields()
 		var effective *templates.Effective
 		if c.FormValue("full_form") != "" {
-			formID, checked = "fare-form", fareFormChecked
+			formID, checked = "fare-form", fare.LiveFields()
 			e := effectiveOf(form)
 			effective = &e
 		}
@@ -190,15 +190,6 @@ func (s *Server) handlePreview(c echo.Context) error {
 	}
 	return s.renderPreview(c, l, form, false)
 }
-
-// The fields whose messages the live preview keeps current, as each form
-// renders them (a test holds these lists equal to the forms' slots).
-var (
-	fareFormChecked = []string{"input", "output", "cached_input", "cache_read", "cache_write", "landing_fee", "discount",
-		"utc_offset", "tod_effective_at", "peak_input", "peak_output", "peak_cached_input", "off_peak_input", "off_peak_output",
-		"off_peak_cached_input", "max_rpm", "max_rpd", "effective_at"}
-	previewFormChecked = []string{"input", "output", "cached_input", "landing_fee", "discount"}
-)
 
 // liveChecks are the server's messages on the checked fields as typed,
 // for the live preview to put beside them: the form's own check (one rule,

@@ -211,7 +211,7 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 	if w.LandingFee.CanWin {
 		row.Lines = append(row.Lines, fmt.Sprintf("Or a landing fee of at least %s %% (at today's prices).", w.LandingFeeBP.Percent()))
 	} else if w.LandingFee.Reason != "" {
-		row.Lines = append(row.Lines, "No landing fee up to 50 % is enough on its own.")
+		row.Lines = append(row.Lines, "No landing fee up to "+fare.MaxLandingFee.Percent()+" % is enough on its own.")
 	}
 	if w.Discount.CanWin {
 		row.Lines = append(row.Lines, fmt.Sprintf("Or a discount of at least %s %%.", w.DiscountBP.Percent()))

@@ -266,9 +266,9 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	}
 	line := 100 * earnings.UptimeLine
 	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
-		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; under the 95 % line the routing score carries a penalty of ((95 - uptime) / 95 x 5)², 0.069 at 90 %, 0.62 at 80 %; incidents are shaded.",
+		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; " + election.UptimePenaltyRule + "; incidents are shaded.",
 		YLabel:      "Uptime (%)", XLabel: xLabel, Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
-		Ref: &line, RefLabel: "95 %: the uptime penalty starts", Spans: spans, SpanName: "incident",
+		Ref: &line, RefLabel: election.Percent(election.PenaltyUptime) + " %: the uptime penalty starts", Spans: spans, SpanName: "incident",
 		TableHead: []string{"Period", "Uptime", "Score penalty at that uptime", "First token", "Tokens/s"}, TableRows: healthRows})
 	v.Latency = templates.NewSeriesChart(templates.SeriesSpec{Title: "Time to first token", TestID: "latency-chart",
 		Description: "Average time to first token of successful requests per " + string(period) + ", in milliseconds.",
@@ -395,7 +395,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		if u := l.Health.UptimePct; u != nil {
 			r.uptime = *u
 			r.Uptime = strconv.FormatFloat(*u, 'f', 2, 64) + " %"
-			if *u < 95 {
+			if *u < election.PenaltyUptime {
 				r.UptimeClass = "bad"
 			}
 		} else {

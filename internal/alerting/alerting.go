@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/airside/airside/internal/election"
 	"strconv"
 	"strings"
 	"time"
@@ -39,9 +40,9 @@ const (
 func (k Kind) Label() string {
 	switch k {
 	case UptimePenalty:
-		return "uptime under 95 %"
+		return "uptime under " + election.Percent(election.PenaltyUptime) + " %"
 	case UptimeSwitch:
-		return "uptime under 85 %"
+		return "uptime under " + election.Percent(election.StableUptime) + " %"
 	case AtCap:
 		return "at its rate cap"
 	case ShareDown:
@@ -148,8 +149,8 @@ func Judge(r Rules, s Signals) Verdict {
 	if s.Requests >= r.MinRequests {
 		up := float64(s.Requests-s.Failures) / float64(s.Requests)
 		text := fmt.Sprintf("uptime %.1f %% over the last %d minutes (%d of %d requests failed)", 100*up, int(r.Window.Minutes()), s.Failures, s.Requests)
-		v[UptimePenalty] = Finding{Holds: up < 0.95, Detail: text}
-		v[UptimeSwitch] = Finding{Holds: up < 0.85, Detail: text}
+		v[UptimePenalty] = Finding{Holds: 100*up < election.PenaltyUptime, Detail: text}
+		v[UptimeSwitch] = Finding{Holds: 100*up < election.StableUptime, Detail: text}
 	}
 	v[AtCap] = Finding{Holds: s.CappedMinutes >= r.CapMinutes,
 		Detail: fmt.Sprintf("requests turned away at the cap in %d of the last 60 minutes", s.CappedMinutes)}

@@ -2,6 +2,7 @@ package earnings
 
 import (
 	"fmt"
+	"github.com/airside/airside/internal/election"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -168,7 +169,7 @@ type Incident struct {
 }
 
 // UptimeLine is where the uptime penalty starts.
-const UptimeLine = 0.95
+const UptimeLine = election.PenaltyUptime / 100
 
 // minIncidentRequests keeps an hour of a handful of requests from making an
 // incident of one unlucky failure.

@@ -499,12 +499,13 @@ func FareFactor(discount, landingFee float64) float64 {
 	return (1 - discount) * (1 + BaselineLandingFee - landingFee)
 }
 
-// UptimePenalty is 0 at 95 % uptime and above, else ((95 - u) / 95 x 5)^2.
+// UptimePenalty is 0 at PenaltyUptime (95 %) and above, else
+// ((95 - u) / 95 x 5)^2.
 func UptimePenalty(uptime float64) float64 {
-	if uptime >= 95 {
+	if uptime >= PenaltyUptime {
 		return 0
 	}
-	x := (95 - uptime) / 95 * 5
+	x := (PenaltyUptime - uptime) / PenaltyUptime * 5
 	return x * x
 }
 

@@ -11,13 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// CSVHeader is the bulk filing format, one row per listing, in this order.
-var CSVHeader = []string{
-	"carrier", "model", "input", "output", "cached_input", "cache_read", "cache_write",
-	"landing_fee", "discount", "max_rpm", "max_rpd", "cap_scope", "capabilities", "tiers",
-	"justification", "effective_at",
-}
-
 // Bulk file limits.
 const (
 	MaxCSVBytes = 1 << 20
@@ -41,22 +34,11 @@ type CSVError struct {
 	Msg    string
 }
 
-// fieldColumn maps a form field to the CSV column it came from.
-func fieldColumn(field string) string {
-	switch {
-	case strings.HasPrefix(field, "tier."):
-		return "tiers"
-	case strings.HasPrefix(field, "peak") || strings.HasPrefix(field, "off_peak") || field == "utc_offset" || field == "tod_effective_at":
-		return "(schedule kept from the published fare)"
-	}
-	return field
-}
-
 // ColumnErrors turns a row's form errors into CSV errors.
 func ColumnErrors(line int, errs FieldErrors) []CSVError {
 	var out []CSVError
 	for field, msg := range errs {
-		out = append(out, CSVError{Row: line, Column: fieldColumn(field), Msg: msg})
+		out = append(out, CSVError{Row: line, Column: csvColumn(field), Msg: msg})
 	}
 	return out
 }
@@ -121,22 +103,10 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 				errs = append(errs, CSVError{Row: line, Column: name, Msg: "Starts like a spreadsheet formula (=, +, -, @, tab); remove the leading character."})
 			}
 		}
-		row := CSVRow{Line: line, Carrier: cell["carrier"], Model: cell["model"], Form: Form{
-			Input: cell["input"], Output: cell["output"], CachedInput: cell["cached_input"], CacheRead: cell["cache_read"],
-			CacheWrite: cell["cache_write"], LandingFee: cell["landing_fee"], Discount: cell["discount"],
-			MaxRPM: cell["max_rpm"], MaxRPD: cell["max_rpd"], CapScope: cell["cap_scope"],
-			Justification: cell["justification"], EffectiveAt: cell["effective_at"],
-		}}
-		for _, c := range strings.Split(cell["capabilities"], ";") {
-			if c = strings.TrimSpace(c); c != "" {
-				row.Form.Capabilities = append(row.Form.Capabilities, c)
-			}
+		row := CSVRow{Line: line, Carrier: cell["carrier"], Model: cell["model"]}
+		if column, err := readCSVCells(&row.Form, cell); err != nil {
+			errs = append(errs, CSVError{Row: line, Column: column, Msg: err.Error()})
 		}
-		tiers, err := parseTiersCell(cell["tiers"])
-		if err != nil {
-			errs = append(errs, CSVError{Row: line, Column: "tiers", Msg: err.Error()})
-		}
-		row.Form.Tiers = tiers
 		if row.Model == "" {
 			errs = append(errs, CSVError{Row: line, Column: "model", Msg: "Name the model by its slug."})
 		}
@@ -152,26 +122,6 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 // which).
 func isFormula(s string) bool { return csvsafe.IsFormula(s) }
 
-// parseTiersCell reads "32768:1.10/4.40/0.60;131072:2.20//".
-func parseTiersCell(s string) ([]TierForm, error) {
-	var tiers []TierForm
-	for _, part := range strings.Split(s, ";") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		above, prices, ok := strings.Cut(part, ":")
-		p := strings.Split(prices, "/")
-		if !ok || len(p) > 3 {
-			return nil, fmt.Errorf("write each tier as above:input/output/cached, e.g. 32768:1.10/4.40/0.60")
-		}
-		for len(p) < 3 {
-			p = append(p, "")
-		}
-		tiers = append(tiers, TierForm{Above: strings.TrimSpace(above), Input: strings.TrimSpace(p[0]), Output: strings.TrimSpace(p[1]), CachedInput: strings.TrimSpace(p[2])})
-	}
-	return tiers, nil
-}
-
 // WriteCSV writes rows in the bulk format. Any cell that a spreadsheet would
 // run as a formula is prefixed with a quote (csvsafe), so the file is inert
 // when opened.
@@ -181,13 +131,11 @@ func WriteCSV(w io.Writer, rows []CSVRow) error {
 		return err
 	}
 	for _, r := range rows {
-		f := r.Form
-		tiers := make([]string, len(f.Tiers))
-		for i, t := range f.Tiers {
-			tiers[i] = fmt.Sprintf("%s:%s/%s/%s", t.Above, t.Input, t.Output, t.CachedInput)
+		cells := csvCells(&r.Form)
+		record := []string{r.Carrier, r.Model}
+		for _, col := range csvOrder {
+			record = append(record, cells[col])
 		}
-		record := []string{r.Carrier, r.Model, f.Input, f.Output, f.CachedInput, f.CacheRead, f.CacheWrite, f.LandingFee, f.Discount,
-			f.MaxRPM, f.MaxRPD, f.CapScope, strings.Join(f.Capabilities, ";"), strings.Join(tiers, ";"), f.Justification, f.EffectiveAt}
 		if err := cw.Write(record); err != nil {
 			return err
 		}

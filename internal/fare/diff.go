@@ -42,11 +42,11 @@ func Diff(old, new *Fare) []Change {
 		old = &Fare{LandingFee: BaselineLandingFee, CapScope: ScopeGlobal}
 	}
 	var out []Change
-	priceChange := func(field, label string, kind Kind, a, b *money.Micros) {
+	priceChange := func(field string, kind Kind, a, b *money.Micros) {
 		if a == nil && b == nil || a != nil && b != nil && *a == *b {
 			return
 		}
-		c := Change{Field: field, Label: label, Kind: kind, Old: dollars(a), New: dollars(b)}
+		c := Change{Field: field, Label: FieldLabel(field), Kind: kind, Old: dollars(a), New: dollars(b)}
 		if a != nil && b != nil {
 			c.Direction = sign(int64(*b) - int64(*a))
 			if *a != 0 {
@@ -56,35 +56,35 @@ func Diff(old, new *Fare) []Change {
 		}
 		out = append(out, c)
 	}
-	priceChange("input", "Input", KindPrice, &old.Input, &new.Input)
-	priceChange("output", "Output", KindPrice, &old.Output, &new.Output)
-	priceChange("cached_input", "Cached input", KindPrice, old.CachedInput, new.CachedInput)
-	priceChange("cache_read", "Cache read", KindPrice, old.CacheRead, new.CacheRead)
-	priceChange("cache_write", "Cache write", KindPrice, old.CacheWrite, new.CacheWrite)
+	priceChange("input", KindPrice, &old.Input, &new.Input)
+	priceChange("output", KindPrice, &old.Output, &new.Output)
+	priceChange("cached_input", KindPrice, old.CachedInput, new.CachedInput)
+	priceChange("cache_read", KindPrice, old.CacheRead, new.CacheRead)
+	priceChange("cache_write", KindPrice, old.CacheWrite, new.CacheWrite)
 	if a, b := tiersText(old.Tiers), tiersText(new.Tiers); a != b {
-		out = append(out, Change{Field: "tiers", Label: "Context tiers", Kind: KindPrice, Old: a, New: b})
+		out = append(out, Change{Field: "tiers", Label: FieldLabel("tiers"), Kind: KindPrice, Old: a, New: b})
 	}
 	if a, b := scheduleText(old.TimeBased), scheduleText(new.TimeBased); a != b {
-		out = append(out, Change{Field: "time_based", Label: "Peak / off-peak", Kind: KindPrice, Old: a, New: b})
+		out = append(out, Change{Field: "peak_windows", Label: "Peak / off-peak", Kind: KindPrice, Old: a, New: b})
 	}
-	rateChange := func(field, label string, a, b money.BasisPoints) {
+	rateChange := func(field string, a, b money.BasisPoints) {
 		if a == b {
 			return
 		}
-		c := Change{Field: field, Label: label, Kind: KindFares, Old: a.Percent() + " %", New: b.Percent() + " %", Direction: sign(int64(b - a))}
+		c := Change{Field: field, Label: FieldLabel(field), Kind: KindFares, Old: a.Percent() + " %", New: b.Percent() + " %", Direction: sign(int64(b - a))}
 		if a != 0 {
 			pct := float64(b-a) / float64(a) * 100
 			c.Percent = &pct
 		}
 		out = append(out, c)
 	}
-	rateChange("landing_fee", "Landing fee", old.LandingFee, new.LandingFee)
-	rateChange("discount", "Discount", old.Discount, new.Discount)
-	capChange := func(field, label string, a, b *int64) {
+	rateChange("landing_fee", old.LandingFee, new.LandingFee)
+	rateChange("discount", old.Discount, new.Discount)
+	capChange := func(field string, a, b *int64) {
 		if a == nil && b == nil || a != nil && b != nil && *a == *b {
 			return
 		}
-		c := Change{Field: field, Label: label, Kind: KindCaps, Old: capText(a), New: capText(b)}
+		c := Change{Field: field, Label: FieldLabel(field), Kind: KindCaps, Old: capText(a), New: capText(b)}
 		if a != nil && b != nil {
 			c.Direction = sign(*b - *a)
 			pct := float64(*b-*a) / float64(*a) * 100
@@ -92,13 +92,13 @@ func Diff(old, new *Fare) []Change {
 		}
 		out = append(out, c)
 	}
-	capChange("max_rpm", "Max requests per minute", old.MaxRPM, new.MaxRPM)
-	capChange("max_rpd", "Max requests per day", old.MaxRPD, new.MaxRPD)
+	capChange("max_rpm", old.MaxRPM, new.MaxRPM)
+	capChange("max_rpd", old.MaxRPD, new.MaxRPD)
 	if old.CapScope != new.CapScope {
-		out = append(out, Change{Field: "cap_scope", Label: "Cap scope", Kind: KindCaps, Old: string(old.CapScope), New: string(new.CapScope)})
+		out = append(out, Change{Field: "cap_scope", Label: FieldLabel("cap_scope"), Kind: KindCaps, Old: string(old.CapScope), New: string(new.CapScope)})
 	}
 	if a, b := FormatCapabilities(old.Capabilities), FormatCapabilities(new.Capabilities); a != b {
-		out = append(out, Change{Field: "capabilities", Label: "Capabilities", Kind: KindCapabilities, Old: orNone(a), New: orNone(b)})
+		out = append(out, Change{Field: "capabilities", Label: FieldLabel("capabilities"), Kind: KindCapabilities, Old: orNone(a), New: orNone(b)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@
 package fare
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -149,3 +150,10 @@ func (f *Fare) KeptPerDollar() money.BasisPoints {
 func (f *Fare) Effective(filed money.Micros) money.Micros {
 	return filed.Scale((Unit-int64(f.Discount))*(Unit+int64(BaselineLandingFee)-int64(f.LandingFee)), Unit*Unit)
 }
+
+// The form's hints on the levers, from the constants above.
+var (
+	LandingFeeHint = fmt.Sprintf("%s-%s %%; the baseline %s %% leaves your routing price as filed. Each point above it is a point off your routing price.",
+		MinLandingFee.Percent(), MaxLandingFee.Percent(), BaselineLandingFee.Percent())
+	DiscountHint = fmt.Sprintf("0-%s %%; lowers what developers pay and your routing price.", MaxDiscount.Percent())
+)

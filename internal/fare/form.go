@@ -64,46 +64,80 @@ type Parsed struct {
 }
 
 // Parse checks every rule of a filing and returns the fare, or a message for
-// each bad field. now is when the form is sent, for the effective date.
+// each bad field. now is when the form is sent, for the effective date. Each
+// group of the form (Fields) has its own step.
 func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
-	errs := FieldErrors{}
-	out := &Fare{CapScope: ScopeGlobal}
-	price := func(field, s string, required bool) *money.Micros {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			if required {
-				errs[field] = "Enter a price in USD per million tokens."
-			}
-			return nil
+	p := &formParser{form: f, errs: FieldErrors{}, fare: &Fare{CapScope: ScopeGlobal}}
+	p.prices()
+	p.levers()
+	p.tiers()
+	p.schedule()
+	p.caps()
+	p.capabilities()
+	parsed := p.filing(now)
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return parsed, nil
+}
+
+// formParser carries one Parse: the form as typed, the fare as far as it
+// parses, and the messages so far.
+type formParser struct {
+	form *Form
+	fare *Fare
+	errs FieldErrors
+}
+
+// price reads an optional price (required ones are told so).
+func (p *formParser) price(field, s string, required bool) *money.Micros {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		if required {
+			p.errs[field] = "Enter a price in USD per million tokens."
 		}
-		m, err := money.ParsePrice(strings.TrimPrefix(s, "$"))
-		if err != nil {
-			errs[field] = "The price " + err.Error() + " (use a decimal like 0.55, at most 6 decimal places)."
-			if strings.Contains(s, ",") {
-				errs[field] = fmt.Sprintf("Use a decimal point, not a comma: %s, not %s.", strings.ReplaceAll(s, ",", "."), s)
-			}
-			return nil
+		return nil
+	}
+	m, err := money.ParsePrice(strings.TrimPrefix(s, "$"))
+	if err != nil {
+		p.errs[field] = "The price " + err.Error() + " (use a decimal like 0.55, at most 6 decimal places)."
+		if strings.Contains(s, ",") {
+			p.errs[field] = fmt.Sprintf("Use a decimal point, not a comma: %s, not %s.", strings.ReplaceAll(s, ",", "."), s)
 		}
-		return &m
+		return nil
 	}
-	if p := price("input", f.Input, true); p != nil {
-		out.Input = *p
+	return &m
+}
+
+func (p *formParser) block(prefix string, typed PricesForm) Prices {
+	return Prices{Input: p.price(prefix+"input", typed.Input, false), Output: p.price(prefix+"output", typed.Output, false),
+		CachedInput: p.price(prefix+"cached_input", typed.CachedInput, false)}
+}
+
+// prices: the base prices, and the cache prices no higher than input.
+func (p *formParser) prices() {
+	f, out := p.form, p.fare
+	if v := p.price("input", f.Input, true); v != nil {
+		out.Input = *v
 	}
-	if p := price("output", f.Output, true); p != nil {
-		out.Output = *p
+	if v := p.price("output", f.Output, true); v != nil {
+		out.Output = *v
 	}
-	out.CachedInput = price("cached_input", f.CachedInput, false)
-	out.CacheRead = price("cache_read", f.CacheRead, false)
-	out.CacheWrite = price("cache_write", f.CacheWrite, false)
-	if _, bad := errs["input"]; !bad {
+	out.CachedInput = p.price("cached_input", f.CachedInput, false)
+	out.CacheRead = p.price("cache_read", f.CacheRead, false)
+	out.CacheWrite = p.price("cache_write", f.CacheWrite, false)
+	if _, bad := p.errs["input"]; !bad {
 		if out.CachedInput != nil && *out.CachedInput > out.Input {
-			errs["cached_input"] = "The cached input price cannot be above the input price (" + out.Input.String() + ")."
+			p.errs["cached_input"] = "The cached input price cannot be above the input price (" + out.Input.String() + ")."
 		}
 		if out.CacheRead != nil && *out.CacheRead > out.Input {
-			errs["cache_read"] = "The cache read price cannot be above the input price (" + out.Input.String() + ")."
+			p.errs["cache_read"] = "The cache read price cannot be above the input price (" + out.Input.String() + ")."
 		}
 	}
+}
 
+// levers: the landing fee and the discount, within their bounds.
+func (p *formParser) levers() {
 	rate := func(field, s string, lo, hi money.BasisPoints, def money.BasisPoints) money.BasisPoints {
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -111,14 +145,17 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 		}
 		bp, err := money.ParsePercent(s)
 		if err != nil || bp < lo || bp > hi {
-			errs[field] = fmt.Sprintf("Enter a percentage from %s to %s.", lo.Percent(), hi.Percent())
+			p.errs[field] = fmt.Sprintf("Enter a percentage from %s to %s.", lo.Percent(), hi.Percent())
 			return def
 		}
 		return bp
 	}
-	out.LandingFee = rate("landing_fee", f.LandingFee, MinLandingFee, MaxLandingFee, BaselineLandingFee)
-	out.Discount = rate("discount", f.Discount, 0, MaxDiscount, 0)
+	p.fare.LandingFee = rate("landing_fee", p.form.LandingFee, MinLandingFee, MaxLandingFee, BaselineLandingFee)
+	p.fare.Discount = rate("discount", p.form.Discount, 0, MaxDiscount, 0)
+}
 
+// caps: the rate caps and their scope.
+func (p *formParser) caps() {
 	capField := func(field, s string) *int64 {
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -126,36 +163,43 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v <= 0 || v > 1_000_000_000 {
-			errs[field] = "Enter a whole number of requests above 0, or leave it empty for no cap."
+			p.errs[field] = "Enter a whole number of requests above 0, or leave it empty for no cap."
 			return nil
 		}
 		return &v
 	}
-	out.MaxRPM = capField("max_rpm", f.MaxRPM)
-	out.MaxRPD = capField("max_rpd", f.MaxRPD)
-	switch CapScope(f.CapScope) {
+	p.fare.MaxRPM = capField("max_rpm", p.form.MaxRPM)
+	p.fare.MaxRPD = capField("max_rpd", p.form.MaxRPD)
+	switch CapScope(p.form.CapScope) {
 	case "", ScopeGlobal:
 	case ScopePerOrg:
-		out.CapScope = ScopePerOrg
+		p.fare.CapScope = ScopePerOrg
 	default:
-		errs["cap_scope"] = "Choose global or per organization."
+		p.errs["cap_scope"] = "Choose global or per organization."
 	}
-	for _, name := range f.Capabilities {
+}
+
+// capabilities: known flag names, each once, sorted.
+func (p *formParser) capabilities() {
+	for _, name := range p.form.Capabilities {
 		c, ok := election.ParseCapability(name)
 		if !ok {
-			errs["capabilities"] = fmt.Sprintf("Unknown capability %q.", name)
+			p.errs["capabilities"] = fmt.Sprintf("Unknown capability %q.", name)
 			continue
 		}
-		if !slices.Contains(out.Capabilities, c) {
-			out.Capabilities = append(out.Capabilities, c)
+		if !slices.Contains(p.fare.Capabilities, c) {
+			p.fare.Capabilities = append(p.fare.Capabilities, c)
 		}
 	}
-	slices.Sort(out.Capabilities)
+	slices.Sort(p.fare.Capabilities)
+}
 
+// tiers: rising thresholds, each with at least one price.
+func (p *formParser) tiers() {
 	var previous int64
-	tiers := f.Tiers
+	tiers := p.form.Tiers
 	if n := countFilled(tiers); n > MaxTiers {
-		errs["tiers"] = fmt.Sprintf("At most %d context tiers per fare; this one has %d.", MaxTiers, n)
+		p.errs["tiers"] = fmt.Sprintf("At most %d context tiers per fare; this one has %d.", MaxTiers, n)
 		tiers = nil // judged as a whole: no message per row; the form keeps what was typed
 	}
 	for i, t := range tiers {
@@ -166,27 +210,29 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 		above, err := strconv.ParseInt(strings.TrimSpace(t.Above), 10, 64)
 		switch {
 		case err != nil || above <= 0:
-			errs[key+"above"] = "Enter a whole number of prompt tokens above 0."
+			p.errs[key+"above"] = "Enter a whole number of prompt tokens above 0."
 		case above <= previous:
-			errs[key+"above"] = fmt.Sprintf("Tiers must go up: this threshold must be above %d.", previous)
+			p.errs[key+"above"] = fmt.Sprintf("Tiers must go up: this threshold must be above %d.", previous)
 		default:
 			previous = above
 		}
-		tier := Tier{AboveTokens: above, Prices: Prices{
-			Input:       price(key+"input", t.Input, false),
-			Output:      price(key+"output", t.Output, false),
-			CachedInput: price(key+"cached_input", t.CachedInput, false),
-		}}
-		if (PricesForm{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}).empty() {
-			errs[key+"input"] = "Give the tier at least one price."
+		typed := PricesForm{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}
+		tier := Tier{AboveTokens: above, Prices: p.block(key, typed)}
+		if typed.empty() {
+			p.errs[key+"input"] = "Give the tier at least one price."
 		}
-		out.Tiers = append(out.Tiers, tier)
+		p.fare.Tiers = append(p.fare.Tiers, tier)
 	}
+}
 
+// schedule: peak windows, off-peak days and their prices, which need each
+// other.
+func (p *formParser) schedule() {
+	f := p.form
 	tb := &TimeBased{}
 	windows := f.PeakWindows
 	if n := countFilled(windows); n > MaxPeakWindows {
-		errs["peak_windows"] = fmt.Sprintf("At most %d peak windows (one per hour of the day); this fare has %d.", MaxPeakWindows, n)
+		p.errs["peak_windows"] = fmt.Sprintf("At most %d peak windows (one per hour of the day); this fare has %d.", MaxPeakWindows, n)
 		windows = nil
 	}
 	for i, w := range windows {
@@ -198,15 +244,15 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 		end, err2 := strconv.Atoi(strings.TrimSpace(w.End))
 		switch {
 		case err1 != nil || start < 0 || start > 23:
-			errs[key+"start"] = "Enter a UTC hour from 0 to 23."
+			p.errs[key+"start"] = "Enter a UTC hour from 0 to 23."
 		case err2 != nil || end < 1 || end > 24:
-			errs[key+"end"] = "Enter a UTC hour from 1 to 24."
+			p.errs[key+"end"] = "Enter a UTC hour from 1 to 24."
 		case start >= end:
-			errs[key+"end"] = "The window must end after it starts (windows do not wrap past midnight; split them)."
+			p.errs[key+"end"] = "The window must end after it starts (windows do not wrap past midnight; split them)."
 		default:
 			for _, other := range tb.PeakHours {
 				if start < other.End && other.Start < end {
-					errs[key+"start"] = fmt.Sprintf("This window overlaps %02d-%02d.", other.Start, other.End)
+					p.errs[key+"start"] = fmt.Sprintf("This window overlaps %02d-%02d.", other.Start, other.End)
 				}
 			}
 			tb.PeakHours = append(tb.PeakHours, PeakWindow{Start: start, End: end})
@@ -215,7 +261,7 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	for _, d := range f.OffPeakDays {
 		v, err := strconv.Atoi(d)
 		if err != nil || v < 0 || v > 6 {
-			errs["off_peak_days"] = "Weekdays go from 0 (Sunday) to 6 (Saturday)."
+			p.errs["off_peak_days"] = "Weekdays go from 0 (Sunday) to 6 (Saturday)."
 			continue
 		}
 		if !slices.Contains(tb.OffPeakDays, time.Weekday(v)) {
@@ -226,18 +272,16 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	if s := strings.TrimSpace(f.UTCOffsetMinutes); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < -720 || v > 840 {
-			errs["utc_offset"] = "Enter an offset from -720 to 840 minutes (UTC-12 to UTC+14)."
+			p.errs["utc_offset"] = "Enter an offset from -720 to 840 minutes (UTC-12 to UTC+14)."
 		}
 		tb.UTCOffsetMinutes = v
 	}
-	tb.Peak = Prices{Input: price("peak_input", f.Peak.Input, false), Output: price("peak_output", f.Peak.Output, false),
-		CachedInput: price("peak_cached_input", f.Peak.CachedInput, false)}
-	tb.OffPeak = Prices{Input: price("off_peak_input", f.OffPeak.Input, false), Output: price("off_peak_output", f.OffPeak.Output, false),
-		CachedInput: price("off_peak_cached_input", f.OffPeak.CachedInput, false)}
+	tb.Peak = p.block("peak_", f.Peak)
+	tb.OffPeak = p.block("off_peak_", f.OffPeak)
 	if s := strings.TrimSpace(f.TODEffectiveAt); s != "" {
 		at, err := parseTime(s)
 		if err != nil {
-			errs["tod_effective_at"] = "Enter a UTC date and time like 2026-12-01T16:00."
+			p.errs["tod_effective_at"] = "Enter a UTC date and time like 2026-12-01T16:00."
 		}
 		tb.EffectiveAt = at
 	}
@@ -245,34 +289,34 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	hasBlock := !f.Peak.empty() || !f.OffPeak.empty()
 	switch {
 	case hasSchedule && !hasBlock:
-		errs["peak_input"] = "Peak windows or off-peak days need peak or off-peak prices."
+		p.errs["peak_input"] = "Peak windows or off-peak days need peak or off-peak prices."
 	case hasBlock && !hasSchedule:
-		errs["peak_windows"] = "Peak and off-peak prices need peak windows or off-peak days."
+		p.errs["peak_windows"] = "Peak and off-peak prices need peak windows or off-peak days."
 	case hasSchedule && hasBlock:
-		out.TimeBased = tb
+		p.fare.TimeBased = tb
 	}
+}
 
-	parsed := &Parsed{Fare: out, Justification: strings.TrimSpace(f.Justification)}
+// filing: the note to the reviewer and when the fare should apply.
+func (p *formParser) filing(now time.Time) *Parsed {
+	parsed := &Parsed{Fare: p.fare, Justification: strings.TrimSpace(p.form.Justification)}
 	if msg := textcheck.Problem(parsed.Justification, MaxJustification); msg != "" {
-		errs["justification"] = msg
+		p.errs["justification"] = msg
 	}
-	if s := strings.TrimSpace(f.EffectiveAt); s != "" {
+	if s := strings.TrimSpace(p.form.EffectiveAt); s != "" {
 		at, err := parseTime(s)
 		switch {
 		case err != nil:
-			errs["effective_at"] = "Enter a UTC date like 2026-12-01, or a date and time like 2026-12-01T16:00."
+			p.errs["effective_at"] = "Enter a UTC date like 2026-12-01, or a date and time like 2026-12-01T16:00."
 		case at.Before(now.Truncate(time.Minute)):
-			errs["effective_at"] = "The effective date is in the past; leave it empty to apply the fare once approved."
+			p.errs["effective_at"] = "The effective date is in the past; leave it empty to apply the fare once approved."
 		case at.After(now.Add(MaxEffectiveAhead)):
-			errs["effective_at"] = fmt.Sprintf("An effective date can be at most a year ahead (by %s).", now.Add(MaxEffectiveAhead).UTC().Format("2006-01-02"))
+			p.errs["effective_at"] = fmt.Sprintf("An effective date can be at most a year ahead (by %s).", now.Add(MaxEffectiveAhead).UTC().Format("2006-01-02"))
 		default:
 			parsed.EffectiveAt = at
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return parsed, nil
+	return parsed
 }
 
 func parseTime(s string) (*time.Time, error) {

@@ -26,6 +26,11 @@ func FuzzFormParse(f *testing.F) {
 			if parsed != nil {
 				t.Fatal("both a fare and errors")
 			}
+			for key := range errs {
+				if !KnownKey(key) {
+					t.Fatalf("a message keyed %q, which no field of the table declares", key)
+				}
+			}
 			return
 		}
 		fr := parsed.Fare

@@ -316,8 +316,9 @@ func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (i
 	case incumbent == after.Winner:
 		return incumbent, "the incumbent has the best score and keeps it" + sessions
 	}
-	if up := entries[incumbent].Listing.Health.UptimePct; up != nil && *up < 85 {
-		return after.Winner, fmt.Sprintf("the incumbent (%s) is under 85 %% uptime: its traffic moves to the best score", entries[incumbent].Listing.CarrierName) + sessions
+	if up := entries[incumbent].Listing.Health.UptimePct; up != nil && *up < election.StableUptime {
+		return after.Winner, fmt.Sprintf("the incumbent (%s) is under %s %% uptime: its traffic moves to the best score",
+			entries[incumbent].Listing.CarrierName, election.Percent(election.StableUptime)) + sessions
 	}
 	lead := after.Candidates[incumbent].Score - after.Candidates[after.Winner].Score
 	if lead > election.IncumbentMargin {

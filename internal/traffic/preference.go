@@ -25,7 +25,7 @@ func ShapeOf(req *election.Request) Shape {
 // is at least MinStableUptime and no challenger's score is more than
 // IncumbentMargin lower.
 const (
-	MinStableUptime = 85.0
+	MinStableUptime = election.StableUptime
 	IncumbentMargin = election.IncumbentMargin
 )
 
