@@ -10,41 +10,18 @@ import (
 
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/election"
-	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
 
-// currentRanks is every listing's rank in each standard scenario now, from
-// the routing snapshot: what the rank alerts compare.
+// currentRanks elects the standard scenarios on the routing snapshot now
+// (alerting.RanksOf), for the rank alerts.
 func (s *Server) currentRanks(ctx context.Context, now time.Time) (alerting.Ranks, error) {
 	snap, err := s.Routing.Current(ctx)
 	if err != nil {
 		return alerting.Ranks{}, err
 	}
-	r := alerting.Ranks{Rank: map[int64]map[string]int64{}, Revision: map[int64]int64{}, Names: map[string]string{}}
-	for _, model := range snap.Models() {
-		m, _ := snap.Market(model)
-		for _, l := range m.Listings {
-			r.Revision[l.ID] = l.Revision
-		}
-		for _, sc := range preview.StandardScenarios() {
-			r.Names[sc.Key] = sc.Name
-			b, entries, _ := m.BallotEntries(sc.Request(model, now), preview.Change{})
-			res := election.Elect(&b)
-			for i, c := range res.Candidates {
-				if i < len(entries) && c.Rank > 0 {
-					id := entries[i].Listing.ID
-					if r.Rank[id] == nil {
-						r.Rank[id] = map[string]int64{}
-					}
-					r.Rank[id][sc.Key] = int64(c.Rank)
-				}
-			}
-		}
-	}
-	return r, nil
+	return alerting.RanksOf(snap, now), nil
 }
 
 func (s *Server) handleAlerts(c echo.Context) error {

@@ -74,13 +74,13 @@ func (e *Evaluator) Once(ctx context.Context) error {
 			a, isOpen := openBy[key{l.ID, kind}]
 			switch {
 			case f.Holds && !isOpen:
-				msg := fmt.Sprintf("Alert: %s is %s: %s.", l.Name, kind.Label(), f.Detail)
+				msg := NoticeOpened(l.Name, kind, f.Detail)
 				if _, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: kind, Detail: f.Detail}, msg); err != nil {
 					return err
 				}
 			case !f.Holds && isOpen:
 				a.Listing = l.Name
-				msg := fmt.Sprintf("Recovered: %s is no longer %s: %s.", l.Name, kind.Label(), f.Detail)
+				msg := NoticeRecovered(l.Name, kind, f.Detail)
 				if _, err := e.Store.ResolveAlert(ctx, a, msg, f.Detail); err != nil {
 					return err
 				}
@@ -131,15 +131,15 @@ func (e *Evaluator) rankAlerts(ctx context.Context, now time.Time, listings []Li
 			seen[l.ID][sc] = [2]int64{r, ranks.Revision[l.ID]}
 			prev, ok := before[l.ID][sc]
 			if ok && prev[1] == ranks.Revision[l.ID] && r > prev[0] {
-				moves = append(moves, fmt.Sprintf("%s: rank %d, was %d", ranks.Names[sc], r, prev[0]))
+				moves = append(moves, rankMove(ranks.Names[sc], r, prev[0]))
 			}
 		}
 		a, isOpen := open[l.ID]
 		switch {
 		case len(moves) > 0 && !isOpen:
-			detail := "another carrier's change moved you in " + joinMoves(moves)
+			detail := rankMovedDetail(moves)
 			if _, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: RankMoved, Detail: detail},
-				fmt.Sprintf("Alert: %s: %s.", l.Name, detail)); err != nil {
+				NoticeRankMoved(l.Name, detail)); err != nil {
 				return err
 			}
 		case len(moves) == 0 && isOpen:

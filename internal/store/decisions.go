@@ -24,16 +24,17 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 		if workflow.State(f.State) != workflow.Submitted {
 			return alreadyDecided(tx, &f)
 		}
-		if next, err = workflow.Next(workflow.State(f.State), action); err != nil {
+		facts, err := moveFacts(tx, &f)
+		if err != nil {
 			return err
 		}
-		if action == workflow.Approve {
-			if !workflow.SameBase(f.BaseFareID, l.PublishedFareID) { // published meanwhile
-				return workflow.ErrStaleBase()
-			}
-			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
-				next = workflow.Scheduled
-			}
+		outcome, err := workflow.DecisionOutcome(facts, action, note, now)
+		if err != nil {
+			return err
+		}
+		next = outcome.Next
+		if action == workflow.Approve && !workflow.SameBase(f.BaseFareID, l.PublishedFareID) { // published meanwhile
+			return workflow.ErrStaleBase()
 		}
 		updates := map[string]any{"state": string(next), "decided_by": reviewerID, "decided_at": now, "decision_note": note,
 			"updated_at": now, "lock_version": f.LockVersion + 1}
@@ -59,15 +60,8 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 			After: map[string]any{"state": next, "note": note}}); err != nil {
 			return err
 		}
-		message := workflow.NoticeDecided(filingLabel(tx, &f), next, f.EffectiveAt, note)
-		if err := notifyCarrier(tx, now, l.CarrierID, &f.ID, message); err != nil {
-			return err
-		}
-		if next == workflow.Published {
-			f.State = string(next)
-			return publishFiling(tx, now, &f, &l, &reviewerID)
-		}
-		return nil
+		f.State = string(next)
+		return carryOut(tx, now, reviewerID, &f, &l, outcome)
 	})
 	if err != nil {
 		return "", fmt.Errorf("%s filing %d: %w", action, filingID, err)

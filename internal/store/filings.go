@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -125,10 +124,16 @@ func createFiling(tx *gorm.DB, now time.Time, actorID int64, nf workflow.NewFili
 	action := "filing.create"
 	if nf.Submit {
 		action = "filing.submit"
-		if err := notifyReviewers(tx, now, row.ID, actorID, "New filing "+filingLabel(tx, &row)+" awaits review."); err != nil {
+		facts, err := moveFacts(tx, &row)
+		if err != nil {
 			return 0, err
 		}
-		if err := probeOnSubmit(tx, now, row.ID, actorID); err != nil {
+		facts.State = workflow.Draft // created and submitted at once
+		outcome, err := workflow.CarrierOutcome(facts, workflow.Submit)
+		if err != nil {
+			return 0, err
+		}
+		if err := carryOut(tx, now, actorID, &row, &l, outcome); err != nil {
 			return 0, err
 		}
 	}
@@ -211,10 +216,16 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 			return workflow.ErrEditedSinceOpened()
 		}
 		if u.Submit {
-			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
+			facts, err := moveFacts(tx, &f)
+			if err != nil {
 				return err
 			}
-			if err := probeOnSubmit(tx, now, f.ID, actorID); err != nil {
+			facts.Proposed = u.Fare
+			outcome, err := workflow.CarrierOutcome(facts, workflow.Submit)
+			if err != nil {
+				return err
+			}
+			if err := carryOut(tx, now, actorID, &f, &l, outcome); err != nil {
 				return err
 			}
 		}
@@ -244,10 +255,6 @@ func (s *Store) changeFiling(ctx context.Context, what string, filingID int64, f
 	return nil
 }
 
-func submittedMessage(tx *gorm.DB, f *filingRow) string {
-	return workflow.NoticeSubmitted(filingLabel(tx, f), workflow.State(f.State))
-}
-
 func stateAfter(state string, submit bool) string {
 	if submit {
 		return string(workflow.Submitted)
@@ -269,10 +276,15 @@ func (s *Store) WithdrawFiling(ctx context.Context, actorID, filingID int64) err
 // concurrent moves, one changes the row and the other finds it moved.
 func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, action workflow.Action) error {
 	return s.changeFiling(ctx, string(action), filingID, func(tx *gorm.DB, now time.Time, f filingRow, l listingRow) error {
-		next, err := workflow.Next(workflow.State(f.State), action)
+		facts, err := moveFacts(tx, &f)
 		if err != nil {
 			return err
 		}
+		outcome, err := workflow.CarrierOutcome(facts, action)
+		if err != nil {
+			return err
+		}
+		next := outcome.Next
 		updates := map[string]any{"state": string(next), "updated_at": now, "lock_version": f.LockVersion + 1}
 		if next == workflow.Submitted {
 			updates["submitted_at"] = now
@@ -284,63 +296,59 @@ func (s *Store) carrierTransition(ctx context.Context, actorID, filingID int64, 
 		if res.RowsAffected != 1 {
 			return workflow.ErrChangedMeanwhile()
 		}
-		switch {
-		case next == workflow.Submitted:
-			if err := notifyReviewers(tx, now, f.ID, actorID, submittedMessage(tx, &f)); err != nil {
-				return err
-			}
-			if err := probeOnSubmit(tx, now, f.ID, actorID); err != nil {
-				return err
-			}
-		case next == workflow.Withdrawn && (f.State == string(workflow.Submitted) || f.State == string(workflow.Scheduled)):
-			if err := notifyReviewers(tx, now, f.ID, actorID, workflow.NoticeWithdrawn(filingLabel(tx, &f))); err != nil {
-				return err
-			}
+		before := f.State
+		f.State = string(next)
+		if err := carryOut(tx, now, actorID, &f, &l, outcome); err != nil {
+			return err
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing." + string(action),
-			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State}, After: map[string]any{"state": next}})
+			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": before}, After: map[string]any{"state": next}})
 	})
 }
 
 // fareKinds is the kinds of change from base to proposed.
 func fareKinds(base, proposed *fare.Fare) []fare.Kind { return fare.KindsOf(fare.Diff(base, proposed)) }
 
-// probeOnSubmit queues a preflight of the listing's latest endpoint when a
-// submitted filing adds a capability or a cached price: the reviewer should
-// judge it with fresh evidence. A listing with a run already open keeps it.
-func probeOnSubmit(tx *gorm.DB, now time.Time, filingID, actorID int64) error {
-	var f filingRow
-	if err := tx.First(&f, filingID).Error; err != nil {
-		return err
+// moveFacts reads what workflow decides a move of f from.
+func moveFacts(tx *gorm.DB, f *filingRow) (workflow.MoveFacts, error) {
+	facts := workflow.MoveFacts{State: workflow.State(f.State), EffectiveAt: f.EffectiveAt, Label: filingLabel(tx, f)}
+	var err error
+	if facts.Base, err = publishedFare(tx, f.BaseFareID); err != nil {
+		return facts, err
 	}
-	if f.FareID == nil {
-		return nil
+	if facts.Proposed, err = publishedFare(tx, f.FareID); err != nil {
+		return facts, err
 	}
-	proposed, err := publishedFare(tx, f.FareID)
-	if err != nil || proposed == nil {
-		return err
-	}
-	base, err := publishedFare(tx, f.BaseFareID)
-	if err != nil {
-		return err
-	}
-	addsCached := proposed.CachedInput != nil && (base == nil || base.CachedInput == nil)
-	addsFlag := false
-	for _, c := range proposed.Capabilities {
-		if base == nil || !slices.Contains(base.Capabilities, c) {
-			addsFlag = true
+	return facts, nil
+}
+
+// carryOut does what workflow decided a move of f does (its state is
+// already written): the notices, the preflight it asks for, the
+// publication.
+func carryOut(tx *gorm.DB, now time.Time, actorID int64, f *filingRow, l *listingRow, o workflow.MoveOutcome) error {
+	if o.CarrierNotice != "" {
+		if err := notifyCarrier(tx, now, l.CarrierID, &f.ID, o.CarrierNotice); err != nil {
+			return err
 		}
 	}
-	if !addsCached && !addsFlag {
-		return nil
+	if o.ReviewerNotice != "" {
+		if err := notifyReviewers(tx, now, f.ID, actorID, o.ReviewerNotice); err != nil {
+			return err
+		}
 	}
-	var ep endpointRow
-	if err := tx.Where("listing_id = ?", f.ListingID).Order("id DESC").Limit(1).Find(&ep).Error; err != nil {
-		return err
+	if o.Probe {
+		var ep endpointRow
+		if err := tx.Where("listing_id = ?", f.ListingID).Order("id DESC").Limit(1).Find(&ep).Error; err != nil {
+			return err
+		}
+		if ep.ID != 0 {
+			if _, err := queueRun(tx, now, f.ListingID, ep.ID, "filing", &actorID, now); err != nil {
+				return err
+			}
+		}
 	}
-	if ep.ID == 0 {
-		return nil
+	if o.Publish {
+		return publishFiling(tx, now, f, l, &actorID)
 	}
-	_, err = queueRun(tx, now, f.ListingID, ep.ID, "filing", &actorID, now)
-	return err
+	return nil
 }

@@ -115,7 +115,11 @@ func (s *Store) SubmitProfileChange(ctx context.Context, authorID int64, ch stor
 			SubjectID: ch.CarrierID, After: map[string]any{"change": row.ID, "website": ch.Website, "logo": ch.LogoType != ""}}); err != nil {
 			return err
 		}
-		return notifyStaff(tx, now, authorID, fmt.Sprintf("A profile change of carrier %d awaits review.", ch.CarrierID))
+		var carrier carrierRow
+		if err := tx.First(&carrier, ch.CarrierID).Error; err != nil {
+			return err
+		}
+		return notifyStaff(tx, now, authorID, storefront.NoticeProfileChange(carrier.Name))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("submit profile change: %w", err)
@@ -302,7 +306,7 @@ func (s *Store) CreateApplication(ctx context.Context, a storefront.Application,
 			After: map[string]any{"company": a.Company, "website": a.Website}}); err != nil {
 			return err
 		}
-		return notifyStaff(tx, now, 0, "A new application to carry: "+a.Company+".")
+		return notifyStaff(tx, now, 0, storefront.NoticeApplication(a.Company))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create application: %w", err)
@@ -372,7 +376,7 @@ func (s *Store) AddApplicationMessage(ctx context.Context, appID int64, authorID
 			return err
 		}
 		if authorID == nil {
-			if err := notifyStaff(tx, now, 0, "The applicant "+row.Company+" answered."); err != nil {
+			if err := notifyStaff(tx, now, 0, storefront.NoticeApplicantAnswered(row.Company)); err != nil {
 				return err
 			}
 		}
@@ -467,7 +471,7 @@ func (s *Store) CreateProposal(ctx context.Context, authorID int64, pr storefron
 			SubjectID: row.ID, After: map[string]any{"slug": pr.Slug, "name": pr.Name}}); err != nil {
 			return err
 		}
-		return notifyStaff(tx, now, authorID, "A model proposal awaits review: "+pr.Name+".")
+		return notifyStaff(tx, now, authorID, storefront.NoticeModelProposal(pr.Name))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create proposal: %w", err)
