@@ -2,11 +2,12 @@ package templates
 
 import (
 	"fmt"
-	"github.com/airside/airside/internal/fare"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/airside/airside/internal/fare"
 )
 
 // The charts are inline SVG drawn on the server: readable without
@@ -101,8 +102,6 @@ type FeeSeries struct {
 	Points []float64
 }
 
-func fmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
-
 // niceMax rounds a maximum up to 1, 2 or 5 times a power of ten.
 func niceMax(v float64) float64 {
 	if v <= 0 || math.IsNaN(v) {
@@ -153,7 +152,7 @@ func NewFeeChart(scenario string, feesBP []int, series []FeeSeries, currentBP in
 	maxY = niceMax(maxY)
 	lo, hi := float64(feesBP[0]), float64(feesBP[len(feesBP)-1])
 	x := func(bp float64) float64 { return v.Left + v.plotW()*(bp-lo)/(hi-lo) }
-	y := v.yTicks(maxY, func(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) })
+	y := v.yTicks(maxY, AxisNumber)
 	for bp := 500; bp <= 5000; bp += 500 {
 		v.XTicks = append(v.XTicks, Tick{Pos: x(float64(bp)), Label: fmtNum(float64(bp) / 100)})
 	}
@@ -247,7 +246,7 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 		}
 	}
 	maxY = niceMax(maxY)
-	y := v.yTicks(maxY, func(f float64) string { return "$" + strconv.FormatFloat(f, 'g', 3, 64) })
+	y := v.yTicks(maxY, AxisUSD)
 	if len(groups) == 0 {
 		return v
 	}
@@ -266,12 +265,12 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 				}
 				top := y(b.Value)
 				g.Bars = append(g.Bars, BarRect{X: start + w*float64(j), Y: top, W: w - 1, H: v.Top + v.plotH() - top, Class: class,
-					Title: fmt.Sprintf("%s: $%.4f", b.Name, b.Value)})
+					Title: b.Name + ": " + USD(b.Value)})
 				who := b.Name
 				if b.IsMe {
 					who += " (you)"
 				}
-				v.TableRows = append(v.TableRows, []string{name, who, fmt.Sprintf("$%.4f", b.Value)})
+				v.TableRows = append(v.TableRows, []string{name, who, USD(b.Value)})
 			}
 		}
 		v.Groups = append(v.Groups, g)
@@ -324,8 +323,6 @@ func NewHeatmap(scenario string, ranks [7][24]int, of int) HeatmapView {
 	return v
 }
 
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
 // TrafficStep is chart input: one step's successful and failed requests.
 type TrafficStep struct {
 	Label       string
@@ -343,7 +340,7 @@ func NewTrafficChart(steps []TrafficStep) TrafficView {
 		maxY = math.Max(maxY, float64(s.OK+s.Failed))
 	}
 	maxY = niceMax(maxY)
-	y := v.yTicks(maxY, func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) })
+	y := v.yTicks(maxY, AxisWhole)
 	if len(steps) == 0 {
 		return v
 	}

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -81,7 +80,7 @@ func NewSeriesChart(s SeriesSpec) SeriesChartView {
 	v.Right, v.Height = 24, 260
 	format := s.Format
 	if format == nil {
-		format = func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+		format = AxisExact
 	}
 	n := max(len(s.Labels), len(s.Bars), len(s.Line))
 	if n == 0 {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,8 +9,18 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/templates"
 )
+
+// AccountReads is what the account, people and admin pages read.
+type AccountReads interface {
+	FindPrincipal(ctx context.Context, userID int64) (*account.Principal, error)
+	FindUsers(ctx context.Context) ([]account.UserSummary, error)
+	FindCarriers(ctx context.Context) ([]account.CarrierSummary, error)
+	FindAuditEvents(ctx context.Context, f audit.Filter) ([]audit.Event, error)
+	CountUnread(ctx context.Context, userID int64) (int, error)
+}
 
 func (s *Server) renderAccount(c echo.Context, status int, errs map[string]string, done string) error {
 	p := principal(c)
@@ -57,7 +68,7 @@ func (s *Server) renderMembers(c echo.Context, status int, link, mailed string, 
 		return err
 	}
 	v := templates.MembersView{Page: s.page(c, "People", "account"), Carrier: carrier.Name, Slug: carrier.Slug, Carriers: carriers,
-		CanManage: p.RoleIn(carrier.ID) == account.CarrierAdmin, InviteLink: link, Mailed: mailed, Errors: errs, Email: c.FormValue("email"), Role: c.FormValue("role")}
+		CanManage: account.CanManagePeople(p, carrier.ID), InviteLink: link, Mailed: mailed, Errors: errs, Email: c.FormValue("email"), Role: c.FormValue("role")}
 	for _, m := range members {
 		v.Rows = append(v.Rows, templates.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: string(m.Role), Self: m.UserID == p.User.ID})
 	}

@@ -20,7 +20,7 @@ import (
 func (s *Server) handleAdminUsers(c echo.Context) error { return s.renderAdminUsers(c, "", "", "") }
 
 func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor, mailed string) error {
-	users, err := s.Reads.FindUsers(c.Request().Context())
+	users, err := s.AccountReads.FindUsers(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor, mailed st
 }
 
 func (s *Server) carriersView(c echo.Context) (templates.AdminCarriersView, error) {
-	carriers, err := s.Reads.FindCarriers(c.Request().Context())
+	carriers, err := s.AccountReads.FindCarriers(c.Request().Context())
 	if err != nil {
 		return templates.AdminCarriersView{}, err
 	}
@@ -135,7 +135,7 @@ func auditFilter(c echo.Context, scope []int64) (audit.Filter, templates.AuditFi
 
 func (s *Server) handleAudit(c echo.Context) error {
 	f, form, page := auditFilter(c, workflow.Scope(principal(c)))
-	events, err := s.Reads.FindAuditEvents(c.Request().Context(), f)
+	events, err := s.AccountReads.FindAuditEvents(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) handleAudit(c echo.Context) error {
 func (s *Server) handleAuditCSV(c echo.Context) error {
 	f, _, _ := auditFilter(c, workflow.Scope(principal(c)))
 	f.Offset, f.Limit = 0, 10000
-	events, err := s.Reads.FindAuditEvents(c.Request().Context(), f)
+	events, err := s.AccountReads.FindAuditEvents(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,14 +13,11 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-// currentRanks elects the standard scenarios on the routing snapshot now
-// (alerting.RanksOf), for the rank alerts.
-func (s *Server) currentRanks(ctx context.Context, now time.Time) (alerting.Ranks, error) {
-	snap, err := s.Routing.Current(ctx)
-	if err != nil {
-		return alerting.Ranks{}, err
-	}
-	return alerting.RanksOf(snap, now), nil
+// AlertReads is what the alerts page reads.
+type AlertReads interface {
+	FindAlerts(ctx context.Context, carrierID int64, limit int) ([]alerting.Alert, error)
+	FindWebhook(ctx context.Context, carrierID int64) (*alerting.Webhook, error)
+	FindDeliveries(ctx context.Context, carrierID int64, limit int) ([]alerting.Delivery, error)
 }
 
 func (s *Server) handleAlerts(c echo.Context) error {
@@ -36,15 +32,15 @@ func (s *Server) renderAlerts(c echo.Context, status int, newSecret string, errs
 	if err != nil {
 		return err
 	}
-	alerts, err := s.Reads.FindAlerts(ctx, carrier.ID, 100)
+	alerts, err := s.AlertReads.FindAlerts(ctx, carrier.ID, 100)
 	if err != nil {
 		return err
 	}
-	hook, err := s.Reads.FindWebhook(ctx, carrier.ID)
+	hook, err := s.AlertReads.FindWebhook(ctx, carrier.ID)
 	if err != nil {
 		return err
 	}
-	deliveries, err := s.Reads.FindDeliveries(ctx, carrier.ID, 30)
+	deliveries, err := s.AlertReads.FindDeliveries(ctx, carrier.ID, 30)
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
-	"github.com/airside/airside/web"
 )
 
 // BenchmarkAPIHandlers runs the gateway's endpoints in process (no network,
@@ -26,7 +26,7 @@ func BenchmarkAPIHandlers(b *testing.B) {
 	if _, err := demo.Seed(context.Background(), st); err != nil {
 		b.Fatal(err)
 	}
-	server := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h := server.Handler()
 	token := apiToken(b, st, apitoken.Scopes...)
 	const ballot = `{"model":"kimi-k2.5","promptTokens":20000,"streaming":true,"workload":"coding","requires":["tools"],"usage":{"nebula/kimi-k2.5":{"rpm":3}}}`

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
-	"github.com/labstack/echo/v4"
 )
 
 // electBody is the elect request, decoded once: a value of the wrong type is
@@ -19,11 +20,8 @@ import (
 // decoded values by the election package.
 type electBody struct {
 	election.RequestInput
-	Weights *election.WeightsInput `json:"weights"`
-	Usage   map[string]struct {
-		RPM *int64 `json:"rpm"`
-		RPD *int64 `json:"rpd"`
-	} `json:"usage"`
+	Weights *election.WeightsInput         `json:"weights"`
+	Usage   map[string]election.UsageInput `json:"usage"`
 }
 
 // handleAPIElect runs the election of the contract's request part on the
@@ -172,19 +170,10 @@ func usageByCandidate(snap *routing.Snapshot, model string, body electBody) (map
 			fields["usage."+key] = "not a listing of this model (key usage by listing id or by carrier/model)"
 			continue
 		}
-		var got election.Usage
-		for _, v := range []struct {
-			name string
-			n    *int64
-			dst  *int64
-		}{{"rpm", u.RPM, &got.RPM}, {"rpd", u.RPD, &got.RPD}} {
-			if v.n == nil {
-				continue
-			}
-			if *v.n < 0 {
-				fields["usage."+key+"."+v.name] = "must be 0 or more"
-			}
-			*v.dst = *v.n
+		got, err := u.Usage("usage." + key)
+		var bad *election.InputError
+		if errors.As(err, &bad) {
+			fields[bad.Field] = bad.Msg
 		}
 		out[id] = got
 	}

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airside/airside/internal/apperr"
 	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/apperr"
 )
 
 // The API's JSON in and errors out: one rule for every endpoint.

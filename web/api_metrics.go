@@ -5,9 +5,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
-	"github.com/labstack/echo/v4"
 )
 
 // bucketBody is one metric bucket as posted.

@@ -39,7 +39,7 @@ func (s *Server) demand(ctx context.Context, model string) (map[string]catalogue
 	if ok && now.Sub(e.at) < demandFresh && !now.Before(e.at) {
 		return e.shapes, nil
 	}
-	shapes, err := s.Reads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
+	shapes, err := s.TrafficReads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func (s *Server) handlePreflightPanel(c echo.Context) error {
 		return err
 	}
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Reads.FindListingHeader(ctx, id, workflow.Scope(p))
+	l, err := s.ListingReads.FindListingHeader(ctx, id, workflow.Scope(p))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
@@ -21,7 +22,6 @@ import (
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
-	"github.com/airside/airside/web"
 )
 
 const carrierKey = "sk-live-endpoint-test-SECRET-9876"
@@ -36,11 +36,11 @@ func preflightPortal(t *testing.T) (*testPortal, *bytes.Buffer, string) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	server := web.New(st, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	withoutSafeguards(server)
 	key, _ := secret.ParseKey(secret.NewKey())
 	box, _ := secret.New(key)
-	server.SetPreflight(box, true, true)
+	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Secrets: box, AllowPrivate: true, RequireReady: true})
+	withoutSafeguards(server)
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
 	fake := httptest.NewServer(fakecarrier.New(fakecarrier.Config{Models: []string{"kimi-k2.5"}, APIKey: carrierKey,

@@ -75,14 +75,14 @@ func (s *Server) handleError(err error, c echo.Context) {
 			message = "The request body is larger than Airside accepts."
 		}
 	}
-	if status == http.StatusInternalServerError && s.Reads.Ping(c.Request().Context()) != nil {
+	if status == http.StatusInternalServerError && s.HealthReads.Ping(c.Request().Context()) != nil {
 		// The database is away: say so, and that it is passing.
 		status = http.StatusServiceUnavailable
 		message = "Airside cannot reach its database right now. Nothing you submitted was half-saved; please try again in a moment."
 	} else if status == http.StatusInternalServerError {
 		// It answers, but may refuse writes (a full disk, a read-only
 		// file): say that, not "something went wrong".
-		if refusal := s.Reads.CheckWrite(c.Request().Context()); apperr.Code(refusal) == apperr.EUNAVAILABLE {
+		if refusal := s.HealthReads.CheckWrite(c.Request().Context()); apperr.Code(refusal) == apperr.EUNAVAILABLE {
 			s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
 			err, status, message = refusal, http.StatusServiceUnavailable, apperr.Message(refusal)
 		}

@@ -48,7 +48,7 @@ func effectiveOf(form fare.Form) templates.Effective {
 		dst   *string
 	}{{form.Input, &out.Input}, {form.Output, &out.Output}, {form.CachedInput, &out.CachedInput}} {
 		if m, err := money.ParsePrice(strings.TrimPrefix(strings.TrimSpace(p.typed), "$")); err == nil && strings.TrimSpace(p.typed) != "" {
-			*p.dst = dollars(f.Effective(m))
+			*p.dst = templates.Dollars(f.Effective(m))
 		}
 	}
 	return out
@@ -57,7 +57,7 @@ func effectiveOf(form fare.Form) templates.Effective {
 var weekdays = []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
 
 func (s *Server) fareFormView(c echo.Context, l *catalogue.Listing, form fare.Form, errs fare.FieldErrors) (templates.FareFormView, error) {
-	checks, err := s.Reads.FindCapabilityChecks(c.Request().Context(), l.ID)
+	checks, err := s.ListingReads.FindCapabilityChecks(c.Request().Context(), l.ID)
 	if err != nil {
 		return templates.FareFormView{}, err
 	}

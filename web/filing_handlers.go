@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,6 +15,16 @@ import (
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
+
+// FilingReads is what the filing pages and the review queue read.
+type FilingReads interface {
+	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*workflow.Filing, error)
+	FindFilings(ctx context.Context, f workflow.FilingFilter) ([]workflow.Filing, error)
+	InFlightFilings(ctx context.Context, carrierIDs []int64) (map[int64]workflow.Filing, error)
+	FindComments(ctx context.Context, filingID int64) ([]workflow.ThreadMessage, error)
+	CountAwaitingReview(ctx context.Context) (int, error)
+	ApproverEmails(ctx context.Context, filingID, lockVersion int64) ([]string, error)
+}
 
 // listingToFile finds the path's listing if the current user may file for it.
 func (s *Server) listingToFile(c echo.Context) (*catalogue.Listing, error) {
@@ -73,7 +84,7 @@ func (s *Server) filingInScope(c echo.Context) (*workflow.Filing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Reads.FindFiling(c.Request().Context(), id, workflow.Scope(principal(c)))
+	return s.FilingReads.FindFiling(c.Request().Context(), id, workflow.Scope(principal(c)))
 }
 
 func (s *Server) handleFilingEditForm(c echo.Context) error {
@@ -98,7 +109,7 @@ func (s *Server) editableFiling(c echo.Context) (*workflow.Filing, *catalogue.Li
 	if !workflow.FilingActionsFor(p, f).Edit {
 		return nil, nil, apperr.Errorf(apperr.ECONFLICT, "A filing that is %s cannot be edited.", f.State.Label())
 	}
-	l, err := s.Reads.FindListingHeader(c.Request().Context(), f.ListingID, workflow.Scope(p))
+	l, err := s.ListingReads.FindListingHeader(c.Request().Context(), f.ListingID, workflow.Scope(p))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,11 +194,11 @@ func (s *Server) handleFilingPage(c echo.Context) error {
 
 func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.FilingView, error) {
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Reads.FindListingHeader(ctx, f.ListingID, workflow.Scope(p))
+	l, err := s.ListingReads.FindListingHeader(ctx, f.ListingID, workflow.Scope(p))
 	if err != nil {
 		return templates.FilingView{}, err
 	}
-	events, err := s.Reads.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: f.ID})
+	events, err := s.AccountReads.FindAuditEvents(ctx, audit.Filter{SubjectType: "filing", SubjectID: f.ID})
 	if err != nil {
 		return templates.FilingView{}, err
 	}
@@ -197,7 +208,7 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 		ep = f.Endpoint
 	}
 	if ep != nil {
-		run, latest, err := s.Reads.FindPreflightRuns(ctx, l.ID, ep.ID)
+		run, latest, err := s.ListingReads.FindPreflightRuns(ctx, l.ID, ep.ID)
 		if err != nil {
 			return templates.FilingView{}, err
 		}

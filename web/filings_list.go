@@ -53,12 +53,12 @@ func (s *Server) handleFilings(c echo.Context) error {
 		group = 0
 	}
 	batch := c.QueryParam("batch")
-	filings, err := s.Reads.FindFilings(c.Request().Context(), workflow.FilingFilter{CarrierIDs: workflow.Scope(p), States: filingStates[group].states})
+	filings, err := s.FilingReads.FindFilings(c.Request().Context(), workflow.FilingFilter{CarrierIDs: workflow.Scope(p), States: filingStates[group].states})
 	if err != nil {
 		return err
 	}
 	v := templates.FilingsView{Page: s.page(c, "Filings", "filings"), Batch: batch, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
-		CanSubmit: !p.IsStaff() && (key == "draft" || key == "changes")}
+		CanSubmit: workflow.CanSubmitFilings(p) && (key == "draft" || key == "changes")}
 	ids := parseIDs(batch)
 	for i := range filings {
 		if len(ids) > 0 && !slices.Contains(ids, filings[i].ID) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -39,7 +40,7 @@ func portalOn(t *testing.T, st *store.Store, log io.Writer) *testPortal {
 	if _, err := demo.Seed(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	server := web.New(st, slog.New(slog.NewTextHandler(log, nil)))
+	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(log, nil))})
 	withoutSafeguards(server)
 	srv := httptest.NewServer(server.Handler())
 	t.Cleanup(srv.Close)
@@ -188,7 +189,7 @@ func newTwoProcesses(t *testing.T) *twoProcesses {
 	}
 	tp.stB = open()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tp.a, tp.b = web.New(tp.stA, quiet), web.New(tp.stB, quiet)
+	tp.a, tp.b = wire.Portal(tp.stA, wire.Config{Log: quiet}), wire.Portal(tp.stB, wire.Config{Log: quiet})
 	withoutSafeguards(tp.a)
 	withoutSafeguards(tp.b)
 	tp.b.LongPollRecheck = time.Hour

@@ -15,6 +15,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/csvsafe"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/web"
@@ -145,7 +146,7 @@ func TestBodyLimitAndSecretsNotLogged(t *testing.T) {
 	if _, err := account.NewService(st).CreateUser(t.Context(), nil, account.NewUser{Email: "admin@airside.example", Password: "a secret password 1", Staff: "admin"}); err != nil {
 		t.Fatal(err)
 	}
-	server := web.New(st, slog.New(slog.NewJSONHandler(&logs, nil)))
+	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	withoutSafeguards(server)
 	p.srv = httptest.NewServer(server.Handler())
 	defer p.srv.Close()

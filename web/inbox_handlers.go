@@ -34,7 +34,7 @@ func (s *Server) handleInbox(c echo.Context) error {
 	}
 	now := map[int64]string{}
 	if len(ids) > 0 {
-		filings, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{IDs: ids, CarrierIDs: workflow.Scope(p)})
+		filings, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{IDs: ids, CarrierIDs: workflow.Scope(p)})
 		if err != nil {
 			return err
 		}

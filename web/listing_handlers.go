@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -11,16 +12,30 @@ import (
 
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
+
+// ListingReads is what the listing pages, the fare form and the preview read.
+type ListingReads interface {
+	FindModels(ctx context.Context) ([]catalogue.Model, error)
+	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
+	FindListingEntries(ctx context.Context, carrierIDs []int64) ([]catalogue.ListingEntry, error)
+	FindListing(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	FindCapabilityChecks(ctx context.Context, listingID int64) (map[string]string, error)
+	FindCapabilityChecksFor(ctx context.Context, listingIDs []int64) (map[int64]map[string]string, error)
+	FindPreflightRuns(ctx context.Context, listingID, endpointID int64) (*preflight.Run, map[string]preflight.Result, error)
+	FindCapabilityOverrides(ctx context.Context, listingID int64) (map[string]workflow.Override, error)
+}
 
 func (s *Server) handleListings(c echo.Context) error {
 	ctx, p := c.Request().Context(), principal(c)
 	// The table narrows names, statuses and prices (one light query), then
 	// reads in full only the rows on its page: thousands of listings cost
 	// what a page of them does.
-	entries, err := s.Reads.FindListingEntries(ctx, workflow.Scope(p))
+	entries, err := s.ListingReads.FindListingEntries(ctx, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
@@ -32,7 +47,7 @@ func (s *Server) handleListings(c echo.Context) error {
 	}
 	var models []catalogue.Model
 	if len(adminMemberships(p)) > 0 {
-		if models, err = s.Reads.FindModels(ctx); err != nil {
+		if models, err = s.ListingReads.FindModels(ctx); err != nil {
 			return err
 		}
 	}
@@ -45,7 +60,7 @@ func (s *Server) handleListings(c echo.Context) error {
 		h, _ := snap.Health(id)
 		return h.UptimePct
 	})
-	shown, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p), IDs: ids, StoredHealth: true})
+	shown, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: workflow.Scope(p), IDs: ids, StoredHealth: true})
 	if err != nil {
 		return err
 	}
@@ -59,12 +74,12 @@ func (s *Server) handleListings(c echo.Context) error {
 			shown[i].Health = h
 		}
 	}
-	inFlight, err := s.Reads.InFlightFilings(ctx, workflow.Scope(p))
+	inFlight, err := s.FilingReads.InFlightFilings(ctx, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
 	// A draft shows where nothing is in flight, so a carrier finds it.
-	drafts, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{CarrierIDs: workflow.Scope(p), States: []workflow.State{workflow.Draft}})
+	drafts, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{CarrierIDs: workflow.Scope(p), States: []workflow.State{workflow.Draft}})
 	if err != nil {
 		return err
 	}
@@ -90,11 +105,11 @@ func (s *Server) handleListing(c echo.Context) error {
 func (s *Server) renderListing(c echo.Context, id int64, status int, edit func(v *templates.ListingView)) error {
 	// Another carrier's listing is not found, exactly like a missing one.
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Reads.FindListing(ctx, id, workflow.Scope(p))
+	l, err := s.ListingReads.FindListing(ctx, id, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
-	filings, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{ListingID: l.ID})
+	filings, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{ListingID: l.ID})
 	if err != nil {
 		return err
 	}
@@ -112,11 +127,11 @@ func (s *Server) renderListing(c echo.Context, id int64, status int, edit func(v
 	v.Endpoint = endpointView(page.CSRF, l, inFlightOf(filings), can.Endpoint)
 	v.Preflight = preflightView(page.CSRF, l, ep, run, latest, can.Preflight, s.Now())
 	if v.CanVerify {
-		checks, err := s.Reads.FindCapabilityChecks(ctx, l.ID)
+		checks, err := s.ListingReads.FindCapabilityChecks(ctx, l.ID)
 		if err != nil {
 			return err
 		}
-		overrides, err := s.Reads.FindCapabilityOverrides(ctx, l.ID)
+		overrides, err := s.ListingReads.FindCapabilityOverrides(ctx, l.ID)
 		if err != nil {
 			return err
 		}
@@ -231,7 +246,7 @@ func (s *Server) administer(c echo.Context, act func(id int64) (string, error)) 
 		}
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
 	case apperr.EINVALID:
-		l, lerr := s.Reads.FindListing(c.Request().Context(), id, nil)
+		l, lerr := s.ListingReads.FindListing(c.Request().Context(), id, nil)
 		if lerr != nil {
 			return lerr
 		}

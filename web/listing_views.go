@@ -117,45 +117,6 @@ func addableModels(p *account.Principal, listings []catalogue.ListingEntry, mode
 	return out
 }
 
-// The console's one rule for numbers: a price per million tokens shows 4
-// decimals ($0.3800), and all 6 when it has them (a filed or computed price
-// is never rounded away); amounts of money show cents ($131,470.46);
-// counts and token thresholds show thousands separators (131,072).
-
-// dollars writes a price per million tokens.
-func dollars(m money.Micros) string { return "$" + groupThousands(m.Fixed(4)) }
-
-// groupThousands puts separators in the whole part of a decimal number.
-func groupThousands(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil {
-		return sign + s
-	}
-	if hasFrac {
-		return sign + count(n) + "." + frac
-	}
-	return sign + count(n)
-}
-
-func optDollars(m *money.Micros) string {
-	if m == nil {
-		return "—"
-	}
-	return dollars(*m)
-}
-
-func optNumber(v *float64, format string) string {
-	if v == nil {
-		return "—"
-	}
-	return fmt.Sprintf(format, *v)
-}
-
 // listingRow is what a listings table shows of a listing. Only the owner and
 // staff reach these pages, so the landing fee and discount may be shown.
 func listingRow(l *catalogue.Listing) templates.ListingRow {
@@ -163,12 +124,12 @@ func listingRow(l *catalogue.Listing) templates.ListingRow {
 		ID: l.ID, URL: "/listings/" + strconv.FormatInt(l.ID, 10), Model: l.Model.Name, ModelSlug: l.Model.Slug,
 		Carrier: l.CarrierName, Status: l.Status.Label(), StatusClass: string(l.Status),
 		Input: "—", Output: "—", Cached: "—", LandingFee: "—", Discount: "—",
-		Uptime:     optNumber(l.Health.UptimePct, "%.2f %%"),
-		Latency:    optNumber(l.Health.LatencyMs, "%.0f ms"),
-		Throughput: optNumber(l.Health.ThroughputTPS, "%.0f"),
+		Uptime:     templates.OptNumber(l.Health.UptimePct, "%.2f %%"),
+		Latency:    templates.OptNumber(l.Health.LatencyMs, "%.0f ms"),
+		Throughput: templates.OptNumber(l.Health.ThroughputTPS, "%.0f"),
 	}
 	if f := l.Published; f != nil {
-		row.Input, row.Output, row.Cached = dollars(f.Input), dollars(f.Output), optDollars(f.CachedInput)
+		row.Input, row.Output, row.Cached = templates.Dollars(f.Input), templates.Dollars(f.Output), templates.OptDollars(f.CachedInput)
 		row.LandingFee, row.Discount = f.LandingFee.Percent()+" %", f.Discount.Percent()+" %"
 	}
 	return row
@@ -183,7 +144,7 @@ func listingView(page templates.Page, l *catalogue.Listing) templates.ListingVie
 		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
 		{Label: "Time to first token", Value: v.Row.Latency},
 		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
-		{Label: "Observed cache hit rate", Value: optNumber(l.Health.CacheHitRate, "%.2f")},
+		{Label: "Observed cache hit rate", Value: templates.OptNumber(l.Health.CacheHitRate, "%.2f")},
 	}
 	if l.Published != nil {
 		d := describeFare(l.Published)
@@ -201,18 +162,18 @@ type fareDescription struct {
 
 func describeFare(f *fare.Fare) fareDescription {
 	var d fareDescription
-	effective := func(m money.Micros) string { return "routes at " + dollars(f.Effective(m)) }
+	effective := func(m money.Micros) string { return "routes at " + templates.Dollars(f.Effective(m)) }
 	d.prices = []templates.KV{
-		{Label: fare.FieldLabel("input"), Value: dollars(f.Input), Hint: effective(f.Input)},
-		{Label: fare.FieldLabel("output"), Value: dollars(f.Output), Hint: effective(f.Output)},
-		{Label: fare.FieldLabel("cached_input"), Value: optDollars(f.CachedInput)},
-		{Label: fare.FieldLabel("cache_read"), Value: optDollars(f.CacheRead), Hint: "billed, not ranked"},
-		{Label: fare.FieldLabel("cache_write"), Value: optDollars(f.CacheWrite), Hint: "billed, not ranked"},
+		{Label: fare.FieldLabel("input"), Value: templates.Dollars(f.Input), Hint: effective(f.Input)},
+		{Label: fare.FieldLabel("output"), Value: templates.Dollars(f.Output), Hint: effective(f.Output)},
+		{Label: fare.FieldLabel("cached_input"), Value: templates.OptDollars(f.CachedInput)},
+		{Label: fare.FieldLabel("cache_read"), Value: templates.OptDollars(f.CacheRead), Hint: "billed, not ranked"},
+		{Label: fare.FieldLabel("cache_write"), Value: templates.OptDollars(f.CacheWrite), Hint: "billed, not ranked"},
 		{Label: fare.FieldLabel("landing_fee"), Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
 		{Label: fare.FieldLabel("discount"), Value: f.Discount.Percent() + " %"},
 	}
 	for _, t := range f.Tiers {
-		d.tiers = append(d.tiers, []string{count(t.AboveTokens), optDollars(t.Input), optDollars(t.Output), optDollars(t.CachedInput)})
+		d.tiers = append(d.tiers, []string{templates.Count(t.AboveTokens), templates.OptDollars(t.Input), templates.OptDollars(t.Output), templates.OptDollars(t.CachedInput)})
 	}
 	if tb := f.TimeBased; tb != nil {
 		windows := make([]string, len(tb.PeakHours))
@@ -242,8 +203,8 @@ func describeFare(f *fare.Fare) fareDescription {
 		scope = "per organization"
 	}
 	d.caps = []templates.KV{
-		{Label: fare.FieldLabel("max_rpm"), Value: optInt(f.MaxRPM)},
-		{Label: fare.FieldLabel("max_rpd"), Value: optInt(f.MaxRPD)},
+		{Label: fare.FieldLabel("max_rpm"), Value: templates.OptInt(f.MaxRPM)},
+		{Label: fare.FieldLabel("max_rpd"), Value: templates.OptInt(f.MaxRPD)},
 		{Label: fare.FieldLabel("cap_scope"), Value: scope},
 	}
 	for _, c := range f.Capabilities {
@@ -276,14 +237,7 @@ func fareKVs(f *fare.Fare) []templates.KV {
 }
 
 func priceTriple(p fare.Prices) string {
-	return "in " + optDollars(p.Input) + " · out " + optDollars(p.Output) + " · cached " + optDollars(p.CachedInput)
-}
-
-func optInt(v *int64) string {
-	if v == nil {
-		return "no cap"
-	}
-	return strconv.FormatInt(*v, 10)
+	return "in " + templates.OptDollars(p.Input) + " · out " + templates.OptDollars(p.Output) + " · cached " + templates.OptDollars(p.CachedInput)
 }
 
 func orDash(s string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
@@ -138,7 +139,7 @@ func buildFixture(t *testing.T) fixture {
 	fx.tokenID = tokens[0].ID
 	// Log every person in once; the sessions live in the database and so in
 	// every copy of it.
-	srv := httptest.NewServer(web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	srv := httptest.NewServer(wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
 	p := &testPortal{t: t, srv: srv, store: st}
 	for _, r := range roles {
 		if r == anon || strings.HasPrefix(r, "token:") {
@@ -421,7 +422,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	expected := expect()
-	probe := web.New(mustOpen(t, fx.path), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	probe := wire.Portal(mustOpen(t, fx.path), wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	var routes []string
 	for _, r := range probe.Echo().Routes() {
 		if slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
@@ -443,7 +444,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				st := mustOpen(t, copyPath)
-				srv := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				srv := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				rec := httptest.NewRecorder()
 				srv.Handler().ServeHTTP(rec, fx.request(method, path, role))
 				if rec.Code != want[role] {

@@ -79,7 +79,7 @@ func (s *Server) loadPrincipal(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if uid, ok := sess.Values[sessionUserKey].(string); ok {
 			id, _ := strconv.ParseInt(uid, 10, 64)
-			p, err := s.Reads.FindPrincipal(c.Request().Context(), id)
+			p, err := s.AccountReads.FindPrincipal(c.Request().Context(), id)
 			switch apperr.Code(err) {
 			case "":
 				if err := holdToSessionToken(c, sess.Values[sessionCSRFKey]); err != nil {

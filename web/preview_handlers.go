@@ -99,7 +99,7 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	case total > 0 && (len(ctl.mix) == 0 || sameMix(ctl.mix, measured)):
 		mix = measured
 		source = fmt.Sprintf("The mix is what the gateway measured for this model over the last %d days (%s requests); type another to try it.",
-			int(MixWindow.Hours()/24), groupThousands(strconv.FormatInt(total, 10)))
+			int(MixWindow.Hours()/24), templates.GroupThousands(strconv.FormatInt(total, 10)))
 	case total == 0 && len(ctl.mix) == 0:
 		source = "The gateway has measured no demand for this model yet: an even mix; type your own to try another."
 	}
@@ -139,7 +139,7 @@ func (s *Server) previewTarget(c echo.Context) (*catalogue.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.Reads.FindListingHeader(c.Request().Context(), id, workflow.Scope(principal(c)))
+	return s.ListingReads.FindListingHeader(c.Request().Context(), id, workflow.Scope(principal(c)))
 }
 
 func (s *Server) handlePreviewPage(c echo.Context) error {

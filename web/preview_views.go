@@ -16,24 +16,6 @@ import (
 
 // The view builders of the preview panel: plain functions of a preview.Result.
 
-// usd writes a computed price per million tokens by the console's rule (see
-// dollars): 4 decimals, 6 below a cent.
-func usd(v float64) string {
-	if v < 0 {
-		return "-" + usd(-v)
-	}
-	if v != 0 && math.Abs(v) < 0.01 {
-		return "$" + groupThousands(strconv.FormatFloat(v, 'f', 6, 64))
-	}
-	return "$" + groupThousands(strconv.FormatFloat(v, 'f', 4, 64))
-}
-
-func score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-
-// pct writes a percentage by the console's rule: one decimal (uptime, which
-// decides penalties near 95 %, keeps two where it is shown).
-func pct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
-
 // panelView shapes a preview for the page.
 func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string, now time.Time) templates.PreviewPanel {
 	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form}
@@ -43,9 +25,9 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 	}
 	e := res.Effective
 	v.Effective = []templates.KV{
-		{Label: "Input", Value: dollars(f.Input), Hint: "routes at " + dollars(e.Input)},
-		{Label: "Output", Value: dollars(f.Output), Hint: "routes at " + dollars(e.Output)},
-		{Label: "Cached input", Value: optDollars(f.CachedInput), Hint: effectiveHint(e.CachedInput)},
+		{Label: "Input", Value: templates.Dollars(f.Input), Hint: "routes at " + templates.Dollars(e.Input)},
+		{Label: "Output", Value: templates.Dollars(f.Output), Hint: "routes at " + templates.Dollars(e.Output)},
+		{Label: "Cached input", Value: templates.OptDollars(f.CachedInput), Hint: effectiveHint(e.CachedInput)},
 		{Label: "You keep", Value: e.Kept.Percent() + " cents", Hint: "of every filed dollar"},
 	}
 	// With a time-of-day schedule the base prices are not what developers
@@ -61,9 +43,9 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 				continue
 			}
 			v.Effective = append(v.Effective, templates.KV{Label: b.name,
-				Value: "input " + dollars(b.p.Input) + ", output " + dollars(b.p.Output) + ", cached " + dollars(b.p.CachedInput),
-				Hint:  "route at " + dollars(f.Effective(b.p.Input)) + ", " + dollars(f.Effective(b.p.Output)) + ", " + dollars(f.Effective(b.p.CachedInput))})
-			hint += "; " + strings.ToLower(b.name) + " " + dollars(b.p.Input) + " routes at " + dollars(f.Effective(b.p.Input))
+				Value: "input " + templates.Dollars(b.p.Input) + ", output " + templates.Dollars(b.p.Output) + ", cached " + templates.Dollars(b.p.CachedInput),
+				Hint:  "route at " + templates.Dollars(f.Effective(b.p.Input)) + ", " + templates.Dollars(f.Effective(b.p.Output)) + ", " + templates.Dollars(f.Effective(b.p.CachedInput))})
+			hint += "; " + strings.ToLower(b.name) + " " + templates.Dollars(b.p.Input) + " routes at " + templates.Dollars(f.Effective(b.p.Input))
 		}
 		v.Effective[0].Hint = hint
 	}
@@ -76,14 +58,14 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 			if !c.Eligible {
 				rank = "excluded"
 			}
-			b.Rows = append(b.Rows, templates.BallotRow{Rank: rank, Name: c.Name, Me: c.IsMe, Input: dollars(c.Input), Output: dollars(c.Output),
-				Cached: optDollars(c.CachedInput), Uptime: optNumber(c.Uptime, "%.2f %%"), TTFT: optNumber(c.Latency, "%.0f ms"),
-				TPS: optNumber(c.TPS, "%.0f"), Score: scoreOrDash(c)})
+			b.Rows = append(b.Rows, templates.BallotRow{Rank: rank, Name: c.Name, Me: c.IsMe, Input: templates.Dollars(c.Input), Output: templates.Dollars(c.Output),
+				Cached: templates.OptDollars(c.CachedInput), Uptime: templates.OptNumber(c.Uptime, "%.2f %%"), TTFT: templates.OptNumber(c.Latency, "%.0f ms"),
+				TPS: templates.OptNumber(c.TPS, "%.0f"), Score: scoreOrDash(c)})
 		}
 		v.Ballots = append(v.Ballots, b)
 		v.Focus = append(v.Focus, templates.Option{Value: sc.Scenario.Key, Label: sc.Scenario.Name, Selected: sc.Scenario.Key == res.Focus})
 	}
-	v.Share = templates.ShareView{Total: pct(res.Share.Total * 100), Revenue: "$" + groupThousands(strconv.FormatFloat(res.Share.RevenuePerMillion, 'f', 2, 64))}
+	v.Share = templates.ShareView{Total: templates.Pct(res.Share.Total * 100), Revenue: "$" + templates.GroupThousands(strconv.FormatFloat(res.Share.RevenuePerMillion, 'f', 2, 64))}
 	for i, ms := range res.Share.Mix {
 		outcome := "yours: " + ms.Why
 		switch {
@@ -93,7 +75,7 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 			outcome = "exploration only: " + ms.Why
 		}
 		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: fmt.Sprintf("%.1f", ms.Percent), Outcome: outcome,
-			Share: pct(ms.Share * 100), PerRequest: fmt.Sprintf("$%.6f", ms.RevenuePerRequest)})
+			Share: templates.Pct(ms.Share * 100), PerRequest: fmt.Sprintf("$%.6f", ms.RevenuePerRequest)})
 		value := ctl.text[mixKeys[i].key]
 		if value == "" {
 			value = fmt.Sprintf("%g", math.Round(ms.Percent*10)/10)
@@ -126,14 +108,14 @@ func effectiveHint(m *money.Micros) string {
 	if m == nil {
 		return "no cached price: cache hits rank at the input price"
 	}
-	return "routes at " + dollars(*m)
+	return "routes at " + templates.Dollars(*m)
 }
 
 func scoreOrDash(c preview.Competitor) string {
 	if !c.Eligible {
 		return strings.Join(c.Excluded, ", ")
 	}
-	return score(c.Score)
+	return templates.Score(c.Score)
 }
 
 // shortScenario is a scenario's label under a bar group.
@@ -159,9 +141,9 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 		return row
 	}
 	c := m.Contributions
-	row.TokenPrice, row.RoutingPrice = usd(m.TokenPrice), usd(m.RoutingPrice)
-	row.Price, row.Uptime, row.Throughput, row.Latency, row.Cache = score(c.Price), score(c.Uptime), score(c.Throughput), score(c.Latency), score(c.Cache)
-	row.Penalties, row.Score = score(m.UptimePenalty+m.PriorityPenalty), score(m.Score)
+	row.TokenPrice, row.RoutingPrice = templates.USD(m.TokenPrice), templates.USD(m.RoutingPrice)
+	row.Price, row.Uptime, row.Throughput, row.Latency, row.Cache = templates.Score(c.Price), templates.Score(c.Uptime), templates.Score(c.Throughput), templates.Score(c.Latency), templates.Score(c.Cache)
+	row.Penalties, row.Score = templates.Score(m.UptimePenalty+m.PriorityPenalty), templates.Score(m.Score)
 	row.Rank = fmt.Sprintf("%d of %d", m.Rank, m.Of)
 	row.Gap = "—"
 	row.Class = "lose"
@@ -183,14 +165,14 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 			row.Lines = append(row.Lines, "You win at any price: no eligible competitor.")
 		} else if w.Price.CanWin {
 			row.Lines = append(row.Lines, fmt.Sprintf("Room to raise prices: up to x%s (input %s, output %s) still wins.",
-				multiplier(w.Price.Value), dollars(w.NewInput), dollars(w.NewOutput)))
+				multiplier(w.Price.Value), templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput)))
 		}
 		if w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee {
 			row.Lines = append(row.Lines, fmt.Sprintf("A landing fee as low as %s %% still wins.", w.LandingFeeBP.Percent()))
 		}
 		if !w.Displace.WinsNow && w.Displace.CanWin {
 			row.Lines = append(row.Lines, fmt.Sprintf("Your lead is under %.2f points: a challenger could displace you; x%s (input %s) would make it stable.",
-				election.IncumbentMargin, multiplier(w.Displace.Value), dollars(w.DisplaceInput)))
+				election.IncumbentMargin, multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput)))
 		}
 		return row
 	}
@@ -203,10 +185,10 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 	if w.Price.CanWin {
 		cached := ""
 		if w.NewCachedInput != nil {
-			cached = ", cached " + dollars(*w.NewCachedInput)
+			cached = ", cached " + templates.Dollars(*w.NewCachedInput)
 		}
 		row.Lines = append(row.Lines, fmt.Sprintf("Prices x%s (%+.1f %%): input %s, output %s%s.", multiplier(w.Price.Value),
-			(w.Price.Value-1)*100, dollars(w.NewInput), dollars(w.NewOutput), cached))
+			(w.Price.Value-1)*100, templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput), cached))
 	}
 	if w.LandingFee.CanWin {
 		row.Lines = append(row.Lines, fmt.Sprintf("Or a landing fee of at least %s %% (at today's prices).", w.LandingFeeBP.Percent()))
@@ -218,7 +200,7 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 	}
 	if w.Displace.CanWin && !w.Displace.Unbounded {
 		row.Lines = append(row.Lines, fmt.Sprintf("To displace a stable incumbent (a lead of more than %.2f): x%s, input %s, output %s.",
-			election.IncumbentMargin, multiplier(w.Displace.Value), dollars(w.DisplaceInput), dollars(w.DisplaceOutput)))
+			election.IncumbentMargin, multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
 	}
 	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
 		row.Status, row.Class = "Cannot win", "excluded"

@@ -33,11 +33,11 @@ func (s *Server) page(c echo.Context, title, active string) templates.Page {
 			p.Nav.Carriers = append(p.Nav.Carriers, m.Carrier.Name+" · "+string(m.Role))
 		}
 		ctx := c.Request().Context()
-		if n, err := s.Reads.CountUnread(ctx, pr.User.ID); err == nil {
+		if n, err := s.AccountReads.CountUnread(ctx, pr.User.ID); err == nil {
 			p.Nav.Unread = n
 		}
 		if pr.IsReviewer() {
-			if n, err := s.Reads.CountAwaitingReview(ctx); err == nil {
+			if n, err := s.FilingReads.CountAwaitingReview(ctx); err == nil {
 				p.Nav.Pending = n
 			}
 		}

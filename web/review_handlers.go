@@ -40,21 +40,21 @@ func (s *Server) handleQueue(c echo.Context) error {
 	if !slices.Contains(allKinds, kind) {
 		kind = "" // an unknown kind filters nothing
 	}
-	filings, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}, OldestFirst: true,
+	filings, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}, OldestFirst: true,
 		CarrierID: carrierID, ModelID: modelID, Kind: kind})
 	if err != nil {
 		return err
 	}
-	carriers, err := s.Reads.FindCarriers(ctx)
+	carriers, err := s.AccountReads.FindCarriers(ctx)
 	if err != nil {
 		return err
 	}
-	models, err := s.Reads.FindModels(ctx)
+	models, err := s.ListingReads.FindModels(ctx)
 	if err != nil {
 		return err
 	}
 	v := templates.QueueView{Page: s.page(c, "Review queue", "review")}
-	changes, err := s.Reads.PendingProfileChanges(c.Request().Context())
+	changes, err := s.StorefrontReads.PendingProfileChanges(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func age(d time.Duration) string {
 
 // market loads a model's listings with their capability verifications.
 func (s *Server) market(ctx context.Context, modelID int64) (preview.Market, error) {
-	return preview.LoadMarket(ctx, s.Reads, catalogue.ListingFilter{ModelID: modelID})
+	return preview.LoadMarket(ctx, s.ListingReads, catalogue.ListingFilter{ModelID: modelID})
 }
 
 // addReviewPanels fills the parts of the filing page read beside the
@@ -106,7 +106,7 @@ func (s *Server) market(ctx context.Context, modelID int64) (preview.Market, err
 func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *templates.FilingView) error {
 	ctx := c.Request().Context()
 	if f.State == workflow.Submitted && s.Filings.Quarantined(f) {
-		approvers, err := s.Reads.ApproverEmails(ctx, f.ID, f.LockVersion)
+		approvers, err := s.FilingReads.ApproverEmails(ctx, f.ID, f.LockVersion)
 		if err != nil {
 			return err
 		}
@@ -147,14 +147,14 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 			}
 			v.ImpactSets = append(v.ImpactSets, set)
 		}
-		if rev, err := s.Reads.CatalogueRevision(ctx); err == nil {
+		if rev, err := s.HealthReads.CatalogueRevision(ctx); err == nil {
 			v.PublishNote = fmt.Sprintf("publishes to routing now: catalogue revision %d -> %d", rev, rev+1)
 			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
 				v.PublishNote = "schedules it for " + stamp(f.EffectiveAt) + "; routing changes then"
 			}
 		}
 	}
-	comments, err := s.Reads.FindComments(ctx, f.ID)
+	comments, err := s.FilingReads.FindComments(ctx, f.ID)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/web"
@@ -126,7 +127,7 @@ func TestGatewayPollsThroughARollingRestart(t *testing.T) {
 		servers[i].Drain()
 		publish(3)
 		https[i].Close() // waits for requests in flight
-		servers[i] = web.New(stores[i], quiet)
+		servers[i] = wire.Portal(stores[i], wire.Config{Log: quiet})
 		https[i] = httptest.NewServer(servers[i].Handler())
 		t.Cleanup(https[i].Close)
 		mu.Lock()

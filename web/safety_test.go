@@ -68,7 +68,7 @@ func FuzzSafeNext(f *testing.F) {
 }
 
 func TestTrustedProxies(t *testing.T) {
-	s := &Server{echo: New(nil, nil).echo}
+	s := &Server{echo: New(Services{}, nil).echo}
 	req := httptest.NewRequest("GET", "/login", nil)
 	req.RemoteAddr = "10.1.2.3:5555"
 	req.Header.Set("X-Forwarded-For", "203.0.113.9")
@@ -89,7 +89,7 @@ func TestTrustedProxies(t *testing.T) {
 // TestSlowBodiesAreCutOff: a request trickled in a byte at a time is cut off
 // by the server's timeouts, and the longest long poll still fits.
 func TestSlowBodiesAreCutOff(t *testing.T) {
-	srv := New(nil, nil).httpServer("127.0.0.1:0")
+	srv := New(Services{}, nil).httpServer("127.0.0.1:0")
 	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
 	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.ReadTimeout > time.Minute {
 		t.Errorf("read timeouts %v / %v", srv.ReadHeaderTimeout, srv.ReadTimeout)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -26,21 +25,20 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
-	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/routing"
-	"github.com/airside/airside/internal/secret"
-	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/static"
 	"github.com/airside/airside/templates"
 )
 
-var (
-	_ Reads        = (*store.Store)(nil)
-	_ Publications = (*store.Store)(nil)
-)
+// HealthReads is what the probes of the portal itself read.
+type HealthReads interface {
+	Ping(ctx context.Context) error
+	CheckWrite(ctx context.Context) error
+	CatalogueRevision(ctx context.Context) (int64, error)
+}
 
 // MaxBodyBytes bounds every request body.
 const MaxBodyBytes = "4M"
@@ -49,12 +47,20 @@ const MaxBodyBytes = "4M"
 // pages and the API read through Reads.
 type Server struct {
 	// proxies are the networks X-Forwarded-* is believed from (TrustProxies).
-	proxies  atomic.Pointer[[]*net.IPNet]
-	Reads    Reads
-	Accounts *account.Service
-	Filings  *workflow.Service
-	Tokens   *apitoken.Service
-	Metrics  *catalogue.Ingest
+	proxies atomic.Pointer[[]*net.IPNet]
+	// What pages and the API read, resource by resource (each interface is
+	// declared beside the handlers that use it).
+	HealthReads     HealthReads
+	AccountReads    AccountReads
+	ListingReads    ListingReads
+	FilingReads     FilingReads
+	TrafficReads    TrafficReads
+	StorefrontReads StorefrontReads
+	AlertReads      AlertReads
+	Accounts        *account.Service
+	Filings         *workflow.Service
+	Tokens          *apitoken.Service
+	Metrics         *catalogue.Ingest
 	// Endpoints registers carriers' deployments and queues preflights;
 	// Preflight is the worker that runs them (started with the background
 	// work).
@@ -137,47 +143,59 @@ func (s *Server) Draining() bool {
 	}
 }
 
-// New builds the portal on a store: the one place its services are wired.
-func New(st *store.Store, log *slog.Logger) *Server {
-	now := func() time.Time { return st.Now() } // follows the store's clock, which tests move
-	keeper := routing.NewKeeper(st, now)
-	keeper.OnError = func(err error) { log.Warn("routing snapshot refresh", "err", err) }
-	if st != nil { // nil only in tests of the HTTP server alone
-		st.OnPublished(keeper.Invalidate)
-	}
-	box, err := secret.New(mustKey())
-	if err != nil {
-		panic(err) // a fresh random key always makes a box
-	}
-	guard := netguard.New(false)
-	endpoints := &workflow.Endpoints{Store: st, Secrets: box, Outbound: guard}
-	worker := &preflight.Worker{Store: st, OpenKey: endpoints.OpenKey, Name: workerName(), Log: log,
-		Runner: &preflight.Runner{HTTP: guard.Client(2 * time.Minute), Now: now}}
-	endpoints.Queued = worker.Wake
-	hooks := &alerting.Hooks{Store: st, Secrets: box, Outbound: guard}
+// Services are what the portal works with, built elsewhere (cmd/airside/wire
+// on a store): web reads through small interfaces and changes things only
+// through the services.
+type Services struct {
+	Reads        Reads
+	Publications Publications
+	Sessions     sessionRecords
+	Routing      *routing.Keeper
+	Accounts     *account.Service
+	Self         *account.SelfService
+	Filings      *workflow.Service
+	Tokens       *apitoken.Service
+	Metrics      *catalogue.Ingest
+	Endpoints    *workflow.Endpoints
+	Preflight    *preflight.Worker
+	Alerts       *alerting.Evaluator
+	Webhooks     *alerting.Sender
+	Hooks        *alerting.Hooks
+	Storefront   *storefront.Service
+	Mail         mailer.Mailer
+	// Now is the one clock of the portal.
+	Now func() time.Time
+}
+
+// New builds the portal's HTTP side over built services.
+func New(svc Services, log *slog.Logger) *Server {
+	now := svc.Now
 	s := &Server{
-		Hooks:     hooks,
-		Alerts:    &alerting.Evaluator{Store: st, Now: now, Log: log},
-		Webhooks:  &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
-		Endpoints: endpoints,
-		Preflight: worker,
-		Routing:   keeper,
-		Reads:     st,
-		Accounts:  &account.Service{Store: st, Now: now},
-		Filings:   &workflow.Service{Store: st, Now: now, Approvals: st},
-		Tokens:    &apitoken.Service{Store: st, Now: now},
-		Metrics: &catalogue.Ingest{Store: st, Now: now, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
-			snap, err := keeper.Current(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return snap.Listings(), nil
-		}},
-		Publications:    st,
+		HealthReads:     svc.Reads,
+		AccountReads:    svc.Reads,
+		ListingReads:    svc.Reads,
+		FilingReads:     svc.Reads,
+		TrafficReads:    svc.Reads,
+		StorefrontReads: svc.Reads,
+		AlertReads:      svc.Reads,
+		Publications:    svc.Publications,
+		Routing:         svc.Routing,
+		Accounts:        svc.Accounts,
+		Self:            svc.Self,
+		Filings:         svc.Filings,
+		Tokens:          svc.Tokens,
+		Metrics:         svc.Metrics,
+		Endpoints:       svc.Endpoints,
+		Preflight:       svc.Preflight,
+		Alerts:          svc.Alerts,
+		Webhooks:        svc.Webhooks,
+		Hooks:           svc.Hooks,
+		Storefront:      svc.Storefront,
+		Mail:            svc.Mail,
 		Now:             now,
 		Log:             log,
 		RequestDeadline: DefaultRequestDeadline,
-		sessions:        &dbSessionStore{store: st, now: now},
+		sessions:        &dbSessionStore{store: svc.Sessions, now: now},
 		expensive:       newUserLimiter(MaxExpensivePerUser),
 		drain:           make(chan struct{}),
 		touched:         map[int64]time.Time{},
@@ -187,45 +205,8 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = echo.ExtractIPDirect() // X-Forwarded-For is believed only from trusted proxies
 	s.echo = e
-	s.Alerts.Ranks = s.currentRanks
-	s.Self = &account.SelfService{Store: st, Now: now}
-	s.Storefront = &storefront.Service{Store: st, Secrets: box, Now: now,
-		Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}}
 	s.routes()
 	return s
-}
-
-// SetPreflight configures how endpoints are checked, probed and their keys
-// sealed: box seals keys, allowPrivate lets probes reach private addresses
-// (the demo and tests), requireReady makes a listing's first fare wait for
-// a passing preflight.
-func (s *Server) SetPreflight(box *secret.Box, allowPrivate, requireReady bool) {
-	guard := netguard.New(allowPrivate)
-	s.Endpoints.Secrets, s.Endpoints.Outbound = box, guard
-	s.Preflight.Runner.HTTP = guard.Client(2 * time.Minute)
-	s.Hooks.Secrets, s.Hooks.Outbound = box, guard
-	s.Storefront.Secrets, s.Storefront.Verify.HTTP = box, guard.Client(15*time.Second)
-	s.Webhooks.HTTP = guard.Client(30 * time.Second)
-	s.Filings.ReadyForService = nil
-	if requireReady {
-		s.Filings.ReadyForService = s.Endpoints.ReadyForService
-	}
-}
-
-// mustKey is a random key for a server nobody configured (tests): keys it
-// seals do not outlive the process.
-func mustKey() []byte {
-	k, err := secret.ParseKey(secret.NewKey())
-	if err != nil {
-		panic(err)
-	}
-	return k
-}
-
-// workerName names this process in preflight claims.
-func workerName() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
 // Handler is the portal as an http.Handler (for tests and servers).
@@ -479,11 +460,11 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		return c.String(http.StatusServiceUnavailable, "draining: this process is shutting down\n")
 	}
 	ctx := c.Request().Context()
-	if err := s.Reads.Ping(ctx); err != nil {
+	if err := s.HealthReads.Ping(ctx); err != nil {
 		s.Log.Warn("not ready", "err", err)
 		return c.String(http.StatusServiceUnavailable, "database unavailable: "+oneLine(err)+"\n")
 	}
-	if err := s.Reads.CheckWrite(ctx); err != nil {
+	if err := s.HealthReads.CheckWrite(ctx); err != nil {
 		s.Log.Warn("not ready", "err", err)
 		return c.String(http.StatusServiceUnavailable, "not ready: "+oneLine(err)+"\n")
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,19 @@ import (
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
+
+// StorefrontReads is what the storefront pages read.
+type StorefrontReads interface {
+	FindProfile(ctx context.Context, carrierID int64) (*storefront.Profile, error)
+	FindProfileBySlug(ctx context.Context, slug string) (*storefront.Profile, error)
+	FindLogo(ctx context.Context, slug string) ([]byte, string, error)
+	PendingProfileChanges(ctx context.Context) ([]storefront.ProfileChange, error)
+	LatestProfileChange(ctx context.Context, carrierID int64) (*storefront.ProfileChange, error)
+	FindProfileChange(ctx context.Context, id int64) (*storefront.ProfileChange, error)
+	FindApplications(ctx context.Context) ([]storefront.Application, error)
+	FindApplication(ctx context.Context, id int64) (*storefront.Application, []storefront.Message, error)
+	FindProposals(ctx context.Context, carrierIDs []int64) ([]storefront.Proposal, error)
+}
 
 func (s *Server) handleApplyForm(c echo.Context) error {
 	return render(c, http.StatusOK, templates.ApplyPage(templates.ApplyView{Page: s.page(c, "Apply to carry", "")}))
@@ -99,7 +113,7 @@ func (s *Server) applicationView(c echo.Context, a *storefront.Application, thre
 }
 
 func (s *Server) handleApplications(c echo.Context) error {
-	apps, err := s.Reads.FindApplications(c.Request().Context())
+	apps, err := s.StorefrontReads.FindApplications(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -112,7 +126,7 @@ func (s *Server) handleApplications(c echo.Context) error {
 }
 
 func (s *Server) renderApplication(c echo.Context, id int64, status int, errs map[string]string) error {
-	a, thread, err := s.Reads.FindApplication(c.Request().Context(), id)
+	a, thread, err := s.StorefrontReads.FindApplication(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -120,7 +134,7 @@ func (s *Server) renderApplication(c echo.Context, id int64, status int, errs ma
 	p := principal(c)
 	if a.State == storefront.Submitted {
 		v.ReplyAction = fmt.Sprintf("/applications/%d/ask", a.ID)
-		v.CanApprove = p.IsAdmin()
+		v.CanApprove = storefront.CanApproveCarriers(p)
 	}
 	v.Errors = errs
 	if slug := c.FormValue("slug"); slug != "" {
@@ -181,11 +195,11 @@ func (s *Server) renderProfile(c echo.Context, status int, typed *storefront.Pro
 	if err != nil {
 		return err
 	}
-	prof, err := s.Reads.FindProfile(ctx, carrier.ID)
+	prof, err := s.StorefrontReads.FindProfile(ctx, carrier.ID)
 	if err != nil {
 		return err
 	}
-	pending, err := s.Reads.LatestProfileChange(ctx, carrier.ID)
+	pending, err := s.StorefrontReads.LatestProfileChange(ctx, carrier.ID)
 	if err != nil {
 		return err
 	}
@@ -301,17 +315,15 @@ func (s *Server) handleProfileDecision(approve bool) echo.HandlerFunc {
 
 func (s *Server) renderProposals(c echo.Context, status int, typed *storefront.ProposalForm, errs map[string]string) error {
 	ctx, p := c.Request().Context(), principal(c)
-	var scope []int64
 	v := templates.ProposalsView{Page: s.page(c, "Model proposals", "proposals"), Errors: errs}
 	if !p.IsStaff() {
 		carrier, _, err := s.trafficCarrier(c, p, "/proposals")
 		if err != nil {
 			return err
 		}
-		scope = p.CarrierIDs()
 		v.Carrier, v.Slug, v.CanPropose = carrier.Name, carrier.Slug, workflow.CanManageListings(p, carrier.ID)
 	}
-	rows, err := s.Reads.FindProposals(ctx, scope)
+	rows, err := s.StorefrontReads.FindProposals(ctx, workflow.Scope(p))
 	if err != nil {
 		return err
 	}

@@ -81,12 +81,12 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 			ids = append(ids, l.ID)
 		}
 	}
-	checks, err := s.Reads.FindCapabilityChecksFor(ctx, ids)
+	checks, err := s.ListingReads.FindCapabilityChecksFor(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}
 	now := s.Now().UTC()
-	hours, err := s.Reads.HourlyTraffic(ctx, ids, now.Add(-30*24*time.Hour), now)
+	hours, err := s.TrafficReads.HourlyTraffic(ctx, ids, now.Add(-30*24*time.Hour), now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 	var earned []string
 	for _, l := range shown {
 		f := l.Published
-		row := templates.PublicListingRow{Input: dollars(f.Input), Output: dollars(f.Output), Cached: "–", Discount: "–", Uptime: "–"}
+		row := templates.PublicListingRow{Input: templates.Dollars(f.Input), Output: templates.Dollars(f.Output), Cached: "–", Discount: "–", Uptime: "–"}
 		if byModel {
 			row.Name, row.URL = l.Model.Name, "/models/"+l.Model.Slug
 		} else {
@@ -104,13 +104,13 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 			row.Status = "paused"
 		}
 		if f.CachedInput != nil {
-			row.Cached = dollars(*f.CachedInput)
+			row.Cached = templates.Dollars(*f.CachedInput)
 		}
 		row.PriceNotes = priceNotes(f, now)
 		if peak, _ := f.BlockPrices(now); peak != nil && (f.TimeBased.EffectiveAt == nil || !now.Before(*f.TimeBased.EffectiveAt)) {
 			// In force, the schedule's peak prices are what developers pay
 			// most of the time; the base prices only before it starts.
-			row.Input, row.Output, row.Cached = dollars(peak.Input), dollars(peak.Output), dollars(peak.CachedInput)
+			row.Input, row.Output, row.Cached = templates.Dollars(peak.Input), templates.Dollars(peak.Output), templates.Dollars(peak.CachedInput)
 		}
 		if f.Discount > 0 {
 			row.Discount = f.Discount.Percent() + " %"
@@ -134,11 +134,11 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 
 func (s *Server) handlePublicCarrier(c echo.Context) error {
 	ctx := c.Request().Context()
-	prof, err := s.Reads.FindProfileBySlug(ctx, c.Param("slug"))
+	prof, err := s.StorefrontReads.FindProfileBySlug(ctx, c.Param("slug"))
 	if err != nil {
 		return err
 	}
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{prof.CarrierID}, Published: true, StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{prof.CarrierID}, Published: true, StoredHealth: true})
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (s *Server) handlePublicCarrier(c echo.Context) error {
 }
 
 func (s *Server) handlePublicLogo(c echo.Context) error {
-	data, typ, err := s.Reads.FindLogo(c.Request().Context(), c.Param("slug"))
+	data, typ, err := s.StorefrontReads.FindLogo(c.Request().Context(), c.Param("slug"))
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (s *Server) handlePublicLogo(c echo.Context) error {
 
 func (s *Server) handlePublicModel(c echo.Context) error {
 	ctx := c.Request().Context()
-	models, err := s.Reads.FindModels(ctx)
+	models, err := s.ListingReads.FindModels(ctx)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *Server) handlePublicModel(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	m := models[i]
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{ModelID: m.ID, Published: true, StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{ModelID: m.ID, Published: true, StoredHealth: true})
 	if err != nil {
 		return err
 	}
@@ -207,9 +207,9 @@ func (s *Server) handlePublicModel(c echo.Context) error {
 		slices.SortStableFunc(rows, func(a, b templates.PublicListingRow) int { return strings.Compare(b.Uptime, a.Uptime) })
 	}
 	v := templates.PublicModelView{Page: s.page(c, m.Name, ""), Name: m.Name, Slug: m.Slug, Family: m.Family,
-		Context: count(m.ContextTokens), Input: m.InputModalities, Output: m.OutputModalities, Sort: sortBy, Rows: rows}
+		Context: templates.Count(m.ContextTokens), Input: m.InputModalities, Output: m.OutputModalities, Sort: sortBy, Rows: rows}
 	if m.MaxOutputTokens > 0 {
-		v.MaxOutput = count(m.MaxOutputTokens)
+		v.MaxOutput = templates.Count(m.MaxOutputTokens)
 	}
 	for _, s := range []struct{ key, label string }{{"", "carrier"}, {"price", "input price"}, {"uptime", "uptime"}} {
 		v.Sorts = append(v.Sorts, templates.Choice{Label: s.label, URL: "/models/" + m.Slug + "?sort=" + s.key, Active: s.key == sortBy})
@@ -251,7 +251,7 @@ func (s *Server) handleProfileChangeLogo(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ch, err := s.Reads.FindProfileChange(c.Request().Context(), id)
+	ch, err := s.StorefrontReads.FindProfileChange(c.Request().Context(), id)
 	if err != nil || ch.LogoType == "" {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -279,18 +279,18 @@ func priceNotes(f *fare.Fare, now time.Time) []string {
 			}
 			note += fmt.Sprintf("; %s off-peak all day (UTC%+d)", strings.Join(days, " and "), f.TimeBased.UTCOffsetMinutes/60)
 		}
-		notes = append(notes, note+fmt.Sprintf("; off-peak input %s, output %s", dollars(off.Input), dollars(off.Output)))
+		notes = append(notes, note+fmt.Sprintf("; off-peak input %s, output %s", templates.Dollars(off.Input), templates.Dollars(off.Output)))
 	}
 	for _, t := range f.Tiers {
-		note := "Prompts over " + count(t.AboveTokens) + " tokens:"
+		note := "Prompts over " + templates.Count(t.AboveTokens) + " tokens:"
 		if t.Input != nil {
-			note += " input " + dollars(*t.Input)
+			note += " input " + templates.Dollars(*t.Input)
 		}
 		if t.Output != nil {
-			note += " output " + dollars(*t.Output)
+			note += " output " + templates.Dollars(*t.Output)
 		}
 		if t.CachedInput != nil {
-			note += " cached " + dollars(*t.CachedInput)
+			note += " cached " + templates.Dollars(*t.CachedInput)
 		}
 		notes = append(notes, note)
 	}

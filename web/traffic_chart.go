@@ -13,7 +13,7 @@ import (
 func (s *Server) trafficChart(c echo.Context, listingID int64) (templates.TrafficView, error) {
 	now := s.Now().UTC()
 	since := now.Add(-6 * time.Hour).Truncate(10 * time.Minute)
-	points, err := s.Reads.MetricSeries(c.Request().Context(), listingID, since, 10*time.Minute)
+	points, err := s.TrafficReads.MetricSeries(c.Request().Context(), listingID, since, 10*time.Minute)
 	if err != nil {
 		return templates.TrafficView{}, err
 	}

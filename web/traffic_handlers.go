@@ -21,13 +21,24 @@ import (
 	"github.com/airside/airside/templates"
 )
 
+// TrafficReads is what the traffic pages, earnings and the preview's demand read.
+type TrafficReads interface {
+	DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error)
+	PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error)
+	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
+	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
+	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
+	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
+	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+}
+
 // trafficCarrier picks the carrier a traffic page shows: one of p's
 // carriers (or, for staff, any), by ?carrier=slug, else the first. It also
 // returns the choices to switch between.
 func (s *Server) trafficCarrier(c echo.Context, p *account.Principal, path string) (*account.Carrier, []templates.Choice, error) {
 	var carriers []account.Carrier
 	if p.IsStaff() {
-		all, err := s.Reads.FindCarriers(c.Request().Context())
+		all, err := s.AccountReads.FindCarriers(c.Request().Context())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,19 +104,19 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	}
 	var d trafficData
 	var err error
-	if d.hours, err = s.Reads.HourlyTraffic(ctx, ids, since, until); err != nil {
+	if d.hours, err = s.TrafficReads.HourlyTraffic(ctx, ids, since, until); err != nil {
 		return d, err
 	}
 	switch need {
 	case modelByHour:
-		d.models, err = s.Reads.ModelTraffic(ctx, modelIDs, since, until)
+		d.models, err = s.TrafficReads.ModelTraffic(ctx, modelIDs, since, until)
 	case modelTotal:
-		d.modelTotals, err = s.Reads.ModelTotals(ctx, modelIDs, since, until)
+		d.modelTotals, err = s.TrafficReads.ModelTotals(ctx, modelIDs, since, until)
 	}
 	if err != nil {
 		return d, err
 	}
-	d.history, err = s.Reads.FareHistory(ctx, ids)
+	d.history, err = s.TrafficReads.FareHistory(ctx, ids)
 	return d, err
 }
 
@@ -154,7 +165,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	g, tz := grouping(c)
 	now := s.Now().UTC()
 	since, until := g.Window(now)
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
 	if err != nil {
 		return err
 	}
@@ -188,7 +199,7 @@ func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) 
 			continue
 		}
 		pc := func(key string) string { return fmt.Sprintf("%.0f %%", 100*mix[key]/float64(total)) }
-		rows = append(rows, templates.MixRow{Model: l.Model.Name, Requests: count(total), Small: pc("small"), Large: pc("large"),
+		rows = append(rows, templates.MixRow{Model: l.Model.Name, Requests: templates.Count(total), Small: pc("small"), Large: pc("large"),
 			Coding: pc("coding"), Chat: pc("chat")})
 	}
 	return rows, nil
@@ -200,7 +211,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		return err
 	}
 	ctx, p := c.Request().Context(), principal(c)
-	l, err := s.Reads.FindListingHeader(ctx, id, workflow.Scope(p))
+	l, err := s.ListingReads.FindListingHeader(ctx, id, workflow.Scope(p))
 	if err != nil {
 		return err
 	}
@@ -219,10 +230,10 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		return err
 	}
 	if ok {
-		v.Projected, v.ProjectedMix = share(projected.Total), said
+		v.Projected, v.ProjectedMix = templates.Share(projected.Total), said
 		v.Gap = shareGapView(projected, data.hours[l.ID], data.models[l.Model.ID])
 	}
-	peers, err := s.Reads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
+	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
 	if err != nil {
 		return err
 	}
@@ -246,7 +257,7 @@ func (s *Server) statement(c echo.Context) (*earnings.Statement, *account.Carrie
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -281,7 +292,7 @@ func (s *Server) handleStatement(c echo.Context) error {
 
 func (s *Server) handleOperations(c echo.Context) error {
 	ctx := c.Request().Context()
-	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true})
 	if err != nil {
 		return err
 	}
@@ -300,7 +311,7 @@ func (s *Server) handleOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	waiting, err := s.Reads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
+	waiting, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
 	if err != nil {
 		return err
 	}
@@ -333,7 +344,7 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 		f := changes[i]
 		before, after := earnings.ShareAround(data.hours[l.ID], data.models[l.Model.ID], f.From, week)
 		row := templates.FareChangeRow{When: f.From.Format("2006-01-02 15:04"), Fare: "input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String(),
-			Before: share(before), After: share(after)}
+			Before: templates.Share(before), After: templates.Share(after)}
 		if now.Before(f.From.Add(week)) {
 			row.After += " (so far)"
 		}

@@ -20,67 +20,6 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-// count writes a whole number with thousands separators.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// amountUSD writes an amount of micro-USD for reading: rounded to the cent, with
-// thousands separators ("$131,470.46"). Statements' CSV keeps every micro.
-func amountUSD(m money.Micros) string {
-	cents := int64(m.Scale(1, 10_000))
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s$%s.%02d", sign, count(cents/100), cents%100)
-}
-
-// compactUSD writes an axis amount: $0, $950, $12k, $1.5M.
-func compactUSD(f float64) string {
-	switch {
-	case f >= 1e6:
-		return "$" + strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
-	case f >= 1e3:
-		return "$" + strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
-	case f >= 10 || f == 0:
-		return "$" + strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	return "$" + strconv.FormatFloat(f, 'f', 2, 64)
-}
-
-// compact writes an axis count: 950, 12k, 1.5M.
-func compact(f float64) string {
-	switch {
-	case f >= 1e6:
-		return strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
-	case f >= 1e4:
-		return strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
-	}
-	return strconv.FormatFloat(f, 'f', 0, 64)
-}
-
-// share writes a fraction as a percentage, "–" when there is none.
-func share(f float64) string {
-	if f < 0 || math.IsNaN(f) {
-		return "–"
-	}
-	return pct(100 * f)
-}
-
 func periodLabel(p earnings.Period, t time.Time) string {
 	switch p {
 	case earnings.ByHour:
@@ -158,24 +97,24 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		all.Kept += t.Kept
 		all.Capped += t.Capped
 		v.Rows = append(v.Rows, templates.TrafficRow{URL: fmt.Sprintf("/traffic/listings/%d?period=%s", l.ID, period), Model: l.Model.Name,
-			Requests: count(t.Requests), Share: share(shareAll),
-			Tokens: count(t.InputTokens) + " / " + count(t.OutputTokens), Filed: amountUSD(t.Filed), Kept: amountUSD(t.Kept),
-			Uptime: uptimeText(t.Traffic), Capped: count(t.Capped)})
+			Requests: templates.Count(t.Requests), Share: templates.Share(shareAll),
+			Tokens: templates.Count(t.InputTokens) + " / " + templates.Count(t.OutputTokens), Filed: templates.AmountUSD(t.Filed), Kept: templates.AmountUSD(t.Kept),
+			Uptime: uptimeText(t.Traffic), Capped: templates.Count(t.Capped)})
 	}
 	for i, k := range kept {
-		rows = append(rows, []string{labels[i], amountUSD(money.Micros(math.Round(k * 1e6)))})
+		rows = append(rows, []string{labels[i], templates.AmountUSD(money.Micros(math.Round(k * 1e6)))})
 	}
 	v.Figures = []templates.Figure{
-		{Label: "requests served", Value: count(all.Requests), TestID: "fig-requests"},
-		{Label: "tokens in / out", Value: count(all.InputTokens) + " / " + count(all.OutputTokens)},
-		{Label: "filed", Value: amountUSD(all.Filed)},
-		{Label: "you kept", Value: amountUSD(all.Kept), TestID: "fig-kept"},
-		{Label: "turned away at your caps", Value: count(all.Capped)},
+		{Label: "requests served", Value: templates.Count(all.Requests), TestID: "fig-requests"},
+		{Label: "tokens in / out", Value: templates.Count(all.InputTokens) + " / " + templates.Count(all.OutputTokens)},
+		{Label: "filed", Value: templates.AmountUSD(all.Filed)},
+		{Label: "you kept", Value: templates.AmountUSD(all.Kept), TestID: "fig-kept"},
+		{Label: "turned away at your caps", Value: templates.Count(all.Capped)},
 	}
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "earnings-chart",
 		Description: "What the carrier kept per " + string(period) + ", all listings, after discount and landing fee, in USD.",
 		YLabel:      "USD kept", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept",
-		Format: compactUSD, TableHead: []string{"Period (UTC)", "Kept"}, TableRows: rows})
+		Format: templates.CompactUSD, TableHead: []string{"Period (UTC)", "Kept"}, TableRows: rows})
 	month := earnings.MonthOf(now)
 	for i := range 13 {
 		m := month.AddDate(0, -i, 0)
@@ -215,8 +154,8 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		if ms := p.LatencyMs(); ms >= 0 {
 			latency[i] = ms
 		}
-		reqRows = append(reqRows, []string{labels[i], count(p.Requests), count(max(p.ModelRequests-p.Requests, 0)), share(p.Share()),
-			amountUSD(p.Filed), amountUSD(p.Kept)})
+		reqRows = append(reqRows, []string{labels[i], templates.Count(p.Requests), templates.Count(max(p.ModelRequests-p.Requests, 0)), templates.Share(p.Share()),
+			templates.AmountUSD(p.Filed), templates.AmountUSD(p.Kept)})
 		tps := "–"
 		if t := p.Throughput(); t >= 0 {
 			tps = strconv.FormatFloat(t, 'f', 1, 64)
@@ -244,7 +183,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
 		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others,
-		LineName: "competitors together", Format: compact, Markers: markers,
+		LineName: "competitors together", Format: templates.Compact, Markers: markers,
 		TableHead: []string{"Period", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
 	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
 		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
@@ -252,7 +191,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
 		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
 		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
-		Format: compactUSD})
+		Format: templates.CompactUSD})
 	incidents := earnings.Incidents(d.hours[l.ID])
 	var spans [][2]int
 	for _, inc := range incidents {
@@ -262,7 +201,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			spans = append(spans, [2]int{first, last})
 		}
 		v.Incidents = append(v.Incidents, templates.IncidentRow{Start: inc.Start.In(g.Loc).Format("2006-01-02 15:04"), End: inc.End.In(g.Loc).Format("2006-01-02 15:04"),
-			Worst: strconv.FormatFloat(100*inc.Worst, 'f', 1, 64) + " %", Failed: count(inc.Failed), Requests: count(inc.Requests)})
+			Worst: strconv.FormatFloat(100*inc.Worst, 'f', 1, 64) + " %", Failed: templates.Count(inc.Failed), Requests: templates.Count(inc.Requests)})
 	}
 	line := 100 * earnings.UptimeLine
 	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
@@ -279,21 +218,21 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		shareAll = float64(t.Requests) / float64(model)
 	}
 	v.Figures = []templates.Figure{
-		{Label: "requests served", Value: count(t.Requests), TestID: "fig-requests"},
-		{Label: "share of the model", Value: share(shareAll), TestID: "fig-share"},
-		{Label: "filed", Value: amountUSD(t.Filed)},
-		{Label: "discount", Value: amountUSD(t.Discount)},
-		{Label: "landing fee", Value: amountUSD(t.LandingFee)},
-		{Label: "you kept", Value: amountUSD(t.Kept), TestID: "fig-kept"},
+		{Label: "requests served", Value: templates.Count(t.Requests), TestID: "fig-requests"},
+		{Label: "share of the model", Value: templates.Share(shareAll), TestID: "fig-share"},
+		{Label: "filed", Value: templates.AmountUSD(t.Filed)},
+		{Label: "discount", Value: templates.AmountUSD(t.Discount)},
+		{Label: "landing fee", Value: templates.AmountUSD(t.LandingFee)},
+		{Label: "you kept", Value: templates.AmountUSD(t.Kept), TestID: "fig-kept"},
 		{Label: "uptime", Value: uptimeText(t.Traffic)},
 	}
 	if capped, rpm := earnings.CapAdvice(d.hours[l.ID]); capped > 0 {
 		cap := "your cap"
 		if f := earnings.FareAt(d.history[l.ID], until); f != nil && f.MaxRPM != nil {
-			cap = fmt.Sprintf("your cap of %s requests a minute", count(*f.MaxRPM))
+			cap = fmt.Sprintf("your cap of %s requests a minute", templates.Count(*f.MaxRPM))
 		}
 		v.CapNote = fmt.Sprintf("The gateway turned away %s requests at %s in this period. Raising the cap to about %s a minute would have served about %s more requests (hours hide bursts, so the cap that serves them all may be higher).",
-			count(capped), cap, count(rpm), count(capped))
+			templates.Count(capped), cap, templates.Count(rpm), templates.Count(capped))
 	}
 	return v
 }
@@ -321,15 +260,15 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 	}
 	row := func(l earnings.Line) templates.StatementRow {
 		return templates.StatementRow{Model: l.Model, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
-			Requests: count(l.Requests), Input: count(l.InputTokens), Cached: count(l.CachedInputTokens), Output: count(l.OutputTokens),
-			Filed: amountUSD(l.Filed), Discount: amountUSD(l.Discount), LandingFee: amountUSD(l.LandingFee), Kept: amountUSD(l.Kept)}
+			Requests: templates.Count(l.Requests), Input: templates.Count(l.InputTokens), Cached: templates.Count(l.CachedInputTokens), Output: templates.Count(l.OutputTokens),
+			Filed: templates.AmountUSD(l.Filed), Discount: templates.AmountUSD(l.Discount), LandingFee: templates.AmountUSD(l.LandingFee), Kept: templates.AmountUSD(l.Kept)}
 	}
 	for _, l := range st.Lines {
 		v.Lines = append(v.Lines, row(l))
 	}
 	v.Total = row(st.Total)
 	if st.Total.Unpriced > 0 {
-		v.Unpriced = fmt.Sprintf("%s requests were served before a fare was published and are not billed here.", count(st.Total.Unpriced))
+		v.Unpriced = fmt.Sprintf("%s requests were served before a fare was published and are not billed here.", templates.Count(st.Total.Unpriced))
 	}
 	return v
 }
@@ -386,12 +325,12 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		}
 		modelReq := d.modelTotals[l.Model.ID]
 		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
-			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: count(t.Requests)},
+			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: templates.Count(t.Requests)},
 			share: -1, uptime: -1, requests: t.Requests}
 		if modelReq > 0 {
 			r.share = float64(t.Requests) / float64(modelReq)
 		}
-		r.Share = share(r.share)
+		r.Share = templates.Share(r.share)
 		if u := l.Health.UptimePct; u != nil {
 			r.uptime = *u
 			r.Uptime = strconv.FormatFloat(*u, 'f', 2, 64) + " %"
@@ -406,7 +345,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 			r.Latency = strconv.FormatFloat(*ms, 'f', 0, 64) + " ms"
 		}
 		if inc := earnings.Incidents([]catalogue.HourlyPoint{latest}); len(inc) > 0 && now.Sub(latest.Hour) < 2*time.Hour {
-			r.Incident = fmt.Sprintf("open since %s UTC (worst %s)", latest.Hour.Format("15:04"), share(inc[0].Worst))
+			r.Incident = fmt.Sprintf("open since %s UTC (worst %s)", latest.Hour.Format("15:04"), templates.Share(inc[0].Worst))
 		}
 		if f, ok := waitingOf[l.ID]; ok {
 			r.Waiting, r.WaitingURL = fmt.Sprintf("filing #%d", f.ID), fmt.Sprintf("/filings/%d", f.ID)
@@ -466,15 +405,15 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		malformed = fmt.Sprintf("%.1f %%", 100*float64(g.MalformedToolCalls)/float64(g.ToolCalls))
 	}
 	return []templates.Figure{
-		{Label: "routed by the election", Value: count(g.Routed), TestID: "routed"},
-		{Label: "pinned by the caller", Value: count(g.Pinned), TestID: "pinned"},
-		{Label: "exploration (1 %)", Value: count(g.Exploration), TestID: "exploration"},
-		{Label: "fallbacks from another listing", Value: count(g.Fallback), TestID: "fallback"},
-		{Label: "failures held against uptime", Value: count(errs), TestID: "counted-errors"},
-		{Label: "callers' errors (not counted)", Value: count(clientErrs), TestID: "client-errors"},
-		{Label: "429s (moved on, not counted)", Value: count(g.RateLimited), TestID: "rate-limited"},
-		{Label: "turned away at your cap", Value: count(capped), TestID: "capped"},
-		{Label: "tool calls", Value: count(g.ToolCalls), TestID: "tool-calls"},
+		{Label: "routed by the election", Value: templates.Count(g.Routed), TestID: "routed"},
+		{Label: "pinned by the caller", Value: templates.Count(g.Pinned), TestID: "pinned"},
+		{Label: "exploration (1 %)", Value: templates.Count(g.Exploration), TestID: "exploration"},
+		{Label: "fallbacks from another listing", Value: templates.Count(g.Fallback), TestID: "fallback"},
+		{Label: "failures held against uptime", Value: templates.Count(errs), TestID: "counted-errors"},
+		{Label: "callers' errors (not counted)", Value: templates.Count(clientErrs), TestID: "client-errors"},
+		{Label: "429s (moved on, not counted)", Value: templates.Count(g.RateLimited), TestID: "rate-limited"},
+		{Label: "turned away at your cap", Value: templates.Count(capped), TestID: "capped"},
+		{Label: "tool calls", Value: templates.Count(g.ToolCalls), TestID: "tool-calls"},
 		{Label: "malformed tool calls", Value: malformed, TestID: "malformed-tool-calls"},
 		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},

@@ -55,7 +55,7 @@ func (w *watchdog) stuck(limit time.Duration) []string {
 // something that never comes) is what makes /healthz fail.
 func (s *Server) watchWriter(ctx context.Context, every time.Duration) {
 	repeat(ctx, "write check", &s.watch, every, true, func(turn context.Context) {
-		if err := s.Reads.CheckWrite(turn); err != nil && ctx.Err() == nil {
+		if err := s.HealthReads.CheckWrite(turn); err != nil && ctx.Err() == nil {
 			s.Log.Warn("write check", "err", err)
 		}
 	})

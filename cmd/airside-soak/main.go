@@ -32,11 +32,11 @@ import (
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/gatewayclient"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
-	"github.com/airside/airside/web"
 )
 
 func main() {
@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	portal := web.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	portal := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	portal.LongPollRecheck = time.Second
 	srv := &http.Server{Handler: portal.Handler()}
 	go srv.Serve(ln)

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/airside/airside/cmd/airside/wire"
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/demo"
@@ -213,18 +214,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stdout, "Registered %d demo endpoints; preflight runs in the background.\n", n)
 		}
 	}
-	freshness := envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour)
-	st.ProbeFreshness = freshness
-	st.OverrideFor = envDuration("AIRSIDE_OVERRIDE_FOR", workflow.DefaultOverrideFor)
-	srv := web.New(st, log)
-	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
+	cfg := wire.Config{Secrets: box, Log: log,
+		AllowPrivate:   *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
+		RequireReady:   os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false",
+		ProbeFreshness: envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour),
+		OverrideFor:    envDuration("AIRSIDE_OVERRIDE_FOR", workflow.DefaultOverrideFor),
+		Notice:         envDuration("AIRSIDE_NOTICE_PERIOD", workflow.DefaultNotice),
+	}
+	if f, err := strconv.ParseFloat(os.Getenv("AIRSIDE_QUARANTINE_FACTOR"), 64); err == nil && f > 1 {
+		cfg.QuarantineFactor = f
+	}
 	if raw := os.Getenv("AIRSIDE_SMTP_URL"); raw != "" {
 		m, err := mailer.FromURL(raw)
 		if err != nil {
 			return err
 		}
-		srv.Mail = m
+		cfg.Mail = m
 	}
+	srv := wire.Portal(st, cfg)
+	srv.BaseURL = os.Getenv("AIRSIDE_BASE_URL")
 	if srv.BaseURL == "" && *withDemo {
 		srv.BaseURL = displayAddr(*addr) // the demo's links point at where it listens
 	}
@@ -238,13 +246,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv.ScheduleEvery = *scheduleEvery
 	srv.ShutdownGrace = envDuration("AIRSIDE_SHUTDOWN_GRACE", 10*time.Second)
 	srv.RequestDeadline = envDuration("AIRSIDE_REQUEST_DEADLINE", web.DefaultRequestDeadline)
-	srv.SetPreflight(box, *withDemo || os.Getenv("AIRSIDE_PREFLIGHT_ALLOW_PRIVATE") == "true",
-		os.Getenv("AIRSIDE_REQUIRE_PREFLIGHT") != "false")
-	srv.Preflight.Freshness = freshness
-	srv.Filings.Notice = envDuration("AIRSIDE_NOTICE_PERIOD", workflow.DefaultNotice)
-	if f, err := strconv.ParseFloat(os.Getenv("AIRSIDE_QUARANTINE_FACTOR"), 64); err == nil && f > 1 {
-		srv.Filings.QuarantineFactor = f
-	}
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
 }

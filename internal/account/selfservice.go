@@ -86,11 +86,15 @@ func (s *SelfService) ChangePassword(ctx context.Context, p *Principal, current,
 	return s.Store.SetPassword(ctx, &p.User.ID, p.User.ID, hash, keepSessionHash)
 }
 
+// CanManagePeople reports whether p may invite, change and remove a
+// carrier's people (its admins): the rule the people page's buttons follow.
+func CanManagePeople(p *Principal, carrierID int64) bool { return p.RoleIn(carrierID) == CarrierAdmin }
+
 func (s *SelfService) manage(p *Principal, carrierID int64) error {
 	if p.RoleIn(carrierID) == "" {
 		return apperr.Errorf(apperr.ENOTFOUND, "Carrier not found.")
 	}
-	if p.RoleIn(carrierID) != CarrierAdmin {
+	if !CanManagePeople(p, carrierID) {
 		return apperr.Errorf(apperr.EFORBIDDEN, "Only the carrier's admins manage its people.")
 	}
 	return nil

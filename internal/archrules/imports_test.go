@@ -103,3 +103,22 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		t.Fatal("internal/election not walked")
 	}
 }
+
+// TestWebDependsOnServicesNotTheStore: the portal's HTTP side is handed
+// built services (cmd/airside/wire builds them on the store); its own code
+// never imports internal/store, so a handler cannot reach past a service.
+// Its tests may, to set up a database.
+func TestWebDependsOnServicesNotTheStore(t *testing.T) {
+	for _, dir := range []string{"web", "templates"} {
+		p, err := build.ImportDir(filepath.Join("../..", dir), build.ImportComment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Imports) == 0 {
+			t.Fatalf("%s: no imports seen: the check is broken", dir)
+		}
+		if slices.Contains(p.Imports, module+"/internal/store") {
+			t.Errorf("%s imports internal/store: take the services (cmd/airside/wire) or a small read interface instead", dir)
+		}
+	}
+}

@@ -31,6 +31,33 @@ func inputErr(field, format string, args ...any) error {
 	return &InputError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// UsageInput is a candidate's usage as a request gives it: requests in the
+// current minute and day, absent counts 0.
+type UsageInput struct {
+	RPM *int64 `json:"rpm"`
+	RPD *int64 `json:"rpd"`
+}
+
+// Usage checks the counts (none negative) and returns them; an error names
+// the field under path ("candidates[2].usage.rpm").
+func (u UsageInput) Usage(path string) (Usage, error) {
+	var out Usage
+	for _, f := range []struct {
+		name string
+		n    *int64
+		dst  *int64
+	}{{"rpm", u.RPM, &out.RPM}, {"rpd", u.RPD, &out.RPD}} {
+		if f.n == nil {
+			continue
+		}
+		if *f.n < 0 {
+			return Usage{}, inputErr(path+"."+f.name, "must not be negative")
+		}
+		*f.dst = *f.n
+	}
+	return out, nil
+}
+
 // rawDecimal keeps a JSON string or number as written, so that conversion
 // errors can name the field; "null" reads as absent.
 type rawDecimal []byte
@@ -150,11 +177,8 @@ type jsonCandidate struct {
 		Throughput   rawDecimal `json:"throughput"`
 		CacheHitRate rawDecimal `json:"cacheHitRate"`
 	} `json:"metrics"`
-	Usage *struct {
-		RPM *int64 `json:"rpm"`
-		RPD *int64 `json:"rpd"`
-	} `json:"usage"`
-	Fare *jsonFare `json:"fare"`
+	Usage *UsageInput `json:"usage"`
+	Fare  *jsonFare   `json:"fare"`
 }
 
 type jsonPrices struct {
@@ -457,18 +481,11 @@ func (c *jsonCandidate) convert(path string, out *Candidate) error {
 		}
 	}
 	if u := c.Usage; u != nil {
-		if u.RPM != nil {
-			if *u.RPM < 0 {
-				return inputErr(path+".usage.rpm", "must not be negative")
-			}
-			out.Usage.RPM = *u.RPM
+		usage, err := u.Usage(path + ".usage")
+		if err != nil {
+			return err
 		}
-		if u.RPD != nil {
-			if *u.RPD < 0 {
-				return inputErr(path+".usage.rpd", "must not be negative")
-			}
-			out.Usage.RPD = *u.RPD
-		}
+		out.Usage = usage
 	}
 	if c.Fare == nil {
 		return inputErr(path+".fare", "required")

@@ -233,10 +233,14 @@ func (s *Service) Ask(ctx context.Context, p *account.Principal, id int64, body 
 	return s.Store.AddApplicationMessage(ctx, id, &p.User.ID, strings.TrimSpace(body))
 }
 
+// CanApproveCarriers reports whether p may turn an application into a
+// carrier (gateway admins): the rule the application page's buttons follow.
+func CanApproveCarriers(p *account.Principal) bool { return p.IsAdmin() }
+
 // Approve creates the carrier (slug as staff chose it) and a one-time
 // sign-up link for the applicant, shown on its status page.
 func (s *Service) Approve(ctx context.Context, p *account.Principal, id int64, slug, note string) error {
-	if !p.IsAdmin() {
+	if !CanApproveCarriers(p) {
 		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins approve carriers.")
 	}
 	a, _, err := s.Store.FindApplication(ctx, id)

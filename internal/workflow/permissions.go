@@ -30,6 +30,10 @@ func Scope(p *account.Principal) []int64 {
 // CanFileFor reports whether p may file for a carrier (its admins and members).
 func CanFileFor(p *account.Principal, carrierID int64) bool { return p.RoleIn(carrierID) != "" }
 
+// CanSubmitFilings reports whether p submits filings at all: carriers'
+// people do, staff decide them (the filings list's batch submit).
+func CanSubmitFilings(p *account.Principal) bool { return !p.IsStaff() && CanFileAny(p) }
+
 // CanFileAny reports whether p files for any carrier at all (bulk filing).
 func CanFileAny(p *account.Principal) bool { return len(p.Memberships) > 0 }
 

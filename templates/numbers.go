@@ -1,0 +1,153 @@
+package templates
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/airside/airside/internal/money"
+)
+
+// The console's one rule for numbers: a price per million tokens shows 4
+// decimals ($0.3800), and all 6 when it has them (a filed or computed price
+// is never rounded away); amounts of money show cents ($131,470.46);
+// counts and token thresholds show thousands separators (131,072).
+// Every page, view builder and chart writes numbers with these functions,
+// and only these.
+
+// Dollars writes a price per million tokens.
+func Dollars(m money.Micros) string { return "$" + GroupThousands(m.Fixed(4)) }
+
+// GroupThousands puts separators in the whole part of a decimal number.
+func GroupThousands(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return sign + s
+	}
+	if hasFrac {
+		return sign + Count(n) + "." + frac
+	}
+	return sign + Count(n)
+}
+
+func OptDollars(m *money.Micros) string {
+	if m == nil {
+		return "—"
+	}
+	return Dollars(*m)
+}
+
+func OptNumber(v *float64, format string) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func OptInt(v *int64) string {
+	if v == nil {
+		return "no cap"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// USD writes a computed price per million tokens by the console's rule (see
+// Dollars): 4 decimals, 6 below a cent.
+func USD(v float64) string {
+	if v < 0 {
+		return "-" + USD(-v)
+	}
+	if v != 0 && math.Abs(v) < 0.01 {
+		return "$" + GroupThousands(strconv.FormatFloat(v, 'f', 6, 64))
+	}
+	return "$" + GroupThousands(strconv.FormatFloat(v, 'f', 4, 64))
+}
+
+func Score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+// Pct writes a percentage by the console's rule: one decimal (uptime, which
+// decides penalties near 95 %, keeps two where it is shown).
+func Pct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
+
+// Count writes a whole number with thousands separators.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// AmountUSD writes an amount of micro-USD for reading: rounded to the cent, with
+// thousands separators ("$131,470.46"). Statements' CSV keeps every micro.
+func AmountUSD(m money.Micros) string {
+	cents := int64(m.Scale(1, 10_000))
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s$%s.%02d", sign, Count(cents/100), cents%100)
+}
+
+// CompactUSD writes an axis amount: $0, $950, $12k, $1.5M.
+func CompactUSD(f float64) string {
+	switch {
+	case f >= 1e6:
+		return "$" + strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
+	case f >= 1e3:
+		return "$" + strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
+	case f >= 10 || f == 0:
+		return "$" + strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return "$" + strconv.FormatFloat(f, 'f', 2, 64)
+}
+
+// Compact writes an axis count: 950, 12k, 1.5M.
+func Compact(f float64) string {
+	switch {
+	case f >= 1e6:
+		return strconv.FormatFloat(f/1e6, 'f', -1, 64) + "M"
+	case f >= 1e4:
+		return strconv.FormatFloat(f/1e3, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
+
+// Share writes a fraction as a percentage, "–" when there is none.
+func Share(f float64) string {
+	if f < 0 || math.IsNaN(f) {
+		return "–"
+	}
+	return Pct(100 * f)
+}
+
+// Chart numbers: coordinates are not read, but axis ticks and table cells
+// are.
+
+// fmtNum writes a chart value to one decimal, without trailing zeros.
+func fmtNum(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// f1 writes a chart value with exactly one decimal.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// AxisNumber writes a tick to three significant digits; AxisUSD the same in
+// dollars; AxisWhole rounds to a whole number; AxisExact keeps every digit.
+func AxisNumber(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) }
+func AxisUSD(f float64) string    { return "$" + strconv.FormatFloat(f, 'g', 3, 64) }
+func AxisWhole(f float64) string  { return strconv.FormatFloat(f, 'f', 0, 64) }
+func AxisExact(f float64) string  { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,0 +1,33 @@
+package templates
+
+import (
+	"testing"
+
+	"github.com/airside/airside/internal/money"
+)
+
+// TestOneRuleForNumbers: prices per million tokens at 4 decimals (6 when
+// they have them, never rounded), amounts at cents, counts grouped.
+func TestOneRuleForNumbers(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Dollars(money.Micros(380000)), "$0.3800"},
+		{Dollars(money.Micros(252000)), "$0.2520"},
+		{Dollars(money.Micros(2332000)), "$2.3320"},
+		{Dollars(money.Micros(123457)), "$0.123457"},
+		{Dollars(money.Micros(1234500000)), "$1,234.5000"},
+		{Dollars(0), "$0.0000"},
+		{USD(0.252), "$0.2520"},
+		{USD(0.0012346), "$0.001235"},
+		{USD(-0.0012346), "-$0.001235"},
+		{USD(1234.5), "$1,234.5000"},
+		{AmountUSD(money.Micros(131470461234)), "$131,470.46"},
+		{Count(131072), "131,072"},
+		{Count(-1234567), "-1,234,567"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
