@@ -151,3 +151,41 @@ func AxisNumber(f float64) string { return strconv.FormatFloat(f, 'g', 3, 64) }
 func AxisUSD(f float64) string    { return "$" + strconv.FormatFloat(f, 'g', 3, 64) }
 func AxisWhole(f float64) string  { return strconv.FormatFloat(f, 'f', 0, 64) }
 func AxisExact(f float64) string  { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Pct2 writes a percentage with two decimals: uptime, which decides
+// penalties near the line, where it is shown.
+func Pct2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " %" }
+
+// WholePct writes a percentage rounded to a whole number (a workload mix).
+func WholePct(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " %" }
+
+// Decimal1 writes a number with one decimal (a share's percent without
+// its sign, a throughput).
+func Decimal1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// Millis writes a latency in whole milliseconds.
+func Millis(ms float64) string { return strconv.FormatFloat(ms, 'f', 0, 64) + " ms" }
+
+// TokensPerSecond writes a throughput.
+func TokensPerSecond(tps float64) string { return Decimal1(tps) + " tok/s" }
+
+// Multiplier writes a price factor to three decimals (x0.875).
+func Multiplier(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// Points writes a score difference with its sign (+0.0123).
+func Points(v float64) string {
+	if v >= 0 {
+		return "+" + Score(v)
+	}
+	return Score(v)
+}
+
+// Plain writes a number with every digit it has, nothing added (a
+// priority of 1.25).
+func Plain(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// CentsUSD writes a computed amount of dollars to the cent ($1,234.50),
+// like AmountUSD for exact amounts.
+func CentsUSD(v float64) string {
+	return "$" + GroupThousands(strconv.FormatFloat(v, 'f', 2, 64))
+}

@@ -83,7 +83,7 @@ func preflightView(csrf string, l *catalogue.Listing, ep *catalogue.Endpoint, ru
 			row.At = ago(r.At, now)
 		}
 		if p.Name == preflight.ProbeStreaming && r.State == preflight.Passed {
-			v.Speed = fmt.Sprintf("first token %d ms, %.0f tokens/s", r.TTFT.Milliseconds(), r.TokensPerSecond)
+			v.Speed = "first token " + templates.Millis(float64(r.TTFT.Milliseconds())) + ", " + templates.TokensPerSecond(r.TokensPerSecond)
 		}
 		if p.Name == preflight.ProbeCache && r.State == preflight.Failed && l.Published != nil && l.Published.CachedInput != nil {
 			v.CacheWarning = true

@@ -138,7 +138,7 @@ func listingRow(l *catalogue.Listing) templates.ListingRow {
 // listingView is a listing's fare and health, without the actions.
 func listingView(page templates.Page, l *catalogue.Listing) templates.ListingView {
 	v := templates.ListingView{Page: page, Row: listingRow(l), Revision: l.Revision}
-	v.Priority = strconv.FormatFloat(float64(l.PriorityBP)/10000, 'f', -1, 64)
+	v.Priority = templates.Plain(float64(l.PriorityBP) / 10000)
 	v.Health = []templates.KV{
 		{Label: "Routing priority", Value: v.Priority, Hint: "set by gateway staff"},
 		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},

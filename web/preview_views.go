@@ -65,7 +65,7 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 		v.Ballots = append(v.Ballots, b)
 		v.Focus = append(v.Focus, templates.Option{Value: sc.Scenario.Key, Label: sc.Scenario.Name, Selected: sc.Scenario.Key == res.Focus})
 	}
-	v.Share = templates.ShareView{Total: templates.Pct(res.Share.Total * 100), Revenue: "$" + templates.GroupThousands(strconv.FormatFloat(res.Share.RevenuePerMillion, 'f', 2, 64))}
+	v.Share = templates.ShareView{Total: templates.Pct(res.Share.Total * 100), Revenue: templates.CentsUSD(res.Share.RevenuePerMillion)}
 	for i, ms := range res.Share.Mix {
 		outcome := "yours: " + ms.Why
 		switch {
@@ -74,8 +74,8 @@ func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fr
 		case !ms.Wins:
 			outcome = "exploration only: " + ms.Why
 		}
-		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: fmt.Sprintf("%.1f", ms.Percent), Outcome: outcome,
-			Share: templates.Pct(ms.Share * 100), PerRequest: fmt.Sprintf("$%.6f", ms.RevenuePerRequest)})
+		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: templates.Decimal1(ms.Percent), Outcome: outcome,
+			Share: templates.Pct(ms.Share * 100), PerRequest: templates.USD(ms.RevenuePerRequest)})
 		value := ctl.text[mixKeys[i].key]
 		if value == "" {
 			value = fmt.Sprintf("%g", math.Round(ms.Percent*10)/10)
@@ -150,7 +150,7 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 	if m.Rank == 1 {
 		row.Class = "win"
 	} else {
-		row.Gap = fmt.Sprintf("+%.4f", m.Gap)
+		row.Gap = templates.Points(m.Gap)
 	}
 	return row
 }
@@ -158,21 +158,20 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 func winRow(sc preview.ScenarioResult) templates.WinRow {
 	w := sc.Win
 	row := templates.WinRow{Scenario: sc.Scenario.Name}
-	multiplier := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	if w.WinsNow {
 		row.Status, row.Class = "You win", "win"
 		if w.Price.Unbounded {
 			row.Lines = append(row.Lines, "You win at any price: no eligible competitor.")
 		} else if w.Price.CanWin {
 			row.Lines = append(row.Lines, fmt.Sprintf("Room to raise prices: up to x%s (input %s, output %s) still wins.",
-				multiplier(w.Price.Value), templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput)))
+				templates.Multiplier(w.Price.Value), templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput)))
 		}
 		if w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee {
 			row.Lines = append(row.Lines, fmt.Sprintf("A landing fee as low as %s %% still wins.", w.LandingFeeBP.Percent()))
 		}
 		if !w.Displace.WinsNow && w.Displace.CanWin {
 			row.Lines = append(row.Lines, fmt.Sprintf("Your lead is under %.2f points: a challenger could displace you; x%s (input %s) would make it stable.",
-				election.IncumbentMargin, multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput)))
+				election.IncumbentMargin, templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput)))
 		}
 		return row
 	}
@@ -187,7 +186,7 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 		if w.NewCachedInput != nil {
 			cached = ", cached " + templates.Dollars(*w.NewCachedInput)
 		}
-		row.Lines = append(row.Lines, fmt.Sprintf("Prices x%s (%+.1f %%): input %s, output %s%s.", multiplier(w.Price.Value),
+		row.Lines = append(row.Lines, fmt.Sprintf("Prices x%s (%+.1f %%): input %s, output %s%s.", templates.Multiplier(w.Price.Value),
 			(w.Price.Value-1)*100, templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput), cached))
 	}
 	if w.LandingFee.CanWin {
@@ -200,14 +199,14 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 	}
 	if w.Displace.CanWin && !w.Displace.Unbounded {
 		row.Lines = append(row.Lines, fmt.Sprintf("To displace a stable incumbent (a lead of more than %.2f): x%s, input %s, output %s.",
-			election.IncumbentMargin, multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
+			election.IncumbentMargin, templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
 	}
 	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
 		row.Status, row.Class = "Cannot win", "excluded"
 		row.Lines = append(row.Lines, strings.TrimPrefix(w.Reason, "cannot win: "))
 	}
 	if w.Uptime.CanWin && sc.Mine.UptimePenalty > 0 {
-		row.Lines = append(row.Lines, fmt.Sprintf("At today's fare, an uptime of %.2f %% would win.", math.Ceil(w.Uptime.Value*100)/100))
+		row.Lines = append(row.Lines, "At today's fare, an uptime of "+templates.Pct2(math.Ceil(w.Uptime.Value*100)/100)+" would win.")
 	}
 	return row
 }

@@ -171,7 +171,7 @@ func standingText(st preview.Standing) (rank, score string) {
 	case !st.Eligible:
 		return "excluded", strings.Join(st.Excluded, ", ")
 	}
-	return fmt.Sprintf("%d of %d", st.Rank, st.Of), fmt.Sprintf("%.4f", st.Score)
+	return fmt.Sprintf("%d of %d", st.Rank, st.Of), templates.Score(st.Score)
 }
 
 func impactRow(imp preview.ScenarioImpact) templates.ImpactRow {

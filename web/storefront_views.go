@@ -116,7 +116,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 			row.Discount = f.Discount.Percent() + " %"
 		}
 		if u := earnings.TrafficOf(hours[l.ID]).Uptime(); u >= 0 {
-			row.Uptime = strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
+			row.Uptime = templates.Pct2(100 * u)
 		}
 		for _, flag := range f.Capabilities {
 			if checks[l.ID][flag.String()] == "verified" {

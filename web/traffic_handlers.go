@@ -198,7 +198,7 @@ func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) 
 		if total == 0 {
 			continue
 		}
-		pc := func(key string) string { return fmt.Sprintf("%.0f %%", 100*mix[key]/float64(total)) }
+		pc := func(key string) string { return templates.WholePct(100 * mix[key] / float64(total)) }
 		rows = append(rows, templates.MixRow{Model: l.Model.Name, Requests: templates.Count(total), Small: pc("small"), Large: pc("large"),
 			Coding: pc("coding"), Chat: pc("chat")})
 	}
@@ -375,7 +375,7 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (prev
 	if total > 0 {
 		var parts []string
 		for _, k := range mixKeys {
-			parts = append(parts, fmt.Sprintf("%s %.0f %%", strings.ToLower(k.label), 100*mix[k.key]/float64(total)))
+			parts = append(parts, strings.ToLower(k.label)+" "+templates.WholePct(100*mix[k.key]/float64(total)))
 		}
 		said = "weighed by the model's workload mix the gateway measured over the last 7 days (" + strings.Join(parts, ", ") + ")"
 	} else {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ func uptimeText(t earnings.Traffic) string {
 	if u < 0 {
 		return "–"
 	}
-	return strconv.FormatFloat(100*u, 'f', 2, 64) + " %"
+	return templates.Pct2(100 * u)
 }
 
 func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, g earnings.Grouping, tz int,
@@ -158,11 +157,11 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			templates.AmountUSD(p.Filed), templates.AmountUSD(p.Kept)})
 		tps := "–"
 		if t := p.Throughput(); t >= 0 {
-			tps = strconv.FormatFloat(t, 'f', 1, 64)
+			tps = templates.Decimal1(t)
 		}
 		penalty := "–"
 		if u := p.Uptime(); u >= 0 {
-			penalty = strconv.FormatFloat(election.UptimePenalty(100*u), 'f', 4, 64)
+			penalty = templates.Score(election.UptimePenalty(100 * u))
 		}
 		healthRows = append(healthRows, []string{labels[i], uptimeText(p.Traffic), penalty, fmtMs(latency[i]), tps})
 	}
@@ -179,7 +178,6 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			v.TierNote = true
 		}
 	}
-	whole := func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
 	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
 		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others,
@@ -187,7 +185,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		TableHead: []string{"Period", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
 	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
 		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
-		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: whole, Markers: markers})
+		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: templates.AxisWhole, Markers: markers})
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
 		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
 		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
@@ -201,17 +199,17 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			spans = append(spans, [2]int{first, last})
 		}
 		v.Incidents = append(v.Incidents, templates.IncidentRow{Start: inc.Start.In(g.Loc).Format("2006-01-02 15:04"), End: inc.End.In(g.Loc).Format("2006-01-02 15:04"),
-			Worst: strconv.FormatFloat(100*inc.Worst, 'f', 1, 64) + " %", Failed: templates.Count(inc.Failed), Requests: templates.Count(inc.Requests)})
+			Worst: templates.Pct(100 * inc.Worst), Failed: templates.Count(inc.Failed), Requests: templates.Count(inc.Requests)})
 	}
 	line := 100 * earnings.UptimeLine
 	v.Uptime = templates.NewSeriesChart(templates.SeriesSpec{Title: "Uptime", TestID: "uptime-chart",
 		Description: "Share of requests that did not fail for the listing's reasons, per " + string(period) + "; " + election.UptimePenaltyRule + "; incidents are shaded.",
-		YLabel:      "Uptime (%)", XLabel: xLabel, Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: whole,
+		YLabel:      "Uptime (%)", XLabel: xLabel, Labels: labels, Line: uptime, LineName: "% uptime", Max: 100, Format: templates.AxisWhole,
 		Ref: &line, RefLabel: election.Percent(election.PenaltyUptime) + " %: the uptime penalty starts", Spans: spans, SpanName: "incident",
 		TableHead: []string{"Period", "Uptime", "Score penalty at that uptime", "First token", "Tokens/s"}, TableRows: healthRows})
 	v.Latency = templates.NewSeriesChart(templates.SeriesSpec{Title: "Time to first token", TestID: "latency-chart",
 		Description: "Average time to first token of successful requests per " + string(period) + ", in milliseconds.",
-		YLabel:      "ms", XLabel: xLabel, Labels: labels, Line: latency, LineName: "ms to first token", Format: whole})
+		YLabel:      "ms", XLabel: xLabel, Labels: labels, Line: latency, LineName: "ms to first token", Format: templates.AxisWhole})
 	t, model := listingTotals(pts)
 	shareAll := -1.0
 	if model > 0 {
@@ -241,7 +239,7 @@ func fmtMs(ms float64) string {
 	if math.IsNaN(ms) {
 		return "–"
 	}
-	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	return templates.Millis(ms)
 }
 
 func statementView(page templates.Page, st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, now time.Time) templates.StatementView {
@@ -333,7 +331,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		r.Share = templates.Share(r.share)
 		if u := l.Health.UptimePct; u != nil {
 			r.uptime = *u
-			r.Uptime = strconv.FormatFloat(*u, 'f', 2, 64) + " %"
+			r.Uptime = templates.Pct2(*u)
 			if *u < election.PenaltyUptime {
 				r.UptimeClass = "bad"
 			}
@@ -342,7 +340,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		}
 		r.Latency = "–"
 		if ms := l.Health.LatencyMs; ms != nil {
-			r.Latency = strconv.FormatFloat(*ms, 'f', 0, 64) + " ms"
+			r.Latency = templates.Millis(*ms)
 		}
 		if inc := earnings.Incidents([]catalogue.HourlyPoint{latest}); len(inc) > 0 && now.Sub(latest.Hour) < 2*time.Hour {
 			r.Incident = fmt.Sprintf("open since %s UTC (worst %s)", latest.Hour.Format("15:04"), templates.Share(inc[0].Worst))
@@ -402,7 +400,7 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		DurationMs: duration, GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}
 	malformed := "–"
 	if g.ToolCalls > 0 {
-		malformed = fmt.Sprintf("%.1f %%", 100*float64(g.MalformedToolCalls)/float64(g.ToolCalls))
+		malformed = templates.Pct(100 * float64(g.MalformedToolCalls) / float64(g.ToolCalls))
 	}
 	return []templates.Figure{
 		{Label: "routed by the election", Value: templates.Count(g.Routed), TestID: "routed"},
@@ -418,13 +416,13 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},
 		{Label: "time to first token (the model's other listings " + msText(ttftOf(peers)) + ")", Value: msText(ttftOf(mine)), TestID: "ttft-vs-peers"},
-		{Label: "end-to-end speed, output tokens a second of the whole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
+		{Label: "end-to-end speed, output tokens a second of the templates.AxisWhole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
 			Value: speedText(speedOf(mine)), TestID: "speed-vs-peers"},
 	}
 }
 
 // speedOf is the end-to-end speed of the successes: output tokens over the
-// whole answer's time, first token included (as health's throughput), -1
+// templates.AxisWhole answer's time, first token included (as health's throughput), -1
 // with none measured.
 func speedOf(h catalogue.HourlyPoint) float64 {
 	if h.DurationMs > 0 {
@@ -437,7 +435,7 @@ func speedText(tps float64) string {
 	if tps < 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f tok/s", tps)
+	return templates.TokensPerSecond(tps)
 }
 
 // shareGapView sets the projected share beside the one routing served in
@@ -456,7 +454,7 @@ func shareGapView(projected preview.Share, hours []catalogue.HourlyPoint, model 
 	}
 	g := traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c)
 	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
-	v := &templates.ShareGapView{Projected: fmt.Sprintf("%.1f %%", g.Projected), Measured: fmt.Sprintf("%.1f %%", g.Measured), Gap: points(g.Gap)}
+	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap)}
 	if c.ModelRequests == 0 {
 		v.Measured = "– (no requests for the model in this period)"
 	}
@@ -496,12 +494,12 @@ func rateText(r float64) string {
 	if r < 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f %%", 100*r)
+	return templates.Pct(100 * r)
 }
 
 func msText(ms float64) string {
 	if ms < 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.0f ms", ms)
+	return templates.Millis(ms)
 }
