@@ -133,6 +133,9 @@ type FilingView struct {
 	// time-of-day block; PublishNote what approving does to routing.
 	ImpactSets  []ImpactSet
 	PublishNote string
+	// ApprovedByYou: the reviewer already gave a quarantined filing its
+	// first approval; the second must come from someone else.
+	ApprovedByYou bool
 }
 
 // ImpactSet is the impact at one time.

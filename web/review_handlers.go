@@ -105,14 +105,23 @@ func (s *Server) market(ctx context.Context, modelID int64) (preview.Market, err
 // filing: the impact on routing and the thread.
 func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *templates.FilingView) error {
 	ctx := c.Request().Context()
+	// firstOfTwo: approving now records the first of a quarantined
+	// filing's two approvals, and publishes nothing.
+	firstOfTwo := false
 	if f.State == workflow.Submitted && s.Filings.Quarantined(f) {
 		approvers, err := s.FilingReads.ApproverEmails(ctx, f.ID, f.LockVersion)
 		if err != nil {
 			return err
 		}
+		firstOfTwo = len(approvers) == 0
 		v.Quarantine = "Quarantine: this filing moves a price threefold or more, so two different reviewers must approve it."
 		if len(approvers) > 0 {
 			v.Quarantine += " Approved so far by " + strings.Join(approvers, ", ") + "; one more approval publishes it."
+		}
+		if slices.Contains(approvers, principal(c).User.Email) {
+			// Their approval is recorded: a second from them would be
+			// refused, so the page does not offer it.
+			v.ApprovedByYou = true
 		}
 	}
 	if f.Fare != nil && f.State != workflow.Published {
@@ -152,6 +161,9 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 			if f.EffectiveAt != nil && f.EffectiveAt.After(now) {
 				v.PublishNote = "schedules it for " + stamp(f.EffectiveAt) + "; routing changes then"
 			}
+		}
+		if firstOfTwo {
+			v.PublishNote = "records the first of two approvals: nothing reaches routing until another reviewer approves"
 		}
 	}
 	comments, err := s.FilingReads.FindComments(ctx, f.ID)

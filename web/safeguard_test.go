@@ -57,9 +57,21 @@ func TestNoticeAndQuarantineThroughTheConsole(t *testing.T) {
 	if !strings.Contains(rev.get("/review").body, `data-testid="quarantine"`) {
 		t.Error("the queue does not flag the quarantined filing")
 	}
+	// Before it, the approve button says it records the first of two
+	// approvals (not that it publishes).
+	if page := rev.get(filing).body; !strings.Contains(page, "records the first of two approvals") || strings.Contains(page, "publishes to routing now") {
+		t.Error("the first reviewer is not told their approval is the first of two")
+	}
 	wantStatus(t, "first approval", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
-	if page := rev.get(filing).body; !strings.Contains(page, "pending review") || !strings.Contains(page, "Approved so far by reviewer@airside.example") {
+	page := rev.get(filing).body
+	if !strings.Contains(page, "pending review") || !strings.Contains(page, "Approved so far by reviewer@airside.example") {
 		t.Errorf("after one approval the filing is not pending with its approver named")
+	}
+	if strings.Contains(page, `data-testid="approve-open"`) || !strings.Contains(page, `data-testid="approved-by-you"`) {
+		t.Error("the reviewer who approved is offered Approve again")
+	}
+	if !strings.Contains(admin0(p, filing), `data-testid="approve-open"`) {
+		t.Error("another reviewer is not offered the second approval")
 	}
 	if res := rev.post(filing, filing+"/approve", url.Values{}); res.status != http.StatusConflict || !strings.Contains(res.body, "second, different reviewer") {
 		t.Errorf("the same reviewer again: %d", res.status)
@@ -112,4 +124,11 @@ func TestInboxSaysWhereAFilingIsNow(t *testing.T) {
 	if alerts := rev.get("/inbox?show=alerts").body; strings.Contains(alerts, "awaits review") {
 		t.Error("the alerts filter shows filing messages")
 	}
+}
+
+// admin0 is the filing page as the gateway admin (another reviewer) sees it.
+func admin0(p *testPortal, filing string) string {
+	c := p.client()
+	c.login("admin@airside.example")
+	return c.get(filing).body
 }

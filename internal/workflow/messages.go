@@ -84,6 +84,11 @@ func FilingLabel(id int64, carrier, model string) string {
 	return fmt.Sprintf("#%d (%s, %s)", id, carrier, model)
 }
 
+// ErrNothingChanged refuses to submit a fare equal to the published one.
+func ErrNothingChanged() error {
+	return apperr.Errorf(apperr.ECONFLICT, "This fare is the one published: change a price, a lever, a cap or a capability before submitting it for review (you can still save it as a draft).")
+}
+
 // Inbox messages, one function per event.
 
 // NoticeSubmitted tells reviewers a filing awaits them.

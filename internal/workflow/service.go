@@ -105,12 +105,25 @@ func (s *Service) File(ctx context.Context, p *account.Principal, listingID int6
 		return 0, apperr.Invalid(errs)
 	}
 	if submit {
+		if err := checkChanges(l.Published, parsed.Fare); err != nil {
+			return 0, err
+		}
 		if err := s.checkNotice(l.Published, parsed.Fare, parsed.EffectiveAt); err != nil {
 			return 0, err
 		}
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, Fare: parsed.Fare,
 		Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt, Submit: submit})
+}
+
+// checkChanges refuses to send a reviewer a fare that changes nothing from
+// the published one (a draft may still be saved as it is). Bulk filings
+// are exempt: a file lists every listing, changed or not.
+func checkChanges(base, proposed *fare.Fare) error {
+	if base != nil && proposed != nil && len(fare.Diff(base, proposed)) == 0 {
+		return ErrNothingChanged()
+	}
+	return nil
 }
 
 // filingFor loads a filing p may see and checks p may do a to it.
@@ -143,6 +156,9 @@ func (s *Service) Edit(ctx context.Context, p *account.Principal, filingID, lock
 		return apperr.Invalid(errs)
 	}
 	if submit {
+		if err := checkChanges(f.Base, parsed.Fare); err != nil {
+			return err
+		}
 		if err := s.checkNotice(f.Base, parsed.Fare, parsed.EffectiveAt); err != nil {
 			return err
 		}
@@ -161,6 +177,9 @@ func (s *Service) Submit(ctx context.Context, p *account.Principal, filingID int
 		return ErrStaleDraft(f.ID)
 	}
 	if f.Fare != nil {
+		if err := checkChanges(f.Base, f.Fare); err != nil {
+			return err
+		}
 		if err := s.checkNotice(f.Base, f.Fare, f.EffectiveAt); err != nil {
 			return err
 		}

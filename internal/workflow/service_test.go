@@ -165,6 +165,7 @@ func TestFileRules(t *testing.T) {
 		{"staff do not file", reviewer, 10, goodForm(), apperr.EFORBIDDEN},
 		{"a delisted listing takes no filings", adminA, 12, goodForm(), apperr.ECONFLICT},
 		{"a bad fare is refused with field messages", adminA, 10, fare.Form{Input: "-1", Output: "x"}, apperr.EINVALID},
+		{"the published fare again is not sent to review", adminA, 10, fare.FormOf(newFakeStore().listings[10].Published), apperr.ECONFLICT},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			svc, st := newService()
@@ -182,6 +183,11 @@ func TestFileRules(t *testing.T) {
 				t.Errorf("no field messages: %v", err)
 			}
 		})
+	}
+	// As a draft, the same fare is kept: the carrier may be halfway.
+	svc, st := newService()
+	if _, err := svc.File(context.Background(), adminA, 10, fare.FormOf(st.listings[10].Published), false); err != nil || len(st.created) != 1 {
+		t.Errorf("saving the published fare as a draft: %v", err)
 	}
 }
 
