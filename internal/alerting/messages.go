@@ -1,6 +1,17 @@
 package alerting
 
-import "fmt"
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+
+	"github.com/airside/airside/internal/netguard"
+)
 
 // Inbox messages of the alert evaluator, one function per event: the store
 // persists these words and writes none of its own.
@@ -26,4 +37,38 @@ func rankMove(scenario string, now, was int64) string {
 
 func rankMovedDetail(moves []string) string {
 	return "another carrier's change moved you in " + joinMoves(moves)
+}
+
+// errNoWebhook: the carrier removed its webhook while deliveries waited.
+var errNoWebhook = errors.New("no webhook configured")
+
+// deliveryProblem says why a webhook delivery failed in words a carrier can
+// act on: which step (the name, the connection, TLS, the wait) and the
+// receiver's host, never a Go error with the resolver's internal address.
+func deliveryProblem(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, errNoWebhook):
+		return "No webhook is configured: set one on this page."
+	case errors.Is(err, netguard.ErrRefused):
+		return "Airside does not send to this address (it resolves to a private or reserved network)."
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return "The receiver's name (" + dnsErr.Name + ") does not resolve: check the address."
+		}
+		return "The receiver's name (" + dnsErr.Name + ") could not be looked up just now; Airside tries again."
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "The receiver did not answer in time (30 s); Airside tries again."
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return "The receiver's TLS certificate is not valid for its address (expired, self-signed or for another name)."
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "The receiver refused the connection (nothing listens on that port)."
+	case errors.As(err, &opErr):
+		return "The connection to the receiver failed (" + opErr.Op + "); Airside tries again."
+	}
+	return "The delivery failed before the receiver answered; Airside tries again."
 }

@@ -208,7 +208,10 @@ func (s *Sender) Once(ctx context.Context) (int, error) {
 		delivered := sendErr == nil && status >= 200 && status < 300
 		errText := ""
 		if sendErr != nil {
-			errText = sendErr.Error()
+			errText = deliveryProblem(sendErr)
+			if s.Log != nil { // the Go error, for operators; the carrier reads the words above
+				s.Log.Info("webhooks: delivery failed", "delivery", d.ID, "err", sendErr)
+			}
 		} else if !delivered {
 			errText = "the receiver answered " + strconv.Itoa(status)
 		}
@@ -227,7 +230,7 @@ func (s *Sender) Once(ctx context.Context) (int, error) {
 
 func (s *Sender) send(ctx context.Context, d Delivery) (int, error) {
 	if d.URL == "" {
-		return 0, fmt.Errorf("no webhook configured")
+		return 0, errNoWebhook
 	}
 	secret, err := s.OpenSecret(d.SecretSealed, d.CarrierID)
 	if err != nil {

@@ -1,0 +1,45 @@
+package alerting
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/airside/airside/internal/netguard"
+)
+
+// TestDeliveryProblemsInPlainWords: a failed delivery is explained by its
+// step, naming the receiver's host at most: never the resolver's address or
+// a Go type.
+func TestDeliveryProblemsInPlainWords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"unknown name", &net.DNSError{Err: "no such host", Name: "hooks.nebula.example", Server: "10.96.0.10:53", IsNotFound: true}, "hooks.nebula.example) does not resolve"},
+		{"resolver down", &net.DNSError{Err: "i/o timeout", Name: "hooks.nebula.example", Server: "10.96.0.10:53", IsTimeout: true}, "could not be looked up"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "refused the connection"},
+		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, "connection to the receiver failed (read)"},
+		{"timeout", fmt.Errorf("Post %q: %w", "https://hooks.example", context.DeadlineExceeded), "did not answer in time"},
+		{"certificate", x509.HostnameError{Host: "hooks.example", Certificate: &x509.Certificate{}}, "TLS certificate"},
+		{"private address", fmt.Errorf("dial: %w", netguard.ErrRefused), "private or reserved"},
+		{"no webhook", errNoWebhook, "No webhook is configured"},
+		{"anything else", fmt.Errorf("http: something *url.Error-ish"), "failed before the receiver answered"},
+	} {
+		got := deliveryProblem(tc.err)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want it to say %q", tc.name, got, tc.want)
+		}
+		for _, leak := range []string{"10.96.0.10", "*net.", "syscall", "url.Error"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s: %q shows %q", tc.name, got, leak)
+			}
+		}
+	}
+}
