@@ -246,13 +246,27 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 		return apperr.Invalid(map[string]string{"model": msg})
 	}
 	deadline := s.Now().Add(wait)
-	for {
+	for checked := false; ; checked = true {
 		woken := s.Publications.Published() // before reading, so no publication slips between
 		snap, err := s.Routing.Current(c.Request().Context())
 		if err != nil {
 			return err
 		}
 		body := snap.Changes(model, since)
+		if !checked && since > body.Revision {
+			// Ahead of this snapshot: either another process published
+			// it a moment ago, or the client holds a revision that never
+			// was (another deployment's, a restored database's). The
+			// database says which.
+			rev, err := s.HealthReads.CatalogueRevision(c.Request().Context())
+			if err != nil {
+				return err
+			}
+			if since > rev {
+				return badRequest("The revision in since is ahead of the catalogue.", map[string]string{"since": fmt.Sprintf(
+					"revision %d is ahead of the catalogue (now at %d): start again from 0, or from a revision this catalogue served", since, rev)})
+			}
+		}
 		remaining := time.Until(deadline)
 		if body.Revision > since || remaining <= 0 || s.Draining() {
 			return c.JSON(http.StatusOK, body)

@@ -26,17 +26,37 @@ func decodeJSON(c echo.Context, v any) error {
 	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
 	}
-	// What the decoder reads is kept for the duplicate-key check, which
-	// encoding/json does not make (it keeps the last value of a repeated
-	// key, so {"a":1,"a":2} could mean one thing to a proxy and another here).
-	var read bytes.Buffer
-	dec := json.NewDecoder(io.TeeReader(c.Request().Body, &read))
-	err := dec.Decode(v)
+	// The whole body is read first (the body limit bounds it): the
+	// duplicate-key and depth checks walk it, which encoding/json does not
+	// do (it keeps the last value of a repeated key, so {"a":1,"a":2} could
+	// mean one thing to a proxy and another here).
+	data, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		var he *echo.HTTPError
+		if errors.As(err, &tooLarge) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
+		}
+		// The client hung up mid-body: nothing to answer (the log says 499).
+		return fmt.Errorf("request body cut off by the client: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// A field the API does not know is refused, not ignored: a typo such as
+	// "promptToken" would otherwise elect at 0 prompt tokens and answer 200.
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the JSON value")
 	}
+	if err == nil || isUnknownField(err) {
+		// A repeated key or a body nested too deep is named first: it is
+		// the more precise complaint.
+		if dup := refuseDuplicateKeys(data); dup != nil {
+			return dup
+		}
+	}
 	if err == nil {
-		return refuseDuplicateKeys(read.Bytes())
+		return nil
 	}
 	var tooLarge *http.MaxBytesError
 	var he *echo.HTTPError
@@ -49,12 +69,7 @@ func decodeJSON(c echo.Context, v any) error {
 	case errors.Is(err, io.EOF):
 		return badRequest("The request body is empty; send JSON.", nil)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		// Either the JSON stops short inside a complete body (the client's
-		// mistake: a 400), or the body itself was cut off because the
-		// client hung up (nothing to answer: the request log says 499).
-		if _, rerr := c.Request().Body.Read(make([]byte, 1)); rerr != nil && !errors.Is(rerr, io.EOF) {
-			return fmt.Errorf("request body cut off by the client: %w", rerr)
-		}
+		// The body was read whole: the JSON itself stops short.
 		return badRequest("The request body is not valid JSON: it ends in the middle of a value.", nil)
 	case errors.As(err, &typeErr):
 		field := withoutEmbedded(typeErr.Field, reflect.TypeOf(v))
@@ -62,6 +77,10 @@ func decodeJSON(c echo.Context, v any) error {
 			field = "body"
 		}
 		return badRequest("A value has the wrong type.", map[string]string{field: "must be " + jsonKind(typeErr.Type.Kind().String())})
+	case isUnknownField(err):
+		// encoding/json names the field but not its path (no typed error).
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badRequest("The body has a field the API does not know (a typo?); see docs/openapi.yaml.", map[string]string{name: "unknown field"})
 	case errors.As(err, &timeErr):
 		return badRequest("A date-time is not in RFC 3339 form, like 2026-12-01T10:15:00Z.", nil)
 	case errors.As(err, &syntaxErr):
@@ -69,6 +88,10 @@ func decodeJSON(c echo.Context, v any) error {
 	}
 	return badRequest("The request body is not valid JSON.", nil)
 }
+
+// isUnknownField reports encoding/json's refusal of a field the target does
+// not have (it has no typed error for it).
+func isUnknownField(err error) bool { return strings.HasPrefix(err.Error(), "json: unknown field ") }
 
 // maxJSONDepth bounds how deeply a request body may nest: the API's
 // documents nest a few levels; the duplicate-key walk recurses per level.

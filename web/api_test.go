@@ -209,6 +209,10 @@ func TestAPIChangesFeed(t *testing.T) {
 		t.Errorf("since the current revision: %d listings", len(body.Listings))
 	}
 	wantStatus(t, "bad since", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=x", tok, ""), http.StatusUnprocessableEntity)
+	if res := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=999999&wait=30s", tok, ""); res.status != http.StatusBadRequest ||
+		!strings.Contains(res.body, "ahead of the catalogue") {
+		t.Errorf("a since from the future: %d %s, want 400 at once", res.status, res.body)
+	}
 	wantStatus(t, "bad wait", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=1&wait=2h", tok, ""), http.StatusUnprocessableEntity)
 
 	// A held request is answered by a publication.
@@ -457,11 +461,13 @@ func TestAPIErrorRules(t *testing.T) {
 		{"a string for a weight", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{"price":"1"}}`, 400, "weights.price", "a number"},
 		{"an unknown routing mode", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","routing":"fastest"}`, 422, "routing", "unknown routing mode"},
 		{"an object for a list", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","requires":{"tools":true}}`, 400, "requires", "a list"},
-		{"a negative usage", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":-1}}}`, 422, "usage.nebula/kimi-k2.5.rpm", "0 or more"},
+		{"a negative usage", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"nebula/kimi-k2.5":{"rpm":-1}}}`, 422, "usage.nebula/kimi-k2.5.rpm", "must not be negative"},
 		{"usage of an unknown listing", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","usage":{"999999":{"rpm":1}}}`, 422, "usage.999999", "not a listing"},
 		{"weights with none positive", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{}}`, 422, "weights", ""},
 		{"a key twice (F8)", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","promptTokens":10,"promptTokens":200000}`, 400, "promptTokens", "more than once"},
 		{"a key twice in a bucket (F8)", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":5,"requests":500}]}`, 400, "buckets[0].requests", "more than once"},
+		{"an unknown field, a typo", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","promptToken":20000}`, 400, "promptToken", "unknown field"},
+		{"an unknown field in a bucket", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":5,"request":7}]}`, 400, "request", "unknown field"},
 		{"a body nested too deep", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","observed":{"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}}`, 400, "", "deeper"},
 		{"weights overflowing their sum (F7)", "POST", "/api/v1/elect", `{"model":"kimi-k2.5","weights":{"price":1e308,"uptime":1e308}}`, 422, "weights", "relative"},
 		{"a bucket without requests", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `"}]}`, 422, "buckets[0].requests", "required"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -149,6 +150,14 @@ func TestOpenAPIDocument(t *testing.T) {
 				t.Errorf("%s: missing or repeated operationId %q", key, op.OperationID)
 			}
 			ids[op.OperationID] = true
+			public := op.Security != nil && len(*op.Security) == 0
+			if public {
+				// Only the API's own description is public.
+				if !strings.HasPrefix(path, "/openapi.") {
+					t.Errorf("%s: public, but it is not the API's description", key)
+				}
+				continue
+			}
 			if op.Security == nil || len(*op.Security) != 1 || len((*op.Security)[0]["bearer"]) != 1 {
 				t.Errorf("%s: wants exactly one bearer scope", key)
 			}
@@ -163,5 +172,54 @@ func TestOpenAPIDocument(t *testing.T) {
 		if !documented[key] {
 			t.Errorf("%s is served but not documented", key)
 		}
+	}
+}
+
+// TestTheAPIServesItsDescription: /api/v1/openapi.yaml is the document the
+// tests hold the API to, byte for byte, without a token; the JSON form
+// describes the same operations; both revalidate to 304 by ETag.
+func TestTheAPIServesItsDescription(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	file, err := os.ReadFile(apiDocPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path, etag string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", p.srv.URL+path, nil)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res, body
+	}
+	res, body := get("/api/v1/openapi.yaml", "")
+	if res.StatusCode != 200 || !bytes.Equal(body, file) || res.Header.Get("ETag") == "" {
+		t.Fatalf("yaml: %d, %d bytes (file %d), ETag %q", res.StatusCode, len(body), len(file), res.Header.Get("ETag"))
+	}
+	if again, _ := get("/api/v1/openapi.yaml", res.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidated yaml: %d, want 304", again.StatusCode)
+	}
+	res, body = get("/api/v1/openapi.json", "")
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || res.StatusCode != 200 {
+		t.Fatalf("json: %d %v", res.StatusCode, err)
+	}
+	want, err := loadAPIDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != want.OpenAPI || len(doc.Paths) != len(want.Paths.Map()) {
+		t.Errorf("json form: openapi %q with %d paths, want %q with %d", doc.OpenAPI, len(doc.Paths), want.OpenAPI, len(want.Paths.Map()))
+	}
+	if again, _ := get("/api/v1/openapi.json", res.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidated json: %d, want 304", again.StatusCode)
 	}
 }

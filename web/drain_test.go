@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -19,9 +21,15 @@ func TestDrainAnswersLongPollsAndTurnsNotReady(t *testing.T) {
 		t.Fatalf("readyz before the drain: %d", code)
 	}
 
+	// A poll at the current revision is held until something is published
+	// (a revision ahead of the catalogue would be refused at once).
+	rev, err := p.store.CatalogueRevision(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	held := make(chan response, 1)
 	go func() {
-		held <- apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=100000&wait=60s", tok, "")
+		held <- apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/catalogue/changes?since=%d&wait=60s", rev), tok, "")
 	}()
 	select {
 	case <-held:
@@ -37,7 +45,7 @@ func TestDrainAnswersLongPollsAndTurnsNotReady(t *testing.T) {
 	}
 	fresh := make(chan response, 1)
 	go func() {
-		fresh <- apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue/changes?since=100000&wait=60s", tok, "")
+		fresh <- apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/catalogue/changes?since=%d&wait=60s", rev), tok, "")
 	}()
 	select {
 	case r := <-fresh:

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -97,11 +98,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
-		body := map[string]any{"status": status, "message": message}
-		if fields := apperr.FieldErrors(err); len(fields) > 0 {
-			body["fields"] = fields
-		}
-		_ = c.JSON(status, map[string]any{"error": body})
+		writeProblem(c, status, message, apperr.FieldErrors(err))
 		return
 	}
 	if fields := apperr.FieldErrors(err); len(fields) > 0 {
@@ -120,4 +117,49 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if rerr := render(c, status, templates.ErrorPage(view)); rerr != nil {
 		s.Log.Error("render error page", "err", rerr)
 	}
+}
+
+// ProblemTypeBase prefixes the type of every API error: a stable URI per
+// kind of error (RFC 9457), so a client branches on the type, not on the
+// English of the detail. The kinds are listed in docs/openapi.yaml.
+const ProblemTypeBase = "urn:airside:problem:"
+
+// problemKinds names each error status's kind.
+var problemKinds = map[int]string{
+	http.StatusBadRequest:            "bad-request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not-found",
+	http.StatusMethodNotAllowed:      "method-not-allowed",
+	http.StatusConflict:              "conflict",
+	http.StatusRequestEntityTooLarge: "too-large",
+	http.StatusUnsupportedMediaType:  "unsupported-media-type",
+	http.StatusUnprocessableEntity:   "invalid",
+	http.StatusTooManyRequests:       "throttled",
+	http.StatusInternalServerError:   "internal",
+	http.StatusServiceUnavailable:    "unavailable",
+}
+
+// writeProblem answers an API error as RFC 9457 problem details
+// (application/problem+json): type, title, status, detail, and the field
+// messages as the "fields" extension. The 1.x shape, {"error": {status,
+// message, fields}}, rides along for one version so clients that parse it
+// keep working while they move over.
+func writeProblem(c echo.Context, status int, detail string, fields map[string]string) {
+	kind := problemKinds[status]
+	if kind == "" {
+		kind = "http-" + strconv.Itoa(status)
+	}
+	title := http.StatusText(status)
+	legacy := map[string]any{"status": status, "message": detail}
+	body := map[string]any{"type": ProblemTypeBase + kind, "title": title, "status": status, "detail": detail, "error": legacy}
+	if len(fields) > 0 {
+		body["fields"] = fields
+		legacy["fields"] = fields
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		b = []byte(`{"type":"` + ProblemTypeBase + `internal","status":500}`)
+	}
+	_ = c.Blob(status, "application/problem+json", b)
 }

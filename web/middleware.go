@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +43,35 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// requestID gives every request an id, answered in X-Request-Id and written
+// in its log line, so a person quoting an error and the logs meet. An id
+// sent by a trusted hop (a load balancer's) is kept when it is short and
+// plain; anything else is replaced.
+func requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !plainID(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func plainID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // requestLog logs one line per request. It logs the route pattern, never the
 // raw path, so tokens in URLs (sign-up links) stay out of logs.
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
@@ -56,14 +87,14 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 				// The client hung up (an upload cut off, a tab closed):
 				// nothing to answer and nothing wrong here. Logged as nginx's
 				// 499, not as the 200 the unwritten response still holds.
-				log.Info("request", "method", c.Request().Method, "route", route, "status", 499, "client", "disconnected",
+				log.Info("request", "id", c.Response().Header().Get(echo.HeaderXRequestID), "method", c.Request().Method, "route", route, "status", 499, "client", "disconnected",
 					"duration_ms", float64(time.Since(start).Microseconds())/1000, "err", err.Error())
 				return nil
 			}
 			if err != nil {
 				c.Error(err)
 			}
-			log.Info("request", "method", c.Request().Method, "route", route, "status", c.Response().Status,
+			log.Info("request", "id", c.Response().Header().Get(echo.HeaderXRequestID), "method", c.Request().Method, "route", route, "status", c.Response().Status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000, "bytes", c.Response().Size)
 			return nil
 		}

@@ -255,10 +255,11 @@ func (s *Server) requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 // routes registers every route of the portal, in one place.
 func (s *Server) routes() {
 	e := s.echo
+	e.Use(requestID)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.Log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
+			s.Log.Error("panic", "id", c.Response().Header().Get(echo.HeaderXRequestID), "route", c.Path(), "err", err, "stack", string(stack))
 			return err
 		},
 	}))
@@ -284,6 +285,8 @@ func (s *Server) routes() {
 	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
+	api.GET("/openapi.yaml", s.handleOpenAPI("yaml"))
+	api.GET("/openapi.json", s.handleOpenAPI("json"))
 	api.RouteNotFound("/*", s.handleAPINotFound)
 
 	pages := e.Group("", csrf, s.loadPrincipal)

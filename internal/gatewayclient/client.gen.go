@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -324,14 +326,23 @@ type ElectWinner struct {
 	Winner *string `json:"winner"`
 }
 
-// Error defines model for Error.
+// Error RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Error struct {
-	Error struct {
-		// Fields a message per field, by its path (buckets[2].requests, usage.12.rpm)
+	Detail string `json:"detail"`
+
+	// Error the 1.x shape (status, message, fields), kept for one version
+	// Deprecated: this property has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	Error *struct {
 		Fields  *map[string]string `json:"fields,omitempty"`
 		Message string             `json:"message"`
 		Status  int32              `json:"status"`
-	} `json:"error"`
+	} `json:"error,omitempty"`
+
+	// Fields a message per field, by its path (buckets[2].requests, usage.12.rpm)
+	Fields *map[string]string `json:"fields,omitempty"`
+	Status int32              `json:"status"`
+	Title  string             `json:"title"`
+	Type   string             `json:"type"`
 }
 
 // Fare defines model for Fare.
@@ -456,7 +467,7 @@ type Workload string
 // Model defines model for Model.
 type Model = string
 
-// Unavailable defines model for Unavailable.
+// Unavailable RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Unavailable = Error
 
 // GetCatalogueParams defines parameters for GetCatalogue.
@@ -474,7 +485,7 @@ type GetCatalogueParamsInclude string
 
 // GetCatalogueChangesParams defines parameters for GetCatalogueChanges.
 type GetCatalogueChangesParams struct {
-	// Since the last revision seen (0 for everything)
+	// Since the last revision seen (0 for everything); one ahead of the catalogue is a 400, at once
 	Since int64 `form:"since" json:"since"`
 
 	// Wait how long to hold the request, up to 60 seconds; a number of seconds ("30") or with a unit ("30s", "500ms", "1m")
@@ -500,6 +511,16 @@ type PostMetricsJSONBody struct {
 
 	// Demand optional; a batch holds buckets, demand rows or both (at least one row; buckets may be [])
 	Demand *[]Demand `json:"demand,omitempty"`
+}
+
+// GetOpenAPIJSONParams defines parameters for GetOpenAPIJSON.
+type GetOpenAPIJSONParams struct {
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetOpenAPIYAMLParams defines parameters for GetOpenAPIYAML.
+type GetOpenAPIYAMLParams struct {
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // ElectJSONRequestBody defines body for Elect for application/json ContentType.
@@ -666,6 +687,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetrics(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPIJSON This document, as JSON
+	//
+	// Public (no token), revalidated by a strong ETag.
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSON(ctx context.Context, params *GetOpenAPIJSONParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOpenAPIYAML This document, as YAML
+	//
+	// Public (no token), revalidated by a strong ETag; the same file as docs/openapi.yaml.
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
+	GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
@@ -840,6 +875,40 @@ func (c *Client) PostMetricsWithBody(ctx context.Context, contentType string, bo
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
 func (c *Client) PostMetrics(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostMetricsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPIJSON This document, as JSON
+//
+// Public (no token), revalidated by a strong ETag.
+//
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *Client) GetOpenAPIJSON(ctx context.Context, params *GetOpenAPIJSONParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIJSONRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOpenAPIYAML This document, as YAML
+//
+// Public (no token), revalidated by a strong ETag; the same file as docs/openapi.yaml.
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
+func (c *Client) GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIYAMLRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1240,6 +1309,90 @@ func NewPostMetricsRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
+func NewGetOpenAPIJSONRequest(server string, params *GetOpenAPIJSONParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOpenAPIYAMLRequest constructs an http.Request for the GetOpenAPIYAML method
+func NewGetOpenAPIYAMLRequest(server string, params *GetOpenAPIYAMLParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.yaml")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -1373,6 +1526,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetricsWithResponse(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
+
+	// GetOpenAPIJSONWithResponse This document, as JSON
+	//
+	// Public (no token), revalidated by a strong ETag.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+	GetOpenAPIJSONWithResponse(ctx context.Context, params *GetOpenAPIJSONParams, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error)
+
+	// GetOpenAPIYAMLWithResponse This document, as YAML
+	//
+	// Public (no token), revalidated by a strong ETag; the same file as docs/openapi.yaml.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
+	GetOpenAPIYAMLWithResponse(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIYAMLResponse, error)
 }
 
 // GetCatalogueResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogue
@@ -1380,6 +1551,11 @@ type GetCatalogueResponse200Headers struct {
 	AirsideHealthAge *int32
 	ContentEncoding  *string
 	ETag             *string
+}
+
+// GetCatalogueResponse304Headers the declared response headers of an HTTP 304 response for GetCatalogue
+type GetCatalogueResponse304Headers struct {
+	ETag *string
 }
 
 // GetCatalogueResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogue
@@ -1392,20 +1568,22 @@ type GetCatalogueResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Catalogue
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCatalogueResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCatalogueResponse304Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCatalogueResponse503Headers
 }
@@ -1415,34 +1593,34 @@ func (r GetCatalogueResponse) GetJSON200() *Catalogue {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetCatalogueResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetCatalogueResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r GetCatalogueResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetCatalogueResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetCatalogueResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCatalogueResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1489,18 +1667,20 @@ type GetCatalogueChangesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Catalogue
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCatalogueChangesResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1512,34 +1692,39 @@ func (r GetCatalogueChangesResponse) GetJSON200() *Catalogue {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCatalogueChangesResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1578,6 +1763,11 @@ type GetCatalogueHealthResponse200Headers struct {
 	ETag             *string
 }
 
+// GetCatalogueHealthResponse304Headers the declared response headers of an HTTP 304 response for GetCatalogueHealth
+type GetCatalogueHealthResponse304Headers struct {
+	ETag *string
+}
+
 // GetCatalogueHealthResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogueHealth
 type GetCatalogueHealthResponse503Headers struct {
 	RetryAfter *int32
@@ -1588,20 +1778,22 @@ type GetCatalogueHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *HealthDocument
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCatalogueHealthResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCatalogueHealthResponse304Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCatalogueHealthResponse503Headers
 }
@@ -1611,34 +1803,34 @@ func (r GetCatalogueHealthResponse) GetJSON200() *HealthDocument {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCatalogueHealthResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1686,26 +1878,26 @@ type ElectResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ElectResult
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1717,54 +1909,54 @@ func (r ElectResponse) GetJSON200() *ElectResult {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectResponse) GetJSON400() *Error {
-	return r.JSON400
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ElectResponse) GetJSON404() *Error {
-	return r.JSON404
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r ElectResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ElectResponse) GetJSON413() *Error {
-	return r.JSON413
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ElectResponse) GetJSON415() *Error {
-	return r.JSON415
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ElectResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1812,26 +2004,26 @@ type ElectWinnerResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ElectWinner
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectWinnerResponse200Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1843,54 +2035,54 @@ func (r ElectWinnerResponse) GetJSON200() *ElectWinner {
 	return r.JSON200
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ElectWinnerResponse) GetJSON400() *Error {
-	return r.JSON400
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r ElectWinnerResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ElectWinnerResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ElectWinnerResponse) GetJSON404() *Error {
-	return r.JSON404
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r ElectWinnerResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r ElectWinnerResponse) GetJSON413() *Error {
-	return r.JSON413
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ElectWinnerResponse) GetJSON415() *Error {
-	return r.JSON415
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r ElectWinnerResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r ElectWinnerResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r ElectWinnerResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1937,20 +2129,20 @@ type GetCredentialsResponse struct {
 		ListingId     int64  `json:"listingId"`
 		UpstreamModel string `json:"upstreamModel"`
 	}
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCredentialsResponse503Headers
 }
@@ -1965,39 +2157,39 @@ func (r GetCredentialsResponse) GetJSON200() *struct {
 	return r.JSON200
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetCredentialsResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetCredentialsResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetCredentialsResponse) GetJSON404() *Error {
-	return r.JSON404
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r GetCredentialsResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r GetCredentialsResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetCredentialsResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetCredentialsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2045,26 +2237,26 @@ type PostMetricsResponse struct {
 		// Demand demand rows stored or replayed
 		Demand *int64 `json:"demand,omitempty"`
 	}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *Error
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Error
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Error
-	// JSON405 the response for an HTTP 405 `application/json` response
-	JSON405 *Error
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *Error
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *Error
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *Error
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Error
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *Error
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostMetricsResponse503Headers
 }
@@ -2080,54 +2272,54 @@ func (r PostMetricsResponse) GetJSON202() *struct {
 	return r.JSON202
 }
 
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMetricsResponse) GetJSON400() *Error {
-	return r.JSON400
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
 }
 
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r PostMetricsResponse) GetJSON401() *Error {
-	return r.JSON401
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
 }
 
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostMetricsResponse) GetJSON403() *Error {
-	return r.JSON403
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
 }
 
-// GetJSON405 returns the response for an HTTP 405 `application/json` response
-func (r PostMetricsResponse) GetJSON405() *Error {
-	return r.JSON405
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
 }
 
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r PostMetricsResponse) GetJSON409() *Error {
-	return r.JSON409
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON409() *Error {
+	return r.ApplicationproblemJSON409
 }
 
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostMetricsResponse) GetJSON413() *Error {
-	return r.JSON413
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
 }
 
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PostMetricsResponse) GetJSON415() *Error {
-	return r.JSON415
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
 }
 
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PostMetricsResponse) GetJSON422() *Error {
-	return r.JSON422
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
 }
 
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r PostMetricsResponse) GetJSON500() *Error {
-	return r.JSON500
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r PostMetricsResponse) GetJSON503() *Unavailable {
-	return r.JSON503
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -2153,6 +2345,130 @@ func (r PostMetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOpenAPIJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIJSON
+type GetOpenAPIJSONResponse200Headers struct {
+	ETag *string
+}
+
+// GetOpenAPIJSONResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIJSON
+type GetOpenAPIJSONResponse304Headers struct {
+	ETag *string
+}
+
+type GetOpenAPIJSONResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenAPIJSONResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIJSONResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOpenAPIJSONResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOpenAPIJSONResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIJSONResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIJSONResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIJSONResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIJSONResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOpenAPIYAMLResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIYAML
+type GetOpenAPIYAMLResponse200Headers struct {
+	ETag *string
+}
+
+// GetOpenAPIYAMLResponse304Headers the declared response headers of an HTTP 304 response for GetOpenAPIYAML
+type GetOpenAPIYAMLResponse304Headers struct {
+	ETag *string
+}
+
+type GetOpenAPIYAMLResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// YAML200 the response for an HTTP 200 `application/yaml` response
+	YAML200 *string
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOpenAPIYAMLResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetOpenAPIYAMLResponse304Headers
+}
+
+// GetYAML200 returns the response for an HTTP 200 `application/yaml` response
+func (r GetOpenAPIYAMLResponse) GetYAML200() *string {
+	return r.YAML200
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetOpenAPIYAMLResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenAPIYAMLResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenAPIYAMLResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenAPIYAMLResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenAPIYAMLResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2309,6 +2625,36 @@ func (c *ClientWithResponses) PostMetricsWithResponse(ctx context.Context, body 
 	return ParsePostMetricsResponse(rsp)
 }
 
+// GetOpenAPIJSONWithResponse This document, as JSON
+//
+// Public (no token), revalidated by a strong ETag.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
+func (c *ClientWithResponses) GetOpenAPIJSONWithResponse(ctx context.Context, params *GetOpenAPIJSONParams, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONResponse, error) {
+	rsp, err := c.GetOpenAPIJSON(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIJSONResponse(rsp)
+}
+
+// GetOpenAPIYAMLWithResponse This document, as YAML
+//
+// Public (no token), revalidated by a strong ETag; the same file as docs/openapi.yaml.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
+func (c *ClientWithResponses) GetOpenAPIYAMLWithResponse(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIYAMLResponse, error) {
+	rsp, err := c.GetOpenAPIYAML(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenAPIYAMLResponse(rsp)
+}
+
 // ParseGetCatalogueResponse parses an HTTP response from a GetCatalogueWithResponse call
 func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -2338,42 +2684,42 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2402,6 +2748,16 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCatalogueResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2438,47 +2794,54 @@ func ParseGetCatalogueChangesResponse(rsp *http.Response) (*GetCatalogueChangesR
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2537,42 +2900,42 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2601,6 +2964,16 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 			headers.ETag = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCatalogueHealthResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueHealthResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2642,70 +3015,70 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2768,70 +3141,70 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2899,49 +3272,49 @@ func ParseGetCredentialsResponse(rsp *http.Response) (*GetCredentialsResponse, e
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -2993,70 +3366,70 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON400 = &dest
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON401 = &dest
+		response.ApplicationproblemJSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON403 = &dest
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON405 = &dest
+		response.ApplicationproblemJSON405 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON409 = &dest
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON413 = &dest
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON415 = &dest
+		response.ApplicationproblemJSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON422 = &dest
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON500 = &dest
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
@@ -3071,6 +3444,124 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenAPIJSONResponse parses an HTTP response from a GetOpenAPIJSONWithResponse call
+func ParseGetOpenAPIJSONResponse(rsp *http.Response) (*GetOpenAPIJSONResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIJSONResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenAPIJSONResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIJSONResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenAPIYAMLResponse parses an HTTP response from a GetOpenAPIYAMLWithResponse call
+func ParseGetOpenAPIYAMLResponse(rsp *http.Response) (*GetOpenAPIYAMLResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenAPIYAMLResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
+		var dest string
+		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.YAML200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOpenAPIYAMLResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetOpenAPIYAMLResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,115 @@
+package web_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+// TestMembersAreToldWhoCanChangeWhatTheySee: a carrier member on the
+// profile, people and webhook pages sees no controls and is told only the
+// carrier's admins change them; an admin sees the controls and no such word.
+func TestMembersAreToldWhoCanChangeWhatTheySee(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	member, admin := p.client(), p.client()
+	member.login("member@nebula.example")
+	admin.login("admin@nebula.example")
+	for _, path := range []string{"/carrier/profile", "/carrier/members", "/alerts"} {
+		if body := member.get(path).body; !strings.Contains(body, `data-testid="admins-only"`) {
+			t.Errorf("%s: a member is not told only admins change it", path)
+		}
+		if body := admin.get(path).body; strings.Contains(body, `data-testid="admins-only"`) {
+			t.Errorf("%s: an admin is told only admins change it", path)
+		}
+	}
+}
+
+// TestDestructiveActionsAskFirst: revoking a token, withdrawing a filing
+// and logging out everywhere are behind a confirmation step on the page
+// (no JavaScript needed), and the throttles page is reachable from Users.
+func TestDestructiveActionsAskFirst(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@airside.example")
+	users := admin.get("/admin/users").body
+	if !strings.Contains(users, `href="/admin/throttles"`) {
+		t.Error("/admin/throttles is linked from nowhere")
+	}
+	wantStatus(t, "create a token", admin.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"gw-1"}, "scope": {apitoken.ScopeElect}}), http.StatusSeeOther)
+	tokens := admin.get("/admin/tokens").body
+	if n := strings.Count(tokens, `/revoke"`); n == 0 || strings.Count(tokens, `data-testid="revoke-confirm-`) != n {
+		t.Errorf("%d revoke forms, not each behind a confirmation", n)
+	}
+	account := admin.get("/account").body
+	if !strings.Contains(account, `data-testid="logout-everywhere-confirm"`) || strings.Count(account, `action="/logout/everywhere"`) != 1 {
+		t.Error("logging out everywhere does not ask first")
+	}
+	for _, body := range []string{users, account} {
+		if strings.Contains(body, `<button type="submit" class="link" data-testid="logout-everywhere"`) {
+			t.Error("the header logs out everywhere in one click")
+		}
+	}
+}
+
+// TestEveryResponseCarriesARequestID: each answer names its request, the
+// log line says the same id, and an id a load balancer sent is kept when
+// plain (and replaced when not).
+func TestEveryResponseCarriesARequestID(t *testing.T) {
+	var logs syncBuffer
+	p := portalOn(t, storetest.Open(t, store.SQLite), &logs)
+	res, err := http.Get(p.srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	id := res.Header.Get("X-Request-Id")
+	if len(id) < 16 {
+		t.Fatalf("X-Request-Id %q", id)
+	}
+	for sent, kept := range map[string]bool{"lb-4f2a.9": true, "bad id; <script>": false, strings.Repeat("x", 65): false} {
+		req, _ := http.NewRequest("GET", p.srv.URL+"/healthz", nil)
+		req.Header.Set("X-Request-Id", sent)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("X-Request-Id"); (got == sent) != kept || got == "" {
+			t.Errorf("sent %q, answered %q", sent, got)
+		}
+	}
+	// The line is written as the handler returns, which may be just after
+	// the answer arrived: wait for it, with a deadline.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "id="+id); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log does not carry the id %s", id)
+		}
+	}
+}
+
+// syncBuffer is a log the server writes from its goroutines while the test
+// reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
