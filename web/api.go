@@ -143,6 +143,9 @@ func (s *Server) serveDocument(c echo.Context, pick func(*routing.Snapshot) (eta
 	if err != nil {
 		return err
 	}
+	if err := knownModel(snap, model); err != nil {
+		return err
+	}
 	etag, document := pick(snap)
 	h := c.Response().Header()
 	h.Set("ETag", etag)
@@ -160,6 +163,21 @@ func (s *Server) serveDocument(c echo.Context, pick func(*routing.Snapshot) (eta
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body.Gzip)
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body.Plain)
+}
+
+// knownModel refuses a model the catalogue has no listing of, with the
+// same 404 as elect: an empty list would read as "no carrier serves it"
+// when the name is simply wrong. No model (all of them) is always known.
+// The changes feed is exempt: it must still report the removal of a
+// model's last listing.
+func knownModel(snap *routing.Snapshot, model string) error {
+	if model == "" {
+		return nil
+	}
+	if m, ok := snap.Market(model); !ok || len(m.Listings) == 0 {
+		return apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
+	}
+	return nil
 }
 
 // acceptsGzip reads Accept-Encoding: gzip unless refused with q=0.

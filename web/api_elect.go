@@ -144,9 +144,8 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	market, ok := snap.Market(model)
-	if !ok || len(market.Listings) == 0 {
-		return nil, apperr.Errorf(apperr.ENOTFOUND, "Unknown model %q.", model)
+	if err := knownModel(snap, model); err != nil {
+		return nil, err
 	}
 	if call.usage, err = usageByCandidate(snap, model, body); err != nil {
 		return nil, err

@@ -473,6 +473,9 @@ func TestAPIErrorRules(t *testing.T) {
 		{"a bucket without requests", "POST", "/api/v1/metrics", `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `"}]}`, 422, "buckets[0].requests", "required"},
 		{"an empty batch", "POST", "/api/v1/metrics", `{"buckets":[]}`, 422, "buckets", ""},
 		{"a model name too long", "GET", "/api/v1/catalogue?model=" + strings.Repeat("m", 201), "", 422, "model", ""},
+		{"an unknown model in the catalogue", "GET", "/api/v1/catalogue?model=no-such-model", "", 404, "", "Unknown model"},
+		{"an unknown model in health", "GET", "/api/v1/catalogue/health?model=no-such-model", "", 404, "", "Unknown model"},
+		{"an unknown model in elect", "POST", "/api/v1/elect", `{"model":"no-such-model"}`, 404, "", "Unknown model"},
 		{"a wait as a bare number of seconds", "GET", "/api/v1/catalogue/changes?since=0&wait=1", "", 200, "", ""},
 		{"a wait too long", "GET", "/api/v1/catalogue/changes?since=0&wait=2m", "", 422, "wait", ""},
 	} {
@@ -482,6 +485,11 @@ func TestAPIErrorRules(t *testing.T) {
 			continue
 		}
 		var body struct {
+			// RFC 9457 problem details...
+			Type, Title, Detail string
+			Status              int
+			Fields              map[string]string
+			// ...and the 1.x envelope beside them, for one version.
 			Error struct {
 				Status  int
 				Message string
@@ -491,6 +499,10 @@ func TestAPIErrorRules(t *testing.T) {
 		if err := json.Unmarshal([]byte(res.body), &body); err != nil || body.Error.Status != test.want {
 			t.Errorf("%s: not the error envelope: %s", test.name, res.body)
 			continue
+		}
+		if ct := res.header.Get("Content-Type"); ct != "application/problem+json" || !strings.HasPrefix(body.Type, web.ProblemTypeBase) ||
+			body.Status != test.want || body.Detail != body.Error.Message || body.Title == "" || len(body.Fields) != len(body.Error.Fields) {
+			t.Errorf("%s: not problem details (%s): %s", test.name, ct, res.body)
 		}
 		if test.field != "" && body.Error.Fields[test.field] == "" {
 			t.Errorf("%s: fields %v do not name %s", test.name, body.Error.Fields, test.field)

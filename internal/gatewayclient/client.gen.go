@@ -472,7 +472,7 @@ type Unavailable = Error
 
 // GetCatalogueParams defines parameters for GetCatalogue.
 type GetCatalogueParams struct {
-	// Model only this model's listings (its slug)
+	// Model only this model's listings (its slug); a model the catalogue has no listing of is a 404 (on the changes feed, an empty answer, since it reports removals)
 	Model *Model `form:"model,omitempty" json:"model,omitempty"`
 
 	// Include health for the one-document form of version 1.1 (each listing's metrics and the healthAsOf)
@@ -491,13 +491,13 @@ type GetCatalogueChangesParams struct {
 	// Wait how long to hold the request, up to 60 seconds; a number of seconds ("30") or with a unit ("30s", "500ms", "1m")
 	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
 
-	// Model only this model's listings (its slug)
+	// Model only this model's listings (its slug); a model the catalogue has no listing of is a 404 (on the changes feed, an empty answer, since it reports removals)
 	Model *Model `form:"model,omitempty" json:"model,omitempty"`
 }
 
 // GetCatalogueHealthParams defines parameters for GetCatalogueHealth.
 type GetCatalogueHealthParams struct {
-	// Model only this model's listings (its slug)
+	// Model only this model's listings (its slug); a model the catalogue has no listing of is a 404 (on the changes feed, an empty answer, since it reports removals)
 	Model *Model `form:"model,omitempty" json:"model,omitempty"`
 
 	// Delta true for only the listings whose figures moved since the health named by If-None-Match
@@ -1572,6 +1572,8 @@ type GetCatalogueResponse struct {
 	ApplicationproblemJSON401 *Error
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -1601,6 +1603,11 @@ func (r GetCatalogueResponse) GetApplicationproblemJSON401() *Error {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r GetCatalogueResponse) GetApplicationproblemJSON403() *Error {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
@@ -1782,6 +1789,8 @@ type GetCatalogueHealthResponse struct {
 	ApplicationproblemJSON401 *Error
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -1811,6 +1820,11 @@ func (r GetCatalogueHealthResponse) GetApplicationproblemJSON401() *Error {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r GetCatalogueHealthResponse) GetApplicationproblemJSON403() *Error {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
@@ -2693,6 +2707,13 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2908,6 +2929,13 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Error
