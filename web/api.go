@@ -264,6 +264,8 @@ func (s *Server) handleAPIChanges(c echo.Context) error {
 		return apperr.Invalid(map[string]string{"model": msg})
 	}
 	deadline := s.Now().Add(wait)
+	s.telemetry.polls.Inc()
+	defer s.telemetry.polls.Dec()
 	for checked := false; ; checked = true {
 		woken := s.Publications.Published() // before reading, so no publication slips between
 		snap, err := s.Routing.Current(c.Request().Context())

@@ -74,7 +74,7 @@ func plainID(id string) bool {
 
 // requestLog logs one line per request. It logs the route pattern, never the
 // raw path, so tokens in URLs (sign-up links) stay out of logs.
-func requestLog(log *slog.Logger) echo.MiddlewareFunc {
+func requestLog(log *slog.Logger, t *telemetry) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -87,6 +87,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 				// The client hung up (an upload cut off, a tab closed):
 				// nothing to answer and nothing wrong here. Logged as nginx's
 				// 499, not as the 200 the unwritten response still holds.
+				t.observe(route, c.Request().Method, 499, time.Since(start))
 				log.Info("request", "id", c.Response().Header().Get(echo.HeaderXRequestID), "method", c.Request().Method, "route", route, "status", 499, "client", "disconnected",
 					"duration_ms", float64(time.Since(start).Microseconds())/1000, "err", err.Error())
 				return nil
@@ -94,6 +95,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			if err != nil {
 				c.Error(err)
 			}
+			t.observe(route, c.Request().Method, c.Response().Status, time.Since(start))
 			log.Info("request", "id", c.Response().Header().Get(echo.HeaderXRequestID), "method", c.Request().Method, "route", route, "status", c.Response().Status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000, "bytes", c.Response().Size)
 			return nil

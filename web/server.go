@@ -106,6 +106,11 @@ type Server struct {
 	touchedMu sync.Mutex
 	touched   map[int64]time.Time
 	echo      *echo.Echo
+	// MetricsToken, when set, is the bearer token a Prometheus scraper
+	// sends to /metrics (AIRSIDE_METRICS_TOKEN); unset, only loopback may
+	// scrape.
+	MetricsToken string
+	telemetry    *telemetry
 	// ShutdownGrace is how long a drain waits for requests in flight before
 	// it gives up (default 10 s; AIRSIDE_SHUTDOWN_GRACE).
 	ShutdownGrace time.Duration
@@ -200,6 +205,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		drain:           make(chan struct{}),
 		touched:         map[int64]time.Time{},
 	}
+	s.telemetry = newTelemetry(s)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -263,7 +269,7 @@ func (s *Server) routes() {
 			return err
 		},
 	}))
-	e.Use(requestLog(s.Log))
+	e.Use(requestLog(s.Log, s.telemetry))
 	e.Use(s.requestDeadline)
 	e.Use(s.forwardedOnlyFromProxies)
 	e.Use(securityHeaders)
@@ -276,6 +282,8 @@ func (s *Server) routes() {
 	e.GET("/favicon.ico", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
 	})
+
+	e.GET("/metrics", s.handleMetrics())
 
 	api := e.Group("/api/v1")
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))

@@ -237,6 +237,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		srv.BaseURL = displayAddr(*addr) // the demo's links point at where it listens
 	}
 	srv.RequireBaseURL = !*withDemo
+	srv.MetricsToken = os.Getenv("AIRSIDE_METRICS_TOKEN")
 	srv.SetSessionLimits(envDuration("AIRSIDE_SESSION_IDLE", web.SessionIdle), envDuration("AIRSIDE_SESSION_LIFETIME", web.SessionLifetime))
 	if nets, err := parseCIDRs(os.Getenv("AIRSIDE_TRUSTED_PROXIES")); err != nil {
 		return fmt.Errorf("AIRSIDE_TRUSTED_PROXIES: %w", err)

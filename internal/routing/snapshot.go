@@ -674,3 +674,14 @@ func (s *Snapshot) Models() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Revision is the catalogue revision of the snapshot answering now, without
+// building one (false before the first is built): for the process's own
+// metrics, which must not cause work.
+func (k *Keeper) Revision() (int64, bool) {
+	cur := k.cur.Load()
+	if cur == nil {
+		return 0, false
+	}
+	return cur.Revision, true
+}
