@@ -10,12 +10,14 @@ package alerting
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/airside/airside/internal/election"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/airside/airside/internal/election"
 )
 
 // Kind is what an alert is about.
@@ -262,3 +264,35 @@ type Delivery struct {
 	URL          string
 	SecretSealed string
 }
+
+// StandardSignature signs a delivery as Standard Webhooks does
+// (standardwebhooks.com), which carriers have verifiers for in every
+// language: "v1," and the base64 HMAC-SHA256 of "{id}.{timestamp}.{body}",
+// keyed with the bytes the secret encodes after "whsec_".
+func StandardSignature(secret, msgID string, at time.Time, body []byte) (string, error) {
+	key, err := standardKey(secret)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(msgID + "." + strconv.FormatInt(at.Unix(), 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// standardKey is the HMAC key of a "whsec_" secret: its base64 payload,
+// standard encoding (secrets made before the switch used the URL-safe
+// alphabet, which is read too).
+func standardKey(secret string) ([]byte, error) {
+	payload := strings.TrimPrefix(secret, "whsec_")
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if key, err := enc.DecodeString(payload); err == nil {
+			return key, nil
+		}
+	}
+	return nil, fmt.Errorf("the webhook secret is not whsec_ and base64")
+}
+
+// StandardMessageID is a delivery's webhook-id: the same on every retry, so
+// a receiver drops a delivery it has already handled.
+func StandardMessageID(deliveryID int64) string { return "msg_" + strconv.FormatInt(deliveryID, 10) }

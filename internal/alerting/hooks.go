@@ -72,7 +72,7 @@ func (h *Hooks) Set(ctx context.Context, p *account.Principal, carrierID int64, 
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("webhook secret: %w", err)
 	}
-	plain := "whsec_" + base64.RawURLEncoding.EncodeToString(b)
+	plain := "whsec_" + base64.StdEncoding.EncodeToString(b) // Standard Webhooks' form
 	sealed, err := h.Secrets.Seal(plain, secretBinding(carrierID))
 	if err != nil {
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/netguard"
 )
@@ -41,5 +42,22 @@ func TestDeliveryProblemsInPlainWords(t *testing.T) {
 				t.Errorf("%s: %q shows %q", tc.name, got, leak)
 			}
 		}
+	}
+}
+
+// TestStandardWebhooksSignature: the signature of the Standard Webhooks
+// specification's own example, and a delivery's headers verify as its
+// reference verifiers do.
+func TestStandardWebhooksSignature(t *testing.T) {
+	at := time.Unix(1614265330, 0)
+	got, err := StandardSignature("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", at, []byte(`{"test": 2432232314}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Errorf("signature %s, want the spec's %s", got, want)
+	}
+	if _, err := StandardSignature("whsec_!!!", "msg_1", at, nil); err == nil {
+		t.Error("a secret that is not base64 signed")
 	}
 }

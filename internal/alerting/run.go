@@ -244,7 +244,16 @@ func (s *Sender) send(ctx context.Context, d Delivery) (int, error) {
 	req.Header.Set("User-Agent", "Airside-Webhooks/1")
 	req.Header.Set("Airside-Event", d.Event)
 	req.Header.Set("Airside-Delivery", strconv.FormatInt(d.ID, 10))
-	req.Header.Set("Airside-Signature", Signature(secret, s.Now(), []byte(d.Body)))
+	now := s.Now()
+	req.Header.Set("Airside-Signature", Signature(secret, now, []byte(d.Body))) // the 1.x scheme, for one version
+	msgID := StandardMessageID(d.ID)
+	sig, err := StandardSignature(secret, msgID, now, []byte(d.Body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("webhook-id", msgID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
 	resp, err := s.HTTP.Do(req)
 	if err != nil {
 		return 0, err

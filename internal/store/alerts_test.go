@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
@@ -106,11 +109,14 @@ func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
 		var calls atomic.Int32
 		var verified atomic.Int32
 		var secretText string
+		var ids sync.Map // webhook-id of each attempt: one message, retried
 		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
-			if alerting.Verify(secretText, r.Header.Get("Airside-Signature"), body, now, 5*time.Minute) == nil && r.Header.Get("Airside-Event") == "test" {
+			if alerting.Verify(secretText, r.Header.Get("Airside-Signature"), body, now, 5*time.Minute) == nil && r.Header.Get("Airside-Event") == "test" &&
+				standardWebhookValid(secretText, r.Header, body) {
 				verified.Add(1)
 			}
+			ids.Store(r.Header.Get("webhook-id"), true)
 			if calls.Add(1) == 1 {
 				w.WriteHeader(http.StatusServiceUnavailable) // the first attempt fails
 				return
@@ -151,6 +157,11 @@ func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
 		if d[0].State != alerting.Delivered || d[0].Attempts != 2 || verified.Load() != 2 {
 			t.Errorf("after the retry: %+v, %d signatures verified", d[0], verified.Load())
 		}
+		n := 0
+		ids.Range(func(any, any) bool { n++; return true })
+		if n != 1 {
+			t.Errorf("the two attempts of one delivery carried %d webhook-ids, want the same one", n)
+		}
 		// A receiver that moved to a private address is refused by the sender's client.
 		guarded := &alerting.Sender{Store: s, HTTP: netguard.New(false).Client(5 * time.Second), OpenSecret: hooks.OpenSecret, Now: s.Now, Log: quiet}
 		if err := hooks.Test(ctx, admin, fx.carrierID); err != nil {
@@ -160,7 +171,7 @@ func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, _ = s.FindDeliveries(ctx, fx.carrierID, 5)
-		if d[0].State != alerting.Pending || !strings.Contains(d[0].LastError, "refused") {
+		if d[0].State != alerting.Pending || !strings.Contains(d[0].LastError, "private or reserved") {
 			t.Errorf("a delivery to loopback with the rule on: %+v", d[0])
 		}
 	})
@@ -262,4 +273,26 @@ func peerListing(t *testing.T, s *store.Store) (int64, int64) {
 		t.Fatal(err)
 	}
 	return peer, models[0].ID
+}
+
+// standardWebhookValid verifies a delivery as the Standard Webhooks
+// reference verifiers do, written here from the specification rather than
+// with the code under test: the key is the secret's base64 after whsec_,
+// the MAC covers "{webhook-id}.{webhook-timestamp}.{body}", and one of the
+// space-separated "v1,<base64>" signatures must match.
+func standardWebhookValid(secret string, h http.Header, body []byte) bool {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil || h.Get("webhook-id") == "" || h.Get("webhook-timestamp") == "" {
+		return false
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(h.Get("webhook-id") + "." + h.Get("webhook-timestamp") + "."))
+	mac.Write(body)
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	for _, sig := range strings.Fields(h.Get("webhook-signature")) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return true
+		}
+	}
+	return false
 }
