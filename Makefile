@@ -28,7 +28,8 @@ test: check
 	$(GO) test -race -count=1 ./internal/routing
 	@$(MAKE) --no-print-directory fuzz-run
 
-## check: no tracked file over 1 MB outside .large-files-allowed, gofmt, go vet, staticcheck, the import rules, the OpenAPI document valid and the client generated from it
+## check: no tracked file over 1 MB outside .large-files-allowed, gofmt, go vet, staticcheck, the import and threshold rules,
+##        the fare field table and the threshold sentences, the OpenAPI document valid and the client generated from it
 ##        fresh, go.mod tidy, and templ output in sync with the .templ files
 check:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$2}' \
@@ -39,6 +40,8 @@ check:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) test -count=1 ./internal/archrules
+	$(GO) test -count=1 -run '^(TestEveryMessageIsKeyedByTheTable|TestProblemsFollowTheTable|TestFormOfValuesReadsEveryField|TestCSVColumnsAreTheTables)$$' ./internal/fare
+	$(GO) test -count=1 -run '^(TestFareFormFollowsTheTable|TestEveryFormMessageHasItsPlace|TestThresholdSentencesCarryTheConstants)$$' ./templates
 	$(GO) test -count=1 -run '^TestOpenAPIDocument$$' ./web
 	@before=$$(sha256sum < internal/gatewayclient/client.gen.go); \
 	(cd internal/gatewayclient && $(GO) generate ./...) >/dev/null 2>&1 || { echo "oapi-codegen failed"; exit 1; }; \
