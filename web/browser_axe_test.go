@@ -136,6 +136,9 @@ func TestBrowserAxeWalk(t *testing.T) {
 				if err := checkAxe(t, ctx, fmt.Sprintf("%d px, %s as %q", width, page, w.who)); err != nil {
 					t.Fatalf("%s: %v", page, err)
 				}
+				if wide := pageOverflow(t, ctx); wide != "" {
+					t.Errorf("%d px, %s as %q scrolls sideways as a whole: %s", width, page, w.who, wide)
+				}
 				if artifactsWanted() { // every main page at both widths, for a reviewer of the change
 					who := strings.ReplaceAll(w.who, "@", "_at_")
 					if who == "" {
@@ -186,4 +189,35 @@ func TestBrowserAxeWalk(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("during the walk: %s", p)
 	}
+}
+
+// pageOverflow says why a page is wider than the viewport ("" when it is
+// not): the outermost elements sticking out past its right edge. Wide
+// content belongs in a box of its own that scrolls (.scroll), with the
+// page itself fitting the screen.
+func pageOverflow(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	const js = `(() => {
+		const vw = document.documentElement.clientWidth;
+		if (document.documentElement.scrollWidth <= vw + 1) return "";
+		const out = [];
+		for (const el of document.querySelectorAll("body *")) {
+			const r = el.getBoundingClientRect();
+			if (r.width === 0 || r.right <= vw + 1) continue;
+			let inside = false;
+			for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+				const pr = p.getBoundingClientRect();
+				const ox = getComputedStyle(p).overflowX;
+				if (pr.right > vw + 1 || ox === "auto" || ox === "scroll" || ox === "hidden") { inside = true; break; }
+			}
+			if (!inside) out.push(el.tagName.toLowerCase() + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") + (el.id ? "#" + el.id : "") + " to " + Math.round(r.right) + " px");
+			if (out.length >= 4) break;
+		}
+		return "page " + document.documentElement.scrollWidth + " px for a " + vw + " px viewport; " + out.join(", ");
+	})()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -285,6 +285,13 @@ func expect() map[string]map[string]int {
 		return m
 	}
 	all := func(status int) map[string]int { return page(status, status, status, status, status) }
+	everyone := func(status int) map[string]int {
+		m := map[string]int{}
+		for _, r := range roles {
+			m[r] = status
+		}
+		return m
+	}
 	e := map[string]map[string]int{
 		"GET /":                           all(303),
 		"GET /healthz":                    all(200),
@@ -391,6 +398,14 @@ func expect() map[string]map[string]int {
 		"GET /admin/tokens":             page(303, 403, 403, 403, 200),
 		"POST /admin/tokens":            page(401, 403, 403, 403, 303),
 		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
+		// The API's own description is public, to people and tokens alike.
+		"GET /api/v1/openapi.yaml": everyone(200),
+		"GET /api/v1/openapi.json": everyone(200),
+		// /metrics goes by address or its own token, never by role: the
+		// matrix asks from a documentation address (192.0.2.1), not
+		// loopback, with no metrics token, so everyone gets 404
+		// (TestPrometheusMetrics checks loopback and the token).
+		"GET /metrics":                  everyone(404),
 		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/health":  api(apitoken.ScopeCatalogueRead, 200),
