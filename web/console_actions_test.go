@@ -1,12 +1,9 @@
 package web_test
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,7 +61,7 @@ func TestDestructiveActionsAskFirst(t *testing.T) {
 // log line says the same id, and an id a load balancer sent is kept when
 // plain (and replaced when not).
 func TestEveryResponseCarriesARequestID(t *testing.T) {
-	var logs syncBuffer
+	var logs lockedBuffer
 	p := portalOn(t, storetest.Open(t, store.SQLite), &logs)
 	res, err := http.Get(p.srv.URL + "/healthz")
 	if err != nil {
@@ -93,73 +90,5 @@ func TestEveryResponseCarriesARequestID(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the log does not carry the id %s", id)
 		}
-	}
-}
-
-// syncBuffer is a log the server writes from its goroutines while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// TestPrometheusMetrics: /metrics exports the requests by route pattern
-// (never a raw path), the catalogue revision and the health age; with a
-// token configured it answers only to it.
-func TestPrometheusMetrics(t *testing.T) {
-	p := newPortal(t, store.SQLite)
-	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
-	wantStatus(t, "catalogue", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, ""), http.StatusOK)
-	p.client().get("/signup/secret-token-in-a-path")
-	scrape := func(bearer string) (int, string) {
-		req, _ := http.NewRequest("GET", p.srv.URL+"/metrics", nil)
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
-	code, body := scrape("")
-	if code != http.StatusOK {
-		t.Fatalf("loopback scrape: %d", code)
-	}
-	for _, want := range []string{`airside_http_requests_total{code="200",method="GET",route="/api/v1/catalogue"} 1`,
-		`route="/signup/:token"`, "airside_catalogue_revision ", "airside_routing_health_age_seconds ", "airside_long_polls_held 0", "go_goroutines "} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the exposition lacks %q", want)
-		}
-	}
-	if strings.Contains(body, "secret-token-in-a-path") {
-		t.Error("a raw path became a label")
-	}
-	if strings.Contains(body, "airside_catalogue_revision 0\n") {
-		t.Error("the revision is 0 after the catalogue was served")
-	}
-	p.server.MetricsToken = "scrape-me"
-	if code, _ := scrape(""); code != http.StatusNotFound {
-		t.Errorf("without the token: %d, want 404", code)
-	}
-	if code, _ := scrape("wrong"); code != http.StatusNotFound {
-		t.Errorf("with a wrong token: %d, want 404", code)
-	}
-	if code, _ := scrape("scrape-me"); code != http.StatusOK {
-		t.Errorf("with the token: %d", code)
 	}
 }

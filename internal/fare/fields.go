@@ -397,33 +397,29 @@ func readRowsCell(form *Form, r *Rows, s string) error {
 func writeRowsCell(form *Form, r *Rows) string {
 	rows := make([]string, r.count(form))
 	for i := range rows {
-		var b strings.Builder
+		cells := make([]string, len(r.Columns))
 		for j, c := range r.Columns {
-			switch j {
-			case 0:
-			case 1:
-				b.WriteByte(':')
-			default:
-				b.WriteByte('/')
-			}
-			b.WriteString(*r.at(form, i, c.Name))
+			cells[j] = *r.at(form, i, c.Name)
 		}
-		rows[i] = b.String()
+		rows[i] = joinRow(cells)
 	}
 	return strings.Join(rows, ";")
 }
 
+// rowsCellPattern is how a row is written, for the message on a bad one:
+// "threshold:input/output/cached".
 func rowsCellPattern(r *Rows) string {
-	var b strings.Builder
+	words := make([]string, len(r.Columns))
 	for j, c := range r.Columns {
-		switch j {
-		case 0:
-		case 1:
-			b.WriteByte(':')
-		default:
-			b.WriteByte('/')
-		}
-		b.WriteString(strings.Fields(c.Label)[0])
+		words[j] = strings.Fields(c.Label)[0]
 	}
-	return b.String()
+	return joinRow(words)
+}
+
+// joinRow writes a row's cells: the first, ":", the rest split by "/".
+func joinRow(cells []string) string {
+	if len(cells) == 0 {
+		return ""
+	}
+	return cells[0] + ":" + strings.Join(cells[1:], "/")
 }
