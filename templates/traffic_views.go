@@ -137,6 +137,9 @@ type AlertRow struct {
 // DeliveryRow is one webhook delivery as listed.
 type DeliveryRow struct {
 	ID, Event, State, Attempts, Status, Created, Error string
+	// CanResend: it failed or waits for a retry, and the viewer manages
+	// the webhook.
+	CanResend bool
 }
 
 // AlertsView is /alerts: a carrier's alerts and its webhook.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -109,4 +110,22 @@ func (s *Server) handleDeleteWebhook(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/alerts?carrier=%s", slug))
+}
+
+// handleResendDelivery puts a failed delivery back in the queue, now.
+func (s *Server) handleResendDelivery(c echo.Context) error {
+	id, slug, err := s.hookCarrier(c)
+	if err != nil {
+		return err
+	}
+	// A malformed id finds nothing; who may resend is decided first.
+	delivery, _ := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err := s.Hooks.Resend(c.Request().Context(), principal(c), id, delivery); err != nil {
+		return err
+	}
+	s.Webhooks.Wake()
+	if err := s.setFlash(c, "Delivery #%d is queued again; its new attempt shows below within seconds.", delivery); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/alerts?carrier="+slug)
 }

@@ -31,6 +31,7 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 		if d.State == alerting.Pending && d.Attempts > 0 {
 			row.State = "retry at " + d.NextAttemptAt.Format("15:04:05") + " UTC"
 		}
+		row.CanResend = canManage && (d.State == alerting.Failed || d.State == alerting.Pending && d.Attempts > 0)
 		v.Deliveries = append(v.Deliveries, row)
 	}
 	return v

@@ -19,6 +19,7 @@ type HookStore interface {
 	SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string) error
 	DeleteWebhook(ctx context.Context, actorID, carrierID int64) error
 	QueueTestEvent(ctx context.Context, carrierID int64) error
+	ResendDelivery(ctx context.Context, actorID, carrierID, deliveryID int64) error
 }
 
 // URLChecker is the outbound-address rule (netguard.Guard).
@@ -97,4 +98,12 @@ func (h *Hooks) Test(ctx context.Context, p *account.Principal, carrierID int64)
 		return err
 	}
 	return h.Store.QueueTestEvent(ctx, carrierID)
+}
+
+// Resend tries a failed or waiting delivery again now (carrier admins).
+func (h *Hooks) Resend(ctx context.Context, p *account.Principal, carrierID, deliveryID int64) error {
+	if err := authorizeHooks(p, carrierID); err != nil {
+		return err
+	}
+	return h.Store.ResendDelivery(ctx, p.User.ID, carrierID, deliveryID)
 }

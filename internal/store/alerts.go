@@ -450,3 +450,23 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, delivered bool, st
 		return tx.Model(&deliveryRow{}).Where("id = ?", id).Updates(updates).Error
 	})
 }
+
+// ResendDelivery puts a carrier's failed (or waiting) delivery back in the
+// queue to be tried now, as the same message (the same webhook-id, so a
+// receiver that did handle it drops it), audited. A delivered one, or
+// another carrier's, is not found.
+func (s *Store) ResendDelivery(ctx context.Context, actorID, carrierID, deliveryID int64) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		res := tx.Model(&deliveryRow{}).
+			Where("id = ? AND carrier_id = ? AND state <> ?", deliveryID, carrierID, string(alerting.Delivered)).
+			Updates(map[string]any{"state": string(alerting.Pending), "next_attempt_at": now, "claimed_until": nil})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Errorf(apperr.ENOTFOUND, "No such delivery waiting or failed.")
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &carrierID, Action: "webhook.resend",
+			SubjectType: "delivery", SubjectID: deliveryID})
+	})
+}

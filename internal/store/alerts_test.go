@@ -17,6 +17,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/alerting"
+	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/netguard"
@@ -173,6 +174,21 @@ func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
 		d, _ = s.FindDeliveries(ctx, fx.carrierID, 5)
 		if d[0].State != alerting.Pending || !strings.Contains(d[0].LastError, "private or reserved") {
 			t.Errorf("a delivery to loopback with the rule on: %+v", d[0])
+		}
+		// Resend: the waiting delivery is due now, once more; another
+		// carrier's id and a delivered one are not found.
+		waiting, delivered := d[0].ID, d[1].ID
+		if err := s.ResendDelivery(ctx, admin.User.ID, fx.carrierID+1000, waiting); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("resent another carrier's delivery: %v", err)
+		}
+		if err := s.ResendDelivery(ctx, admin.User.ID, fx.carrierID, delivered); apperr.Code(err) != apperr.ENOTFOUND {
+			t.Errorf("resent a delivered one: %v", err)
+		}
+		if err := s.ResendDelivery(ctx, admin.User.ID, fx.carrierID, waiting); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := sender.Once(context.Background()); err != nil || n != 1 {
+			t.Errorf("after a resend the delivery was not due at once: %d, %v", n, err)
 		}
 	})
 }
