@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -90,5 +91,25 @@ func TestEveryResponseCarriesARequestID(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the log does not carry the id %s", id)
 		}
+	}
+}
+
+// TestTokenNamesAreUniqueAndScopesExplained: a second live token of the
+// same name is refused beside the name field (case aside), and each scope
+// says what it lets a token do, credentials:read included.
+func TestTokenNamesAreUniqueAndScopesExplained(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@airside.example")
+	page := admin.get("/admin/tokens").body
+	for _, scope := range apitoken.Scopes {
+		if !strings.Contains(page, "<strong>"+scope+"</strong>: "+html.EscapeString(apitoken.ScopeMeanings[scope])) {
+			t.Errorf("scope %s is not explained on the page", scope)
+		}
+	}
+	wantStatus(t, "a first token", admin.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"edge-gw"}, "scope": {apitoken.ScopeElect}}), http.StatusSeeOther)
+	res := admin.post("/admin/tokens", "/admin/tokens", url.Values{"name": {"Edge-GW"}, "scope": {apitoken.ScopeCatalogueRead}})
+	if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, "already named edge-gw") {
+		t.Errorf("a second live token of the same name: %d", res.status)
 	}
 }

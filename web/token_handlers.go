@@ -25,7 +25,7 @@ func (s *Server) tokensView(c echo.Context, chosen []string) (templates.TokensVi
 		v.Rows = append(v.Rows, row)
 	}
 	for _, sc := range apitoken.Scopes {
-		v.Scopes = append(v.Scopes, templates.CapabilityOption{Name: sc, Label: sc, Checked: contains(chosen, sc)})
+		v.Scopes = append(v.Scopes, templates.CapabilityOption{Name: sc, Label: sc, Why: apitoken.ScopeMeanings[sc], Checked: contains(chosen, sc)})
 	}
 	return v, nil
 }

@@ -27,6 +27,15 @@ const (
 // Scopes lists every scope.
 var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead}
 
+// ScopeMeanings says what each scope lets a token do, for the person
+// choosing them.
+var ScopeMeanings = map[string]string{
+	ScopeCatalogueRead:   "read the routing catalogue, its health and its changes (GET /api/v1/catalogue...)",
+	ScopeMetricsWrite:    "report the gateway's traffic and health figures (POST /api/v1/metrics)",
+	ScopeElect:           "run elections on the published catalogue (POST /api/v1/elect)",
+	ScopeCredentialsRead: "read carriers' endpoint keys to call them (every read is audited): only the gateway that routes needs it",
+}
+
 // Prefix starts every token, so a leaked one is recognisable.
 const Prefix = "airside_"
 
@@ -91,6 +100,17 @@ func (s *Service) Create(ctx context.Context, p *account.Principal, name string,
 	name = strings.TrimSpace(name)
 	if fields := Validate(name, scopes); len(fields) > 0 {
 		return "", apperr.Invalid(fields)
+	}
+	// Two live tokens of one name cannot be told apart on the page or in
+	// the audit log: the name must say which gateway holds which.
+	tokens, err := s.Store.FindTokens(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tokens {
+		if t.RevokedAt == nil && strings.EqualFold(t.Name, name) {
+			return "", apperr.Invalid(map[string]string{"name": "A live token is already named " + t.Name + ": choose another name, or revoke that one first."})
+		}
 	}
 	secret, _, err := account.NewToken()
 	if err != nil {
