@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,13 +21,18 @@ import (
 	"github.com/airside/airside/web"
 )
 
+// testTokens numbers the tokens the tests create.
+var testTokens atomic.Int64
+
 func apiToken(t testing.TB, st *store.Store, scopes ...string) string {
 	t.Helper()
 	admin, err := st.FindUserByEmail(context.Background(), "admin@airside.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, "test "+strings.Join(scopes, "+"), scopes)
+	// Live token names are unique: number each test token.
+	name := fmt.Sprintf("test %s #%d", strings.Join(scopes, "+"), testTokens.Add(1))
+	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, name, scopes)
 	if err != nil {
 		t.Fatal(err)
 	}

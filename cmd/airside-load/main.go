@@ -482,7 +482,7 @@ func seedAndServe(ctx context.Context, cfg config) (base, token string, models [
 		cleanup()
 		return "", "", nil, nil, err
 	}
-	token, err = apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "load", apitoken.Scopes)
+	token, err = apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "load "+time.Now().UTC().Format(time.RFC3339Nano), apitoken.Scopes)
 	if err != nil {
 		cleanup()
 		return "", "", nil, nil, err

@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	token, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "soak gateway", apitoken.Scopes)
+	token, err := apitoken.NewService(st).Create(ctx, &account.Principal{User: *admin}, "soak gateway "+time.Now().UTC().Format(time.RFC3339Nano), apitoken.Scopes)
 	if err != nil {
 		return "", err
 	}

@@ -264,7 +264,8 @@ func seededWithScopes(t *testing.T, dbURL string, scopes ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, "gateway", scopes)
+	// Live token names are unique: one per call.
+	tok, err := apitoken.NewService(st).Create(context.Background(), &account.Principal{User: *admin}, fmt.Sprintf("gateway %d", time.Now().UnixNano()), scopes)
 	if err != nil {
 		t.Fatal(err)
 	}
