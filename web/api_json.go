@@ -58,14 +58,11 @@ func decodeJSON(c echo.Context, v any) error {
 	if err == nil {
 		return nil
 	}
-	var tooLarge *http.MaxBytesError
-	var he *echo.HTTPError
+	// (A body over the limit was refused above, when it was read.)
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var timeErr *time.ParseError
 	switch {
-	case errors.As(err, &tooLarge), errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
 	case errors.Is(err, io.EOF):
 		return badRequest("The request body is empty; send JSON.", nil)
 	case errors.Is(err, io.ErrUnexpectedEOF):
