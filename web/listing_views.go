@@ -167,11 +167,14 @@ func describeFare(f *fare.Fare) fareDescription {
 		{Label: fare.FieldLabel("input"), Value: templates.Dollars(f.Input), Hint: effective(f.Input)},
 		{Label: fare.FieldLabel("output"), Value: templates.Dollars(f.Output), Hint: effective(f.Output)},
 		{Label: fare.FieldLabel("cached_input"), Value: templates.OptDollars(f.CachedInput)},
-		{Label: fare.FieldLabel("cache_read"), Value: templates.OptDollars(f.CacheRead), Hint: "billed, not ranked"},
-		{Label: fare.FieldLabel("cache_write"), Value: templates.OptDollars(f.CacheWrite), Hint: "billed, not ranked"},
+	}
+	for _, b := range fare.BilledPrices(f) {
+		d.prices = append(d.prices, templates.KV{Label: b.Label, Value: templates.OptDollars(b.Price), Hint: strings.ToLower(strings.TrimSuffix(fare.BilledHint, "."))})
+	}
+	d.prices = append(d.prices, []templates.KV{
 		{Label: fare.FieldLabel("landing_fee"), Value: f.LandingFee.Percent() + " %", Hint: "you keep " + f.KeptPerDollar().Percent() + " cents of every filed dollar"},
 		{Label: fare.FieldLabel("discount"), Value: f.Discount.Percent() + " %"},
-	}
+	}...)
 	for _, t := range f.Tiers {
 		d.tiers = append(d.tiers, []string{templates.Count(t.AboveTokens), templates.OptDollars(t.Input), templates.OptDollars(t.Output), templates.OptDollars(t.CachedInput)})
 	}

@@ -59,8 +59,10 @@ func Diff(old, new *Fare) []Change {
 	priceChange("input", KindPrice, &old.Input, &new.Input)
 	priceChange("output", KindPrice, &old.Output, &new.Output)
 	priceChange("cached_input", KindPrice, old.CachedInput, new.CachedInput)
-	priceChange("cache_read", KindPrice, old.CacheRead, new.CacheRead)
-	priceChange("cache_write", KindPrice, old.CacheWrite, new.CacheWrite)
+	oldBilled := BilledPrices(old)
+	for i, b := range BilledPrices(new) {
+		priceChange(b.Key, KindPrice, oldBilled[i].Price, b.Price)
+	}
 	if a, b := tiersText(old.Tiers), tiersText(new.Tiers); a != b {
 		out = append(out, Change{Field: "tiers", Label: FieldLabel("tiers"), Kind: KindPrice, Old: a, New: b})
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/airside/airside/internal/money"
 )
 
 // Group is a section of the fare form; Parse checks one group at a time.
@@ -55,6 +57,10 @@ type Field struct {
 
 	text func(*Form) *string   // a field typed as one value
 	list func(*Form) *[]string // a field typed as a set of checkboxes
+	// billed is where a billed-only price lives in a Fare. Such a field is
+	// typed in Form.Billed under its key, and Parse, FormOf, Diff and the
+	// listing page read and write it through the table alone.
+	billed func(*Fare) **money.Micros
 }
 
 // Rows is a field typed as a table: each row's columns.
@@ -79,16 +85,24 @@ func price(key, label, hint string, g Group, text func(*Form) *string) Field {
 	return Field{Key: key, Label: label, Hint: hint, Group: g, Money: true, text: text}
 }
 
+// BilledHint says what a billed-only price does.
+const BilledHint = "Billed, not ranked."
+
+// billedPrice declares an optional price that earnings bill and elections
+// never rank: one row here, the Fare field at points to, its store column and
+// its template input are all it takes.
+func billedPrice(key, label string, at func(*Fare) **money.Micros) Field {
+	return Field{Key: key, Label: label, Hint: BilledHint, Group: GroupPrices, Money: true, billed: at}
+}
+
 // Fields is the fare form, in the order a person reads it.
 var Fields = []Field{
 	withCSV(live(compact(price("input", "Input price", "", GroupPrices, func(f *Form) *string { return &f.Input }))), "input"),
 	withCSV(live(compact(price("output", "Output price", "", GroupPrices, func(f *Form) *string { return &f.Output }))), "output"),
 	withCSV(live(compact(price("cached_input", "Cached input price", "What a cache hit costs; ranked for large prompts and sessions.",
 		GroupPrices, func(f *Form) *string { return &f.CachedInput }))), "cached_input"),
-	withCSV(live(price("cache_read", "Explicit cache read price", "Billed, not ranked.", GroupPrices,
-		func(f *Form) *string { return &f.CacheRead })), "cache_read"),
-	withCSV(live(price("cache_write", "Cache write price", "Billed, not ranked.", GroupPrices,
-		func(f *Form) *string { return &f.CacheWrite })), "cache_write"),
+	withCSV(live(billedPrice("cache_read", "Explicit cache read price", func(f *Fare) **money.Micros { return &f.CacheRead })), "cache_read"),
+	withCSV(live(billedPrice("cache_write", "Cache write price", func(f *Fare) **money.Micros { return &f.CacheWrite })), "cache_write"),
 	withCSV(live(compact(Field{Key: "landing_fee", Label: "Landing fee", Qualifier: "%", Hint: LandingFeeHint, Group: GroupLevers,
 		text: func(f *Form) *string { return &f.LandingFee }})), "landing_fee"),
 	withCSV(live(compact(Field{Key: "discount", Label: "Traffic discount", Qualifier: "%", Hint: DiscountHint, Group: GroupLevers,
@@ -217,19 +231,54 @@ func (f Field) PostName() string {
 	return f.Key
 }
 
+// oneValue reports whether the field is typed as one value.
+func (f Field) oneValue() bool { return f.text != nil || f.billed != nil }
+
 // Value is what is typed in a one-value field of form.
 func (f Field) Value(form *Form) string {
-	if f.text == nil {
-		return ""
+	switch {
+	case f.text != nil:
+		return *f.text(form)
+	case f.billed != nil:
+		return form.Billed[f.Key]
 	}
-	return *f.text(form)
+	return ""
 }
 
 // Set types v into a one-value field of form (other fields ignore it).
 func (f Field) Set(form *Form, v string) {
-	if f.text != nil {
+	switch {
+	case f.text != nil:
 		*f.text(form) = v
+	case f.billed != nil && v == "":
+		// A blank billed price is no entry, so forms compare equal
+		// however they were filled.
+		if delete(form.Billed, f.Key); len(form.Billed) == 0 {
+			form.Billed = nil
+		}
+	case f.billed != nil:
+		if form.Billed == nil {
+			form.Billed = map[string]string{}
+		}
+		form.Billed[f.Key] = v
 	}
+}
+
+// BilledPrice is a billed-only price of a fare, as the table names it.
+type BilledPrice struct {
+	Key, Label string
+	Price      *money.Micros // nil when not filed
+}
+
+// BilledPrices are f's billed-only prices in the form's order.
+func BilledPrices(f *Fare) []BilledPrice {
+	var out []BilledPrice
+	for _, fl := range Fields {
+		if fl.billed != nil {
+			out = append(out, BilledPrice{Key: fl.Key, Label: fl.Label, Price: *fl.billed(f)})
+		}
+	}
+	return out
 }
 
 // MustField is the declaration of a key the code names literally (a
@@ -280,8 +329,8 @@ func FormOfValues(values map[string][]string) Form {
 	}
 	for _, f := range Fields {
 		switch {
-		case f.text != nil:
-			*f.text(&form) = first(f.PostName())
+		case f.oneValue():
+			f.Set(&form, first(f.PostName()))
 		case f.list != nil:
 			*f.list(&form) = values[f.PostName()]
 		case f.Rows != nil:
@@ -333,8 +382,8 @@ func readCSVCells(form *Form, cell map[string]string) (column string, err error)
 		}
 		v := cell[f.CSV]
 		switch {
-		case f.text != nil:
-			*f.text(form) = v
+		case f.oneValue():
+			f.Set(form, v)
 		case f.list != nil:
 			for _, item := range strings.Split(v, ";") {
 				if item = strings.TrimSpace(item); item != "" {
@@ -356,8 +405,8 @@ func csvCells(form *Form) map[string]string {
 	for _, f := range Fields {
 		switch {
 		case f.CSV == "":
-		case f.text != nil:
-			out[f.CSV] = *f.text(form)
+		case f.oneValue():
+			out[f.CSV] = f.Value(form)
 		case f.list != nil:
 			out[f.CSV] = strings.Join(*f.list(form), ";")
 		case f.Rows != nil:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -16,8 +17,8 @@ func badForm() Form {
 	var f Form
 	for _, field := range Fields {
 		switch {
-		case field.text != nil:
-			*field.text(&f) = "bad,1"
+		case field.oneValue():
+			field.Set(&f, "bad,1")
 		case field.list != nil:
 			*field.list(&f) = []string{"nonsense"}
 		case field.Rows != nil:
@@ -49,7 +50,7 @@ func TestEveryMessageIsKeyedByTheTable(t *testing.T) {
 		"nothing typed":      {},
 		"schedule no prices": {Input: "1", Output: "1", PeakWindows: []WindowForm{{Start: "8", End: "18"}}},
 		"prices no schedule": {Input: "1", Output: "1", Peak: PricesForm{Input: "2"}},
-		"cache above input":  {Input: "1", Output: "1", CachedInput: "2", CacheRead: "3"},
+		"cache above input":  {Input: "1", Output: "1", CachedInput: "2", Billed: map[string]string{"cache_read": "3"}},
 		"overlap":            {Input: "1", Output: "1", PeakWindows: []WindowForm{{"8", "12"}, {"10", "14"}}, Peak: PricesForm{Input: "2"}},
 		"falling tiers":      {Input: "1", Output: "1", Tiers: []TierForm{{Above: "100", Input: "1"}, {Above: "50"}}},
 		"too many rows":      tooMany,
@@ -156,7 +157,7 @@ func TestCSVColumnsAreTheTables(t *testing.T) {
 	if !slices.Equal(got, declared) {
 		t.Fatalf("csvOrder %v, table columns %v", got, declared)
 	}
-	form := Form{Input: "0.5", Output: "2", CachedInput: "0.1", CacheRead: "0.05", CacheWrite: "0.6", LandingFee: "25", Discount: "5",
+	form := Form{Input: "0.5", Output: "2", CachedInput: "0.1", Billed: map[string]string{"cache_read": "0.05", "cache_write": "0.6"}, LandingFee: "25", Discount: "5",
 		MaxRPM: "60", MaxRPD: "6000", CapScope: "per_org", Capabilities: []string{"tools", "vision"},
 		Tiers:         []TierForm{{Above: "32768", Input: "1", Output: "4", CachedInput: "0.2"}, {Above: "131072", Input: "2"}},
 		Justification: "cheaper", EffectiveAt: "2026-12-10"}
@@ -177,11 +178,60 @@ func TestCSVColumnsAreTheTables(t *testing.T) {
 // one input, so only one-value fields can be live.
 func TestLiveFieldsAreOneValueFields(t *testing.T) {
 	for _, f := range Fields {
-		if (f.Live || f.Compact) && f.text == nil {
+		if (f.Live || f.Compact) && !f.oneValue() {
 			t.Errorf("%s is live but not a one-value field", f.Key)
 		}
 		if f.Compact && !f.Live {
 			t.Errorf("%s is on the compact form but not checked live on the filing form", f.Key)
+		}
+	}
+}
+
+// TestBilledPricesGoThroughTheTable: a billed-only price declared in the
+// table is parsed into its Fare field, typed back by FormOf, reported by
+// Diff and listed by BilledPrices, with no code naming it. A new row of
+// billedPrice is covered by this test as soon as it is declared.
+func TestBilledPricesGoThroughTheTable(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var billed []Field
+	for _, f := range Fields {
+		if f.billed != nil {
+			billed = append(billed, f)
+		}
+	}
+	if len(billed) < 2 {
+		t.Fatalf("the table declares %d billed prices; cache reads and writes are two", len(billed))
+	}
+	for i, field := range billed {
+		typed := fmt.Sprintf("0.0%d", i+1)
+		form := Form{Input: "1", Output: "2"}
+		field.Set(&form, typed)
+		parsed, errs := form.Parse(now)
+		if errs != nil {
+			t.Fatalf("%s: %v", field.Key, errs)
+		}
+		got := *field.billed(parsed.Fare)
+		if got == nil || got.String() != typed {
+			t.Errorf("%s typed %s parsed to %v", field.Key, typed, got)
+		}
+		if back := MustField(field.Key).Value(new(FormOf(parsed.Fare))); back != typed {
+			t.Errorf("%s: FormOf types %q, want %q", field.Key, back, typed)
+		}
+		var listed bool
+		for _, b := range BilledPrices(parsed.Fare) {
+			listed = listed || b.Key == field.Key && b.Label == field.Label && b.Price == got
+		}
+		if !listed {
+			t.Errorf("%s: BilledPrices does not list it", field.Key)
+		}
+		before := &Fare{Input: parsed.Fare.Input, Output: parsed.Fare.Output, LandingFee: parsed.Fare.LandingFee, CapScope: parsed.Fare.CapScope}
+		changes := Diff(before, parsed.Fare)
+		if len(changes) != 1 || changes[0].Field != field.Key || changes[0].Label != field.Label {
+			t.Errorf("%s: Diff reports %+v", field.Key, changes)
+		}
+		field.Set(&form, "")
+		if form.Billed != nil {
+			t.Errorf("%s: a cleared billed price leaves %v", field.Key, form.Billed)
 		}
 	}
 }

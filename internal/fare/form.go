@@ -16,19 +16,22 @@ import (
 // it, so a rejected form comes back with what was typed. It knows nothing of
 // HTTP; the web layer fills it.
 type Form struct {
-	Input, Output, CachedInput, CacheRead, CacheWrite string
-	LandingFee, Discount                              string // percent
-	MaxRPM, MaxRPD                                    string
-	CapScope                                          string
-	Capabilities                                      []string // flag names
-	Tiers                                             []TierForm
-	PeakWindows                                       []WindowForm
-	OffPeakDays                                       []string // "0" (Sunday) .. "6"
-	UTCOffsetMinutes                                  string
-	TODEffectiveAt                                    string // "2006-01-02T15:04" UTC, optional
-	Peak, OffPeak                                     PricesForm
-	Justification                                     string
-	EffectiveAt                                       string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
+	Input, Output, CachedInput string
+	// Billed holds the billed-only prices (cache reads and writes), typed,
+	// by field key; the table (Fields) declares them.
+	Billed               map[string]string
+	LandingFee, Discount string // percent
+	MaxRPM, MaxRPD       string
+	CapScope             string
+	Capabilities         []string // flag names
+	Tiers                []TierForm
+	PeakWindows          []WindowForm
+	OffPeakDays          []string // "0" (Sunday) .. "6"
+	UTCOffsetMinutes     string
+	TODEffectiveAt       string // "2006-01-02T15:04" UTC, optional
+	Peak, OffPeak        PricesForm
+	Justification        string
+	EffectiveAt          string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
 }
 
 // TierForm is one typed context tier.
@@ -124,8 +127,11 @@ func (p *formParser) prices() {
 		out.Output = *v
 	}
 	out.CachedInput = p.price("cached_input", f.CachedInput, false)
-	out.CacheRead = p.price("cache_read", f.CacheRead, false)
-	out.CacheWrite = p.price("cache_write", f.CacheWrite, false)
+	for _, field := range Fields {
+		if field.billed != nil {
+			*field.billed(out) = p.price(field.Key, field.Value(f), false)
+		}
+	}
 	if _, bad := p.errs["input"]; !bad {
 		if out.CachedInput != nil && *out.CachedInput > out.Input {
 			p.errs["cached_input"] = "The cached input price cannot be above the input price (" + out.Input.String() + ")."
@@ -344,8 +350,10 @@ func FormOf(f *Fare) Form {
 	}
 	form := Form{
 		Input: f.Input.String(), Output: f.Output.String(), CachedInput: formPrice(f.CachedInput),
-		CacheRead: formPrice(f.CacheRead), CacheWrite: formPrice(f.CacheWrite),
 		LandingFee: f.LandingFee.Percent(), Discount: f.Discount.Percent(), CapScope: string(f.CapScope),
+	}
+	for _, b := range BilledPrices(f) {
+		MustField(b.Key).Set(&form, formPrice(b.Price))
 	}
 	if f.MaxRPM != nil {
 		form.MaxRPM = strconv.FormatInt(*f.MaxRPM, 10)

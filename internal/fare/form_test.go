@@ -34,7 +34,7 @@ func TestParseRules(t *testing.T) {
 		{"dollar sign accepted", func(f *Form) { f.Input = "$0.55" }, "", ""},
 		{"cached above input", func(f *Form) { f.CachedInput = "0.56" }, "cached_input", "cannot be above"},
 		{"cached equal to input", func(f *Form) { f.CachedInput = "0.55" }, "", ""},
-		{"cache read above input", func(f *Form) { f.CacheRead = "0.6" }, "cache_read", "cannot be above"},
+		{"cache read above input", func(f *Form) { MustField("cache_read").Set(f, "0.6") }, "cache_read", "cannot be above"},
 		{"landing fee below 5", func(f *Form) { f.LandingFee = "4.99" }, "landing_fee", "5 to 50"},
 		{"landing fee above 50", func(f *Form) { f.LandingFee = "50.01" }, "landing_fee", "5 to 50"},
 		{"landing fee 5", func(f *Form) { f.LandingFee = "5" }, "", ""},
@@ -110,7 +110,7 @@ func TestParseRules(t *testing.T) {
 
 func TestParseAllFields(t *testing.T) {
 	form := Form{
-		Input: "0.55", Output: "2.2", CachedInput: "0.1", CacheRead: "0.05", CacheWrite: "0.7",
+		Input: "0.55", Output: "2.2", CachedInput: "0.1", Billed: map[string]string{"cache_read": "0.05", "cache_write": "0.7"},
 		LandingFee: "30", Discount: "10", MaxRPM: "600", MaxRPD: "100000", CapScope: "per_org",
 		Capabilities: []string{"vision", "tools", "tools"},
 		Tiers:        []TierForm{{Above: "32768", Input: "1.1", Output: "4.4", CachedInput: "0.2"}, {}},
