@@ -46,6 +46,9 @@ func (s *Server) apiAuth(scope string) echo.MiddlewareFunc {
 				return apperr.Errorf(apperr.EFORBIDDEN, "This token lacks the %s scope.", scope)
 			}
 			c.Set(ctxToken, tok)
+			if err := s.limitAPI(c, tok, scope); err != nil {
+				return err
+			}
 			// How old the routing figures behind this answer are: a few
 			// seconds normally, growing while the database is away and the
 			// API answers from memory.

@@ -36,6 +36,7 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	defer electScratchPool.Put(scratch)
 	full := call.fullBallot(scratch)
 	election.ElectInto(&full, &scratch.result)
+	s.telemetry.election("full")
 	out, err := scratch.result.AppendJSON(scratch.body[:0])
 	if err != nil {
 		return err
@@ -68,12 +69,14 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	var score float64
 	if call.autoWeights == nil {
 		id, score, _ = call.snap.Winner(&call.request, call.usage)
+		s.telemetry.election("winner_compiled")
 	} else { // the compiled ballot holds the standard weights: elect in full
 		scratch := electScratchPool.Get().(*electScratch)
 		defer electScratchPool.Put(scratch)
 		full := call.fullBallot(scratch)
 		res := &scratch.result
 		election.ElectWinnerInto(&full, res)
+		s.telemetry.election("winner_full")
 		if res.Winner >= 0 {
 			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
 		}

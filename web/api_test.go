@@ -385,6 +385,8 @@ func TestAPIMetrics(t *testing.T) {
 		{"unknown listing", `{"buckets":[{"listing":"nobody/x","minute":"` + minute.Format(time.RFC3339) + `","requests":1}]}`, "buckets[0].listing"},
 		{"duplicate bucket", `{"buckets":[{"listing":"orbit/glm-5","minute":"` + minute.Format(time.RFC3339) + `","requests":1},{"listing":"orbit/glm-5","minute":"` + minute.Format(time.RFC3339) + `","requests":2}]}`, "buckets[1].minute"},
 		{"empty", `{"buckets":[]}`, "buckets"},
+		{"listing not named", `{"buckets":[{"minute":"` + minute.Format(time.RFC3339) + `","requests":1}]}`, "name the listing exactly once"},
+		{"listing named twice", `{"buckets":[{"listing":"orbit/glm-5","listingId":1,"minute":"` + minute.Format(time.RFC3339) + `","requests":1}]}`, "name the listing exactly once"},
 	} {
 		res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, test.body)
 		wantStatus(t, test.name, res, http.StatusUnprocessableEntity)

@@ -29,20 +29,21 @@ import (
 
 // The roles of the matrix.
 const (
-	anon     = "anonymous"
-	memberA  = "member@nebula.example"
-	adminA   = "admin@nebula.example"
-	memberB  = "member@orbit.example"
-	adminB   = "admin@orbit.example"
-	reviewer = "reviewer@airside.example"
-	admin    = "admin@airside.example"
-	tokCat   = "token:" + apitoken.ScopeCatalogueRead
-	tokMet   = "token:" + apitoken.ScopeMetricsWrite
-	tokElect = "token:" + apitoken.ScopeElect
-	tokCreds = "token:" + apitoken.ScopeCredentialsRead
+	anon      = "anonymous"
+	memberA   = "member@nebula.example"
+	adminA    = "admin@nebula.example"
+	memberB   = "member@orbit.example"
+	adminB    = "admin@orbit.example"
+	reviewer  = "reviewer@airside.example"
+	admin     = "admin@airside.example"
+	tokCat    = "token:" + apitoken.ScopeCatalogueRead
+	tokMet    = "token:" + apitoken.ScopeMetricsWrite
+	tokElect  = "token:" + apitoken.ScopeElect
+	tokCreds  = "token:" + apitoken.ScopeCredentialsRead
+	tokScrape = "token:" + apitoken.ScopeMetricsRead
 )
 
-var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect, tokCreds}
+var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect, tokCreds, tokScrape}
 
 // Secrets planted in carrier B's (Orbit's) private data: none may reach a
 // page or body served to carrier A's users.
@@ -403,11 +404,9 @@ func expect() map[string]map[string]int {
 		// The API's own description is public, to people and tokens alike.
 		"GET /api/v1/openapi.yaml": everyone(200),
 		"GET /api/v1/openapi.json": everyone(200),
-		// /metrics goes by address or its own token, never by role: the
-		// matrix asks from a documentation address (192.0.2.1), not
-		// loopback, with no metrics token, so everyone gets 404
-		// (TestPrometheusMetrics checks loopback and the token).
-		"GET /metrics":                  everyone(404),
+		// The portal's own figures: a gateway admin's session or a
+		// metrics:read token (TestPrometheusMetrics scrapes them).
+		"GET /metrics":                  api(apitoken.ScopeMetricsRead, 200),
 		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
 		"GET /api/v1/catalogue/health":  api(apitoken.ScopeCatalogueRead, 200),
@@ -419,8 +418,12 @@ func expect() map[string]map[string]int {
 		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),
 	}
 	// A token on a page is no login: tokens get what the anonymous get.
+	for _, r := range []string{memberA, adminA, memberB, adminB, reviewer} {
+		e["GET /metrics"][r] = 403
+	}
+	e["GET /metrics"][admin] = 200
 	for route, m := range e {
-		if strings.Contains(route, "/api/") {
+		if strings.Contains(route, "/api/") || route == "GET /metrics" {
 			continue
 		}
 		for _, r := range roles {

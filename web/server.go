@@ -18,6 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/alerting"
@@ -26,6 +27,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/preflight"
+	"github.com/airside/airside/internal/ratelimit"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/internal/workflow"
@@ -103,14 +105,15 @@ type Server struct {
 	// demands are the models' measured workload mixes, reused a minute.
 	demands demandCache
 	// touched is when each API token's use was last recorded from here.
-	touchedMu sync.Mutex
-	touched   map[int64]time.Time
-	echo      *echo.Echo
-	// MetricsToken, when set, is the bearer token a Prometheus scraper
-	// sends to /metrics (AIRSIDE_METRICS_TOKEN); unset, only loopback may
-	// scrape.
-	MetricsToken string
-	telemetry    *telemetry
+	touchedMu  sync.Mutex
+	touched    map[int64]time.Time
+	echo       *echo.Echo
+	telemetry  *telemetry
+	collectors []prometheus.Collector
+	// APILimits are the API's quotas per token, by scope (default
+	// DefaultAPILimits; empty: none).
+	APILimits  map[string]ratelimit.Policy
+	apiLimiter *ratelimit.Limiter
 	// ShutdownGrace is how long a drain waits for requests in flight before
 	// it gives up (default 10 s; AIRSIDE_SHUTDOWN_GRACE).
 	ShutdownGrace time.Duration
@@ -168,6 +171,9 @@ type Services struct {
 	Hooks        *alerting.Hooks
 	Storefront   *storefront.Service
 	Mail         mailer.Mailer
+	// Collectors are more Prometheus figures for /metrics (the database
+	// pool's, from the store).
+	Collectors []prometheus.Collector
 	// Now is the one clock of the portal.
 	Now func() time.Time
 }
@@ -202,10 +208,13 @@ func New(svc Services, log *slog.Logger) *Server {
 		RequestDeadline: DefaultRequestDeadline,
 		sessions:        &dbSessionStore{store: svc.Sessions, now: now},
 		expensive:       newUserLimiter(MaxExpensivePerUser),
+		APILimits:       DefaultAPILimits,
 		drain:           make(chan struct{}),
 		touched:         map[int64]time.Time{},
+		collectors:      svc.Collectors,
 	}
 	s.telemetry = newTelemetry(s)
+	s.apiLimiter = ratelimit.New(func() time.Time { return s.Now() }) // tests move s.Now after New
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -283,7 +292,7 @@ func (s *Server) routes() {
 		return c.Redirect(http.StatusMovedPermanently, "/static/img/favicon.svg")
 	})
 
-	e.GET("/metrics", s.handleMetrics())
+	e.GET("/metrics", s.handleMetrics(), s.loadPrincipal)
 
 	api := e.Group("/api/v1")
 	api.GET("/catalogue", s.handleAPICatalogue, s.apiAuth(apitoken.ScopeCatalogueRead))
@@ -446,17 +455,22 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 	return nil
 }
 
+// stuckAfter is how long a background turn may take before the watchdog
+// calls it stuck.
+func (s *Server) stuckAfter() time.Duration {
+	if s.StuckAfter <= 0 {
+		return StuckAfter
+	}
+	return s.StuckAfter
+}
+
 // handleHealthz says whether the process is alive: it fails (and a
 // supervisor should restart the process) only when the watchdog sees a
 // background loop or the write check stuck past StuckAfter, the sign of a
 // wedged process; a database outage leaves it at 200 (restarting would not
 // help) and turns /readyz to 503 instead.
 func (s *Server) handleHealthz(c echo.Context) error {
-	limit := s.StuckAfter
-	if limit <= 0 {
-		limit = StuckAfter
-	}
-	if stuck := s.watch.stuck(limit); len(stuck) > 0 {
+	if stuck := s.watch.stuck(s.stuckAfter()); len(stuck) > 0 {
 		return c.String(http.StatusServiceUnavailable, "stuck: "+strings.Join(stuck, ", ")+"\n")
 	}
 	return c.String(http.StatusOK, "ok\n")

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/subtle"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/apperr"
 )
 
 // telemetry is what the portal exports to Prometheus at /metrics: every
@@ -24,6 +25,10 @@ type telemetry struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	polls    prometheus.Gauge
+	// elections counts the API's elections by the path they took: the
+	// full ballot (elect), the compiled winner, or a full ballot for a
+	// winner with custom weights.
+	elections *prometheus.CounterVec
 }
 
 func newTelemetry(s *Server) *telemetry {
@@ -37,8 +42,26 @@ func newTelemetry(s *Server) *telemetry {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"route", "method"}),
 		polls: prometheus.NewGauge(prometheus.GaugeOpts{Name: "airside_long_polls_held",
 			Help: "Catalogue change long polls being held now."}),
+		elections: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "airside_elections_total",
+			Help: "Elections the API ran, by path: full (POST /elect), winner_compiled (the snapshot's compiled ballot), winner_full (custom weights)."},
+			[]string{"path"}),
 	}
-	reg.MustRegister(t.requests, t.duration, t.polls,
+	for _, path := range []string{"full", "winner_compiled", "winner_full"} {
+		t.elections.WithLabelValues(path) // every path is a series from the start
+	}
+	reg.MustRegister(t.requests, t.duration, t.polls, t.elections, s.watchGauge(),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_snapshot_builds_total",
+			Help: "Routing snapshots swapped in (each health refresh and each publication)."}, func() float64 {
+			return float64(s.Routing.Stats().Builds)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_snapshot_rereads_total",
+			Help: "Routing snapshots that read listings, fares and tokens again (after a publication)."}, func() float64 {
+			return float64(s.Routing.Stats().Rereads)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_snapshot_build_seconds",
+			Help: "How long the last routing snapshot (health refresh or publication) took to build."}, func() float64 {
+			return s.Routing.Stats().LastBuild.Seconds()
+		}),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_catalogue_revision",
 			Help: "The catalogue revision this process answers from (0 before its first snapshot)."}, func() float64 {
@@ -55,7 +78,24 @@ func newTelemetry(s *Server) *telemetry {
 			return 0
 		}),
 	)
+	reg.MustRegister(s.collectors...)
 	return t
+}
+
+// election counts one API election by its path.
+func (t *telemetry) election(path string) {
+	if t != nil {
+		t.elections.WithLabelValues(path).Inc()
+	}
+}
+
+// watchGauge exports the deadlock watchdog: background work at its turn
+// longer than StuckAfter (what makes /healthz fail).
+func (s *Server) watchGauge() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_background_stuck",
+		Help: "Background loops at their current turn longer than the watchdog allows (non-zero fails /healthz)."}, func() float64 {
+		return float64(len(s.watch.stuck(s.stuckAfter())))
+	})
 }
 
 // observe records one answered request.
@@ -67,30 +107,37 @@ func (t *telemetry) observe(route, method string, status int, took time.Duration
 	t.duration.WithLabelValues(route, method).Observe(took.Seconds())
 }
 
-// handleMetrics serves the Prometheus exposition. With MetricsToken set a
-// scraper sends it as a bearer token; without one only loopback may scrape
-// (a sidecar or an SSH tunnel), so a deployment never exposes its figures
-// by accident.
+// handleMetrics serves the Prometheus exposition to a gateway admin's
+// session or to a token with the metrics:read scope (a scraper sends it as a
+// bearer token). The figures name routes, volumes and queue depths, so they
+// are not public; a scraper on a private network can instead read them
+// without authentication from MetricsHandler on its own listener
+// (AIRSIDE_METRICS_ADDR).
 func (s *Server) handleMetrics() echo.HandlerFunc {
-	serve := promhttp.HandlerFor(s.telemetry.registry, promhttp.HandlerOpts{})
+	serve := s.MetricsHandler()
 	return func(c echo.Context) error {
-		if !s.mayScrape(c.Request()) {
-			return echo.NewHTTPError(http.StatusNotFound)
+		if _, _, bearer := strings.Cut(c.Request().Header.Get("Authorization"), " "); bearer {
+			// apiAuth checks the token and its scope, and counts it.
+			return s.apiAuth(apitoken.ScopeMetricsRead)(func(c echo.Context) error {
+				serve.ServeHTTP(c.Response(), c.Request())
+				return nil
+			})(c)
+		}
+		p := principal(c)
+		switch {
+		case p == nil:
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="airside"`)
+			return apperr.Errorf(apperr.EUNAUTHORIZED, "Sign in as a gateway admin, or send a token with the %s scope: Authorization: Bearer <token>.", apitoken.ScopeMetricsRead)
+		case !p.IsAdmin():
+			return apperr.Errorf(apperr.EFORBIDDEN, "Only a gateway admin reads the portal's metrics.")
 		}
 		serve.ServeHTTP(c.Response(), c.Request())
 		return nil
 	}
 }
 
-func (s *Server) mayScrape(r *http.Request) bool {
-	if s.MetricsToken != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.MetricsToken)) == 1
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback() && r.Header.Get("X-Forwarded-For") == ""
+// MetricsHandler is the Prometheus exposition with no authentication of
+// its own, for a listener only a scraper can reach (AIRSIDE_METRICS_ADDR).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.telemetry.registry, promhttp.HandlerOpts{})
 }

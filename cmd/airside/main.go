@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -62,6 +63,8 @@ Environment (flags win):
   AIRSIDE_BASE_URL      public URL used in links sent by email, e.g. https://airside.example
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
+  AIRSIDE_METRICS_ADDR  a private listener serving GET /metrics without authentication (unset: none)
+  AIRSIDE_API_LIMITS    off lifts the API's per-token quotas (load tests)
   AIRSIDE_SHUTDOWN_GRACE  how long SIGTERM waits for requests in flight before exiting (default 10s)
   AIRSIDE_REQUEST_DEADLINE  how long one request may work before it answers 503 (default 30s)
   AIRSIDE_GATEWAY_ADDR   the gateway's listen address (default 127.0.0.1:8081)
@@ -237,7 +240,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		srv.BaseURL = displayAddr(*addr) // the demo's links point at where it listens
 	}
 	srv.RequireBaseURL = !*withDemo
-	srv.MetricsToken = os.Getenv("AIRSIDE_METRICS_TOKEN")
+	if os.Getenv("AIRSIDE_API_LIMITS") == "off" {
+		srv.APILimits = nil // load tests drive one token far past a gateway's pace
+	}
+	if metricsAddr := os.Getenv("AIRSIDE_METRICS_ADDR"); metricsAddr != "" {
+		stop, err := serveMetrics(ctx, metricsAddr, srv.MetricsHandler(), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	srv.SetSessionLimits(envDuration("AIRSIDE_SESSION_IDLE", web.SessionIdle), envDuration("AIRSIDE_SESSION_LIFETIME", web.SessionLifetime))
 	if nets, err := parseCIDRs(os.Getenv("AIRSIDE_TRUSTED_PROXIES")); err != nil {
 		return fmt.Errorf("AIRSIDE_TRUSTED_PROXIES: %w", err)
@@ -249,6 +261,25 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv.RequestDeadline = envDuration("AIRSIDE_REQUEST_DEADLINE", web.DefaultRequestDeadline)
 	log.Info("airside listening", "addr", *addr, "database", string(st.Dialect()), "url", displayAddr(*addr))
 	return srv.Run(ctx, *addr)
+}
+
+// serveMetrics serves the Prometheus exposition without authentication on
+// its own listener, for a scraper on a private network; stop closes it.
+func serveMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("AIRSIDE_METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { hs.Close() }, nil
 }
 
 func envDuration(name string, def time.Duration) time.Duration {

@@ -22,10 +22,12 @@ const (
 	// ScopeCredentialsRead reads carriers' endpoint keys; no other scope
 	// implies it, and every read is audited.
 	ScopeCredentialsRead = "credentials:read"
+	// ScopeMetricsRead scrapes the portal's own Prometheus figures.
+	ScopeMetricsRead = "metrics:read"
 )
 
 // Scopes lists every scope.
-var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead}
+var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead, ScopeMetricsRead}
 
 // ScopeMeanings says what each scope lets a token do, for the person
 // choosing them.
@@ -34,6 +36,7 @@ var ScopeMeanings = map[string]string{
 	ScopeMetricsWrite:    "report the gateway's traffic and health figures (POST /api/v1/metrics)",
 	ScopeElect:           "run elections on the published catalogue (POST /api/v1/elect)",
 	ScopeCredentialsRead: "read carriers' endpoint keys to call them (every read is audited): only the gateway that routes needs it",
+	ScopeMetricsRead:     "scrape the portal's own Prometheus figures (GET /metrics): for the monitoring system, not a gateway",
 }
 
 // Prefix starts every token, so a leaked one is recognisable.

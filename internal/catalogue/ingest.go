@@ -134,6 +134,11 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 	seen := map[string]int{}
 	for i, b := range posted {
 		name := fmt.Sprintf("buckets[%d]", i)
+		if named := b.Listing != "" || b.ListingID != 0; !named || b.Listing != "" && b.ListingID != 0 {
+			// The schema's oneOf: exactly one way of naming the listing.
+			fields[name+".listing"] = "name the listing exactly once: either listing (\"carrier/model\") or listingId"
+			continue
+		}
 		id := index.resolve(&b)
 		if id == 0 {
 			fields[name+".listing"] = "unknown listing; name it as \"carrier/model\" or by listingId"

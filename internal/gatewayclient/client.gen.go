@@ -157,7 +157,7 @@ func (e GetCatalogueParamsInclude) Valid() bool {
 	}
 }
 
-// Bucket one minute of a listing's traffic; name the listing by listing or listingId
+// Bucket one minute of a listing's traffic; name the listing by listing or listingId, exactly one of them
 type Bucket struct {
 	// CacheReadTokens explicit prompt-cache reads, billed at the cache-read price; counted within inputTokens, like cachedInputTokens: cachedInputTokens + cacheReadTokens + cacheWriteTokens <= inputTokens
 	CacheReadTokens *int64 `json:"cacheReadTokens,omitempty"`
@@ -216,7 +216,14 @@ type Bucket struct {
 
 	// TtftMsSum summed over successful requests; at most 600000 (10 minutes) per successful request; 0 means no measurement
 	TtftMsSum *int64 `json:"ttftMsSum,omitempty"`
+	union     json.RawMessage
 }
+
+// Bucket0 defines model for Bucket.0.
+type Bucket0 = interface{}
+
+// Bucket1 defines model for Bucket.1.
+type Bucket1 = interface{}
 
 // Capability defines model for Capability.
 type Capability string
@@ -467,6 +474,9 @@ type Workload string
 // Model defines model for Model.
 type Model = string
 
+// TooManyRequests RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
+type TooManyRequests = Error
+
 // Unavailable RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Unavailable = Error
 
@@ -531,6 +541,392 @@ type ElectWinnerJSONRequestBody = ElectRequest
 
 // PostMetricsJSONRequestBody defines body for PostMetrics for application/json ContentType.
 type PostMetricsJSONRequestBody PostMetricsJSONBody
+
+// AsBucket0 returns the union data inside the Bucket as a Bucket0
+func (t Bucket) AsBucket0() (Bucket0, error) {
+	var body Bucket0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBucket0 overwrites any union data inside the Bucket as the provided Bucket0
+func (t *Bucket) FromBucket0(v Bucket0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBucket0 performs a merge with any union data inside the Bucket, using the provided Bucket0
+func (t *Bucket) MergeBucket0(v Bucket0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBucket1 returns the union data inside the Bucket as a Bucket1
+func (t Bucket) AsBucket1() (Bucket1, error) {
+	var body Bucket1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBucket1 overwrites any union data inside the Bucket as the provided Bucket1
+func (t *Bucket) FromBucket1(v Bucket1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBucket1 performs a merge with any union data inside the Bucket, using the provided Bucket1
+func (t *Bucket) MergeBucket1(v Bucket1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t Bucket) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.CacheReadTokens != nil {
+		object["cacheReadTokens"], err = json.Marshal(t.CacheReadTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'cacheReadTokens': %w", err)
+		}
+	}
+
+	if t.CacheWriteTokens != nil {
+		object["cacheWriteTokens"], err = json.Marshal(t.CacheWriteTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'cacheWriteTokens': %w", err)
+		}
+	}
+
+	if t.CachedInputTokens != nil {
+		object["cachedInputTokens"], err = json.Marshal(t.CachedInputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'cachedInputTokens': %w", err)
+		}
+	}
+
+	if t.Capped != nil {
+		object["capped"], err = json.Marshal(t.Capped)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'capped': %w", err)
+		}
+	}
+
+	if t.ClientErrors != nil {
+		object["clientErrors"], err = json.Marshal(t.ClientErrors)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'clientErrors': %w", err)
+		}
+	}
+
+	if t.DurationMs != nil {
+		object["durationMs"], err = json.Marshal(t.DurationMs)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'durationMs': %w", err)
+		}
+	}
+
+	if t.Errors != nil {
+		object["errors"], err = json.Marshal(t.Errors)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'errors': %w", err)
+		}
+	}
+
+	if t.Exploration != nil {
+		object["exploration"], err = json.Marshal(t.Exploration)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'exploration': %w", err)
+		}
+	}
+
+	if t.Fallback != nil {
+		object["fallback"], err = json.Marshal(t.Fallback)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'fallback': %w", err)
+		}
+	}
+
+	if t.InputTokens != nil {
+		object["inputTokens"], err = json.Marshal(t.InputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'inputTokens': %w", err)
+		}
+	}
+
+	if t.Listing != nil {
+		object["listing"], err = json.Marshal(t.Listing)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'listing': %w", err)
+		}
+	}
+
+	if t.ListingId != nil {
+		object["listingId"], err = json.Marshal(t.ListingId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'listingId': %w", err)
+		}
+	}
+
+	if t.MalformedToolCalls != nil {
+		object["malformedToolCalls"], err = json.Marshal(t.MalformedToolCalls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'malformedToolCalls': %w", err)
+		}
+	}
+
+	object["minute"], err = json.Marshal(t.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'minute': %w", err)
+	}
+
+	if t.OutputTokens != nil {
+		object["outputTokens"], err = json.Marshal(t.OutputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'outputTokens': %w", err)
+		}
+	}
+
+	if t.Pinned != nil {
+		object["pinned"], err = json.Marshal(t.Pinned)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'pinned': %w", err)
+		}
+	}
+
+	if t.RateLimited != nil {
+		object["rateLimited"], err = json.Marshal(t.RateLimited)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'rateLimited': %w", err)
+		}
+	}
+
+	object["requests"], err = json.Marshal(t.Requests)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'requests': %w", err)
+	}
+
+	if t.Routed != nil {
+		object["routed"], err = json.Marshal(t.Routed)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'routed': %w", err)
+		}
+	}
+
+	if t.Source != nil {
+		object["source"], err = json.Marshal(t.Source)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'source': %w", err)
+		}
+	}
+
+	if t.ToolCalls != nil {
+		object["toolCalls"], err = json.Marshal(t.ToolCalls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'toolCalls': %w", err)
+		}
+	}
+
+	if t.TtftMsSum != nil {
+		object["ttftMsSum"], err = json.Marshal(t.TtftMsSum)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'ttftMsSum': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *Bucket) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["cacheReadTokens"]; found {
+		err = json.Unmarshal(raw, &t.CacheReadTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'cacheReadTokens': %w", err)
+		}
+	}
+
+	if raw, found := object["cacheWriteTokens"]; found {
+		err = json.Unmarshal(raw, &t.CacheWriteTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'cacheWriteTokens': %w", err)
+		}
+	}
+
+	if raw, found := object["cachedInputTokens"]; found {
+		err = json.Unmarshal(raw, &t.CachedInputTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'cachedInputTokens': %w", err)
+		}
+	}
+
+	if raw, found := object["capped"]; found {
+		err = json.Unmarshal(raw, &t.Capped)
+		if err != nil {
+			return fmt.Errorf("error reading 'capped': %w", err)
+		}
+	}
+
+	if raw, found := object["clientErrors"]; found {
+		err = json.Unmarshal(raw, &t.ClientErrors)
+		if err != nil {
+			return fmt.Errorf("error reading 'clientErrors': %w", err)
+		}
+	}
+
+	if raw, found := object["durationMs"]; found {
+		err = json.Unmarshal(raw, &t.DurationMs)
+		if err != nil {
+			return fmt.Errorf("error reading 'durationMs': %w", err)
+		}
+	}
+
+	if raw, found := object["errors"]; found {
+		err = json.Unmarshal(raw, &t.Errors)
+		if err != nil {
+			return fmt.Errorf("error reading 'errors': %w", err)
+		}
+	}
+
+	if raw, found := object["exploration"]; found {
+		err = json.Unmarshal(raw, &t.Exploration)
+		if err != nil {
+			return fmt.Errorf("error reading 'exploration': %w", err)
+		}
+	}
+
+	if raw, found := object["fallback"]; found {
+		err = json.Unmarshal(raw, &t.Fallback)
+		if err != nil {
+			return fmt.Errorf("error reading 'fallback': %w", err)
+		}
+	}
+
+	if raw, found := object["inputTokens"]; found {
+		err = json.Unmarshal(raw, &t.InputTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'inputTokens': %w", err)
+		}
+	}
+
+	if raw, found := object["listing"]; found {
+		err = json.Unmarshal(raw, &t.Listing)
+		if err != nil {
+			return fmt.Errorf("error reading 'listing': %w", err)
+		}
+	}
+
+	if raw, found := object["listingId"]; found {
+		err = json.Unmarshal(raw, &t.ListingId)
+		if err != nil {
+			return fmt.Errorf("error reading 'listingId': %w", err)
+		}
+	}
+
+	if raw, found := object["malformedToolCalls"]; found {
+		err = json.Unmarshal(raw, &t.MalformedToolCalls)
+		if err != nil {
+			return fmt.Errorf("error reading 'malformedToolCalls': %w", err)
+		}
+	}
+
+	if raw, found := object["minute"]; found {
+		err = json.Unmarshal(raw, &t.Minute)
+		if err != nil {
+			return fmt.Errorf("error reading 'minute': %w", err)
+		}
+	}
+
+	if raw, found := object["outputTokens"]; found {
+		err = json.Unmarshal(raw, &t.OutputTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'outputTokens': %w", err)
+		}
+	}
+
+	if raw, found := object["pinned"]; found {
+		err = json.Unmarshal(raw, &t.Pinned)
+		if err != nil {
+			return fmt.Errorf("error reading 'pinned': %w", err)
+		}
+	}
+
+	if raw, found := object["rateLimited"]; found {
+		err = json.Unmarshal(raw, &t.RateLimited)
+		if err != nil {
+			return fmt.Errorf("error reading 'rateLimited': %w", err)
+		}
+	}
+
+	if raw, found := object["requests"]; found {
+		err = json.Unmarshal(raw, &t.Requests)
+		if err != nil {
+			return fmt.Errorf("error reading 'requests': %w", err)
+		}
+	}
+
+	if raw, found := object["routed"]; found {
+		err = json.Unmarshal(raw, &t.Routed)
+		if err != nil {
+			return fmt.Errorf("error reading 'routed': %w", err)
+		}
+	}
+
+	if raw, found := object["source"]; found {
+		err = json.Unmarshal(raw, &t.Source)
+		if err != nil {
+			return fmt.Errorf("error reading 'source': %w", err)
+		}
+	}
+
+	if raw, found := object["toolCalls"]; found {
+		err = json.Unmarshal(raw, &t.ToolCalls)
+		if err != nil {
+			return fmt.Errorf("error reading 'toolCalls': %w", err)
+		}
+	}
+
+	if raw, found := object["ttftMsSum"]; found {
+		err = json.Unmarshal(raw, &t.TtftMsSum)
+		if err != nil {
+			return fmt.Errorf("error reading 'ttftMsSum': %w", err)
+		}
+	}
+
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1551,11 +1947,20 @@ type GetCatalogueResponse200Headers struct {
 	AirsideHealthAge *int32
 	ContentEncoding  *string
 	ETag             *string
+	RateLimit        *string
+	RateLimitPolicy  *string
 }
 
 // GetCatalogueResponse304Headers the declared response headers of an HTTP 304 response for GetCatalogue
 type GetCatalogueResponse304Headers struct {
 	ETag *string
+}
+
+// GetCatalogueResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogue
+type GetCatalogueResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
 }
 
 // GetCatalogueResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogue
@@ -1578,6 +1983,8 @@ type GetCatalogueResponse struct {
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1586,6 +1993,8 @@ type GetCatalogueResponse struct {
 	Headers200 *GetCatalogueResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCatalogueResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogueResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCatalogueResponse503Headers
 }
@@ -1618,6 +2027,11 @@ func (r GetCatalogueResponse) GetApplicationproblemJSON405() *Error {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r GetCatalogueResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogueResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -1662,6 +2076,15 @@ func (r GetCatalogueResponse) ContentType() string {
 // GetCatalogueChangesResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogueChanges
 type GetCatalogueChangesResponse200Headers struct {
 	AirsideHealthAge *int32
+	RateLimit        *string
+	RateLimitPolicy  *string
+}
+
+// GetCatalogueChangesResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogueChanges
+type GetCatalogueChangesResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
 }
 
 // GetCatalogueChangesResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogueChanges
@@ -1684,12 +2107,16 @@ type GetCatalogueChangesResponse struct {
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCatalogueChangesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogueChangesResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCatalogueChangesResponse503Headers
 }
@@ -1722,6 +2149,11 @@ func (r GetCatalogueChangesResponse) GetApplicationproblemJSON405() *Error {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r GetCatalogueChangesResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogueChangesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -1768,11 +2200,20 @@ type GetCatalogueHealthResponse200Headers struct {
 	AirsideHealthAge *int32
 	ContentEncoding  *string
 	ETag             *string
+	RateLimit        *string
+	RateLimitPolicy  *string
 }
 
 // GetCatalogueHealthResponse304Headers the declared response headers of an HTTP 304 response for GetCatalogueHealth
 type GetCatalogueHealthResponse304Headers struct {
 	ETag *string
+}
+
+// GetCatalogueHealthResponse429Headers the declared response headers of an HTTP 429 response for GetCatalogueHealth
+type GetCatalogueHealthResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
 }
 
 // GetCatalogueHealthResponse503Headers the declared response headers of an HTTP 503 response for GetCatalogueHealth
@@ -1795,6 +2236,8 @@ type GetCatalogueHealthResponse struct {
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1803,6 +2246,8 @@ type GetCatalogueHealthResponse struct {
 	Headers200 *GetCatalogueHealthResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCatalogueHealthResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCatalogueHealthResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCatalogueHealthResponse503Headers
 }
@@ -1835,6 +2280,11 @@ func (r GetCatalogueHealthResponse) GetApplicationproblemJSON405() *Error {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r GetCatalogueHealthResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCatalogueHealthResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -1879,7 +2329,16 @@ func (r GetCatalogueHealthResponse) ContentType() string {
 // ElectResponse200Headers the declared response headers of an HTTP 200 response for Elect
 type ElectResponse200Headers struct {
 	AirsideHealthAge *int32
+	RateLimit        *string
+	RateLimitPolicy  *string
 	XAirsideRevision *int64
+}
+
+// ElectResponse429Headers the declared response headers of an HTTP 429 response for Elect
+type ElectResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
 }
 
 // ElectResponse503Headers the declared response headers of an HTTP 503 response for Elect
@@ -1908,12 +2367,16 @@ type ElectResponse struct {
 	ApplicationproblemJSON415 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ElectResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ElectResponse503Headers
 }
@@ -1963,6 +2426,11 @@ func (r ElectResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ElectResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ElectResponse) GetApplicationproblemJSON500() *Error {
 	return r.ApplicationproblemJSON500
@@ -2005,7 +2473,16 @@ func (r ElectResponse) ContentType() string {
 // ElectWinnerResponse200Headers the declared response headers of an HTTP 200 response for ElectWinner
 type ElectWinnerResponse200Headers struct {
 	AirsideHealthAge *int32
+	RateLimit        *string
+	RateLimitPolicy  *string
 	XAirsideRevision *int64
+}
+
+// ElectWinnerResponse429Headers the declared response headers of an HTTP 429 response for ElectWinner
+type ElectWinnerResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
 }
 
 // ElectWinnerResponse503Headers the declared response headers of an HTTP 503 response for ElectWinner
@@ -2034,12 +2511,16 @@ type ElectWinnerResponse struct {
 	ApplicationproblemJSON415 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ElectWinnerResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ElectWinnerResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ElectWinnerResponse503Headers
 }
@@ -2089,6 +2570,11 @@ func (r ElectWinnerResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ElectWinnerResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r ElectWinnerResponse) GetApplicationproblemJSON500() *Error {
 	return r.ApplicationproblemJSON500
@@ -2128,6 +2614,20 @@ func (r ElectWinnerResponse) ContentType() string {
 	return ""
 }
 
+// GetCredentialsResponse200Headers the declared response headers of an HTTP 200 response for GetCredentials
+type GetCredentialsResponse200Headers struct {
+	AirsideHealthAge *int32
+	RateLimit        *string
+	RateLimitPolicy  *string
+}
+
+// GetCredentialsResponse429Headers the declared response headers of an HTTP 429 response for GetCredentials
+type GetCredentialsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
 // GetCredentialsResponse503Headers the declared response headers of an HTTP 503 response for GetCredentials
 type GetCredentialsResponse503Headers struct {
 	RetryAfter *int32
@@ -2153,10 +2653,16 @@ type GetCredentialsResponse struct {
 	ApplicationproblemJSON405 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCredentialsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCredentialsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetCredentialsResponse503Headers
 }
@@ -2194,6 +2700,11 @@ func (r GetCredentialsResponse) GetApplicationproblemJSON405() *Error {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r GetCredentialsResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCredentialsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -2235,6 +2746,13 @@ func (r GetCredentialsResponse) ContentType() string {
 	return ""
 }
 
+// PostMetricsResponse429Headers the declared response headers of an HTTP 429 response for PostMetrics
+type PostMetricsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
 // PostMetricsResponse503Headers the declared response headers of an HTTP 503 response for PostMetrics
 type PostMetricsResponse503Headers struct {
 	RetryAfter *int32
@@ -2267,10 +2785,14 @@ type PostMetricsResponse struct {
 	ApplicationproblemJSON415 *Error
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostMetricsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PostMetricsResponse503Headers
 }
@@ -2324,6 +2846,11 @@ func (r PostMetricsResponse) GetApplicationproblemJSON415() *Error {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PostMetricsResponse) GetApplicationproblemJSON422() *Error {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostMetricsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -2728,6 +3255,13 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2768,6 +3302,20 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCatalogueResponse304Headers
@@ -2779,6 +3327,30 @@ func ParseGetCatalogueResponse(rsp *http.Response) (*GetCatalogueResponse, error
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogueResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2850,6 +3422,13 @@ func ParseGetCatalogueChangesResponse(rsp *http.Response) (*GetCatalogueChangesR
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2876,7 +3455,45 @@ func ParseGetCatalogueChangesResponse(rsp *http.Response) (*GetCatalogueChangesR
 			}
 			headers.AirsideHealthAge = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogueChangesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueChangesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2951,6 +3568,13 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2991,6 +3615,20 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 			}
 			headers.ETag = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCatalogueHealthResponse304Headers
@@ -3002,6 +3640,30 @@ func ParseGetCatalogueHealthResponse(rsp *http.Response) (*GetCatalogueHealthRes
 			headers.ETag = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCatalogueHealthResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogueHealthResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3094,6 +3756,13 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3120,6 +3789,20 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 			}
 			headers.AirsideHealthAge = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -3128,6 +3811,30 @@ func ParseElectResponse(rsp *http.Response) (*ElectResponse, error) {
 			headers.XAirsideRevision = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ElectResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ElectResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3220,6 +3927,13 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3246,6 +3960,20 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 			}
 			headers.AirsideHealthAge = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Airside-Revision"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Airside-Revision", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -3254,6 +3982,30 @@ func ParseElectWinnerResponse(rsp *http.Response) (*ElectWinnerResponse, error) 
 			headers.XAirsideRevision = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ElectWinnerResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ElectWinnerResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3330,6 +4082,13 @@ func ParseGetCredentialsResponse(rsp *http.Response) (*GetCredentialsResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3347,6 +4106,54 @@ func ParseGetCredentialsResponse(rsp *http.Response) (*GetCredentialsResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCredentialsResponse200Headers
+		if values := rsp.Header.Values("Airside-Health-Age"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Airside-Health-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.AirsideHealthAge = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCredentialsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCredentialsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3445,6 +4252,13 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3462,6 +4276,30 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 429:
+		var headers PostMetricsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostMetricsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

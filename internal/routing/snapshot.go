@@ -369,6 +369,24 @@ type Keeper struct {
 	// failedAt (unix ns) is when the last rebuild after a change failed,
 	// 0 when it did not.
 	failedAt atomic.Int64
+	// For the operator (Stats): snapshots swapped in, those that read the
+	// catalogue again, and how long the last one took.
+	swaps, rereads atomic.Int64
+	lastBuild      atomic.Int64 // ns
+}
+
+// KeeperStats are the keeper's counters since start.
+type KeeperStats struct {
+	// Builds counts snapshots swapped in (every health refresh); Rereads
+	// those that read listings, fares and tokens again (a publication).
+	Builds, Rereads int64
+	// LastBuild is how long the last swapped-in snapshot took to build.
+	LastBuild time.Duration
+}
+
+// Stats are the keeper's counters, for metrics.
+func (k *Keeper) Stats() KeeperStats {
+	return KeeperStats{Builds: k.swaps.Load(), Rereads: k.rereads.Load(), LastBuild: time.Duration(k.lastBuild.Load())}
 }
 
 // retryEvery is how often a keeper whose rebuild failed tries again while it
@@ -471,6 +489,11 @@ func (k *Keeper) rebuild(ctx context.Context, structural bool) (*Snapshot, error
 		var snap *Snapshot
 		if snap, err = assemble(base, live, now, cur); err == nil {
 			k.cur.Store(snap)
+			k.swaps.Add(1)
+			if reread {
+				k.rereads.Add(1)
+			}
+			k.lastBuild.Store(int64(k.Now().Sub(start)))
 			return snap, nil
 		}
 	}

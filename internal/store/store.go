@@ -52,6 +52,17 @@ func (s *Store) markSuspect() {
 	s.suspectUntil.Store(time.Now().Add(suspectFor).UnixNano())
 }
 
+// Pools are the store's connection pools by role, for the operator's
+// metrics: "write" (every connection on PostgreSQL), and on SQLite "read",
+// the read-only pool beside the one writer.
+func (s *Store) Pools() map[string]*sql.DB {
+	pools := map[string]*sql.DB{"write": s.sql}
+	if s.readSQL != nil && s.readSQL != s.sql {
+		pools["read"] = s.readSQL
+	}
+	return pools
+}
+
 // Store is Airside's storage.
 type Store struct {
 	db      *gorm.DB

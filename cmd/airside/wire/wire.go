@@ -14,6 +14,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
@@ -119,8 +122,9 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Hooks:     hooks,
 		Storefront: &storefront.Service{Store: st, Secrets: box, Now: now,
 			Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}},
-		Mail: cfg.Mail,
-		Now:  now,
+		Mail:       cfg.Mail,
+		Collectors: poolCollectors(st),
+		Now:        now,
 	}, log)
 }
 
@@ -142,4 +146,14 @@ func throwawayBox() *secret.Box {
 func workerName() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s/%d", host, os.Getpid())
+}
+
+// poolCollectors export the database pools' figures (connections open, in
+// use, idle, waits) as airside_db_* with a pool label.
+func poolCollectors(st *store.Store) []prometheus.Collector {
+	var out []prometheus.Collector
+	for role, db := range st.Pools() {
+		out = append(out, prometheus.WrapCollectorWith(prometheus.Labels{"pool": role}, collectors.NewDBStatsCollector(db, "airside")))
+	}
+	return out
 }
