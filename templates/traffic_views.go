@@ -151,6 +151,9 @@ type AlertsView struct {
 	CanManage     bool
 	URL           string
 	HookSince     string
+	// PreviousUntil is until when a rotated-out secret still signs ("" when
+	// only the current one does).
+	PreviousUntil string
 	// NewSecret is the webhook's signing secret, shown once after it is set.
 	NewSecret  string
 	Errors     FieldErrors

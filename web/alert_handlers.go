@@ -78,6 +78,26 @@ func (s *Server) handleSetWebhook(c echo.Context) error {
 	return err
 }
 
+// handleRotateWebhookSecret makes a new signing secret, shown once; the old
+// one keeps signing beside it for alerting.RotationOverlap.
+func (s *Server) handleRotateWebhookSecret(c echo.Context) error {
+	id, slug, err := s.hookCarrier(c)
+	if err != nil {
+		return err
+	}
+	secret, err := s.Hooks.Rotate(c.Request().Context(), principal(c), id)
+	switch apperr.Code(err) {
+	case "":
+		return s.renderAlerts(c, http.StatusOK, secret, nil)
+	case apperr.ECONFLICT:
+		if err := s.setFlash(c, "%s", apperr.Message(err)); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/alerts?carrier="+slug)
+	}
+	return err
+}
+
 func (s *Server) handleTestWebhook(c echo.Context) error {
 	id, slug, err := s.hookCarrier(c)
 	if err != nil {

@@ -21,6 +21,9 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 	}
 	if hook != nil {
 		v.URL, v.HookSince = hook.URL, hook.UpdatedAt.Format("2006-01-02 15:04 UTC")
+		if hook.PreviousSecretUntil != nil {
+			v.PreviousUntil = hook.PreviousSecretUntil.Format("2006-01-02 15:04 UTC")
+		}
 	}
 	for _, d := range deliveries {
 		row := templates.DeliveryRow{ID: fmt.Sprint(d.ID), Event: d.Event, State: string(d.State), Attempts: fmt.Sprint(d.Attempts),

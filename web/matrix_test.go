@@ -384,6 +384,8 @@ func expect() map[string]map[string]int {
 		// Staff belong to no carrier: a webhook is its admins' to set.
 		"POST /alerts/webhook":      {anon: 401, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 404, admin: 404},
 		"POST /alerts/webhook/test": {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
+		// No webhook in the matrix: a rotation is refused with a flash.
+		"POST /alerts/webhook/rotate": {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
 		// The matrix's id matches no delivery: admins get as far as "not found".
 		"POST /alerts/deliveries/:id/resend": {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 404, admin: 404},
 		"POST /alerts/webhook/delete":        {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},

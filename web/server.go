@@ -373,6 +373,7 @@ func (s *Server) routes() {
 	member.GET("/alerts", s.handleAlerts)
 	member.POST("/alerts/webhook", s.handleSetWebhook)
 	member.POST("/alerts/webhook/test", s.handleTestWebhook)
+	member.POST("/alerts/webhook/rotate", s.handleRotateWebhookSecret)
 	member.POST("/alerts/deliveries/:id/resend", s.handleResendDelivery)
 	member.POST("/alerts/webhook/delete", s.handleDeleteWebhook)
 	member.GET("/audit.csv", s.handleAuditCSV)

@@ -156,6 +156,18 @@ func TestAlertsPageAndWebhookForm(t *testing.T) {
 	if strings.Contains(again.body, "whsec_") || !strings.Contains(again.body, "hooks.nebula.example") {
 		t.Error("the secret shows twice, or the address is not shown")
 	}
+	first := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(res.body)
+	// Rotating shows a new secret once and says until when the old one
+	// still signs.
+	res = admin.post("/alerts", "/alerts/webhook/rotate?carrier=nebula", url.Values{})
+	wantStatus(t, "rotate the secret", res, http.StatusOK)
+	second := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(res.body)
+	if second == "" || second == first {
+		t.Errorf("rotation showed %q after %q", second, first)
+	}
+	if !strings.Contains(admin.get("/alerts").body, `data-testid="previous-secret"`) {
+		t.Error("the page does not say the previous secret still signs")
+	}
 	res = admin.post("/alerts", "/alerts/webhook/test?carrier=nebula", url.Values{})
 	wantStatus(t, "test event", res, http.StatusSeeOther)
 	if !strings.Contains(admin.get("/alerts").body, `data-testid="deliveries"`) {
@@ -164,6 +176,7 @@ func TestAlertsPageAndWebhookForm(t *testing.T) {
 	member := p.client()
 	member.login("member@nebula.example")
 	wantStatus(t, "member sets the webhook", member.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://x.example/h"}}), http.StatusForbidden)
+	wantStatus(t, "member rotates the secret", member.post("/alerts", "/alerts/webhook/rotate?carrier=nebula", url.Values{}), http.StatusForbidden)
 }
 
 // TestTheTrafficPageShowsWhatRoutingDid: the figures a gateway reports

@@ -38,6 +38,20 @@ const (
 	TTFTJump         Kind = "ttft_jump"
 )
 
+// Kinds are every alert kind, in the order the alerts page explains them.
+var Kinds = []Kind{UptimePenalty, UptimeSwitch, AtCap, ShareDown, RankMoved, FailureBreaker, RateLimitBackoff, TTFTJump}
+
+// The webhook events: the "event" member of every delivery's body. The
+// README's event catalogue lists them (TestTheEventCatalogueIsComplete).
+const (
+	EventAlertOpened   = "alert.opened"
+	EventAlertResolved = "alert.resolved"
+	EventTest          = "test"
+)
+
+// Events are every webhook event.
+var Events = []string{EventAlertOpened, EventAlertResolved, EventTest}
+
 // Label is the kind as a person reads it.
 func (k Kind) Label() string {
 	switch k {
@@ -235,6 +249,9 @@ type Webhook struct {
 	CarrierID int64
 	URL       string
 	UpdatedAt time.Time
+	// PreviousSecretUntil is until when the secret a rotation replaced
+	// still signs deliveries (nil: only the current one signs).
+	PreviousSecretUntil *time.Time
 }
 
 // DeliveryState is where a delivery is.
@@ -260,9 +277,11 @@ type Delivery struct {
 	LastError     string
 	CreatedAt     time.Time
 	DeliveredAt   *time.Time
-	// URL and SecretSealed are filled for the sender only.
-	URL          string
-	SecretSealed string
+	// URL and SecretSealed are filled for the sender only;
+	// PreviousSecretSealed too while a rotation's old secret still signs.
+	URL                  string
+	SecretSealed         string
+	PreviousSecretSealed string
 }
 
 // StandardSignature signs a delivery as Standard Webhooks does

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
@@ -16,7 +17,8 @@ import (
 
 // HookStore is what webhook management needs from storage.
 type HookStore interface {
-	SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string) error
+	SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string, keepPrevious time.Duration) error
+	RotateWebhookSecret(ctx context.Context, actorID, carrierID int64, secretSealed string, keepPrevious time.Duration) error
 	DeleteWebhook(ctx context.Context, actorID, carrierID int64) error
 	QueueTestEvent(ctx context.Context, carrierID int64) error
 	ResendDelivery(ctx context.Context, actorID, carrierID, deliveryID int64) error
@@ -33,6 +35,12 @@ type Hooks struct {
 	Secrets  *secret.Box
 	Outbound URLChecker
 }
+
+// RotationOverlap is how long a replaced signing secret keeps signing: every
+// delivery meanwhile carries a signature with each secret (Standard
+// Webhooks' rotation), so a carrier deploys the new secret within a day
+// without refusing one delivery.
+const RotationOverlap = 24 * time.Hour
 
 // secretBinding binds a sealed webhook secret to its carrier.
 func secretBinding(carrierID int64) string { return fmt.Sprintf("webhook:%d", carrierID) }
@@ -69,19 +77,44 @@ func (h *Hooks) Set(ctx context.Context, p *account.Principal, carrierID int64, 
 		}
 		return "", apperr.Invalid(map[string]string{"url": "Airside cannot send to this address: " + msg + "."})
 	}
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("webhook secret: %w", err)
-	}
-	plain := "whsec_" + base64.StdEncoding.EncodeToString(b) // Standard Webhooks' form
-	sealed, err := h.Secrets.Seal(plain, secretBinding(carrierID))
+	plain, sealed, err := h.newSecret(carrierID)
 	if err != nil {
 		return "", err
 	}
-	if err := h.Store.SetWebhook(ctx, p.User.ID, carrierID, raw, sealed); err != nil {
+	if err := h.Store.SetWebhook(ctx, p.User.ID, carrierID, raw, sealed, RotationOverlap); err != nil {
 		return "", err
 	}
 	return plain, nil
+}
+
+// Rotate gives the webhook a new signing secret, returned once; the old one
+// keeps signing for RotationOverlap beside it.
+func (h *Hooks) Rotate(ctx context.Context, p *account.Principal, carrierID int64) (string, error) {
+	if err := authorizeHooks(p, carrierID); err != nil {
+		return "", err
+	}
+	plain, sealed, err := h.newSecret(carrierID)
+	if err != nil {
+		return "", err
+	}
+	if err := h.Store.RotateWebhookSecret(ctx, p.User.ID, carrierID, sealed, RotationOverlap); err != nil {
+		return "", err
+	}
+	return plain, nil
+}
+
+// newSecret makes a signing secret in Standard Webhooks' form ("whsec_" and
+// 24 random bytes in base64), and seals it to the carrier.
+func (h *Hooks) newSecret(carrierID int64) (plain, sealed string, err error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", fmt.Errorf("webhook secret: %w", err)
+	}
+	plain = "whsec_" + base64.StdEncoding.EncodeToString(b)
+	if sealed, err = h.Secrets.Seal(plain, secretBinding(carrierID)); err != nil {
+		return "", "", err
+	}
+	return plain, sealed, nil
 }
 
 // Delete removes the webhook.

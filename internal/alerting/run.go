@@ -251,6 +251,19 @@ func (s *Sender) send(ctx context.Context, d Delivery) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if d.PreviousSecretSealed != "" {
+		// During a rotation both secrets sign, space-separated, and a
+		// receiver holding either accepts the delivery.
+		previous, err := s.OpenSecret(d.PreviousSecretSealed, d.CarrierID)
+		if err != nil {
+			return 0, fmt.Errorf("the webhook's previous secret cannot be read: %w", err)
+		}
+		old, err := StandardSignature(previous, msgID, now, []byte(d.Body))
+		if err != nil {
+			return 0, err
+		}
+		sig += " " + old
+	}
 	req.Header.Set("webhook-id", msgID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)

@@ -30,8 +30,11 @@ type webhookRow struct {
 	CarrierID    int64 `gorm:"primaryKey"`
 	URL          string
 	SecretSealed string
-	UpdatedBy    *int64
-	UpdatedAt    time.Time
+	// The secret a rotation replaced, still signing until its time.
+	PreviousSecretSealed *string
+	PreviousSecretUntil  *time.Time
+	UpdatedBy            *int64
+	UpdatedAt            time.Time
 }
 
 func (webhookRow) TableName() string { return "webhooks" }
@@ -214,7 +217,7 @@ func (s *Store) OpenAlert(ctx context.Context, a alerting.Alert, message string)
 		if err := notifyCarrier(tx, now, a.CarrierID, nil, message); err != nil {
 			return err
 		}
-		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: "alert.opened", At: now, AlertID: row.ID, Listing: a.Listing,
+		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: alerting.EventAlertOpened, At: now, AlertID: row.ID, Listing: a.Listing,
 			Kind: string(a.Kind), Detail: a.Detail})
 	})
 	if err != nil {
@@ -240,7 +243,7 @@ func (s *Store) ResolveAlert(ctx context.Context, a alerting.Alert, message, det
 		if err := notifyCarrier(tx, now, a.CarrierID, nil, message); err != nil {
 			return err
 		}
-		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: "alert.resolved", At: now, AlertID: a.ID, Listing: a.Listing,
+		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: alerting.EventAlertResolved, At: now, AlertID: a.ID, Listing: a.Listing,
 			Kind: string(a.Kind), Detail: detail})
 	})
 	if err != nil {
@@ -323,15 +326,54 @@ func queueDelivery(tx *gorm.DB, now time.Time, carrierID int64, event alertEvent
 
 // SetWebhook sets (or replaces) a carrier's webhook, audited without its
 // secret.
-func (s *Store) SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string) error {
+func (s *Store) SetWebhook(ctx context.Context, actorID, carrierID int64, url, secretSealed string, keepPrevious time.Duration) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var old webhookRow
+		if err := tx.Where("carrier_id = ?", carrierID).Limit(1).Find(&old).Error; err != nil {
+			return err
+		}
 		row := webhookRow{CarrierID: carrierID, URL: url, SecretSealed: secretSealed, UpdatedBy: &actorID, UpdatedAt: now}
+		keepOld(&row, old, now, keepPrevious)
 		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "carrier_id"}},
-			DoUpdates: clause.AssignmentColumns([]string{"url", "secret_sealed", "updated_by", "updated_at"})}).Create(&row).Error; err != nil {
+			DoUpdates: clause.AssignmentColumns([]string{"url", "secret_sealed", "previous_secret_sealed", "previous_secret_until", "updated_by", "updated_at"})}).
+			Create(&row).Error; err != nil {
 			return err
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &carrierID, Action: "webhook.set", SubjectType: "carrier",
-			SubjectID: carrierID, After: map[string]any{"url": url}})
+			SubjectID: carrierID, After: map[string]any{"url": url, "previous_secret_until": row.PreviousSecretUntil}})
+	})
+}
+
+// keepOld keeps the secret a new one replaces signing for keepPrevious, so
+// a receiver switches secrets without refusing a delivery.
+func keepOld(row *webhookRow, old webhookRow, now time.Time, keepPrevious time.Duration) {
+	if old.CarrierID == 0 || keepPrevious <= 0 {
+		return
+	}
+	until := now.Add(keepPrevious)
+	row.PreviousSecretSealed, row.PreviousSecretUntil = &old.SecretSealed, &until
+}
+
+// RotateWebhookSecret gives a carrier's webhook a new signing secret and
+// keeps the old one signing for keepPrevious (ECONFLICT with no webhook).
+func (s *Store) RotateWebhookSecret(ctx context.Context, actorID, carrierID int64, secretSealed string, keepPrevious time.Duration) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var old webhookRow
+		if err := tx.Where("carrier_id = ?", carrierID).Limit(1).Find(&old).Error; err != nil {
+			return err
+		}
+		if old.CarrierID == 0 {
+			return apperr.Errorf(apperr.ECONFLICT, "Set a webhook address first.")
+		}
+		row := webhookRow{SecretSealed: secretSealed, UpdatedBy: &actorID, UpdatedAt: now}
+		keepOld(&row, old, now, keepPrevious)
+		if err := tx.Model(&webhookRow{}).Where("carrier_id = ?", carrierID).Updates(map[string]any{
+			"secret_sealed": row.SecretSealed, "previous_secret_sealed": row.PreviousSecretSealed,
+			"previous_secret_until": row.PreviousSecretUntil, "updated_by": actorID, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &carrierID, Action: "webhook.rotate", SubjectType: "carrier",
+			SubjectID: carrierID, After: map[string]any{"previous_secret_until": row.PreviousSecretUntil}})
 	})
 }
 
@@ -358,7 +400,12 @@ func (s *Store) FindWebhook(ctx context.Context, carrierID int64) (*alerting.Web
 	if row.CarrierID == 0 {
 		return nil, nil
 	}
-	return &alerting.Webhook{CarrierID: row.CarrierID, URL: row.URL, UpdatedAt: row.UpdatedAt.UTC()}, nil
+	hook := &alerting.Webhook{CarrierID: row.CarrierID, URL: row.URL, UpdatedAt: row.UpdatedAt.UTC()}
+	if until := row.PreviousSecretUntil; until != nil && until.After(s.Now()) {
+		u := until.UTC()
+		hook.PreviousSecretUntil = &u
+	}
+	return hook, nil
 }
 
 // QueueTestEvent queues a test event for a carrier's webhook (ECONFLICT
@@ -372,7 +419,7 @@ func (s *Store) QueueTestEvent(ctx context.Context, carrierID int64) error {
 		if n == 0 {
 			return apperr.Errorf(apperr.ECONFLICT, "Set a webhook address first.")
 		}
-		return queueDelivery(tx, now, carrierID, alertEvent{Event: "test", At: now, Detail: "A test event from Airside."})
+		return queueDelivery(tx, now, carrierID, alertEvent{Event: alerting.EventTest, At: now, Detail: "A test event from Airside."})
 	})
 }
 
@@ -424,6 +471,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, lease time.Duration, limit 
 			}
 			d := r.domain()
 			d.URL, d.SecretSealed = hook.URL, hook.SecretSealed
+			if hook.PreviousSecretSealed != nil && hook.PreviousSecretUntil != nil && hook.PreviousSecretUntil.After(now) {
+				d.PreviousSecretSealed = *hook.PreviousSecretSealed
+			}
 			out = append(out, d)
 		}
 		return nil

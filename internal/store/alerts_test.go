@@ -18,6 +18,7 @@ import (
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/netguard"
@@ -311,4 +312,94 @@ func standardWebhookValid(secret string, h http.Header, body []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestWebhookSecretRotation: a rotation signs every delivery with the new
+// secret and the old one until the overlap ends, then with the new one
+// only; each signature verifies with the independent verifier. Rotating
+// without a webhook is refused; a first address has no previous secret.
+func TestWebhookSecretRotation(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		key, _ := secret.ParseKey(secret.NewKey())
+		box, _ := secret.New(key)
+		var mu sync.Mutex
+		var last struct {
+			header http.Header
+			body   []byte
+		}
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			last.header, last.body = r.Header.Clone(), body
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer receiver.Close()
+		hooks := &alerting.Hooks{Store: s, Secrets: box, Outbound: netguard.New(true)}
+		admin := adminPrincipal(t, s, fx)
+		if _, err := hooks.Rotate(ctx, admin, fx.carrierID); apperr.Code(err) != apperr.ECONFLICT {
+			t.Fatalf("rotating with no webhook: %v", err)
+		}
+		first, err := hooks.Set(ctx, admin, fx.carrierID, receiver.URL+"/hook")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hook, _ := s.FindWebhook(ctx, fx.carrierID); hook.PreviousSecretUntil != nil {
+			t.Errorf("a first webhook has a previous secret until %v", hook.PreviousSecretUntil)
+		}
+		sender := &alerting.Sender{Store: s, HTTP: netguard.New(true).Client(5 * time.Second), OpenSecret: hooks.OpenSecret, Now: s.Now, Log: quiet}
+		deliver := func() (http.Header, []byte) {
+			t.Helper()
+			if err := hooks.Test(ctx, admin, fx.carrierID); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := sender.Once(context.Background()); err != nil || n != 1 {
+				t.Fatalf("send: %d, %v", n, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return last.header, last.body
+		}
+		if h, body := deliver(); !standardWebhookValid(first, h, body) || len(strings.Fields(h.Get("webhook-signature"))) != 1 {
+			t.Fatalf("before a rotation: %q", h.Get("webhook-signature"))
+		}
+
+		second, err := hooks.Rotate(ctx, admin, fx.carrierID)
+		if err != nil || second == first {
+			t.Fatalf("rotate: %q, %v", second, err)
+		}
+		hook, _ := s.FindWebhook(ctx, fx.carrierID)
+		if hook.PreviousSecretUntil == nil || !hook.PreviousSecretUntil.Equal(now.Add(alerting.RotationOverlap)) || hook.URL != receiver.URL+"/hook" {
+			t.Fatalf("after a rotation: %+v", hook)
+		}
+		h, body := deliver()
+		if len(strings.Fields(h.Get("webhook-signature"))) != 2 || !standardWebhookValid(first, h, body) || !standardWebhookValid(second, h, body) {
+			t.Errorf("during the overlap a receiver with either secret must accept: %q", h.Get("webhook-signature"))
+		}
+
+		now = now.Add(alerting.RotationOverlap + time.Second)
+		h, body = deliver()
+		if standardWebhookValid(first, h, body) || !standardWebhookValid(second, h, body) {
+			t.Errorf("after the overlap only the new secret signs: %q", h.Get("webhook-signature"))
+		}
+		if hook, _ := s.FindWebhook(ctx, fx.carrierID); hook.PreviousSecretUntil != nil {
+			t.Errorf("the page still shows a previous secret until %v", hook.PreviousSecretUntil)
+		}
+		events, err := s.FindAuditEvents(ctx, audit.Filter{CarrierIDs: []int64{fx.carrierID}, Action: "webhook.rotate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rotations := 0
+		for _, e := range events {
+			if e.Action == "webhook.rotate" {
+				rotations++
+			}
+		}
+		if rotations != 1 {
+			t.Errorf("%d webhook.rotate audit entries, want 1", rotations)
+		}
+	})
 }

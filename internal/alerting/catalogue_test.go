@@ -1,0 +1,32 @@
+package alerting
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestTheEventCatalogueIsComplete: the README's webhook event catalogue
+// names every event and every alert kind a delivery can carry, so a
+// carrier writing a receiver from it meets nothing unlisted.
+func TestTheEventCatalogueIsComplete(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "**Webhook event catalogue.**")
+	if !ok {
+		t.Fatal("the README has no webhook event catalogue")
+	}
+	section, _, _ = strings.Cut(section, "\n\n**")
+	for _, e := range Events {
+		if !strings.Contains(section, "| `"+e+"` |") {
+			t.Errorf("event %s has no row in the catalogue", e)
+		}
+	}
+	for _, k := range Kinds {
+		if !strings.Contains(section, "`"+string(k)+"`") {
+			t.Errorf("alert kind %s is not listed in the catalogue", k)
+		}
+	}
+}
