@@ -1,6 +1,11 @@
 # The portal as a container: `docker build -t airside .` then
-#   docker run -p 8080:8080 -e AIRSIDE_DATABASE_URL=postgres://... \
-#     -e AIRSIDE_SECRET_KEY=... -e AIRSIDE_BASE_URL=https://fares.example.com airside
+#   docker run --read-only --tmpfs /tmp -v airside-data:/var/lib/airside -p 8080:8080 \
+#     -e AIRSIDE_DATABASE_URL=postgres://... -e AIRSIDE_SECRET_KEY=... \
+#     -e AIRSIDE_BASE_URL=https://fares.example.com airside
+# The root filesystem can be read-only: the process writes only to the data
+# volume (the SQLite default and its lock files). TestDockerfileBuildAndEntrypoint
+# (cmd/airside) runs this file's build command and its entrypoint, ENV and
+# HEALTHCHECK without Docker.
 # serve migrates the database on start. The image holds one static binary
 # (pure-Go SQLite and PostgreSQL drivers, no cgo) and CA certificates for
 # probing carriers' endpoints and sending webhooks over TLS.
@@ -25,5 +30,7 @@ EXPOSE 8080
 # A drain (SIGTERM) turns /readyz to 503 and answers held long polls before
 # the process exits: give it the grace period (AIRSIDE_SHUTDOWN_GRACE).
 STOPSIGNAL SIGTERM
+# Liveness: the binary asks its own /healthz (the image has no curl).
+HEALTHCHECK --interval=15s --timeout=6s --start-period=30s --retries=3 CMD ["/usr/local/bin/airside", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/airside"]
 CMD ["serve"]

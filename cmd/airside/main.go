@@ -54,6 +54,8 @@ Usage:
   airside fake-carrier [--addr 127.0.0.1:9001] [--models m1,m2] [--capabilities tools,json_output,...] [--ttft 300ms]
                        [--tokens-per-second 80] [--error-rate 0.01] [--cache] [--dialect openai|deepseek] [--key K]
                                                            an OpenAI-compatible server to probe (see README)
+  airside healthcheck [--url URL]                          exit 0 when the portal's /healthz answers 200 (the
+                                                           container's HEALTHCHECK; default from AIRSIDE_ADDR)
   airside rotate-secret-key [--database URL]               re-seal every endpoint key with AIRSIDE_SECRET_KEY,
                                                            reading old ones with AIRSIDE_SECRET_KEY_OLD
 
@@ -142,6 +144,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdDemo(ctx, args[1:], stdout, stderr)
 	case "rotate-secret-key":
 		return cmdRotateSecretKey(ctx, args[1:], stdout, stderr)
+	case "healthcheck":
+		return cmdHealthcheck(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
