@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -8,11 +9,14 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/textcheck"
+	"github.com/airside/airside/internal/tracing"
 )
 
 // electBody is the elect request, decoded once: a value of the wrong type is
@@ -35,7 +39,9 @@ func (s *Server) handleAPIElect(c echo.Context) error {
 	scratch := electScratchPool.Get().(*electScratch)
 	defer electScratchPool.Put(scratch)
 	full := call.fullBallot(scratch)
+	_, span := s.electionSpan(c, "full", call.request.Model, len(full.Candidates))
 	election.ElectInto(&full, &scratch.result)
+	span.End()
 	s.telemetry.election("full")
 	out, err := scratch.result.AppendJSON(scratch.body[:0])
 	if err != nil {
@@ -68,14 +74,18 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	var id string
 	var score float64
 	if call.autoWeights == nil {
+		_, span := s.electionSpan(c, "winner_compiled", call.request.Model, 0)
 		id, score, _ = call.snap.Winner(&call.request, call.usage)
+		span.End()
 		s.telemetry.election("winner_compiled")
 	} else { // the compiled ballot holds the standard weights: elect in full
 		scratch := electScratchPool.Get().(*electScratch)
 		defer electScratchPool.Put(scratch)
 		full := call.fullBallot(scratch)
 		res := &scratch.result
+		_, span := s.electionSpan(c, "winner_full", call.request.Model, len(full.Candidates))
 		election.ElectWinnerInto(&full, res)
+		span.End()
 		s.telemetry.election("winner_full")
 		if res.Winner >= 0 {
 			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
@@ -183,4 +193,21 @@ func usageByCandidate(snap *routing.Snapshot, model string, body electBody) (map
 		return nil, apperr.Invalid(fields)
 	}
 	return out, nil
+}
+
+// electionSpanNames are the span names by path, built once (the elect
+// path allocates as little as it can).
+var electionSpanNames = map[string]string{"full": "election full", "winner_compiled": "election winner_compiled", "winner_full": "election winner_full"}
+
+// electionSpan starts the span of one election under the request's, named
+// by the path it takes (as the airside_elections_total series are).
+func (s *Server) electionSpan(c echo.Context, path, model string, candidates int) (context.Context, trace.Span) {
+	ctx, span := tracing.Tracer("election").Start(c.Request().Context(), electionSpanNames[path])
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("airside.election.path", path), attribute.String("airside.model", model))
+		if candidates > 0 {
+			span.SetAttributes(attribute.Int("airside.election.candidates", candidates))
+		}
+	}
+	return ctx, span
 }

@@ -271,6 +271,7 @@ func (s *Server) requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) routes() {
 	e := s.echo
 	e.Use(requestID)
+	e.Use(traceRequests)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {

@@ -22,6 +22,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/gateway"
 	"github.com/airside/airside/internal/gatewayclient"
+	"github.com/airside/airside/internal/tracing"
 	"github.com/airside/airside/internal/trafficdriver"
 )
 
@@ -62,6 +63,11 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	log := newLogger(stderr)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	flushTraces, err := tracing.Setup(ctx, "airside-gateway")
+	if err != nil {
+		return err
+	}
+	defer flushTraces(context.Background())
 	api, err := gatewayClient(*portal, token)
 	if err != nil {
 		return err
@@ -71,7 +77,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rec := gateway.NewRecorder()
 	gw := &gateway.Gateway{Config: cfg, Follower: &gateway.Follower{API: api, Log: log}, Creds: &gateway.Credentials{API: api},
-		Recorder: rec, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}},
+		Recorder: rec, HTTP: &http.Client{Transport: tracing.Transport(&http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second})},
 		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
 	if *cacheTTL > 0 {
 		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL}
@@ -93,7 +99,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		stopBackground()
 		return fmt.Errorf("gateway: %w", err)
 	}
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: tracing.Handler(gw.Handler(), "gateway"), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects))

@@ -29,6 +29,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/tracing"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
 )
@@ -66,6 +67,8 @@ Environment (flags win):
   AIRSIDE_LOG_FORMAT    text or json (default text)
   AIRSIDE_LOG_LEVEL     debug, info, warn or error (default info)
   AIRSIDE_METRICS_ADDR  a private listener serving GET /metrics without authentication (unset: none)
+  OTEL_EXPORTER_OTLP_ENDPOINT  export OpenTelemetry traces over OTLP/HTTP there (unset: no export; the
+                        other OTEL_* variables apply)
   AIRSIDE_API_LIMITS    off lifts the API's per-token quotas (load tests)
   AIRSIDE_SHUTDOWN_GRACE  how long SIGTERM waits for requests in flight before exiting (default 10s)
   AIRSIDE_REQUEST_DEADLINE  how long one request may work before it answers 503 (default 30s)
@@ -196,6 +199,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	slog.SetDefault(log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	flushTraces, err := tracing.Setup(ctx, "airside")
+	if err != nil {
+		return err
+	}
+	defer flushTraces(context.Background())
 	st, err := openStore(ctx, *dbURL, true)
 	if err != nil {
 		return err

@@ -17,6 +17,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/airside/airside/internal/tracing"
 )
 
 // ErrRefused wraps every refusal, so callers can tell a rule from a failure.
@@ -172,7 +174,9 @@ func (g *Guard) Client(total time.Duration) *http.Client {
 		ForceAttemptHTTP2:     true,
 	}
 	return &http.Client{
-		Transport: transport,
+		// Each outbound call (a probe, a webhook) is a client span and
+		// carries the traceparent when tracing is on.
+		Transport: tracing.Transport(transport),
 		Timeout:   total,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 3 {

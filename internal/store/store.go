@@ -211,6 +211,10 @@ func open(ctx context.Context, url string, statementCache bool) (*Store, error) 
 			s.Close()
 			return nil, err
 		}
+		if err := s.traceStatements(db); err != nil {
+			s.Close()
+			return nil, err
+		}
 		if s.reader == s.db {
 			break
 		}
