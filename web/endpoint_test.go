@@ -100,6 +100,9 @@ func TestEndpointRegistrationPreflightAndCredentials(t *testing.T) {
 	if n, err := p.server.Preflight.Drain(ctx); err != nil || n != 1 {
 		t.Fatalf("drain: %d runs, %v", n, err)
 	}
+	if st := p.server.Preflight.Stats(); st.Runs != 1 || st.Passed == 0 || st.Failed == 0 {
+		t.Errorf("the worker counted %+v, want one run with passed and failed probes", st)
+	}
 	panel := carrier.get(page + "/preflight").body
 	for probe, state := range map[string]string{"reachable": "passed", "chat": "passed", "tools": "passed", "json_schema": "failed", "cached_input": "passed"} {
 		if !strings.Contains(panel, fmt.Sprintf(`data-testid="probe-%s" data-state="%s"`, probe, state)) {

@@ -40,6 +40,8 @@ type HealthReads interface {
 	Ping(ctx context.Context) error
 	CheckWrite(ctx context.Context) error
 	CatalogueRevision(ctx context.Context) (int64, error)
+	// QueueDepths is the work waiting by queue, for /metrics.
+	QueueDepths(ctx context.Context) (map[string]int64, error)
 }
 
 // MaxBodyBytes bounds every request body.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,8 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/preflight"
 )
 
 // telemetry is what the portal exports to Prometheus at /metrics: every
@@ -78,8 +81,67 @@ func newTelemetry(s *Server) *telemetry {
 			return 0
 		}),
 	)
+	reg.MustRegister(&queueCollector{s: s},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_preflight_runs_total",
+			Help: "Preflight runs this process carried out."}, func() float64 {
+			return float64(s.workerStats().Runs)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_preflight_probes_total",
+			Help: "Preflight probe verdicts of this process's runs.", ConstLabels: prometheus.Labels{"verdict": "passed"}}, func() float64 {
+			return float64(s.workerStats().Passed)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_preflight_probes_total",
+			Help: "Preflight probe verdicts of this process's runs.", ConstLabels: prometheus.Labels{"verdict": "failed"}}, func() float64 {
+			return float64(s.workerStats().Failed)
+		}),
+	)
+	for outcome, read := range map[string]func(alerting.SenderStats) int64{
+		"delivered": func(st alerting.SenderStats) int64 { return st.Delivered },
+		"retried":   func(st alerting.SenderStats) int64 { return st.Retried },
+		"gave_up":   func(st alerting.SenderStats) int64 { return st.GaveUp },
+	} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_webhook_attempts_total",
+			Help:        "Webhook delivery attempts by outcome: delivered (2xx), retried (failed, another attempt queued), gave_up (the last attempt failed).",
+			ConstLabels: prometheus.Labels{"outcome": outcome}}, func() float64 {
+			if s.Webhooks == nil {
+				return 0
+			}
+			return float64(read(s.Webhooks.Stats()))
+		}))
+	}
 	reg.MustRegister(s.collectors...)
 	return t
+}
+
+func (s *Server) workerStats() preflight.WorkerStats {
+	if s.Preflight == nil {
+		return preflight.WorkerStats{}
+	}
+	return s.Preflight.Stats()
+}
+
+// queueCollector reports the queues' depths at each scrape, in one
+// statement with a short deadline: a database that does not answer leaves
+// the series out of that scrape rather than hold the scraper.
+type queueCollector struct{ s *Server }
+
+var queueDepthDesc = prometheus.NewDesc("airside_queue_depth",
+	"Work waiting, by queue: review (filings submitted, undecided), preflight (runs queued), webhooks (deliveries pending).",
+	[]string{"queue"}, nil)
+
+func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
+
+func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	depths, err := q.s.HealthReads.QueueDepths(ctx)
+	if err != nil {
+		q.s.Log.Warn("metrics: queue depths", "err", err)
+		return
+	}
+	for queue, n := range depths {
+		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(n), queue)
+	}
 }
 
 // election counts one API election by its path.

@@ -81,6 +81,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		"airside_elections_total", "airside_catalogue_revision", "airside_routing_health_age_seconds",
 		"airside_snapshot_builds_total", "airside_snapshot_rereads_total", "airside_snapshot_build_seconds",
 		"airside_background_stuck", "airside_draining", "go_sql_open_connections", "go_goroutines",
+		"airside_queue_depth", "airside_preflight_runs_total", "airside_preflight_probes_total", "airside_webhook_attempts_total",
 	} {
 		if before[family] == nil {
 			t.Errorf("no %s in the exposition", family)
@@ -89,6 +90,19 @@ func TestPrometheusMetrics(t *testing.T) {
 	if _, ok := sample(before, "go_sql_open_connections", map[string]string{"pool": "write", "db_name": "airside"}); !ok {
 		t.Error("the write pool's connections are not exported")
 	}
+
+	for _, labels := range []map[string]string{{"queue": "review"}, {"queue": "preflight"}, {"queue": "webhooks"}} {
+		if _, ok := sample(before, "airside_queue_depth", labels); !ok {
+			t.Errorf("no queue depth for %v", labels)
+		}
+	}
+	for _, outcome := range []string{"delivered", "retried", "gave_up"} {
+		if _, ok := sample(before, "airside_webhook_attempts_total", map[string]string{"outcome": outcome}); !ok {
+			t.Errorf("no webhook attempts series for %s", outcome)
+		}
+	}
+	wasReview, _ := sample(before, "airside_queue_depth", map[string]string{"queue": "review"})
+	submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
 
 	healthz := map[string]string{"route": "/healthz", "method": "GET", "code": "200"}
 	wasHealthz, _ := sample(before, "airside_http_requests_total", healthz)
@@ -112,6 +126,9 @@ func TestPrometheusMetrics(t *testing.T) {
 	}
 	if n, _ := sample(after, "airside_http_request_duration_seconds", map[string]string{"route": "/api/v1/elect"}); n < 2 {
 		t.Errorf("elect durations observed %v times, want at least 2", n)
+	}
+	if review, _ := sample(after, "airside_queue_depth", map[string]string{"queue": "review"}); review != wasReview+1 {
+		t.Errorf("the review queue is %v after %v and one submission", review, wasReview)
 	}
 	if rev, _ := sample(after, "airside_catalogue_revision", nil); rev < 1 {
 		t.Errorf("catalogue revision %v: the demo catalogue is published", rev)

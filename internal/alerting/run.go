@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -195,6 +196,21 @@ type Sender struct {
 
 	once sync.Once
 	wake chan struct{}
+
+	// For the operator (Stats): attempts by outcome.
+	delivered, retried, gaveUp atomic.Int64
+}
+
+// SenderStats are a sender's delivery attempts since start, by outcome.
+type SenderStats struct {
+	// Delivered got a 2xx; Retried failed and wait for another attempt;
+	// GaveUp failed their last attempt.
+	Delivered, Retried, GaveUp int64
+}
+
+// Stats are the sender's counters, for metrics.
+func (s *Sender) Stats() SenderStats {
+	return SenderStats{Delivered: s.delivered.Load(), Retried: s.retried.Load(), GaveUp: s.gaveUp.Load()}
 }
 
 // Once attempts every due delivery and returns how many it attempted.
@@ -220,6 +236,14 @@ func (s *Sender) Once(ctx context.Context) (int, error) {
 			if wait := Backoff(d.Attempts + 1); wait > 0 {
 				next = s.Now().Add(wait)
 			}
+		}
+		switch {
+		case delivered:
+			s.delivered.Add(1)
+		case next.IsZero():
+			s.gaveUp.Add(1)
+		default:
+			s.retried.Add(1)
 		}
 		if err := s.Store.FinishDelivery(ctx, d.ID, delivered, status, errText, next); err != nil {
 			return 0, err

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,6 +43,22 @@ type Worker struct {
 
 	wake chan struct{}
 	once sync.Once
+
+	// For the operator (Stats): runs finished here, and probe verdicts.
+	runs           atomic.Int64
+	passed, failed atomic.Int64
+}
+
+// WorkerStats are a worker's counters since start.
+type WorkerStats struct {
+	// Runs counts runs this process carried out; Passed and Failed the
+	// verdicts of their probes.
+	Runs, Passed, Failed int64
+}
+
+// Stats are the worker's counters, for metrics.
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{Runs: w.runs.Load(), Passed: w.passed.Load(), Failed: w.failed.Load()}
 }
 
 func (w *Worker) init() {
@@ -166,6 +183,12 @@ func (w *Worker) Drain(ctx context.Context) (int, error) {
 func (w *Worker) runJob(ctx context.Context, job *Job) {
 	key, err := w.OpenKey(job.KeySealed, job.ListingID)
 	record := func(r Result) {
+		switch r.State {
+		case Passed:
+			w.passed.Add(1)
+		case Failed:
+			w.failed.Add(1)
+		}
 		if err := w.Store.RecordProbe(ctx, job, r); err != nil && ctx.Err() == nil {
 			w.Log.Warn("preflight: record probe", "run", job.RunID, "probe", r.Probe, "err", err)
 		}
@@ -178,6 +201,7 @@ func (w *Worker) runJob(ctx context.Context, job *Job) {
 		w.Runner.Run(ctx, Endpoint{BaseURL: job.BaseURL, Model: job.Model, APIKey: key}, record)
 	}
 	w.finish(context.WithoutCancel(ctx), job)
+	w.runs.Add(1)
 }
 
 // finishTries bounds how often finishing a run is tried.

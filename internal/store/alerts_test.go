@@ -159,6 +159,9 @@ func TestWebhookDeliveriesAreSignedRetriedAndAddressChecked(t *testing.T) {
 		if d[0].State != alerting.Delivered || d[0].Attempts != 2 || verified.Load() != 2 {
 			t.Errorf("after the retry: %+v, %d signatures verified", d[0], verified.Load())
 		}
+		if st := sender.Stats(); st != (alerting.SenderStats{Delivered: 1, Retried: 1}) {
+			t.Errorf("the sender counted %+v, want one retried and one delivered attempt", st)
+		}
 		n := 0
 		ids.Range(func(any, any) bool { n++; return true })
 		if n != 1 {
