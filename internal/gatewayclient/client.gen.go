@@ -100,7 +100,6 @@ func (e FareCapScope) Valid() bool {
 // Defines values for ListingStatus.
 const (
 	Delisted  ListingStatus = "delisted"
-	Draft     ListingStatus = "draft"
 	InService ListingStatus = "in_service"
 	Paused    ListingStatus = "paused"
 )
@@ -109,8 +108,6 @@ const (
 func (e ListingStatus) Valid() bool {
 	switch e {
 	case Delisted:
-		return true
-	case Draft:
 		return true
 	case InService:
 		return true
@@ -433,11 +430,13 @@ type Listing struct {
 	Priority float64 `json:"priority"`
 
 	// Revision the catalogue revision at which the listing last changed
-	Revision int64         `json:"revision"`
-	Status   ListingStatus `json:"status"`
+	Revision int64 `json:"revision"`
+
+	// Status delisted only on the changes feed (drop the listing); a listing not yet in service is never served
+	Status ListingStatus `json:"status"`
 }
 
-// ListingStatus defines model for Listing.Status.
+// ListingStatus delisted only on the changes feed (drop the listing); a listing not yet in service is never served
 type ListingStatus string
 
 // NullableDecimal defines model for NullableDecimal.

@@ -255,7 +255,9 @@ func (s *Snapshot) lazily(cache *bodyCache, key, model string, build func([]*cat
 func (s *Snapshot) Changes(model string, since int64) Catalogue {
 	out := Catalogue{Revision: s.Revision, Listings: []CatalogueListing{}}
 	for _, l := range s.all {
-		if l.Published == nil || l.Revision <= since || (model != "" && l.Model.Slug != model) ||
+		// A draft (a fare approved, its endpoint not yet through
+		// preflight) is not routable: it appears once it goes into service.
+		if l.Published == nil || l.Status == catalogue.StatusDraft || l.Revision <= since || (model != "" && l.Model.Slug != model) ||
 			(since == 0 && l.Status == catalogue.StatusDelisted) {
 			continue
 		}
