@@ -30,7 +30,7 @@ var verbs = map[string]string{
 	"application.message": "wrote on", "profile.submit": "submitted", "domain.set": "set the domain of",
 	"domain.verified": "verified the domain of", "model.propose": "proposed", "model.proposal.decline": "declined",
 	"webhook.set": "set the alert webhook of", "webhook.delete": "removed the alert webhook of",
-	"webhook.resend": "resent the alert webhook's",
+	"webhook.resend": "resent the alert webhook's", "webhook.rotate": "rotated the alert webhook secret of",
 }
 
 // Actions lists the kinds of event there are, for a filter.
