@@ -210,7 +210,7 @@ func (s *Server) mailLink(c echo.Context, to, subject, body string) string {
 		return ""
 	}
 	if err := s.Mail.Send(c.Request().Context(), to, subject, body); err != nil {
-		s.Log.Warn("send mail", "to", to, "err", err)
+		s.requestLogger(c).Warn("send mail", "to", to, "err", err)
 		return "The e-mail to " + to + " could not be sent; pass the link on yourself."
 	}
 	return "Also e-mailed to " + to + "."

@@ -84,7 +84,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// It answers, but may refuse writes (a full disk, a read-only
 		// file): say that, not "something went wrong".
 		if refusal := s.HealthReads.CheckWrite(c.Request().Context()); apperr.Code(refusal) == apperr.EUNAVAILABLE {
-			s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
+			s.requestLogger(c).Error("request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
 			err, status, message = refusal, http.StatusServiceUnavailable, apperr.Message(refusal)
 		}
 	}
@@ -95,7 +95,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if status >= 500 {
-		s.Log.Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)
+		s.requestLogger(c).Error("request failed", "method", c.Request().Method, "route", c.Path(), "status", status, "err", err)
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
 		writeProblem(c, status, message, apperr.FieldErrors(err))
@@ -115,7 +115,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	view := templates.ErrorView{Page: s.page(c, heading, ""), Status: status, Heading: heading, Message: message}
 	if rerr := render(c, status, templates.ErrorPage(view)); rerr != nil {
-		s.Log.Error("render error page", "err", rerr)
+		s.requestLogger(c).Error("render error page", "err", rerr)
 	}
 }
 

@@ -47,7 +47,7 @@ func (s *Server) page(c echo.Context, title, active string) templates.Page {
 			p.Flash = flash
 			delete(sess.Values, sessionFlashKey)
 			if err := sess.Save(c.Request(), c.Response()); err != nil {
-				s.Log.Error("save session", "err", err)
+				s.requestLogger(c).Error("save session", "err", err)
 			}
 		}
 	}

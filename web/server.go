@@ -261,7 +261,7 @@ func (s *Server) requestDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(orig)
 		cancel()
 		if err != nil && pastDeadline && apperr.Code(err) == apperr.EINTERNAL {
-			s.Log.Error("request past its deadline", "method", orig.Method, "route", c.Path(), "deadline", d, "err", err)
+			s.requestLogger(c).Error("request past its deadline", "method", orig.Method, "route", c.Path(), "deadline", d, "err", err)
 			return &apperr.Error{Code: apperr.EUNAVAILABLE, RetryAfter: 5, Message: fmt.Sprintf(
 				"Airside's database took longer than %s to answer. Nothing you submitted was half-saved; please try again in a moment.", d)}
 		}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"log/slog"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -42,4 +43,15 @@ func traceRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// requestLogger is the portal's logger for one request's lines: each names
+// the request id (as the response's X-Request-Id does) and, when the
+// request is traced, its trace id, so a log line leads to the trace.
+func (s *Server) requestLogger(c echo.Context) *slog.Logger {
+	log := s.Log.With("id", c.Response().Header().Get(echo.HeaderXRequestID))
+	if sc := trace.SpanContextFromContext(c.Request().Context()); sc.HasTraceID() {
+		log = log.With("trace_id", sc.TraceID().String())
+	}
+	return log
 }
