@@ -94,15 +94,17 @@ type FilingView struct {
 	Preflight *PreflightView
 	// Version is the filing's lock version the decision forms carry, so a
 	// decision made on a page opened before a change is refused.
-	Version       int64
-	ID            int64
-	Listing       ListingHeader
-	State         string
-	StateClass    string
-	Kinds         string
-	Author        string
-	Created       string
-	Submitted     string
+	Version    int64
+	ID         int64
+	Listing    ListingHeader
+	State      string
+	StateClass string
+	Kinds      string
+	Author     string
+	Created    string
+	Submitted  string
+	// ExpectedWait says how long review takes lately, on a submitted filing.
+	ExpectedWait  string
 	EffectiveAt   string
 	Justification string
 	DecisionNote  string

@@ -5,8 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/workflow"
 )
 
 // The console's one rule for numbers: a price per million tokens shows 4
@@ -188,4 +190,45 @@ func Plain(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // like AmountUSD for exact amounts.
 func CentsUSD(v float64) string {
 	return "$" + GroupThousands(strconv.FormatFloat(v, 'f', 2, 64))
+}
+
+// Wait is a duration as a person plans with it: "under a minute",
+// "45 min", "3 h 20 min", "2 days 4 h".
+func Wait(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 24*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return strconv.Itoa(h) + " h"
+		}
+		return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
+	}
+	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	unit := " days"
+	if days == 1 {
+		unit = " day"
+	}
+	if h == 0 {
+		return strconv.Itoa(days) + unit
+	}
+	return strconv.Itoa(days) + unit + " " + strconv.Itoa(h) + " h"
+}
+
+// ReviewWait says what a submitted filing can expect, from the recent
+// reviews, or that there are too few to say.
+func ReviewWait(e workflow.ReviewEstimate) string {
+	queue := "1 filing is waiting for review now"
+	if e.Waiting != 1 {
+		queue = Count(int64(e.Waiting)) + " filings are waiting for review now"
+	}
+	window := "the last " + strconv.Itoa(int(workflow.ReviewWindow/(24*time.Hour))) + " days"
+	if !e.Known {
+		return "Too few reviews in " + window + " to estimate the wait; " + queue + "."
+	}
+	return "Reviews in " + window + " took " + Wait(e.Median) + " (median), nine in ten within " + Wait(e.P90) +
+		" (" + Count(int64(e.Reviews)) + " reviews); " + queue + "."
 }

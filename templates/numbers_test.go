@@ -2,6 +2,7 @@ package templates
 
 import (
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/money"
 )
@@ -28,6 +29,23 @@ func TestOneRuleForNumbers(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestWait(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		20 * time.Second:                   "under a minute",
+		45 * time.Minute:                   "45 min",
+		3 * time.Hour:                      "3 h",
+		3*time.Hour + 20*time.Minute:       "3 h 20 min",
+		24 * time.Hour:                     "1 day",
+		52 * time.Hour:                     "2 days 4 h",
+		72*time.Hour + 30*time.Minute:      "3 days",
+		23*time.Hour + 59*time.Minute + 59: "23 h 59 min",
+	} {
+		if got := Wait(d); got != want {
+			t.Errorf("Wait(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

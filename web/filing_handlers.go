@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,6 +24,7 @@ type FilingReads interface {
 	InFlightFilings(ctx context.Context, carrierIDs []int64) (map[int64]workflow.Filing, error)
 	FindComments(ctx context.Context, filingID int64) ([]workflow.ThreadMessage, error)
 	CountAwaitingReview(ctx context.Context) (int, error)
+	ReviewDurations(ctx context.Context, since time.Time, limit int) ([]time.Duration, error)
 	ApproverEmails(ctx context.Context, filingID, lockVersion int64) ([]string, error)
 }
 
@@ -217,6 +219,17 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 	}
 	if err := s.addReviewPanels(c, f, &v); err != nil {
 		return templates.FilingView{}, err
+	}
+	if f.State == workflow.Submitted {
+		durations, err := s.FilingReads.ReviewDurations(ctx, s.Now().Add(-workflow.ReviewWindow), 500)
+		if err != nil {
+			return templates.FilingView{}, err
+		}
+		waiting, err := s.FilingReads.CountAwaitingReview(ctx)
+		if err != nil {
+			return templates.FilingView{}, err
+		}
+		v.ExpectedWait = templates.ReviewWait(workflow.EstimateReview(durations, waiting))
 	}
 	return v, nil
 }

@@ -280,3 +280,31 @@ func TestApproveOnlyTheVersionSeen(t *testing.T) {
 	// From the page as it is now, the decision goes through.
 	wantStatus(t, "approve the version seen", first.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
 }
+
+// TestASubmittedFilingSaysTheExpectedWait: a filing waiting for review says
+// how long reviews take lately and how long the queue is; once decided it
+// no longer does.
+func TestASubmittedFilingSaysTheExpectedWait(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	c := p.client()
+	c.login("member@nebula.example")
+	page := c.get(filing).body
+	waiting, err := p.store.CountAwaitingReview(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d filings are waiting for review now", waiting)
+	if waiting == 1 {
+		want = "1 filing is waiting for review now"
+	}
+	if !strings.Contains(page, `data-testid="expected-wait"`) || !strings.Contains(page, want) {
+		t.Errorf("the submitted filing does not say the wait (want %q)", want)
+	}
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "approve", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+	if strings.Contains(c.get(filing).body, `data-testid="expected-wait"`) {
+		t.Error("a decided filing still shows the expected wait")
+	}
+}

@@ -85,3 +85,19 @@ func (s *Store) CountAwaitingReview(ctx context.Context) (int, error) {
 	}
 	return int(n), nil
 }
+
+// ReviewDurations are how long the reviews decided since then took, from
+// (the last) submission to the decision, newest first, at most limit.
+func (s *Store) ReviewDurations(ctx context.Context, since time.Time, limit int) ([]time.Duration, error) {
+	var rows []struct{ SubmittedAt, DecidedAt time.Time }
+	if err := s.read(ctx).Model(&filingRow{}).Select("submitted_at, decided_at").
+		Where("decided_at IS NOT NULL AND submitted_at IS NOT NULL AND decided_at >= ? AND decided_at >= submitted_at", since).
+		Order("decided_at DESC").Limit(limit).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("review durations: %w", err)
+	}
+	out := make([]time.Duration, len(rows))
+	for i, r := range rows {
+		out[i] = r.DecidedAt.Sub(r.SubmittedAt)
+	}
+	return out, nil
+}

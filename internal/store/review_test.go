@@ -345,3 +345,39 @@ func versionOf(t *testing.T, s *store.Store, filingID int64) int64 {
 	}
 	return f.LockVersion
 }
+
+// TestReviewDurationsFromTheLastSubmission: a review lasts from the last
+// submission (a resubmission restarts it) to the decision; reviews decided
+// before the window are left out.
+func TestReviewDurationsFromTheLastSubmission(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		reviewer := newReviewer(t, s, "rev@airside.example")
+		id := submitted(t, s, fx, "0.45", nil) // at 09:00
+		now = now.Add(3 * time.Hour)
+		if _, err := s.DecideFiling(ctx, reviewer, id, workflow.RequestChanges, "cached price please", versionOf(t, s, id)); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(24 * time.Hour) // the carrier answers a day later
+		f, _ := s.FindFiling(ctx, id, nil)
+		if err := s.UpdateFiling(ctx, fx.authorID, id, workflow.FilingUpdate{Fare: proposed(t, "0.44"), LockVersion: f.LockVersion, Submit: true}); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(90 * time.Minute)
+		if _, err := s.DecideFiling(ctx, reviewer, id, workflow.Reject, "no", versionOf(t, s, id)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ReviewDurations(ctx, now.Add(-time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != 90*time.Minute {
+			t.Errorf("review durations %v, want the resubmission's 1h30m", got)
+		}
+		if got, _ := s.ReviewDurations(ctx, now.Add(time.Minute), 10); len(got) != 0 {
+			t.Errorf("a review decided before the window counted: %v", got)
+		}
+	})
+}
