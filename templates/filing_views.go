@@ -111,15 +111,19 @@ type FilingView struct {
 	// EarlierNote is the note of a review before the carrier resubmitted.
 	EarlierNote string
 	Changes     []ChangeRow
-	Proposed    []KV
-	Published   []KV
-	History     []HistoryRow
-	CanEdit     bool
-	CanSubmit   bool
-	CanWithdraw bool
-	EditURL     string
-	Conflict    string
-	ConflictURL string
+	// SinceSentBack is what the carrier changed after the reviewer asked
+	// for changes (at SentBackAt), against the version sent back.
+	SinceSentBack []ChangeRow
+	SentBackAt    string
+	Proposed      []KV
+	Published     []KV
+	History       []HistoryRow
+	CanEdit       bool
+	CanSubmit     bool
+	CanWithdraw   bool
+	EditURL       string
+	Conflict      string
+	ConflictURL   string
 	// Reviewer's view.
 	Impact      []ImpactRow
 	CanDecide   bool

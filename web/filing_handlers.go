@@ -25,6 +25,7 @@ type FilingReads interface {
 	FindComments(ctx context.Context, filingID int64) ([]workflow.ThreadMessage, error)
 	CountAwaitingReview(ctx context.Context) (int, error)
 	ReviewDurations(ctx context.Context, since time.Time, limit int) ([]time.Duration, error)
+	FindFiledFare(ctx context.Context, listingID, fareID int64) (*fare.Fare, error)
 	ApproverEmails(ctx context.Context, filingID, lockVersion int64) ([]string, error)
 }
 
@@ -219,6 +220,14 @@ func (s *Server) filingView(c echo.Context, f *workflow.Filing) (templates.Filin
 	}
 	if err := s.addReviewPanels(c, f, &v); err != nil {
 		return templates.FilingView{}, err
+	}
+	if id, at, ok := sentBack(events, f.Fare); ok && f.State != workflow.ChangesRequested {
+		returned, err := s.FilingReads.FindFiledFare(ctx, f.ListingID, id)
+		if err != nil {
+			return templates.FilingView{}, err
+		}
+		v.SinceSentBack = changeRows(fare.Diff(returned, f.Fare))
+		v.SentBackAt = at.UTC().Format("2006-01-02 15:04") + " UTC"
 	}
 	if f.State == workflow.Submitted {
 		durations, err := s.FilingReads.ReviewDurations(ctx, s.Now().Add(-workflow.ReviewWindow), 500)

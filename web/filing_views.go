@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -64,10 +65,49 @@ var historyWords = map[string]string{
 }
 
 func historyText(e audit.Event) string {
-	if w, ok := historyWords[e.Action]; ok {
+	w, ok := historyWords[e.Action]
+	if !ok {
+		w = e.Action
+	}
+	if e.Action != "filing.edit" && e.Action != "filing.submit" {
 		return w
 	}
-	return e.Action
+	var before struct{ State string }
+	var after struct{ Edit []map[string]string }
+	_ = json.Unmarshal([]byte(e.Before), &before) // older events lack the members: plain words then
+	_ = json.Unmarshal([]byte(e.After), &after)
+	if e.Action == "filing.submit" && before.State == string(workflow.ChangesRequested) {
+		w = "resubmitted it for review"
+	}
+	if len(after.Edit) > 0 {
+		parts := make([]string, len(after.Edit))
+		for i, c := range after.Edit {
+			parts[i] = fare.FieldLabel(c["field"]) + " " + orDash(c["old"]) + " → " + orDash(c["new"])
+		}
+		w += ", changing " + strings.Join(parts, "; ")
+	}
+	return w
+}
+
+// sentBack is the fare of the filing's last "asked for changes" and when it
+// was sent back.
+func sentBack(events []audit.Event, current *fare.Fare) (fareID int64, at time.Time, ok bool) {
+	if current == nil {
+		return 0, time.Time{}, false
+	}
+	for _, e := range events { // newest last or first: keep the latest
+		if e.Action != "filing.request_changes" {
+			continue
+		}
+		var after struct{ FareID *int64 }
+		if json.Unmarshal([]byte(e.After), &after) != nil || after.FareID == nil {
+			continue
+		}
+		if !ok || e.At.After(at) {
+			fareID, at, ok = *after.FareID, e.At, true
+		}
+	}
+	return fareID, at, ok
 }
 
 func kindsLabel(kinds []fare.Kind) string {

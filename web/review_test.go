@@ -308,3 +308,46 @@ func TestASubmittedFilingSaysTheExpectedWait(t *testing.T) {
 		t.Error("a decided filing still shows the expected wait")
 	}
 }
+
+// TestAResubmissionShowsWhatChangedSinceItWasSentBack: after "ask for
+// changes", the carrier's edit is in the history with what it changed, and
+// the reviewer sees a diff against the version sent back.
+func TestAResubmissionShowsWhatChangedSinceItWasSentBack(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "ask for changes", rev.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"A little higher."}}), http.StatusSeeOther)
+	if strings.Contains(rev.get(filing).body, `data-testid="since-sent-back"`) {
+		t.Error("a filing not yet resubmitted shows changes since it was sent back")
+	}
+
+	author := p.client()
+	author.login("member@nebula.example")
+	edit := filing + "/edit"
+	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(author.get(edit).body)
+	if lock == nil {
+		t.Fatal("the edit form has no lock version")
+	}
+	v := fareValues()
+	v.Set("input", "0.43")
+	v.Set("op", "submit")
+	v.Set("lock_version", lock[1])
+	wantStatus(t, "resubmit with an edit", author.post(edit, edit, v), http.StatusSeeOther)
+
+	page := rev.get(filing).body
+	section := regexp.MustCompile(`(?s)data-testid="since-sent-back".*?</section>`).FindString(page)
+	if section == "" {
+		t.Fatal("the reviewer gets no diff against the version sent back")
+	}
+	if !strings.Contains(section, "Input price") || !strings.Contains(section, "<th>Sent back</th>") ||
+		!regexp.MustCompile(`<td>\$0\.41</td>.*<strong>\$0\.43</strong>`).MatchString(section) {
+		t.Errorf("the diff does not show input 0.41 → 0.43:\n%s", section)
+	}
+	if strings.Contains(section, "Output price") {
+		t.Error("the diff shows a field the carrier did not change")
+	}
+	if !strings.Contains(page, "resubmitted it for review, changing Input price $0.41 → $0.43") {
+		t.Errorf("the history does not record the resubmission's edit:\n%s", regexp.MustCompile(`(?s)<h2>History</h2>.*?</table>`).FindString(page))
+	}
+}

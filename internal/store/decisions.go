@@ -7,6 +7,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/workflow"
 )
 
@@ -57,7 +59,7 @@ func (s *Store) DecideFiling(ctx context.Context, reviewerID, filingID int64, ac
 		}
 		if err := appendAudit(tx, now, auditEvent{ActorID: &reviewerID, CarrierID: &l.CarrierID, Action: "filing." + string(action),
 			SubjectType: "filing", SubjectID: f.ID, Before: map[string]any{"state": f.State},
-			After: map[string]any{"state": next, "note": note}}); err != nil {
+			After: map[string]any{"state": next, "note": note, "fareId": f.FareID}}); err != nil {
 			return err
 		}
 		f.State = string(next)
@@ -100,4 +102,23 @@ func (s *Store) ReviewDurations(ctx context.Context, since time.Time, limit int)
 		out[i] = r.DecidedAt.Sub(r.SubmittedAt)
 	}
 	return out, nil
+}
+
+// FindFiledFare is a fare a filing of the listing proposed at some point
+// (fares are never rewritten, so an earlier version stays readable), for
+// the diff against the version a reviewer sent back. ENOTFOUND when the
+// fare is not the listing's.
+func (s *Store) FindFiledFare(ctx context.Context, listingID, fareID int64) (*fare.Fare, error) {
+	var n int64
+	if err := s.read(ctx).Table("fares").Where("id = ? AND listing_id = ?", fareID, listingID).Count(&n).Error; err != nil {
+		return nil, fmt.Errorf("find filed fare: %w", err)
+	}
+	if n == 0 {
+		return nil, apperr.Errorf(apperr.ENOTFOUND, "No such fare.")
+	}
+	fares, err := loadFares(s.read(ctx), []int64{fareID})
+	if err != nil {
+		return nil, fmt.Errorf("find filed fare: %w", err)
+	}
+	return fares[fareID], nil
 }

@@ -195,6 +195,18 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 			return err
 		}
 		changes := fare.Diff(base, u.Fare)
+		// What this edit changed from the version it replaces (for a
+		// resubmission, the one the reviewer sent back): the history shows it.
+		var edit []fare.Change
+		if f.FareID != nil {
+			previous, err := loadFares(tx, []int64{*f.FareID})
+			if err != nil {
+				return err
+			}
+			if prev := previous[*f.FareID]; prev != nil {
+				edit = fare.Diff(prev, u.Fare)
+			}
+		}
 		u.Fare.ListingID = f.ListingID
 		fareID, err := createFare(tx, now, &actorID, u.Fare)
 		if err != nil {
@@ -232,7 +244,8 @@ func (s *Store) UpdateFiling(ctx context.Context, actorID, filingID int64, u wor
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: action,
 			SubjectType: "filing", SubjectID: f.ID,
 			Before: map[string]any{"state": f.State, "fareId": f.FareID},
-			After:  map[string]any{"state": stateAfter(f.State, u.Submit), "fareId": fareID, "changes": changesForAudit(changes, "")}})
+			After: map[string]any{"state": stateAfter(f.State, u.Submit), "fareId": fareID, "changes": changesForAudit(changes, ""),
+				"edit": changesForAudit(edit, "")}})
 	})
 }
 
