@@ -45,7 +45,10 @@ type ScenarioRow struct {
 	TokenPrice, RoutingPrice                  string
 	Price, Uptime, Throughput, Latency, Cache string
 	Penalties, Score, Rank, Winner, Gap       string
-	Class                                     string // "win", "lose" or "excluded"
+	Class                                     string // "win", "lose", "held" (ranked first, not served) or "excluded"
+	// Held says who keeps the scenario's traffic although this listing
+	// ranks first, and by which rule ("" when rank and traffic agree).
+	Held string
 }
 
 // BallotView is one scenario's ranked ballot.

@@ -152,12 +152,29 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 	} else {
 		row.Gap = templates.Points(m.Gap)
 	}
+	if m.Rank == 1 && !sc.HolderIsMe && sc.Holder != "" {
+		// First on the ballot, yet the gateway keeps the traffic where it
+		// is: say so beside the rank, or a rank of 1 reads as the share.
+		row.Class = "held"
+		row.Held = sc.Holder + " keeps its traffic: " + sc.HolderNote
+	}
 	return row
 }
 
 func winRow(sc preview.ScenarioResult) templates.WinRow {
 	w := sc.Win
 	row := templates.WinRow{Scenario: sc.Scenario.Name}
+	if w.WinsNow && !sc.HolderIsMe && sc.Holder != "" {
+		// Ranked first, but the incumbent keeps the shape: rank alone
+		// brings no share; the lead over the margin does.
+		row.Status, row.Class = "Rank 1, not served", "held"
+		row.Lines = append(row.Lines, sc.Holder+" keeps this traffic: "+sc.HolderNote+".")
+		if w.Displace.CanWin && !w.Displace.Unbounded {
+			row.Lines = append(row.Lines, fmt.Sprintf("To take it, lead by more than %.2f: x%s, input %s, output %s.",
+				election.IncumbentMargin, templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
+		}
+		return row
+	}
 	if w.WinsNow {
 		row.Status, row.Class = "You win", "win"
 		if w.Price.Unbounded {
@@ -181,12 +198,17 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 		row.Lines = append(row.Lines, "Excluded: "+strings.Join(sc.Mine.Excluded, ", ")+". No fare changes that: a missing capability must be declared and verified, a rate cap must reset.")
 		return row
 	}
+	incumbentHolds := !sc.HolderIsMe && sc.Holder != "" && w.Displace.CanWin && !w.Displace.Unbounded
 	if w.Price.CanWin {
 		cached := ""
 		if w.NewCachedInput != nil {
 			cached = ", cached " + templates.Dollars(*w.NewCachedInput)
 		}
-		row.Lines = append(row.Lines, fmt.Sprintf("Prices x%s (%+.1f %%): input %s, output %s%s.", templates.Multiplier(w.Price.Value),
+		first := "Prices"
+		if incumbentHolds {
+			first = "To rank first (no traffic yet while " + sc.Holder + " keeps its margin): prices"
+		}
+		row.Lines = append(row.Lines, fmt.Sprintf("%s x%s (%+.1f %%): input %s, output %s%s.", first, templates.Multiplier(w.Price.Value),
 			(w.Price.Value-1)*100, templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput), cached))
 	}
 	if w.LandingFee.CanWin {
