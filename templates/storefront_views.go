@@ -137,6 +137,14 @@ type AccountView struct {
 	Carriers    []Choice
 	Errors      FieldErrors
 	Done        string
+	// AlertEmail is the person's alert e-mail setting (nil for staff).
+	AlertEmail *AlertEmailView
+}
+
+// AlertEmailView is whether alerts are e-mailed to the person, and whether
+// the portal can send e-mail at all.
+type AlertEmailView struct {
+	On, MailConfigured bool
 }
 
 // MemberRow is one person of a carrier.

@@ -29,7 +29,28 @@ func (s *Server) renderAccount(c echo.Context, status int, errs map[string]strin
 		v.Carriers = append(v.Carriers, templates.Choice{Label: m.Carrier.Name + " (" + string(m.Role) + "): people",
 			URL: "/carrier/members?carrier=" + m.Carrier.Slug})
 	}
+	if len(p.Memberships) > 0 && s.AlertEmails != nil {
+		on, err := s.AlertEmails.On(c.Request().Context(), p)
+		if err != nil {
+			return err
+		}
+		v.AlertEmail = &templates.AlertEmailView{On: on, MailConfigured: s.Mail != nil}
+	}
 	return render(c, status, templates.Account(v))
+}
+
+// handleAlertEmail records whether the person gets their carriers' alerts
+// by e-mail (the box posts "on" when ticked, nothing when not).
+func (s *Server) handleAlertEmail(c echo.Context) error {
+	on := c.FormValue("alert_email") == "on"
+	if err := s.AlertEmails.Set(c.Request().Context(), principal(c), on); err != nil {
+		return err
+	}
+	done := "Alerts will no longer be e-mailed to you; they still reach your inbox."
+	if on {
+		done = "Your carriers' alerts will be e-mailed to you as they open and recover."
+	}
+	return s.renderAccount(c, http.StatusOK, nil, done)
 }
 
 func (s *Server) handleAccount(c echo.Context) error {

@@ -154,3 +154,43 @@ func TestLinksAreMailedWithSMTP(t *testing.T) {
 		t.Error("with the relay down the link is not shown with a note to pass it on")
 	}
 }
+
+// TestAlertEmailSetting: a carrier admin's alert e-mails are on by default
+// and can be turned off (and on) from the account page; a member's are off
+// by default; staff have no such setting.
+func TestAlertEmailSetting(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	box := regexp.MustCompile(`<input type="checkbox" name="alert_email" id="alert_email"( checked)?`)
+	checked := func(c *client) bool {
+		t.Helper()
+		m := box.FindStringSubmatch(c.get("/account").body)
+		if m == nil {
+			t.Fatal("no alert e-mail setting on the account page")
+		}
+		return m[1] != ""
+	}
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	if !checked(admin) {
+		t.Error("a carrier admin's alert e-mails are off by default")
+	}
+	res := admin.post("/account", "/account/alert-email", url.Values{})
+	wantStatus(t, "turn off", res, http.StatusOK)
+	if checked(admin) {
+		t.Error("turned off, the box is still ticked")
+	}
+	wantStatus(t, "turn on", admin.post("/account", "/account/alert-email", url.Values{"alert_email": {"on"}}), http.StatusOK)
+	if !checked(admin) {
+		t.Error("turned on, the box is not ticked")
+	}
+	member := p.client()
+	member.login("member@nebula.example")
+	if checked(member) {
+		t.Error("a member's alert e-mails are on by default")
+	}
+	staff := p.client()
+	staff.login("reviewer@airside.example")
+	if strings.Contains(staff.get("/account").body, `data-testid="alert-email"`) {
+		t.Error("staff are offered carriers' alert e-mails")
+	}
+}

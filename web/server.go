@@ -77,6 +77,8 @@ type Server struct {
 	Hooks    *alerting.Hooks
 	// Self lets people manage their own accounts and their carrier's people.
 	Self *account.SelfService
+	// AlertEmails is each person's choice about alert e-mails.
+	AlertEmails *account.AlertEmails
 	// Storefront runs applications, profiles, domains and model proposals.
 	Storefront *storefront.Service
 	// Publications wakes long polls when any process publishes a revision.
@@ -163,6 +165,7 @@ type Services struct {
 	Routing      *routing.Keeper
 	Accounts     *account.Service
 	Self         *account.SelfService
+	AlertEmails  *account.AlertEmails
 	Filings      *workflow.Service
 	Tokens       *apitoken.Service
 	Metrics      *catalogue.Ingest
@@ -195,6 +198,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Routing:         svc.Routing,
 		Accounts:        svc.Accounts,
 		Self:            svc.Self,
+		AlertEmails:     svc.AlertEmails,
 		Filings:         svc.Filings,
 		Tokens:          svc.Tokens,
 		Metrics:         svc.Metrics,
@@ -387,6 +391,7 @@ func (s *Server) routes() {
 	member.POST("/applications/:id/decline", s.handleApplicationDecline, requireReviewer)
 	member.GET("/account", s.handleAccount)
 	member.POST("/account/password", s.handleChangePassword)
+	member.POST("/account/alert-email", s.handleAlertEmail)
 	member.GET("/carrier/members", s.handleMembers)
 	member.POST("/carrier/members/invite", s.handleInviteMember)
 	member.POST("/carrier/members/:id/role", s.handleMemberRole)

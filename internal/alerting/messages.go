@@ -21,6 +21,19 @@ func NoticeOpened(listing string, kind Kind, detail string) string {
 	return fmt.Sprintf("Alert: %s is %s: %s.", listing, kind.Label(), detail)
 }
 
+// EmailSubjectOpened and EmailSubjectRecovered head an alert's e-mail.
+func EmailSubjectOpened(listing string, kind Kind) string {
+	return fmt.Sprintf("Airside alert: %s is %s", listing, kind.Label())
+}
+
+func EmailSubjectRecovered(listing string, kind Kind) string {
+	return fmt.Sprintf("Airside: %s recovered (%s)", listing, kind.Label())
+}
+
+// EmailFooter ends every alert e-mail: where to see it and how to stop.
+const EmailFooter = "Your alerts, with their history, are on the Alerts page. " +
+	"You get these e-mails as an admin of the carrier, or because you chose them; change that on your Account page."
+
 // NoticeRecovered tells a carrier an alert closed.
 func NoticeRecovered(listing string, kind Kind, detail string) string {
 	return fmt.Sprintf("Recovered: %s is no longer %s: %s.", listing, kind.Label(), detail)

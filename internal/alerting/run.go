@@ -39,10 +39,20 @@ type Ranks struct {
 	Names    map[string]string
 }
 
+// Mailer sends one e-mail (mailer.SMTP).
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
+}
+
 // Evaluator opens and resolves alerts, inside serve, every minute.
 type Evaluator struct {
 	Store EvalStore
 	Rules Rules
+	// Mail, when set (AIRSIDE_SMTP_URL), e-mails each alert that opens or
+	// recovers to Recipients(carrier): the carrier's admins by default,
+	// and whoever chose it on their account page.
+	Mail       Mailer
+	Recipients func(ctx context.Context, carrierID int64) ([]string, error)
 	// Ranks computes the ranks now (from the routing snapshot); nil skips
 	// the rank alerts.
 	Ranks func(ctx context.Context, now time.Time) (Ranks, error)
@@ -76,14 +86,22 @@ func (e *Evaluator) Once(ctx context.Context) error {
 			switch {
 			case f.Holds && !isOpen:
 				msg := NoticeOpened(l.Name, kind, f.Detail)
-				if _, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: kind, Detail: f.Detail}, msg); err != nil {
+				opened, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: kind, Detail: f.Detail}, msg)
+				if err != nil {
 					return err
+				}
+				if opened { // only the process that opened it: one e-mail per alert
+					e.mail(ctx, l.CarrierID, EmailSubjectOpened(l.Name, kind), msg)
 				}
 			case !f.Holds && isOpen:
 				a.Listing = l.Name
 				msg := NoticeRecovered(l.Name, kind, f.Detail)
-				if _, err := e.Store.ResolveAlert(ctx, a, msg, f.Detail); err != nil {
+				resolved, err := e.Store.ResolveAlert(ctx, a, msg, f.Detail)
+				if err != nil {
 					return err
+				}
+				if resolved {
+					e.mail(ctx, l.CarrierID, EmailSubjectRecovered(l.Name, kind), msg)
 				}
 			}
 		}
@@ -92,6 +110,28 @@ func (e *Evaluator) Once(ctx context.Context) error {
 		return nil
 	}
 	return e.rankAlerts(ctx, now, listings, openBy2(open))
+}
+
+// mail e-mails an alert's message to the carrier's recipients. A failure
+// is logged, not retried: the inbox (and the webhook, which is retried)
+// have the alert already, and a relay that is down must not hold the
+// evaluator's pass.
+func (e *Evaluator) mail(ctx context.Context, carrierID int64, subject, body string) {
+	if e.Mail == nil || e.Recipients == nil {
+		return
+	}
+	to, err := e.Recipients(ctx, carrierID)
+	if err != nil {
+		e.Log.Warn("alerts: e-mail recipients", "carrier", carrierID, "err", err)
+		return
+	}
+	for _, addr := range to {
+		send, cancel := context.WithTimeout(ctx, 20*time.Second)
+		if err := e.Mail.Send(send, addr, subject, body+"\n\n"+EmailFooter); err != nil {
+			e.Log.Warn("alerts: e-mail", "to", addr, "err", err)
+		}
+		cancel()
+	}
 }
 
 func openBy2(open []Alert) map[int64]Alert {
@@ -139,9 +179,13 @@ func (e *Evaluator) rankAlerts(ctx context.Context, now time.Time, listings []Li
 		switch {
 		case len(moves) > 0 && !isOpen:
 			detail := rankMovedDetail(moves)
-			if _, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: RankMoved, Detail: detail},
-				NoticeRankMoved(l.Name, detail)); err != nil {
+			msg := NoticeRankMoved(l.Name, detail)
+			opened, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: RankMoved, Detail: detail}, msg)
+			if err != nil {
 				return err
+			}
+			if opened {
+				e.mail(ctx, l.CarrierID, EmailSubjectOpened(l.Name, RankMoved), msg)
 			}
 		case len(moves) == 0 && isOpen:
 			if _, err := e.Store.ResolveAlert(ctx, a, "", ""); err != nil {

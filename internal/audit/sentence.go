@@ -31,6 +31,7 @@ var verbs = map[string]string{
 	"domain.verified": "verified the domain of", "model.propose": "proposed", "model.proposal.decline": "declined",
 	"webhook.set": "set the alert webhook of", "webhook.delete": "removed the alert webhook of",
 	"webhook.resend": "resent the alert webhook's", "webhook.rotate": "rotated the alert webhook secret of",
+	"user.alert_email": "changed whether alerts are e-mailed to",
 }
 
 // Actions lists the kinds of event there are, for a filter.

@@ -21,6 +21,8 @@ import (
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/mailer"
+	"github.com/airside/airside/internal/mailer/mailertest"
 	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
@@ -57,7 +59,17 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-9*time.Minute), 10, 100, 20, 0)); err != nil {
 				t.Fatal(err)
 			}
-			evaluators := []*alerting.Evaluator{{Store: a, Now: a.Now, Log: quiet}, {Store: b, Now: b.Now, Log: quiet}}
+			// Alerts are e-mailed through a local relay: to the carrier's
+			// admin (the fixture's author) by default, once per alert
+			// although two processes judge at once.
+			relay := mailertest.Start(t)
+			mail, err := mailer.FromURL("smtp://" + relay.Addr + "?from=portal@airside.example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			recipients := (&account.AlertEmails{Store: a}).Recipients
+			evaluators := []*alerting.Evaluator{{Store: a, Now: a.Now, Log: quiet, Mail: mail, Recipients: recipients},
+				{Store: b, Now: b.Now, Log: quiet, Mail: mail, Recipients: recipients}}
 			var wg sync.WaitGroup
 			for _, e := range evaluators {
 				wg.Add(1)
@@ -81,6 +93,20 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 			if len(inbox) != 3 || !strings.Contains(inbox[0].Message+inbox[1].Message+inbox[2].Message, "uptime 80.0 %") {
 				t.Errorf("inbox %+v, want three alert messages naming the uptime", inbox)
 			}
+			author, _ := a.FindPrincipal(ctx, fx.authorID)
+			mails := relay.Messages()
+			if len(mails) != 3 {
+				t.Fatalf("%d alert e-mails, want one per alert (3) from two processes", len(mails))
+			}
+			for _, m := range mails {
+				if !strings.Contains(m.To, author.User.Email) || !strings.Contains(m.Data, "Subject: Airside alert: ") || !strings.Contains(m.Data, "Account page") {
+					t.Errorf("alert e-mail to %s:\n%s", m.To, m.Data)
+				}
+			}
+			// Opting out stops them: the recovery goes to the inbox only.
+			if err := (&account.AlertEmails{Store: a}).Set(ctx, author, false); err != nil {
+				t.Fatal(err)
+			}
 			// Recovery: an hour later the listing is healthy.
 			now = now.Add(70 * time.Minute)
 			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-10*time.Minute), 11, 100, 0, 0)); err != nil {
@@ -92,6 +118,9 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 			open, _ := a.OpenAlerts(ctx)
 			if len(open) != 0 {
 				t.Errorf("alerts still open after recovery: %+v", open)
+			}
+			if n := len(relay.Messages()); n != 3 {
+				t.Errorf("%d e-mails after the admin opted out and the alerts recovered, want still 3", n)
 			}
 			inbox, _ = a.FindNotifications(ctx, fx.authorID, 20)
 			if len(inbox) != 6 || !strings.HasPrefix(inbox[0].Message, "Recovered:") {

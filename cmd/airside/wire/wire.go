@@ -92,13 +92,16 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		filings.ReadyForService = endpoints.ReadyForService
 	}
 	hooks := &alerting.Hooks{Store: st, Secrets: box, Outbound: guard}
-	alerts := &alerting.Evaluator{Store: st, Now: now, Log: log, Ranks: func(ctx context.Context, at time.Time) (alerting.Ranks, error) {
+	alerts := &alerting.Evaluator{Store: st, Now: now, Log: log, Recipients: (&account.AlertEmails{Store: st}).Recipients, Ranks: func(ctx context.Context, at time.Time) (alerting.Ranks, error) {
 		snap, err := keeper.Current(ctx)
 		if err != nil {
 			return alerting.Ranks{}, err
 		}
 		return alerting.RanksOf(snap, at), nil
 	}}
+	if cfg.Mail != nil {
+		alerts.Mail = cfg.Mail // alerts by e-mail only where a relay is configured
+	}
 	return web.New(web.Services{
 		Reads:        st,
 		Publications: st,
@@ -106,6 +109,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Routing:      keeper,
 		Accounts:     &account.Service{Store: st, Now: now},
 		Self:         &account.SelfService{Store: st, Now: now},
+		AlertEmails:  &account.AlertEmails{Store: st},
 		Filings:      filings,
 		Tokens:       &apitoken.Service{Store: st, Now: now},
 		Metrics: &catalogue.Ingest{Store: st, Now: now, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
