@@ -159,3 +159,17 @@ type AlertsView struct {
 	Errors     FieldErrors
 	Deliveries []DeliveryRow
 }
+
+// PriceHistoryView is /listings/:id/prices: a listing's fares over time and
+// its model's market.
+type PriceHistoryView struct {
+	Page
+	Carrier, Model, ListingURL string
+	Fares                      []FareHistoryRow
+	Chart                      SeriesChartView
+}
+
+// FareHistoryRow is one published fare, from when it was in force.
+type FareHistoryRow struct {
+	From, Input, Output, Cached, Discount, LandingFee, RoutesAt string
+}

@@ -311,6 +311,7 @@ func expect() map[string]map[string]int {
 		"GET /listings/:id/file":          page(303, 200, 404, 403, 403),
 		"POST /listings/:id/file":         page(401, 303, 404, 403, 403),
 		"GET /listings/:id/preview":       page(303, 200, 404, 200, 200),
+		"GET /listings/:id/prices":        page(303, 200, 404, 200, 200),
 		"POST /listings/:id/preview":      page(401, 200, 404, 200, 200),
 		"POST /listings/:id/pause":        {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
 		"POST /listings/:id/resume":       {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},

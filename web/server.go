@@ -339,6 +339,7 @@ func (s *Server) routes() {
 	member.GET("/listings", s.handleListings)
 	member.POST("/listings", s.handleAddListing)
 	member.GET("/listings/:id", s.handleListing)
+	member.GET("/listings/:id/prices", s.handlePriceHistory)
 	member.GET("/listings/:id/file", s.handleFileForm, s.limitExpensive)
 	member.POST("/listings/:id/file", s.handleFile, s.limitExpensive)
 	member.GET("/listings/:id/preview", s.handlePreviewPage, s.limitExpensive)
