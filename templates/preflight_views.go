@@ -1,6 +1,10 @@
 package templates
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/airside/airside/internal/fare"
+)
 
 // EndpointView is a listing's deployment on its page: the endpoint
 // published, the one under review, and the carrier admin's form.
@@ -77,10 +81,14 @@ func invalid(errs map[string]string, field string) string { return ariaInvalid(e
 // (an aria-describedby naming an id that is not on the page is an error).
 func describedBy(errs map[string]string, field string) string {
 	if errs[field] != "" {
-		return field + "-error"
+		return fieldID(field) + "-error"
 	}
 	return ""
 }
+
+// fieldID is the element id of a field key: a row cell's dots
+// ("tier.1.input") become dashes, as the form's inputs are named.
+func fieldID(key string) string { return fare.FieldID(key) }
 
 // anchor makes a term's id: "Routing price" is "routing-price".
 func anchor(label string) string {

@@ -131,3 +131,50 @@ func TestBrowserFieldMessagesAsYouType(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBrowserRowMessagesAsYouType: a context tier added on the page is
+// checked as it is typed like any field: a bad price is explained beside
+// its cell, marked invalid, and the mark goes when it is fixed.
+func TestBrowserRowMessagesAsYouType(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	ctx := newBrowser(t)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(fmt.Sprintf("%s/listings/%d/file", p.srv.URL, listing)),
+		chromedp.WaitVisible(chromedp.ID("fare-form")),
+		chromedp.Click(chromedp.CSS(`[data-add-row="tier"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The added row is numbered as the server numbers posted rows.
+	ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const rows = document.querySelectorAll('[data-rows="tier"] tr'); const last = rows[rows.length - 1];
+		return [rows.length - 1, last.querySelector('[data-col="above"]').id, last.querySelector('[data-col="input"]').id]; })().map(String)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ids[0]
+	if ids[1] != "tier-"+n+"-above" || ids[2] != "tier-"+n+"-input" {
+		t.Fatalf("the added row's inputs are %v, want numbered %s", ids[1:], n)
+	}
+	err = chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID(ids[1]), "32768"), chromedp.SendKeys(chromedp.ID(ids[2]), "1,10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := fmt.Sprintf(`(() => { const f = document.getElementById(%q), slot = document.getElementById(%q);
+		const m = slot && slot.querySelector(".field-error");
+		return !!m && m.textContent.includes("decimal point") && f.getAttribute("aria-invalid") === "true" && f.getAttribute("aria-describedby").split(" ").includes(m.id); })()`,
+		ids[2], ids[2]+"-check")
+	if err := waitJS(ctx, marked, "the tier's price explained as it is typed"); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("`+ids[2]+`").select()`), chromedp.SendKeys(chromedp.ID(ids[2]), "1.10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleared := fmt.Sprintf(`!document.getElementById(%q).querySelector(".field-error") && !document.getElementById(%q).hasAttribute("aria-invalid")`, ids[2]+"-check", ids[2])
+	if err := waitJS(ctx, cleared, "the fixed tier price cleared"); err != nil {
+		t.Error(err)
+	}
+}

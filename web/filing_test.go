@@ -13,6 +13,7 @@ import (
 
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 )
@@ -78,7 +79,7 @@ func TestFilingRulesThroughTheRouter(t *testing.T) {
 			v.Set("op", "submit")
 			res := c.post(formPage, formPage, v)
 			wantStatus(t, "invalid filing", res, http.StatusUnprocessableEntity)
-			if !strings.Contains(res.body, `data-testid="error-`+test.field+`"`) {
+			if !strings.Contains(res.body, `data-testid="error-`+fare.FieldID(test.field)+`"`) {
 				t.Errorf("no message next to %s", test.field)
 			}
 			if test.typedValue != "" && !strings.Contains(res.body, `value="`+test.typedValue+`"`) {

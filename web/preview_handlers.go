@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,7 +182,7 @@ func (s *Server) handlePreview(c echo.Context) error {
 			effective = &e
 		}
 		// The checks first: panelFor clears the effective date it previews.
-		checks := liveChecks(form, c.Request().PostForm, checked, effective, s.Now())
+		checks := liveChecks(form, c.Request().PostForm, checked, effective, s.Now(), effective != nil)
 		panel, err := s.panelFor(c, l, form, formID)
 		if err != nil {
 			return err
@@ -195,12 +196,22 @@ func (s *Server) handlePreview(c echo.Context) error {
 // for the live preview to put beside them: the form's own check (one rule,
 // the one a submission meets), on the fields something is typed in (an
 // empty field is not told it is required while it is being retyped).
-func liveChecks(form fare.Form, posted url.Values, fields []string, effective *templates.Effective, now time.Time) templates.LiveChecksView {
+func liveChecks(form fare.Form, posted url.Values, fields []string, effective *templates.Effective, now time.Time, rows bool) templates.LiveChecksView {
 	_, errs := form.Parse(now)
 	shown := map[string]string{}
 	for _, f := range fields {
 		if msg, bad := errs[f]; bad && strings.TrimSpace(posted.Get(f)) != "" {
 			shown[f] = msg
+		}
+	}
+	if rows { // the filing form's tiers and peak windows: each cell has its slot
+		fields = slices.Clone(fields)
+		for _, cell := range fare.RowCells(&form) {
+			fields = append(fields, cell.Key)
+			typed := posted[cell.Post]
+			if msg, bad := errs[cell.Key]; bad && cell.Row < len(typed) && strings.TrimSpace(typed[cell.Row]) != "" {
+				shown[cell.Key] = msg
+			}
 		}
 	}
 	return templates.LiveChecksView{Fields: fields, Errors: shown, Effective: effective}

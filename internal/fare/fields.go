@@ -472,3 +472,27 @@ func joinRow(cells []string) string {
 	}
 	return cells[0] + ":" + strings.Join(cells[1:], "/")
 }
+
+// RowCell is one typed cell of a table field, as the browser posts it.
+type RowCell struct {
+	Key  string // its message key: "tier.1.input"
+	Post string // the posted name its row's values share
+	Row  int    // its row, counting from 0 in posted order
+}
+
+// RowCells are every cell typed in form's table fields (tiers, peak
+// windows), for the live checks beside them.
+func RowCells(form *Form) []RowCell {
+	var out []RowCell
+	for _, f := range Fields {
+		if f.Rows == nil {
+			continue
+		}
+		for i := range f.Rows.count(form) {
+			for _, c := range f.Rows.Columns {
+				out = append(out, RowCell{Key: f.Rows.CellKey(i, c.Name), Post: c.Post, Row: i})
+			}
+		}
+	}
+	return out
+}

@@ -106,9 +106,8 @@
       var template = document.getElementById(kind + "-template");
       var body = form.querySelector('[data-rows="' + kind + '"]');
       var row = template.content.cloneNode(true);
-      // A new row's inputs take no id: the server numbers rows it renders.
-      row.querySelectorAll("[id]").forEach(function (el) { el.removeAttribute("id"); });
       body.appendChild(row);
+      renumber(body);
       var inputs = body.lastElementChild.querySelectorAll("input");
       if (inputs.length) inputs[0].focus();
       schedulePreview();
@@ -117,8 +116,29 @@
     var remove = event.target.closest("[data-remove-row]");
     if (remove) {
       event.preventDefault();
+      var rows = remove.closest("tbody");
       remove.closest("tr").remove();
+      renumber(rows);
       schedulePreview();
     }
   });
+
+  // Rows are numbered as the server numbers what is posted (in order from
+  // 0), so the live checks' answer for "tier.1.input" finds its slot
+  // (id "tier-1-input-check") beside the right input, added or not.
+  function renumber(body) {
+    Array.prototype.forEach.call(body.querySelectorAll("tr"), function (tr, i) {
+      tr.querySelectorAll("input[data-row][data-col]").forEach(function (input) {
+        var id = input.getAttribute("data-row") + "-" + i + "-" + input.getAttribute("data-col");
+        input.id = id;
+        var slot = input.parentNode.querySelector(".field-check");
+        if (slot) {
+          slot.id = id + "-check";
+          slot.replaceChildren(); // a message belongs to the row that had this number
+        }
+        input.removeAttribute("aria-invalid");
+        input.removeAttribute("aria-describedby");
+      });
+    });
+  }
 })();
