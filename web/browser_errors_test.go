@@ -177,4 +177,12 @@ func TestBrowserRowMessagesAsYouType(t *testing.T) {
 	if err := waitJS(ctx, cleared, "the fixed tier price cleared"); err != nil {
 		t.Error(err)
 	}
+	// The justification says how much of its limit is used as it is typed.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("justification"), "A tier for long prompts.")); err != nil {
+		t.Fatal(err)
+	}
+	counted := `document.getElementById("justification-count").textContent === document.getElementById("justification").value.length + " of 4,000 characters used."`
+	if err := waitJS(ctx, counted+` && document.getElementById("justification").value.length >= 24`, "the justification's count"); err != nil {
+		t.Error(err)
+	}
 }

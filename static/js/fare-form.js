@@ -75,6 +75,19 @@
   document.body.addEventListener("htmx:sendError", function (event) { markStale(event, "the connection failed"); });
   document.body.addEventListener("htmx:timeout", function (event) { markStale(event, "no answer in time"); });
 
+  // A text with a length limit says how much of it is used as it is typed
+  // (the limit itself is the textarea's maxlength, which the server sets
+  // from the rule's constant).
+  form.querySelectorAll("textarea[data-count][maxlength]").forEach(function (area) {
+    var out = document.getElementById(area.getAttribute("data-count"));
+    var max = parseInt(area.getAttribute("maxlength"), 10);
+    if (!out || !(max > 0)) return;
+    var fmt = function (n) { return n.toLocaleString("en-US"); };
+    var show = function () { out.textContent = fmt(area.value.length) + " of " + fmt(max) + " characters used."; };
+    area.addEventListener("input", show);
+    show();
+  });
+
   // Rows added or removed without typing ask for a preview too.
   function schedulePreview() { form.dispatchEvent(new Event("change", { bubbles: true })); }
 
