@@ -113,3 +113,16 @@ func TestTokenNamesAreUniqueAndScopesExplained(t *testing.T) {
 		t.Errorf("a second live token of the same name: %d", res.status)
 	}
 }
+
+// TestTheProposalsLinkSaysWhatItOpens: the navigation link to /proposals
+// is named for what it opens (issue 29 L8: it said "Models").
+func TestTheProposalsLinkSaysWhatItOpens(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for _, who := range []string{"admin@nebula.example", "reviewer@airside.example"} {
+		c := p.client()
+		c.login(who)
+		if body := c.get("/listings").body; !strings.Contains(body, `data-testid="nav-proposals">Model proposals</a>`) {
+			t.Errorf("%s: the link to /proposals is not named for it", who)
+		}
+	}
+}

@@ -320,7 +320,11 @@ func (s *Store) FinishPreflight(ctx context.Context, job *preflight.Job, freshne
 			}
 			cached = f != nil && f.CachedInput != nil
 		}
-		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticePreflight(l.ID, passed, failed, cached && cacheFailed))
+		var model string
+		if err := tx.Table("models").Select("name").Where("id = ?", l.ModelID).Scan(&model).Error; err != nil {
+			return err
+		}
+		return notifyCarrier(tx, now, l.CarrierID, nil, workflow.NoticePreflight(model, l.ID, passed, failed, cached && cacheFailed))
 	})
 }
 

@@ -142,9 +142,10 @@ func NoticeSecondApproval(label string) string {
 	return "Filing " + label + " moves a price threefold or more: it has one approval and needs a second, from another reviewer."
 }
 
-// NoticePreflight tells the carrier how a preflight run went.
-func NoticePreflight(listingID int64, passed, failed int, cachedPriceWithoutHits bool) string {
-	msg := fmt.Sprintf("Preflight of listing #%d finished: %d probes passed, %d failed.", listingID, passed, failed)
+// NoticePreflight tells the carrier how a preflight run of its listing of
+// model went.
+func NoticePreflight(model string, listingID int64, passed, failed int, cachedPriceWithoutHits bool) string {
+	msg := fmt.Sprintf("Preflight of %s (listing #%d) finished: %d probes passed, %d failed.", model, listingID, passed, failed)
 	if cachedPriceWithoutHits {
 		msg += " Your fare files a cached-input price, but the endpoint reported no cache hit: enable prefix caching or that price wins no cached traffic."
 	}
