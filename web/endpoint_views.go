@@ -51,8 +51,11 @@ func preflightView(csrf string, l *catalogue.Listing, ep *catalogue.Endpoint, ru
 	switch {
 	case run == nil:
 		v.RunLabel = "Not run yet"
+	case v.Busy && run.State == preflight.RunQueued:
+		// Queued is not started (issue 29 L12): say when, and what it waits for.
+		v.RunLabel = fmt.Sprintf("Run #%d queued %s; it starts when a probe slot is free", run.ID, ago(run.CreatedAt, now))
 	case v.Busy:
-		v.RunLabel = fmt.Sprintf("Run #%d %s, started %s", run.ID, run.State, ago(run.CreatedAt, now))
+		v.RunLabel = fmt.Sprintf("Run #%d running (queued %s)", run.ID, ago(run.CreatedAt, now))
 	case run.FinishedAt != nil:
 		v.RunLabel = fmt.Sprintf("Last run #%d (%s) finished %s", run.ID, run.Reason, ago(*run.FinishedAt, now))
 	}
