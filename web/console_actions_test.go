@@ -126,3 +126,21 @@ func TestTheProposalsLinkSaysWhatItOpens(t *testing.T) {
 		}
 	}
 }
+
+// TestACarriersListingsSearchIsForModels: a carrier sees only its own
+// listings, so its search asks for a model and it is not offered a sort by
+// carrier; staff, who see every carrier, are (issue 29 L20).
+func TestACarriersListingsSearchIsForModels(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	for who, staff := range map[string]bool{"member@nebula.example": false, "reviewer@airside.example": true} {
+		c := p.client()
+		c.login(who)
+		body := c.get("/listings").body
+		if got := strings.Contains(body, `placeholder="carrier or model"`); got != staff {
+			t.Errorf("%s: search for carriers %v, want %v", who, got, staff)
+		}
+		if got := strings.Contains(body, "sort=carrier"); got != staff {
+			t.Errorf("%s: offered a sort by carrier %v, want %v", who, got, staff)
+		}
+	}
+}

@@ -346,6 +346,9 @@ func narrowListings(v *templates.ListingsView, entries []catalogue.ListingEntry,
 		v.Statuses = append(v.Statuses, templates.Choice{Label: st.label, URL: link(st.key, sortBy, 1), Active: st.key == status})
 	}
 	for _, so := range []struct{ key, label string }{{"", "model"}, {"carrier", "carrier"}, {"price", "input price"}, {"uptime", "lowest uptime"}} {
+		if so.key == "carrier" && !v.ShowCarrier {
+			continue // a carrier's own listings are all one carrier's (issue 29 L20)
+		}
 		v.Sorts = append(v.Sorts, templates.Choice{Label: so.label, URL: link(status, so.key, 1), Active: so.key == sortBy})
 	}
 	if page > 1 {
