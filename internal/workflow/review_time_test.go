@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -25,17 +24,5 @@ func TestEstimateReview(t *testing.T) {
 				t.Errorf("got %+v, want known %v, median %s, p90 %s", e, test.known, test.median, test.p90)
 			}
 		})
-	}
-}
-
-// TestNoticePreflightNamesTheModel: the inbox says which listing's probes
-// finished by its model, not only by a number (issue 29 L13).
-func TestNoticePreflightNamesTheModel(t *testing.T) {
-	msg := NoticePreflight("Kimi K2.5", 27, 5, 1, false)
-	if msg != "Preflight of Kimi K2.5 (listing #27) finished: 5 probes passed, 1 failed." {
-		t.Errorf("notice %q", msg)
-	}
-	if !strings.Contains(NoticePreflight("GLM-5", 3, 4, 0, true), "prefix caching") {
-		t.Error("a cached price without cache hits is not explained")
 	}
 }

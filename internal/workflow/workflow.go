@@ -178,7 +178,13 @@ func (f *Filing) Changes() []fare.Change {
 		return out
 	}
 	if f.IsPause() {
-		return []fare.Change{{Field: "status", Label: "Status", Kind: fare.KindPause, Old: "", New: f.TargetStatus.Label()}}
+		// A pause is filed for a listing in service, a resume for a paused
+		// one: the status it leaves is the other (issue 29 L11).
+		from := catalogue.StatusInService
+		if f.TargetStatus == catalogue.StatusInService {
+			from = catalogue.StatusPaused
+		}
+		return []fare.Change{{Field: "status", Label: "Status", Kind: fare.KindPause, Old: from.Label(), New: f.TargetStatus.Label()}}
 	}
 	if f.Fare == nil {
 		return nil
