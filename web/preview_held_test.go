@@ -7,6 +7,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/templates"
 )
 
 // TestRankOneWithoutTrafficIsSaidSo: a listing first on the ballot whose
@@ -40,5 +41,16 @@ func TestRankOneWithoutTrafficIsSaidSo(t *testing.T) {
 	}
 	if win := winRow(sc); win.Status != "You win" {
 		t.Errorf("the holder's plan: %q", win.Status)
+	}
+}
+
+// TestALosingScenarioSaysWhereItStands: "where you stand" gives the rank
+// and the gap, not only "To win" (issue 29 L16).
+func TestALosingScenarioSaysWhereItStands(t *testing.T) {
+	sc := preview.ScenarioResult{Scenario: preview.Scenario{Key: "large-auto", Name: "Large prompt (auto)"},
+		Mine: preview.Mine{OnBallot: true, Eligible: true, Rank: 3, Of: 5, Gap: 0.1234}, Winner: "Orbit", Holder: "Orbit",
+		Win: preview.WinPlan{Price: election.Solution{CanWin: true, Value: 0.9}}}
+	if got := winRow(sc).Status; got != "Rank 3 of 5, "+templates.Points(0.1234)+" behind" {
+		t.Errorf("status %q", got)
 	}
 }

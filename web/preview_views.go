@@ -192,7 +192,8 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 		}
 		return row
 	}
-	row.Status, row.Class = "To win", "lose"
+	// Where it stands, not only that it loses (issue 29 L16).
+	row.Status, row.Class = fmt.Sprintf("Rank %d of %d, %s behind", sc.Mine.Rank, sc.Mine.Of, templates.Points(sc.Mine.Gap)), "lose"
 	if !sc.Mine.Eligible {
 		row.Status, row.Class = "Cannot win", "excluded"
 		row.Lines = append(row.Lines, "Excluded: "+strings.Join(sc.Mine.Excluded, ", ")+". No fare changes that: a missing capability must be declared and verified, a rate cap must reset.")
