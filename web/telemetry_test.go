@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -35,6 +36,23 @@ func scrape(t *testing.T, base, path, token string) map[string]*dto.MetricFamily
 		t.Fatalf("the exposition does not parse: %v", err)
 	}
 	return families
+}
+
+// scrapeUntil scrapes until ok holds, up to a deadline that holds on a busy
+// machine, and returns that scrape.
+func scrapeUntil(t *testing.T, base, token, what string, ok func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		families := scrape(t, base, "/metrics", token)
+		if ok(families) {
+			return families
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // sample is the value of family's series whose labels include want.
@@ -75,7 +93,13 @@ func TestPrometheusMetrics(t *testing.T) {
 	if res, err := http.Get(p.srv.URL + "/healthz"); err == nil { // a series appears with its first request
 		res.Body.Close()
 	}
-	before := scrape(t, p.srv.URL, "/metrics", scraper)
+	healthz := map[string]string{"route": "/healthz", "method": "GET", "code": "200"}
+	// A request is counted as its handler returns, which may be just after
+	// its answer arrived: scrape until it is, with a deadline.
+	before := scrapeUntil(t, p.srv.URL, scraper, "the first /healthz counted", func(f map[string]*dto.MetricFamily) bool {
+		_, ok := sample(f, "airside_http_requests_total", healthz)
+		return ok
+	})
 	for _, family := range []string{
 		"airside_http_requests_total", "airside_http_request_duration_seconds", "airside_long_polls_held",
 		"airside_elections_total", "airside_catalogue_revision", "airside_routing_health_age_seconds",
@@ -104,7 +128,6 @@ func TestPrometheusMetrics(t *testing.T) {
 	wasReview, _ := sample(before, "airside_queue_depth", map[string]string{"queue": "review"})
 	submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
 
-	healthz := map[string]string{"route": "/healthz", "method": "GET", "code": "200"}
 	wasHealthz, _ := sample(before, "airside_http_requests_total", healthz)
 	wasFull, _ := sample(before, "airside_elections_total", map[string]string{"path": "full"})
 	for range 3 {
@@ -117,7 +140,11 @@ func TestPrometheusMetrics(t *testing.T) {
 	for range 2 {
 		wantStatus(t, "elect", apiCall(t, p.srv.URL, "POST", "/api/v1/elect", elect, `{"model":"kimi-k2.5"}`), http.StatusOK)
 	}
-	after := scrape(t, p.srv.URL, "/metrics", scraper)
+	after := scrapeUntil(t, p.srv.URL, scraper, "three more /healthz and two elections counted", func(f map[string]*dto.MetricFamily) bool {
+		n, _ := sample(f, "airside_http_requests_total", healthz)
+		durations, _ := sample(f, "airside_http_request_duration_seconds", map[string]string{"route": "/api/v1/elect"})
+		return n >= wasHealthz+3 && durations >= 2
+	})
 	if got, _ := sample(after, "airside_http_requests_total", healthz); got != wasHealthz+3 {
 		t.Errorf("/healthz requests counted %v after %v and three more", got, wasHealthz)
 	}
