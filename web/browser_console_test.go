@@ -1,0 +1,131 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// TestBrowserStopNowAndResume: a carrier admin stops routing to a listing
+// at once from its page (a reason and a confirmation are asked first), the
+// listing is out of the catalogue's routing as paused, and coming back is a
+// resume filed for review.
+func TestBrowserStopNowAndResume(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	page := fmt.Sprintf("%s/listings/%d", p.srv.URL, listing)
+	ctx := newBrowser(t)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "admin@nebula.example", demo.Password),
+		chromedp.Navigate(page),
+		chromedp.Click(chromedp.CSS(`[data-testid="pause"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="pause-submit"]`)),
+		// Without a reason or the confirmation nothing stops.
+		chromedp.Click(chromedp.CSS(`[data-testid="pause-submit"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `!!document.querySelector('[data-testid="error-confirm"]') || !!document.querySelector('[data-testid="error-reason"]')`, "the refused stop explained"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := p.store.FindListing(context.Background(), listing, nil); l.Status != catalogue.StatusInService {
+		t.Fatalf("a stop without reason and confirmation changed the status to %s", l.Status)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("reason"), "Upstream outage in our region."),
+		chromedp.Click(chromedp.CSS(`[data-testid="pause-confirm"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="pause-submit"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.querySelector('[data-testid="listing-status"]') && document.querySelector('[data-testid="listing-status"]').textContent.trim() === "paused"`, "the listing shown paused"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := p.store.FindListing(context.Background(), listing, nil); l.Status != catalogue.StatusPaused {
+		t.Errorf("after stop-now the listing is %s, want paused", l.Status)
+	}
+	snap, err := p.server.Routing.Current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range snap.Changes("", 0).Listings {
+		if l.ListingID == listing {
+			found = true
+			if l.Status != string(catalogue.StatusPaused) {
+				t.Errorf("the routing catalogue has the listing %s, want paused", l.Status)
+			}
+		}
+	}
+	if !found {
+		t.Error("the routing catalogue does not carry the paused listing (gateways would not learn of it)")
+	}
+
+	// Coming back is filed for review.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="resume"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJS(ctx, `document.querySelector('[data-testid="filing-state"]') && document.querySelector('[data-testid="filing-state"]').textContent.includes("review")`, "the resume filed for review"); err != nil {
+		t.Fatal(err)
+	}
+	filings, err := p.store.FindFilings(context.Background(), workflow.FilingFilter{ListingID: listing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(filings) == 0 || filings[0].TargetStatus != catalogue.StatusInService || filings[0].State != workflow.Submitted {
+		t.Errorf("no resume awaiting review: %+v", filings)
+	}
+}
+
+// TestBrowserResubmissionDiff: the reviewer opens a resubmitted filing in
+// the browser and sees what changed since it was sent back, beside the
+// history's record of the edit, on a page that passes axe.
+func TestBrowserResubmissionDiff(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "ask for changes", rev.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"A little higher."}}), http.StatusSeeOther)
+	author := p.client()
+	author.login("member@nebula.example")
+	edit := filing + "/edit"
+	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(author.get(edit).body)
+	v := fareValues()
+	v.Set("input", "0.43")
+	v.Set("op", "submit")
+	v.Set("lock_version", lock[1])
+	wantStatus(t, "resubmit", author.post(edit, edit, v), http.StatusSeeOther)
+
+	ctx := newBrowser(t)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
+		browserLogin(p.srv.URL, "reviewer@airside.example", demo.Password),
+		chromedp.Navigate(p.srv.URL+filing),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="since-sent-back"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := `(() => { const s = document.querySelector('[data-testid="since-sent-back"]'); const rows = s.querySelectorAll('tbody tr');
+		return rows.length === 1 && rows[0].textContent.includes("Input price") && rows[0].textContent.includes("$0.41") && rows[0].textContent.includes("$0.43"); })()`
+	if err := waitJS(ctx, diff, "the diff since it was sent back"); err != nil {
+		t.Error(err)
+	}
+	if err := waitJS(ctx, `document.body.textContent.includes("resubmitted it for review, changing Input price $0.41 → $0.43")`, "the edit in the history"); err != nil {
+		t.Error(err)
+	}
+	if err := checkAxe(t, ctx, "a resubmitted filing"); err != nil {
+		t.Error(err)
+	}
+}
