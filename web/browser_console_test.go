@@ -3,9 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
-	"regexp"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -94,19 +91,8 @@ func TestBrowserStopNowAndResume(t *testing.T) {
 // history's record of the edit, on a page that passes axe.
 func TestBrowserResubmissionDiff(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
-	rev := p.client()
-	rev.login("reviewer@airside.example")
-	wantStatus(t, "ask for changes", rev.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"A little higher."}}), http.StatusSeeOther)
-	author := p.client()
-	author.login("member@nebula.example")
-	edit := filing + "/edit"
-	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(author.get(edit).body)
-	v := fareValues()
-	v.Set("input", "0.43")
-	v.Set("op", "submit")
-	v.Set("lock_version", lock[1])
-	wantStatus(t, "resubmit", author.post(edit, edit, v), http.StatusSeeOther)
+	filing := sentBackFiling(t, p)
+	resubmit(t, p, filing, "0.43")
 
 	ctx := newBrowser(t)
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),

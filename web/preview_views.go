@@ -161,6 +161,13 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 	return row
 }
 
+// displaceLine is the prices that lead an incumbent by more than the margin,
+// after lead (a sentence's start naming the margin with %.2f).
+func displaceLine(w preview.WinPlan, lead string) string {
+	return fmt.Sprintf(lead+": x%s, input %s, output %s.", election.IncumbentMargin,
+		templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput))
+}
+
 func winRow(sc preview.ScenarioResult) templates.WinRow {
 	w := sc.Win
 	row := templates.WinRow{Scenario: sc.Scenario.Name}
@@ -170,8 +177,7 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 		row.Status, row.Class = "Rank 1, not served", "held"
 		row.Lines = append(row.Lines, sc.Holder+" keeps this traffic: "+sc.HolderNote+".")
 		if w.Displace.CanWin && !w.Displace.Unbounded {
-			row.Lines = append(row.Lines, fmt.Sprintf("To take it, lead by more than %.2f: x%s, input %s, output %s.",
-				election.IncumbentMargin, templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
+			row.Lines = append(row.Lines, displaceLine(w, "To take it, lead by more than %.2f"))
 		}
 		return row
 	}
@@ -221,8 +227,7 @@ func winRow(sc preview.ScenarioResult) templates.WinRow {
 		row.Lines = append(row.Lines, fmt.Sprintf("Or a discount of at least %s %%.", w.DiscountBP.Percent()))
 	}
 	if w.Displace.CanWin && !w.Displace.Unbounded {
-		row.Lines = append(row.Lines, fmt.Sprintf("To displace a stable incumbent (a lead of more than %.2f): x%s, input %s, output %s.",
-			election.IncumbentMargin, templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput)))
+		row.Lines = append(row.Lines, displaceLine(w, "To displace a stable incumbent (a lead of more than %.2f)"))
 	}
 	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
 		row.Status, row.Class = "Cannot win", "excluded"

@@ -314,26 +314,13 @@ func TestASubmittedFilingSaysTheExpectedWait(t *testing.T) {
 // the reviewer sees a diff against the version sent back.
 func TestAResubmissionShowsWhatChangedSinceItWasSentBack(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	filing := sentBackFiling(t, p)
 	rev := p.client()
 	rev.login("reviewer@airside.example")
-	wantStatus(t, "ask for changes", rev.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"A little higher."}}), http.StatusSeeOther)
 	if strings.Contains(rev.get(filing).body, `data-testid="since-sent-back"`) {
 		t.Error("a filing not yet resubmitted shows changes since it was sent back")
 	}
-
-	author := p.client()
-	author.login("member@nebula.example")
-	edit := filing + "/edit"
-	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(author.get(edit).body)
-	if lock == nil {
-		t.Fatal("the edit form has no lock version")
-	}
-	v := fareValues()
-	v.Set("input", "0.43")
-	v.Set("op", "submit")
-	v.Set("lock_version", lock[1])
-	wantStatus(t, "resubmit with an edit", author.post(edit, edit, v), http.StatusSeeOther)
+	resubmit(t, p, filing, "0.43")
 
 	page := rev.get(filing).body
 	section := regexp.MustCompile(`(?s)data-testid="since-sent-back".*?</section>`).FindString(page)
@@ -350,4 +337,33 @@ func TestAResubmissionShowsWhatChangedSinceItWasSentBack(t *testing.T) {
 	if !strings.Contains(page, "resubmitted it for review, changing Input price $0.41 → $0.43") {
 		t.Errorf("the history does not record the resubmission's edit:\n%s", regexp.MustCompile(`(?s)<h2>History</h2>.*?</table>`).FindString(page))
 	}
+}
+
+// sentBackFiling is a filing of Nebula's first listing at input 0.41 that a
+// reviewer sent back for changes.
+func sentBackFiling(t *testing.T, p *testPortal) string {
+	t.Helper()
+	filing := submitFiling(t, p, "member@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.41")
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	wantStatus(t, "ask for changes", rev.post(filing, filing+"/decline", url.Values{"action": {"request_changes"}, "note": {"A little higher."}}), http.StatusSeeOther)
+	return filing
+}
+
+// resubmit edits a sent-back filing's input price as its author and
+// resubmits it.
+func resubmit(t *testing.T, p *testPortal, filing, input string) {
+	t.Helper()
+	author := p.client()
+	author.login("member@nebula.example")
+	edit := filing + "/edit"
+	lock := regexp.MustCompile(`name="lock_version" value="(\d+)"`).FindStringSubmatch(author.get(edit).body)
+	if lock == nil {
+		t.Fatal("the edit form has no lock version")
+	}
+	v := fareValues()
+	v.Set("input", input)
+	v.Set("op", "submit")
+	v.Set("lock_version", lock[1])
+	wantStatus(t, "resubmit with an edit", author.post(edit, edit, v), http.StatusSeeOther)
 }

@@ -27,11 +27,12 @@ func traceRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "(no route)"
 		}
 		ctx := otel.GetTextMapPropagator().Extract(req.Context(), propagation.HeaderCarrier(req.Header))
-		ctx, span := tracing.Tracer("web").Start(ctx, req.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tracing.Tracer("web").Start(ctx, "request", trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
-		if !span.IsRecording() { // tracing off: the hot paths pay nothing more
+		if !span.IsRecording() { // tracing off: the hot paths pay nothing more, not even the name
 			return next(c)
 		}
+		span.SetName(req.Method + " " + route)
 		span.SetAttributes(attribute.String("http.request.method", req.Method), attribute.String("http.route", route),
 			attribute.String("url.path", req.URL.Path), attribute.String("airside.request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
 		c.SetRequest(req.WithContext(ctx))
