@@ -232,3 +232,12 @@ func ReviewWait(e workflow.ReviewEstimate) string {
 	return "Reviews in " + window + " took " + Wait(e.Median) + " (median), nine in ten within " + Wait(e.P90) +
 		" (" + Count(int64(e.Reviews)) + " reviews); " + queue + "."
 }
+
+// CountOf writes a count with its noun in the right number ("1 recovery
+// code", "10 recovery codes").
+func CountOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Count(int64(n)) + " " + many
+}

@@ -139,6 +139,8 @@ type AccountView struct {
 	Done        string
 	// AlertEmail is the person's alert e-mail setting (nil for staff).
 	AlertEmail *AlertEmailView
+	// TwoFactorOn: the person signs in with a second factor.
+	TwoFactorOn bool
 }
 
 // AlertEmailView is whether alerts are e-mailed to the person, and whether

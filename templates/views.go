@@ -141,6 +141,8 @@ type UserRow struct {
 	ID                                    int64
 	Email, Name, Staff, Carriers, Created string
 	Deactivated, Self                     bool
+	// TwoFactorOn: the person signs in with a second factor.
+	TwoFactorOn bool
 }
 
 // CarrierRow is a row of the admin's carrier list.
@@ -157,6 +159,9 @@ type AdminUsersView struct {
 	ResetLink, ResetFor string
 	// Mailed says whether the link was also e-mailed (AIRSIDE_SMTP_URL).
 	Mailed string
+	// RequireTwoFactor is the site policy; TwoFactorOn whether the admin
+	// looking has a second factor (needed before requiring one of others).
+	RequireTwoFactor, TwoFactorOn bool
 }
 
 // AdminThrottlesView lists the login throttles holding someone back.
@@ -243,4 +248,28 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// SecondStepView is the code step of sign-in.
+type SecondStepView struct {
+	Page
+	Error    string
+	Remember bool
+}
+
+// TwoFactorView is a person's two-factor page: off, being set up (Secret,
+// QR), or on; RecoveryCodes are shown once, right after they are made.
+type TwoFactorView struct {
+	Page
+	Email         string
+	On, Required  bool
+	Since         string
+	RecoveryLeft  int
+	RecoveryCodes []string
+	// Secret is the base32 key in groups of four; QR its QR code as a
+	// data: URL made here from our own PNG (so safe to use as a src); URL
+	// the otpauth:// link it encodes.
+	Secret, QR, URL string
+	Errors          FieldErrors
+	Done            string
 }

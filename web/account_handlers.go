@@ -24,7 +24,8 @@ type AccountReads interface {
 
 func (s *Server) renderAccount(c echo.Context, status int, errs map[string]string, done string) error {
 	p := principal(c)
-	v := templates.AccountView{Page: s.page(c, "Your account", "account"), Email: p.User.Email, Name: p.User.Name, Errors: errs, Done: done}
+	v := templates.AccountView{Page: s.page(c, "Your account", "account"), Email: p.User.Email, Name: p.User.Name, Errors: errs, Done: done,
+		TwoFactorOn: p.User.TwoFactorOn}
 	for _, m := range p.Memberships {
 		v.Carriers = append(v.Carriers, templates.Choice{Label: m.Carrier.Name + " (" + string(m.Role) + "): people",
 			URL: "/carrier/members?carrier=" + m.Carrier.Slug})

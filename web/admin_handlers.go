@@ -24,15 +24,17 @@ func (s *Server) renderAdminUsers(c echo.Context, resetLink, resetFor, mailed st
 	if err != nil {
 		return err
 	}
-	view := templates.AdminUsersView{Page: s.page(c, "Users", "users"), ResetLink: resetLink, ResetFor: resetFor, Mailed: mailed}
-	me := principal(c).User.ID
+	p := principal(c)
+	view := templates.AdminUsersView{Page: s.page(c, "Users", "users"), ResetLink: resetLink, ResetFor: resetFor, Mailed: mailed,
+		RequireTwoFactor: p.TwoFactorPolicy, TwoFactorOn: p.User.TwoFactorOn}
+	me := p.User.ID
 	for _, u := range users {
 		staff := string(u.Staff)
 		if staff == "" {
 			staff = "—"
 		}
 		view.Users = append(view.Users, templates.UserRow{ID: u.ID, Email: u.Email, Name: u.Name, Staff: staff, Carriers: u.Carriers,
-			Created: u.CreatedAt.UTC().Format(time.DateOnly), Deactivated: u.Deactivated, Self: u.ID == me})
+			Created: u.CreatedAt.UTC().Format(time.DateOnly), Deactivated: u.Deactivated, Self: u.ID == me, TwoFactorOn: u.TwoFactorOn})
 	}
 	return render(c, http.StatusOK, templates.AdminUsers(view))
 }

@@ -65,12 +65,22 @@ func (s *Server) handleLogin(c echo.Context) error {
 		}
 		return err
 	}
-	if err := s.startSession(c, done.Principal.User.ID); err != nil {
-		return err
-	}
 	if done.DeviceToken != in.DeviceToken {
 		c.SetCookie(&http.Cookie{Name: DeviceCookie, Value: done.DeviceToken, Path: "/login", MaxAge: int((365 * 24 * time.Hour).Seconds()),
 			HttpOnly: true, Secure: isTLS(c.Request()), SameSite: http.SameSiteStrictMode})
+	}
+	needsCode, err := s.TwoFactor.NeedsCode(c.Request().Context(), done.Principal.User.ID, done.DeviceToken)
+	if err != nil {
+		return err
+	}
+	if needsCode {
+		if err := s.startPendingSession(c, done.Principal.User.ID, next); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/login/two-factor")
+	}
+	if err := s.startSession(c, done.Principal.User.ID); err != nil {
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
 }
@@ -78,6 +88,12 @@ func (s *Server) handleLogin(c echo.Context) error {
 // startSession ends whatever session the browser had and starts a new one for
 // the user, so a session id known before login is worthless after it.
 func (s *Server) startSession(c echo.Context, userID int64) error {
+	return s.replaceSession(c, map[any]any{sessionUserKey: strconv.FormatInt(userID, 10)})
+}
+
+// replaceSession ends the browser's session and starts a new one holding
+// values and a fresh CSRF token.
+func (s *Server) replaceSession(c echo.Context, values map[any]any) error {
 	sess, err := s.sessions.Get(c.Request(), SessionCookie)
 	if err != nil {
 		return err
@@ -95,7 +111,8 @@ func (s *Server) startSession(c echo.Context, userID int64) error {
 		return err
 	}
 	sess.ID = ""
-	sess.Values = map[any]any{sessionUserKey: strconv.FormatInt(userID, 10), sessionCSRFKey: token}
+	values[sessionCSRFKey] = token
+	sess.Values = values
 	sess.Options = cookieOptions(c.Request())
 	return sess.Save(c.Request(), c.Response())
 }

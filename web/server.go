@@ -79,6 +79,8 @@ type Server struct {
 	Self *account.SelfService
 	// AlertEmails is each person's choice about alert e-mails.
 	AlertEmails *account.AlertEmails
+	// TwoFactor runs two-factor enrolment and the code step of sign-in.
+	TwoFactor *account.TwoFactor
 	// Storefront runs applications, profiles, domains and model proposals.
 	Storefront *storefront.Service
 	// Publications wakes long polls when any process publishes a revision.
@@ -166,6 +168,7 @@ type Services struct {
 	Accounts     *account.Service
 	Self         *account.SelfService
 	AlertEmails  *account.AlertEmails
+	TwoFactor    *account.TwoFactor
 	Filings      *workflow.Service
 	Tokens       *apitoken.Service
 	Metrics      *catalogue.Ingest
@@ -199,6 +202,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Accounts:        svc.Accounts,
 		Self:            svc.Self,
 		AlertEmails:     svc.AlertEmails,
+		TwoFactor:       svc.TwoFactor,
 		Filings:         svc.Filings,
 		Tokens:          svc.Tokens,
 		Metrics:         svc.Metrics,
@@ -317,6 +321,8 @@ func (s *Server) routes() {
 	pages.GET("/", s.handleHome)
 	pages.GET("/login", s.handleLoginForm)
 	pages.POST("/login", s.handleLogin)
+	pages.GET("/login/two-factor", s.handleSecondStepForm)
+	pages.POST("/login/two-factor", s.handleSecondStep)
 	pages.POST("/logout", s.handleLogout)
 	pages.POST("/logout/everywhere", s.handleLogoutEverywhere, requireLogin)
 	pages.GET("/signup/:token", s.handleSignupForm)
@@ -335,7 +341,7 @@ func (s *Server) routes() {
 	pages.GET("/carriers/:slug/logo", s.handlePublicLogo)
 	pages.GET("/models/:slug", s.handlePublicModel)
 
-	member := pages.Group("", requireLogin)
+	member := pages.Group("", requireLogin, requireTwoFactorEnrolment)
 	member.GET("/listings", s.handleListings)
 	member.POST("/listings", s.handleAddListing)
 	member.GET("/listings/:id", s.handleListing)
@@ -393,6 +399,11 @@ func (s *Server) routes() {
 	member.GET("/account", s.handleAccount)
 	member.POST("/account/password", s.handleChangePassword)
 	member.POST("/account/alert-email", s.handleAlertEmail)
+	member.GET("/account/two-factor", s.handleTwoFactor)
+	member.POST("/account/two-factor/begin", s.handleTwoFactorBegin)
+	member.POST("/account/two-factor/confirm", s.handleTwoFactorConfirm)
+	member.POST("/account/two-factor/recovery-codes", s.handleTwoFactorRecoveryCodes)
+	member.POST("/account/two-factor/disable", s.handleTwoFactorDisable)
 	member.GET("/carrier/members", s.handleMembers)
 	member.POST("/carrier/members/invite", s.handleInviteMember)
 	member.POST("/carrier/members/:id/role", s.handleMemberRole)
@@ -414,6 +425,8 @@ func (s *Server) routes() {
 	admin.POST("/users/:id/deactivate", s.handleSetActive(false))
 	admin.POST("/users/:id/activate", s.handleSetActive(true))
 	admin.POST("/users/:id/reset", s.handleIssueReset)
+	admin.POST("/users/:id/two-factor-reset", s.handleTwoFactorReset)
+	admin.POST("/two-factor-policy", s.handleTwoFactorPolicy)
 	admin.GET("/throttles", s.handleAdminThrottles)
 	admin.POST("/throttles/clear", s.handleClearThrottle)
 	admin.GET("/carriers", s.handleAdminCarriers)

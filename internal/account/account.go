@@ -51,6 +51,8 @@ type User struct {
 	// Deactivated is set on a user an admin turned off (listed for admins
 	// only: such a user cannot log in).
 	Deactivated bool
+	// TwoFactorOn is set once the person confirmed an authenticator app.
+	TwoFactorOn bool
 }
 
 // Carrier is an inference provider filing fares.
@@ -73,6 +75,16 @@ type Membership struct {
 type Principal struct {
 	User        User
 	Memberships []Membership
+	// TwoFactorPolicy is the site's policy as loaded with the principal:
+	// a gateway admin requires a second factor of staff and carrier admins.
+	TwoFactorPolicy bool
+}
+
+// MustEnrolTwoFactor reports whether the site requires a second factor of
+// this person and they have none yet: until they set one up, every page
+// but the enrolment sends them there.
+func (p *Principal) MustEnrolTwoFactor() bool {
+	return p.TwoFactorPolicy && RequiresTwoFactorRole(p) && !p.User.TwoFactorOn
 }
 
 // IsStaff reports whether the user is a reviewer or an admin.

@@ -21,13 +21,15 @@ type userRow struct {
 	StaffRole     string
 	CreatedAt     time.Time
 	DeactivatedAt *time.Time
+	TotpEnabledAt *time.Time
 }
 
 func (userRow) TableName() string { return "users" }
 
 func (r *userRow) toDomain() *account.User {
 	return &account.User{ID: r.ID, Email: r.Email, Name: r.Name, PasswordHash: r.PasswordHash,
-		Staff: account.StaffRole(r.StaffRole), CreatedAt: r.CreatedAt, Deactivated: r.DeactivatedAt != nil}
+		Staff: account.StaffRole(r.StaffRole), CreatedAt: r.CreatedAt, Deactivated: r.DeactivatedAt != nil,
+		TwoFactorOn: r.TotpEnabledAt != nil}
 }
 
 // CreateUser inserts a validated user (and its membership), audited.
@@ -82,12 +84,17 @@ func (s *Store) FindPrincipal(ctx context.Context, userID int64) (*account.Princ
 			return notFound(err, "User")
 		}
 		p = &account.Principal{User: *row.toDomain()}
+		required, err := twoFactorRequired(tx)
+		if err != nil {
+			return err
+		}
+		p.TwoFactorPolicy = required
 		var rows []struct {
 			Row  membershipRow `gorm:"embedded"`
 			Slug string
 			Name string
 		}
-		err := tx.Table("memberships").Select("memberships.*, carriers.slug, carriers.name").
+		err = tx.Table("memberships").Select("memberships.*, carriers.slug, carriers.name").
 			Joins("JOIN carriers ON carriers.id = memberships.carrier_id").
 			Where("memberships.user_id = ?", userID).Order("carriers.name").Scan(&rows).Error
 		if err != nil {

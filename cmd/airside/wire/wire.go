@@ -110,6 +110,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Accounts:     &account.Service{Store: st, Now: now},
 		Self:         &account.SelfService{Store: st, Now: now},
 		AlertEmails:  &account.AlertEmails{Store: st},
+		TwoFactor:    &account.TwoFactor{Store: st, Secrets: box, Now: now},
 		Filings:      filings,
 		Tokens:       &apitoken.Service{Store: st, Now: now},
 		Metrics: &catalogue.Ingest{Store: st, Now: now, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
