@@ -127,6 +127,8 @@ type OperationsView struct {
 	Sorts                []Choice
 	Rows                 []OperationsRow
 	Waiting              int
+	// Maintenance is every open maintenance window, soonest first.
+	Maintenance []MaintenanceRow
 }
 
 // AlertRow is one alert as listed.

@@ -113,6 +113,12 @@ type ListingView struct {
 	// what is missing); PauseReason is what was typed.
 	PauseOpen   bool
 	PauseReason string
+	// Maintenance is the listing's planned stops; CanPlan offers the form
+	// to plan one (MaintenanceOpen: shown again with what was typed).
+	Maintenance     []MaintenanceRow
+	CanPlan         bool
+	MaintenanceOpen bool
+	MaintenanceForm MaintenanceFormView
 	// CanVerify shows the reviewer's capability verification form.
 	CanVerify bool
 	Verify    []VerifyRow
@@ -272,4 +278,22 @@ type TwoFactorView struct {
 	Secret, QR, URL string
 	Errors          FieldErrors
 	Done            string
+}
+
+// MaintenanceRow is one maintenance window as listed.
+type MaintenanceRow struct {
+	ID                   int64
+	Listing, ListingURL  string
+	Start, End, Duration string
+	Reason, By, State    string
+	StateClass, Outcome  string
+	// CancelLabel is the cancel button's words ("" when it cannot be
+	// called off): "Cancel" before it starts, "End now" during it.
+	CancelLabel string
+}
+
+// MaintenanceFormView is the plan-a-window form as typed.
+type MaintenanceFormView struct {
+	Start, End, Reason string
+	Errors             FieldErrors
 }

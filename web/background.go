@@ -41,7 +41,8 @@ func (s *Server) waitBackground(ctx context.Context) error {
 	}
 }
 
-// runScheduler publishes due filings every interval until ctx ends.
+// runScheduler publishes due filings, and starts and ends maintenance
+// windows, every interval until ctx ends.
 func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 	repeat(ctx, "scheduler", &s.watch, every, true, func(turn context.Context) {
 		n, err := s.Filings.PublishDue(turn)
@@ -50,6 +51,13 @@ func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 			s.Log.Error("scheduler: publish due filings", "err", err)
 		case n > 0:
 			s.Log.Info("scheduler: published due filings", "count", n)
+		}
+		n, err = s.Maintenance.Apply(turn)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.Log.Error("scheduler: maintenance windows", "err", err)
+		case n > 0:
+			s.Log.Info("scheduler: maintenance windows started or ended", "count", n)
 		}
 	})
 }

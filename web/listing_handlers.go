@@ -141,6 +141,9 @@ func (s *Server) renderListing(c echo.Context, id int64, status int, edit func(v
 	if edit != nil {
 		edit(&v)
 	}
+	if err := s.listingMaintenance(c, &v, l.ID, l.CarrierID, can.Pause); err != nil {
+		return err
+	}
 	return render(c, status, templates.Listing(v))
 }
 

@@ -70,6 +70,9 @@ type Server struct {
 	// work).
 	Endpoints *workflow.Endpoints
 	Preflight *preflight.Worker
+	// Maintenance plans carriers' maintenance windows and applies them on
+	// time (with the scheduler).
+	Maintenance *workflow.Maintenance
 	// Alerts opens and resolves carriers' alerts; Webhooks sends them out;
 	// Hooks manages carriers' webhooks.
 	Alerts   *alerting.Evaluator
@@ -174,6 +177,7 @@ type Services struct {
 	Metrics      *catalogue.Ingest
 	Endpoints    *workflow.Endpoints
 	Preflight    *preflight.Worker
+	Maintenance  *workflow.Maintenance
 	Alerts       *alerting.Evaluator
 	Webhooks     *alerting.Sender
 	Hooks        *alerting.Hooks
@@ -208,6 +212,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Metrics:         svc.Metrics,
 		Endpoints:       svc.Endpoints,
 		Preflight:       svc.Preflight,
+		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
 		Webhooks:        svc.Webhooks,
 		Hooks:           svc.Hooks,
@@ -351,6 +356,8 @@ func (s *Server) routes() {
 	member.GET("/listings/:id/preview", s.handlePreviewPage, s.limitExpensive)
 	member.POST("/listings/:id/preview", s.handlePreview, s.limitExpensive)
 	member.POST("/listings/:id/pause", s.handlePause)
+	member.POST("/listings/:id/maintenance", s.handlePlanMaintenance)
+	member.POST("/listings/:id/maintenance/:wid/cancel", s.handleCancelMaintenance)
 	member.POST("/listings/:id/endpoint", s.handleRegisterEndpoint)
 	member.GET("/listings/:id/preflight", s.handlePreflightPanel)
 	member.POST("/listings/:id/preflight", s.handleRunPreflight)

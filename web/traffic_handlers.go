@@ -317,6 +317,16 @@ func (s *Server) handleOperations(c echo.Context) error {
 	}
 	v := operationsView(s.page(c, "Operations", "operations"), c.QueryParam("model"), c.QueryParam("carrier"), c.QueryParam("sort"),
 		listings, snap, data, waiting, now)
+	windows, err := s.Maintenance.Upcoming(ctx, principal(c))
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, l := range listings {
+		names[l.ID] = l.CarrierName + " · " + l.Model.Name
+	}
+	slices.SortFunc(windows, func(a, b workflow.MaintenanceWindow) int { return a.StartsAt.Compare(b.StartsAt) })
+	v.Maintenance = maintenanceRows(windows, nil, func(id int64) string { return names[id] })
 	return render(c, http.StatusOK, templates.Operations(v))
 }
 

@@ -51,6 +51,9 @@ type Field struct {
 	// Live fields are checked as the carrier types on the filing form;
 	// Compact ones also sit on the preview page's short form.
 	Live, Compact bool
+	// Moment fields are a date and time in UTC (fare.TimeLayout): the form
+	// offers the browser's picker and echoes the time in the person's zone.
+	Moment bool
 	// Rows describes a field typed as a table of rows (tiers, windows): its
 	// messages are keyed "<RowKey>.<i>.<column>".
 	Rows *Rows
@@ -128,7 +131,7 @@ var Fields = []Field{
 		list: func(f *Form) *[]string { return &f.OffPeakDays }},
 	live(Field{Key: "utc_offset", Label: "Weekday offset", Qualifier: "minutes from UTC", Hint: "480 is UTC+8.", Group: GroupSchedule,
 		text: func(f *Form) *string { return &f.UTCOffsetMinutes }}),
-	live(Field{Key: "tod_effective_at", Label: "Schedule starts", Qualifier: "UTC", Hint: "Optional, like 2026-12-01T16:00.", Group: GroupSchedule,
+	live(Field{Key: "tod_effective_at", Label: "Schedule starts", Qualifier: "UTC", Moment: true, Hint: "Optional, like 2026-12-01T16:00.", Group: GroupSchedule,
 		text: func(f *Form) *string { return &f.TODEffectiveAt }}),
 	live(price("peak_input", "Peak input price", "", GroupSchedule, func(f *Form) *string { return &f.Peak.Input })),
 	live(price("peak_output", "Peak output price", "", GroupSchedule, func(f *Form) *string { return &f.Peak.Output })),
@@ -146,7 +149,7 @@ var Fields = []Field{
 		list: func(f *Form) *[]string { return &f.Capabilities }},
 	{Key: "justification", Label: "Justification", Group: GroupFiling, CSV: "justification",
 		text: func(f *Form) *string { return &f.Justification }},
-	withCSV(live(Field{Key: "effective_at", Label: "Effective date", Qualifier: "UTC, optional",
+	withCSV(live(Field{Key: "effective_at", Label: "Effective date", Qualifier: "UTC, optional", Moment: true,
 		Hint: "A future date schedules the change; empty applies it once approved.", Group: GroupFiling,
 		text: func(f *Form) *string { return &f.EffectiveAt }}), "effective_at"),
 }

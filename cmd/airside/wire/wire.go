@@ -88,8 +88,10 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Runner: &preflight.Runner{HTTP: guard.Client(2 * time.Minute), Now: now}}
 	endpoints.Queued = worker.Wake
 	filings := &workflow.Service{Store: st, Now: now, Approvals: st, Notice: cfg.Notice, QuarantineFactor: cfg.QuarantineFactor}
+	maintenance := &workflow.Maintenance{Store: st, Now: now}
 	if cfg.RequireReady {
 		filings.ReadyForService = endpoints.ReadyForService
+		maintenance.ReadyForService = endpoints.ReadyForService
 	}
 	hooks := &alerting.Hooks{Store: st, Secrets: box, Outbound: guard}
 	alerts := &alerting.Evaluator{Store: st, Now: now, Log: log, Recipients: (&account.AlertEmails{Store: st}).Recipients, Ranks: func(ctx context.Context, at time.Time) (alerting.Ranks, error) {
@@ -120,11 +122,12 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 			}
 			return snap.Listings(), nil
 		}},
-		Endpoints: endpoints,
-		Preflight: worker,
-		Alerts:    alerts,
-		Webhooks:  &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
-		Hooks:     hooks,
+		Endpoints:   endpoints,
+		Preflight:   worker,
+		Maintenance: maintenance,
+		Alerts:      alerts,
+		Webhooks:    &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log},
+		Hooks:       hooks,
 		Storefront: &storefront.Service{Store: st, Secrets: box, Now: now,
 			Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}},
 		Mail:       cfg.Mail,
