@@ -5,6 +5,9 @@ DB      ?= sqlite:data/airside.db
 # fuzz coordinator can report "context deadline exceeded" at the deadline
 # without any failing input (golang/go#75804, fixed in Go 1.27).
 FUZZTIME ?= 100000x
+# Where make test keeps the tests' artifacts (go test -artifacts): screenshots of
+# every main page, per role, at 1400 and 390 px. CI keeps this folder.
+ARTIFACTS ?= $(CURDIR)/artifacts
 # package:target pairs of every fuzz test; make test runs each for FUZZTIME.
 FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
        internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV internal/fare:FuzzFormulaGuard web:FuzzSafeNext
@@ -22,9 +25,11 @@ run:
 build:
 	$(GO) build -o bin/airside ./cmd/airside
 
-## test: formatting, vet, generated-code drift, every test (PostgreSQL, SQLite, Chromium) and short fuzz runs
+## test: formatting, vet, generated-code drift, every test (PostgreSQL, SQLite, Chromium) and short fuzz runs;
+##       screenshots of every main page land in ./artifacts
 test: check
-	$(GO) test -count=1 ./...
+	@rm -rf $(ARTIFACTS) && mkdir -p $(ARTIFACTS)
+	$(GO) test -count=1 -artifacts -outputdir $(ARTIFACTS) ./...
 	$(GO) test -race -count=1 ./internal/routing
 	@$(MAKE) --no-print-directory fuzz-run
 
@@ -81,4 +86,4 @@ soak:
 	$(GO) run ./cmd/airside-soak --duration $(SOAK)
 
 clean:
-	rm -rf bin data
+	rm -rf bin data artifacts

@@ -114,8 +114,10 @@ func TestBrowserAxeWalk(t *testing.T) {
 		{"", []string{"/login", "/apply", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
 		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
 			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts",
-			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/inbox", "/audit", "/fares/bulk"}},
-		{"reviewer@airside.example", []string{"/review", "/operations", "/applications"}},
+			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk"}},
+		{"member@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), "/filings", "/traffic", "/alerts",
+			"/carrier/profile", "/carrier/members", "/account"}},
+		{"reviewer@airside.example", []string{"/review", "/operations", "/applications", fmt.Sprintf("/listings/%d", listing)}},
 		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles"}},
 	}
 	for _, width := range []int64{1400, 390} {
