@@ -128,6 +128,8 @@ type FilingsView struct {
 	CanSubmit   bool
 	Batch       string // ids of a bulk upload's drafts, kept in the URL
 	ShowCarrier bool
+	// AllURL is the same list without the upload's filter (Batch).
+	AllURL string
 }
 
 // AccountView is /account: one's own password and carriers.

@@ -74,6 +74,9 @@ type ListingsView struct {
 	Total               int
 	Prev, Next          string
 	Showing             string
+	// StartHint says where the person's work starts (shown on the
+	// unfiltered first page).
+	StartHint string
 }
 
 // LiveChecksView is what the live preview's answer carries beside the

@@ -48,8 +48,12 @@ func TestBrowserBulkUploadLeadsToItsFilings(t *testing.T) {
 		document.querySelectorAll('[data-testid="filings"] input[name="id"]:checked').length === 2`, "the batch's two drafts, selected"); err != nil {
 		t.Fatal(err)
 	}
-	if flash, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="flash"]`))); !strings.Contains(flash, "2 draft") {
+	if flash, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-testid="flash"]`))); !strings.Contains(flash, "2 draft filings") {
 		t.Errorf("the upload says %q", flash)
+	}
+	// The list says it is filtered to the upload, and how to see the rest.
+	if err := waitText(ctx, `[data-testid="batch-filter"]`, "Showing only the 2 filings of the file you uploaded"); err != nil {
+		t.Error(err)
 	}
 	if err := checkAxe(t, ctx, "a bulk batch"); err != nil {
 		t.Error(err)

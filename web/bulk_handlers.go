@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -76,8 +77,12 @@ func (s *Server) handleBulkUpload(c echo.Context) error {
 		}
 		return render(c, http.StatusUnprocessableEntity, templates.Bulk(v))
 	}
-	if err := s.setFlash(c, "Created %d draft filings from the file (%d rows unchanged from the published fare were skipped). Check them below and submit them together, or each from its page.",
-		len(res.Created), res.Unchanged); err != nil {
+	skipped := ""
+	if res.Unchanged > 0 {
+		skipped = fmt.Sprintf(" (%s unchanged from the published fare skipped)", templates.CountOf(res.Unchanged, "row", "rows"))
+	}
+	if err := s.setFlash(c, "Created %s from the file%s. Check them below and submit them together, or each from its page.",
+		templates.CountOf(len(res.Created), "draft filing", "draft filings"), skipped); err != nil {
 		return err
 	}
 	ids := make([]string, len(res.Created))

@@ -57,8 +57,9 @@ func (s *Server) handleFilings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := templates.FilingsView{Page: s.page(c, "Filings", "filings"), Batch: batch, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
-		CanSubmit: workflow.CanSubmitFilings(p) && (key == "draft" || key == "changes")}
+	v := templates.FilingsView{Page: s.page(c, "Filings", "filings"), Batch: batch, AllURL: "/filings?state=" + filingStates[group].key,
+		ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
+		CanSubmit:   workflow.CanSubmitFilings(p) && (key == "draft" || key == "changes")}
 	ids := parseIDs(batch)
 	for i := range filings {
 		if len(ids) > 0 && !slices.Contains(ids, filings[i].ID) {

@@ -35,7 +35,19 @@ func listingsView(page templates.Page, p *account.Principal, entries []catalogue
 	view := templates.ListingsView{Page: page, Heading: heading, ShowCarrier: p.IsStaff() || len(p.Memberships) > 1,
 		CanBulk: workflow.AuthorizeBulk(p) == nil}
 	view.AddModels = addableModels(p, entries, models)
+	view.StartHint = startHint(p)
 	return view
+}
+
+// startHint tells a person who just logged in where their work starts.
+func startHint(p *account.Principal) string {
+	switch {
+	case p.IsReviewer():
+		return "Where to start: the Review queue holds the filings waiting for a decision; Operations shows every listing's health and share, and the planned maintenance."
+	case p.IsStaff():
+		return "Where to start: Operations shows every listing's health and share."
+	}
+	return "Where to start: open a listing to see its published fare, health and traffic. \"Preview a fare\" shows where a price would rank before you file it; \"File a fare change\" sends it for review. Traffic and earnings are under Traffic."
 }
 
 // listingRows are the table's rows of the listings shown, each with the
@@ -144,13 +156,21 @@ func listingView(page templates.Page, l *catalogue.Listing) templates.ListingVie
 		{Label: "Uptime", Value: v.Row.Uptime, Hint: "60-minute decayed window"},
 		{Label: "Time to first token", Value: v.Row.Latency},
 		{Label: "Throughput", Value: v.Row.Throughput, Hint: "output tokens per second"},
-		{Label: "Observed cache hit rate", Value: templates.OptNumber(l.Health.CacheHitRate, "%.2f")},
+		{Label: "Observed cache hit rate", Value: optShare(l.Health.CacheHitRate), Hint: "of prompt tokens read from cache"},
 	}
 	if l.Published != nil {
 		d := describeFare(l.Published)
 		v.Fare, v.Tiers, v.Schedule, v.Caps, v.Caps2 = d.prices, d.tiers, d.schedule, d.caps, d.capabilities
 	}
 	return v
+}
+
+// optShare writes a rate in [0, 1] as a percentage ("53.0 %"), or a dash.
+func optShare(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return templates.Pct(*v * 100)
 }
 
 // fareDescription is a fare in words, section by section.

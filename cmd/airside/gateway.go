@@ -210,14 +210,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("the gateway did not become ready: %w", err)
 	}
 	fmt.Fprintf(stdout, `
-Airside is running.
-  Portal:   %s   (log in with a demo login above)
+Airside is running. Open %s in your browser and log in with a demo login above.
+  Portal:   %s
   Gateway:  %s/v1   (OpenAI-compatible; API key %s)
 
   curl %s/v1/chat/completions -H 'Authorization: Bearer %s' \
        -H 'Content-Type: application/json' -d '{"model":"kimi-k2.5","messages":[{"role":"user","content":"hi"}]}'
 
-`, displayAddr(*addr), gatewayURL, demoProjectKey, gatewayURL, demoProjectKey)
+`, displayAddr(*addr), displayAddr(*addr), gatewayURL, demoProjectKey, gatewayURL, demoProjectKey)
 	if *rate > 0 {
 		fmt.Fprintf(stdout, "Simulated customers are sending about %.1f requests a second through the gateway (a daily cycle).\n", *rate)
 		go func() {

@@ -32,6 +32,13 @@ var verbs = map[string]string{
 	"webhook.set": "set the alert webhook of", "webhook.delete": "removed the alert webhook of",
 	"webhook.resend": "resent the alert webhook's", "webhook.rotate": "rotated the alert webhook secret of",
 	"user.alert_email": "changed whether alerts are e-mailed to",
+	"two_factor.begin": "began setting up two-factor sign-in for", "two_factor.enable": "turned on two-factor sign-in for",
+	"two_factor.disable": "turned off two-factor sign-in for", "two_factor.reset": "reset the two-factor sign-in of",
+	"two_factor.recovery_codes": "made new recovery codes for", "two_factor.recovery_used": "used a recovery code of",
+	"login.two_factor": "gave the second factor of", "login.two_factor_fail": "gave a wrong second factor for",
+	"policy.two_factor":    "changed whether two-factor sign-in is required, as",
+	"maintenance.schedule": "planned a maintenance window of", "maintenance.cancel": "called off a maintenance window of",
+	"listing.maintenance_start": "took out of routing for maintenance", "listing.maintenance_end": "ended the maintenance window of",
 }
 
 // Actions lists the kinds of event there are, for a filter.

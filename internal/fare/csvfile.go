@@ -5,10 +5,11 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/airside/airside/internal/csvsafe"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/airside/airside/internal/csvsafe"
 )
 
 // Bulk file limits.
@@ -38,9 +39,42 @@ type CSVError struct {
 func ColumnErrors(line int, errs FieldErrors) []CSVError {
 	var out []CSVError
 	for field, msg := range errs {
+		if m, ok := csvWording[field]; ok {
+			msg = m // the form's words name its choices, not the file's values
+		}
 		out = append(out, CSVError{Row: line, Column: csvColumn(field), Msg: msg})
 	}
 	return out
+}
+
+// csvWording are messages worded for the file where the form's would name
+// what the file does not use.
+var csvWording = map[string]string{
+	"cap_scope": "Write global or per_org (or leave it empty for global).",
+}
+
+// csvSyntaxMessage says in a person's words what encoding/csv found wrong.
+func csvSyntaxMessage(err error) string {
+	switch {
+	case errors.Is(err, csv.ErrBareQuote):
+		return `A quote (") inside a cell that does not start with one: wrap the whole cell in quotes and double the quote inside ("").`
+	case errors.Is(err, csv.ErrQuote):
+		return `A quoted cell does not end where it should: close its quote before the next comma, and double any quote inside it ("").`
+	}
+	return "This line is not valid CSV."
+}
+
+// columnCountMessage explains a row of the wrong width, guessing the
+// likely cause from the raw line.
+func columnCountMessage(found int, raw string, comma rune) string {
+	msg := fmt.Sprintf("Expected %d columns (%s), found %d.", len(CSVHeader), strings.Join(CSVHeader, ", "), found)
+	switch {
+	case comma == ',' && strings.Count(raw, ";") >= len(CSVHeader)-1:
+		return msg + " This row separates its cells with semicolons while the header uses commas: save the whole file with commas."
+	case found > len(CSVHeader):
+		return msg + " A cell that contains a comma must be wrapped in quotes."
+	}
+	return msg + " Leave an empty cell for a value you do not set, but keep its comma."
 }
 
 // ReadCSV reads a bulk filing file. It refuses the whole file on a bad
@@ -77,20 +111,39 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 	}
 	var rows []CSVRow
 	var errs []CSVError
-	for line := 2; ; line++ {
+	lines := strings.Split(string(data), "\n")
+	lastBad := 0
+	for {
 		record, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			// The reader goes on at the next line, so every bad line of
+			// the file is reported in one pass; a quote left open to the
+			// end of the file is reported once.
+			if pe.StartLine == lastBad {
+				break
+			}
+			lastBad = pe.StartLine
+			errs = append(errs, CSVError{Row: pe.StartLine, Column: "file", Msg: csvSyntaxMessage(pe.Err)})
+			continue
+		}
 		if err != nil {
-			errs = append(errs, CSVError{Row: line, Column: "file", Msg: "Not valid CSV here: " + err.Error()})
+			errs = append(errs, CSVError{Row: lastBad + 1, Column: "file", Msg: "This line is not valid CSV."})
 			break
 		}
+		line, _ := cr.FieldPos(0) // the file's line where the record starts
 		if len(rows) >= MaxCSVRows {
 			return nil, []CSVError{{Row: line, Column: "file", Msg: fmt.Sprintf("At most %d rows per file; split it.", MaxCSVRows)}}
 		}
 		if len(record) != len(CSVHeader) {
-			errs = append(errs, CSVError{Row: line, Column: "file", Msg: fmt.Sprintf("Expected %d columns, found %d.", len(CSVHeader), len(record))})
+			raw := ""
+			if line-1 < len(lines) {
+				raw = lines[line-1]
+			}
+			errs = append(errs, CSVError{Row: line, Column: "file", Msg: columnCountMessage(len(record), raw, cr.Comma)})
 			continue
 		}
 		cell := map[string]string{}

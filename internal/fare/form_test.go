@@ -277,3 +277,64 @@ func TestCSVFormulaGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVProblemsInPlainWords: a bad quote, a row of the wrong width, a row
+// saved with semicolons under a comma header and a cap scope are each
+// explained in the file's words, on the file's line, and checking goes on
+// past a bad line so every problem is listed in one pass.
+func TestCSVProblemsInPlainWords(t *testing.T) {
+	header := strings.Join(CSVHeader, ",")
+	good := "nebula,kimi,0.40,2.00,,,,20,0,,,global,,,Fine,"
+	for _, test := range []struct {
+		name     string
+		rows     []string
+		wantRow  int
+		wantCol  string
+		wantText string
+	}{
+		{"a bare quote", []string{`nebula,kimi,0.40,2.00,,,,20,0,,,global,,,He said "cheaper",`}, 2, "file", "wrap the whole cell in quotes"},
+		{"a quote left open", []string{`nebula,kimi,0.40,2.00,,,,20,0,,,global,,,"Fine,`}, 2, "file", "close its quote"},
+		{"a comma inside a cell", []string{"nebula,kimi,0.40,2.00,,,,20,0,,,global,,,Cheaper, faster,"}, 2, "file", "wrapped in quotes"},
+		{"semicolons under a comma header", []string{strings.ReplaceAll(good, ",", ";")}, 2, "file", "semicolons"},
+		{"a missing cell", []string{"nebula,kimi,0.40,2.00,,,,20,0,,,global,,Fine,"}, 2, "file", "keep its comma"},
+		{"goes on past a bad line", []string{`nebula,kimi,0.40,2.00,,,,20,0,,,global,,,He said "x",`, good,
+			"nebula,kimi,0.40,2.00,,,,20,0,,,global,,Fine,"}, 4, "file", "keep its comma"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			file := header + "\n" + strings.Join(test.rows, "\n") + "\n"
+			_, problems := ReadCSV(strings.NewReader(file))
+			if problems == nil {
+				t.Fatalf("no problem found in %q", file)
+			}
+			for _, p := range problems {
+				if p.Row == test.wantRow && p.Column == test.wantCol && strings.Contains(p.Msg, test.wantText) {
+					if strings.Contains(p.Msg, "parse error") || strings.Contains(p.Msg, "bare \"") {
+						t.Errorf("Go's own error text reached the carrier: %q", p.Msg)
+					}
+					return
+				}
+			}
+			t.Errorf("no %q on row %d, column %s: %+v", test.wantText, test.wantRow, test.wantCol, problems)
+		})
+	}
+}
+
+// TestCSVWordsForFormMessages: a form message that names the form's choices
+// is worded with the file's values in a bulk file.
+func TestCSVWordsForFormMessages(t *testing.T) {
+	var form Form
+	form.Input, form.Output, form.LandingFee, form.CapScope = "0.40", "2.00", "20", "per organization"
+	_, errs := form.Parse(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
+	if errs["cap_scope"] == "" {
+		t.Fatal("the form accepts an unknown cap scope")
+	}
+	for _, p := range ColumnErrors(2, errs) {
+		if p.Column == "cap_scope" {
+			if !strings.Contains(p.Msg, "per_org") || strings.Contains(p.Msg, "per organization") {
+				t.Errorf("the file's cap scope message %q does not name the file's values", p.Msg)
+			}
+			return
+		}
+	}
+	t.Error("no cap_scope problem in the file's terms")
+}
