@@ -119,6 +119,19 @@ type PublicModelView struct {
 	Rows                                                  []PublicListingRow
 }
 
+// PublicModelsView is /models: every routed model and its carriers.
+type PublicModelsView struct {
+	Page
+	Rows []PublicModelRow
+}
+
+// PublicModelRow is one model of /models.
+type PublicModelRow struct {
+	Name, URL, Context, LowestInput string
+	// Carriers link to their public profiles (URL empty without one).
+	Carriers []Choice
+}
+
 // FilingsView is /filings: a carrier's (or, for staff, every) filing, by
 // state, with drafts submittable together.
 type FilingsView struct {

@@ -196,7 +196,7 @@ func (s *Server) handleAdminThrottles(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view := templates.AdminThrottlesView{Page: s.page(c, "Login throttles", "users")}
+	view := templates.AdminThrottlesView{Page: s.page(c, "Login throttles", "throttles")}
 	now := s.Now()
 	for _, r := range rows {
 		next := "now"

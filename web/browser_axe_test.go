@@ -111,7 +111,7 @@ func TestBrowserAxeWalk(t *testing.T) {
 		who   string
 		pages []string
 	}{
-		{"", []string{"/login", "/apply", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
+		{"", []string{"/login", "/apply", "/models", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
 		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
 			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts",
 			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk"}},
@@ -140,6 +140,11 @@ func TestBrowserAxeWalk(t *testing.T) {
 				}
 				if wide := pageOverflow(t, ctx); wide != "" {
 					t.Errorf("%d px, %s as %q scrolls sideways as a whole: %s", width, page, w.who, wide)
+				}
+				if width == 1400 {
+					if wrapped := navWraps(t, ctx); wrapped != "" {
+						t.Errorf("1400 px, %s as %q: the top bar wraps (%s)", page, w.who, wrapped)
+					}
 				}
 				if artifactsWanted() { // every main page at both widths, for a reviewer of the change
 					who := strings.ReplaceAll(w.who, "@", "_at_")
@@ -197,6 +202,25 @@ func TestBrowserAxeWalk(t *testing.T) {
 // not): the outermost elements sticking out past its right edge. Wide
 // content belongs in a box of its own that scrolls (.scroll), with the
 // page itself fitting the screen.
+// navWraps says how the top bar breaks onto a second line, or "": every
+// item of the navigation and the who-block share one row (L7).
+func navWraps(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	const js = `(() => {
+		const items = [...document.querySelectorAll(".topbar > .brand, .topbar > .nav > *, .topbar > .who > *")].filter(e => e.getBoundingClientRect().height > 0);
+		if (items.length === 0) return "";
+		const mid = e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; };
+		const first = mid(items[0]);
+		const off = items.filter(e => Math.abs(mid(e) - first) > 12);
+		return off.length === 0 ? "" : off.slice(0, 3).map(e => e.textContent.trim().slice(0, 30)).join(", ") + " on another line";
+	})()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatalf("measure the top bar: %v", err)
+	}
+	return got
+}
+
 func pageOverflow(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	const js = `(() => {

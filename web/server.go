@@ -336,7 +336,7 @@ func (s *Server) routes() {
 	pages.GET("/reset/:token", s.handleResetForm)
 	pages.POST("/reset/:token", s.handleReset)
 	pages.GET("/glossary", func(c echo.Context) error {
-		return render(c, http.StatusOK, templates.Glossary(s.page(c, "Glossary", "")))
+		return render(c, http.StatusOK, templates.Glossary(s.page(c, "Glossary", "glossary")))
 	})
 	pages.GET("/apply", s.handleApplyForm)
 	pages.POST("/apply", s.handleApply)
@@ -344,6 +344,7 @@ func (s *Server) routes() {
 	pages.POST("/apply/status/:token", s.handleApplicationReply)
 	pages.GET("/carriers/:slug", s.handlePublicCarrier)
 	pages.GET("/carriers/:slug/logo", s.handlePublicLogo)
+	pages.GET("/models", s.handlePublicModels)
 	pages.GET("/models/:slug", s.handlePublicModel)
 
 	member := pages.Group("", requireLogin, requireTwoFactorEnrolment)

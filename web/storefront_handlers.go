@@ -30,7 +30,7 @@ type StorefrontReads interface {
 }
 
 func (s *Server) handleApplyForm(c echo.Context) error {
-	return render(c, http.StatusOK, templates.ApplyPage(templates.ApplyView{Page: s.page(c, "Apply to carry", "")}))
+	return render(c, http.StatusOK, templates.ApplyPage(templates.ApplyView{Page: s.page(c, "Apply to carry", "apply")}))
 }
 
 func (s *Server) handleApply(c echo.Context) error {

@@ -296,3 +296,42 @@ func priceNotes(f *fare.Fare, now time.Time) []string {
 	}
 	return notes
 }
+
+// handlePublicModels is /models: every model with a listing in service, its
+// lowest filed input price and the carriers serving it.
+func (s *Server) handlePublicModels(c echo.Context) error {
+	ctx := c.Request().Context()
+	models, err := s.ListingReads.FindModels(ctx)
+	if err != nil {
+		return err
+	}
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{Published: true})
+	if err != nil {
+		return err
+	}
+	byModel := map[int64][]catalogue.Listing{}
+	for _, l := range listings {
+		if l.Published != nil && l.Status == catalogue.StatusInService {
+			byModel[l.Model.ID] = append(byModel[l.Model.ID], l)
+		}
+	}
+	v := templates.PublicModelsView{Page: s.page(c, "Models and carriers", "models")}
+	for _, m := range models {
+		serving := byModel[m.ID]
+		if len(serving) == 0 {
+			continue
+		}
+		slices.SortFunc(serving, func(a, b catalogue.Listing) int { return strings.Compare(a.CarrierName, b.CarrierName) })
+		lowest := serving[0].Published.Input
+		row := templates.PublicModelRow{Name: m.Name, URL: "/models/" + m.Slug, Context: templates.Count(m.ContextTokens)}
+		for _, l := range serving {
+			lowest = min(lowest, l.Published.Input)
+			row.Carriers = append(row.Carriers, templates.Choice{Label: l.CarrierName, URL: "/carriers/" + l.CarrierSlug})
+		}
+		row.LowestInput = templates.Dollars(lowest)
+		v.Rows = append(v.Rows, row)
+	}
+	slices.SortFunc(v.Rows, func(a, b templates.PublicModelRow) int { return strings.Compare(a.Name, b.Name) })
+	publicCache(c)
+	return render(c, http.StatusOK, templates.PublicModels(v))
+}

@@ -242,39 +242,48 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 }
 
 // statement loads a carrier's statement of the month in the path.
-func (s *Server) statement(c echo.Context) (*earnings.Statement, *account.Carrier, []templates.Choice, error) {
+// statement builds the requested month's statement; since is the month of
+// the carrier's first listing (no statement before it has anything).
+func (s *Server) statement(c echo.Context) (st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, since time.Time, err error) {
 	ctx, p := c.Request().Context(), principal(c)
 	text := strings.TrimSuffix(c.Param("month"), ".csv")
 	month, err := time.Parse("2006-01", text)
 	if err != nil {
-		return nil, nil, nil, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
+		return nil, nil, nil, time.Time{}, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
 	}
 	now := s.Now().UTC()
 	if month.After(now) || month.Before(earnings.MonthOf(now).AddDate(-13, 0, 0)) {
-		return nil, nil, nil, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
+		return nil, nil, nil, time.Time{}, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
 	}
-	carrier, carriers, err := s.trafficCarrier(c, p, "/traffic/statements/"+text)
+	carrier, carriers, err = s.trafficCarrier(c, p, "/traffic/statements/"+text)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, time.Time{}, err
 	}
 	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, time.Time{}, err
 	}
 	data, err := s.loadTraffic(ctx, listings, month, month.AddDate(0, 1, 0), modelNone)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, time.Time{}, err
 	}
 	var names []earnings.Listing
+	since = earnings.MonthOf(now)
 	for _, l := range listings {
-		names = append(names, earnings.Listing{ID: l.ID, Carrier: l.CarrierSlug, Model: l.Model.Slug})
+		if first := earnings.MonthOf(l.CreatedAt); first.Before(since) {
+			since = first
+		}
+		if !l.CreatedAt.Before(month.AddDate(0, 1, 0)) {
+			continue // added after the month: it has no line in it
+		}
+		names = append(names, earnings.Listing{ID: l.ID, Carrier: l.CarrierSlug, Model: l.Model.Slug, ModelName: l.Model.Name})
 	}
-	st := earnings.BuildStatement(carrier.Slug, month, now, names, data.hours, data.history)
-	return &st, carrier, carriers, nil
+	built := earnings.BuildStatement(carrier.Slug, month, now, names, data.hours, data.history)
+	return &built, carrier, carriers, since, nil
 }
 
 func (s *Server) handleStatement(c echo.Context) error {
-	st, carrier, carriers, err := s.statement(c)
+	st, carrier, carriers, since, err := s.statement(c)
 	if err != nil {
 		return err
 	}
@@ -286,7 +295,7 @@ func (s *Server) handleStatement(c echo.Context) error {
 		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="airside-%s-%s.csv"`, carrier.Slug, st.Month.Format("2006-01")))
 		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 	}
-	v := statementView(s.page(c, "Statement "+st.Month.Format("January 2006"), "traffic"), st, carrier, carriers, s.Now())
+	v := statementView(s.page(c, "Statement "+st.Month.Format("January 2006"), "traffic"), st, carrier, carriers, since, s.Now())
 	return render(c, http.StatusOK, templates.Statement(v))
 }
 

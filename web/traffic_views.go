@@ -242,7 +242,7 @@ func fmtMs(ms float64) string {
 	return templates.Millis(ms)
 }
 
-func statementView(page templates.Page, st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, now time.Time) templates.StatementView {
+func statementView(page templates.Page, st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, since, now time.Time) templates.StatementView {
 	month := st.Month.Format("2006-01")
 	v := templates.StatementView{Page: page, Carrier: carrier.Name, Month: st.Month.Format("January 2006"), State: "open, to date",
 		CSVURL: "/traffic/statements/" + month + ".csv?carrier=" + carrier.Slug}
@@ -253,11 +253,14 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 	current := earnings.MonthOf(now)
 	for i := range 13 {
 		m := current.AddDate(0, -i, 0)
+		if m.Before(earnings.MonthOf(since)) {
+			break // before the carrier's first listing: nothing to show
+		}
 		v.Months = append(v.Months, templates.Choice{Label: m.Format("Jan 2006"), URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug,
 			Active: m.Equal(st.Month)})
 	}
 	row := func(l earnings.Line) templates.StatementRow {
-		return templates.StatementRow{Model: l.Model, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
+		return templates.StatementRow{Model: l.ModelName, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
 			Requests: templates.Count(l.Requests), Input: templates.Count(l.InputTokens), Cached: templates.Count(l.CachedInputTokens), Output: templates.Count(l.OutputTokens),
 			Filed: templates.AmountUSD(l.Filed), Discount: templates.AmountUSD(l.Discount), LandingFee: templates.AmountUSD(l.LandingFee), Kept: templates.AmountUSD(l.Kept)}
 	}

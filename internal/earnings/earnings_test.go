@@ -65,7 +65,7 @@ func TestStatementAcrossAFareChangeAndAPeakWindow(t *testing.T) {
 	if a.String() != b.String() {
 		t.Errorf("the same month gave two statements:\n%s\n%s", a.String(), b.String())
 	}
-	if !strings.Contains(a.String(), "2026-01,nebula,kimi-k2.5,7,220,6000000,1200000,1600000,6.02,0.322,1.4196,4.2784") {
+	if !strings.Contains(a.String(), "2026-01,nebula,kimi-k2.5,7,220,6000000,1200000,1600000,6.020000,0.322000,1.419600,4.278400") {
 		t.Errorf("CSV line:\n%s", a.String())
 	}
 	open := BuildStatement("nebula", at("2026-01-01T00:00:00Z"), at("2026-01-31T23:00:00Z"), listings, hours, history)

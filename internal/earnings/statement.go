@@ -15,7 +15,9 @@ import (
 type Listing struct {
 	ID      int64
 	Carrier string
-	Model   string
+	// Model is the model's slug (the CSV's, stable for scripts);
+	// ModelName its name, as pages show it.
+	Model, ModelName string
 }
 
 // Line is one listing's month.
@@ -57,7 +59,7 @@ func BuildStatement(carrier string, month, now time.Time, listings []Listing, ho
 		total.Merge(&sum)
 		st.Lines = append(st.Lines, Line{Listing: l, Traffic: sum.Traffic, Unpriced: sum.Unpriced, Money: sum.Money()})
 	}
-	st.Total = Line{Listing: Listing{Carrier: carrier, Model: "total"}, Traffic: total.Traffic, Unpriced: total.Unpriced}
+	st.Total = Line{Listing: Listing{Carrier: carrier, Model: "total", ModelName: "Total"}, Traffic: total.Traffic, Unpriced: total.Unpriced}
 	// The total is the sum of the rounded lines, so the CSV adds up.
 	for _, line := range st.Lines {
 		st.Total.Filed += line.Filed
@@ -93,5 +95,6 @@ func (st *Statement) WriteCSV(w io.Writer) error {
 	return cw.Flush()
 }
 
-// amount writes micro-USD as dollars, exactly (at least two decimals).
-func amount(m money.Micros) string { return m.String() }
+// amount writes micro-USD as dollars, exactly, always with six decimals:
+// one column, one format, whatever the value.
+func amount(m money.Micros) string { return m.Fixed(6) }

@@ -199,10 +199,17 @@ func (s *Store) SeedHourly(ctx context.Context, rows map[int64][]catalogue.Hourl
 }
 
 // BackdateSeedFares dates every fare of the demo's seed (the only fares in
-// force with no filing) back to since, so seeded history is priced.
+// force with no filing), and the seeded listings' creation, back to since,
+// so seeded history is priced and its listings have statements.
 func (s *Store) BackdateSeedFares(ctx context.Context, since time.Time) error {
 	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
-		return tx.Exec(`UPDATE fare_history SET from_at = ? WHERE from_at > ? AND NOT EXISTS
-			(SELECT 1 FROM filings WHERE filings.fare_id = fare_history.fare_id)`, since.UTC(), since.UTC()).Error
+		if err := tx.Exec(`UPDATE fare_history SET from_at = ? WHERE from_at > ? AND NOT EXISTS
+			(SELECT 1 FROM filings WHERE filings.fare_id = fare_history.fare_id)`, since.UTC(), since.UTC()).Error; err != nil {
+			return err
+		}
+		// The seeded listings existed through the history too: statements
+		// list a listing from the month it was created.
+		return tx.Exec(`UPDATE listings SET created_at = ? WHERE created_at > ? AND NOT EXISTS
+			(SELECT 1 FROM filings WHERE filings.listing_id = listings.id)`, since.UTC(), since.UTC()).Error
 	})
 }

@@ -1,0 +1,51 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/store"
+)
+
+// TestPublicPagesCanBeNavigated (L6): a visitor on any public page has the
+// way to every model and carrier, the glossary, the application and the
+// login; /models lists every routed model with its carriers.
+func TestPublicPagesCanBeNavigated(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	if err := demo.SeedProfiles(context.Background(), p.store); err != nil {
+		t.Fatal(err)
+	}
+	visitor := p.client()
+	for _, page := range []string{"/carriers/nebula", "/models/kimi-k2.5", "/glossary", "/apply", "/login"} {
+		body := visitor.get(page).body
+		for _, want := range []string{`data-testid="public-nav"`, `href="/models"`, `href="/glossary"`, `href="/apply"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %s", page, want)
+			}
+		}
+		if page != "/login" && !strings.Contains(body, `data-testid="login-link"`) {
+			t.Errorf("%s has no way to log in", page)
+		}
+	}
+	res := visitor.get("/models")
+	wantStatus(t, "/models", res, 200)
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	for _, want := range []string{`href="/models/kimi-k2.5"`, kimi.Model.Name, `href="/carriers/nebula"`} {
+		if !strings.Contains(res.body, want) {
+			t.Errorf("/models lacks %s", want)
+		}
+	}
+	// The model's slug sits on its own line under the title, not beside it.
+	model := visitor.get("/models/kimi-k2.5").body
+	if strings.Contains(model, "<h1>"+kimi.Model.Name+" <code>") || !strings.Contains(model, `data-testid="model-slug"`) {
+		t.Error("the model page puts the slug beside the title")
+	}
+	// Logged in, the console's navigation replaces the public one.
+	member := p.client()
+	member.login("member@nebula.example")
+	if strings.Contains(member.get("/models").body, `data-testid="public-nav"`) {
+		t.Error("a logged-in person gets the public navigation")
+	}
+}
