@@ -156,8 +156,10 @@ type ImpactRow struct {
 	BeforeRank, AfterRank string
 	BeforeScore           string
 	AfterScore            string
-	Winner                string
-	Class                 string // "better", "worse" or ""
+	// WinnerBefore and Winner are who wins the scenario now and after,
+	// by carrier name.
+	WinnerBefore, Winner string
+	Class                string // "better", "worse" or ""
 }
 
 // CommentRow is one message of a filing's thread.

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -47,5 +49,22 @@ func TestPublicPagesCanBeNavigated(t *testing.T) {
 	member.login("member@nebula.example")
 	if strings.Contains(member.get("/models").body, `data-testid="public-nav"`) {
 		t.Error("a logged-in person gets the public navigation")
+	}
+}
+
+// TestNamesAreIsolated (L17): a company name carrying a right-to-left
+// override is shown inside <bdi>, so it cannot reverse the text around it
+// on the reviewer's list.
+func TestNamesAreIsolated(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	anon := p.client()
+	company := "\u202eSPU Compute"
+	app := url.Values{"company": {company}, "website": {"https://rtl.example"}, "contact_name": {"Rae"},
+		"contact_email": {"rae@rtl.example"}, "models": {"kimi-k2.5"}, "description": {"GPUs."}}
+	wantStatus(t, "apply", anon.post("/apply", "/apply", app), http.StatusCreated)
+	reviewer := p.client()
+	reviewer.login("reviewer@airside.example")
+	if body := reviewer.get("/applications").body; !strings.Contains(body, "<bdi>"+company+"</bdi>") {
+		t.Error("the applicant's name is not isolated on the applications list")
 	}
 }

@@ -144,15 +144,16 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 		}
 		now := s.Now().UTC()
 		v.ImpactTitle = "Impact on routing, now (" + now.Format("Mon 15:04") + " UTC)"
+		names := carrierNames(&m)
 		for _, imp := range preview.Impact(m, f.Model.Slug, change, now) {
-			v.Impact = append(v.Impact, impactRow(imp))
+			v.Impact = append(v.Impact, impactRow(imp, names))
 		}
 		// A fare with a time-of-day block ranks differently at peak and
 		// off-peak: show both, whatever the hour of review.
 		for _, at := range blockTimes(f, now) {
 			set := templates.ImpactSet{Title: at.label + " (" + at.at.Format("Mon 15:04") + " UTC)"}
 			for _, imp := range preview.Impact(m, f.Model.Slug, change, at.at) {
-				set.Rows = append(set.Rows, impactRow(imp))
+				set.Rows = append(set.Rows, impactRow(imp, names))
 			}
 			v.ImpactSets = append(v.ImpactSets, set)
 		}
@@ -186,8 +187,24 @@ func standingText(st preview.Standing) (rank, score string) {
 	return fmt.Sprintf("%d of %d", st.Rank, st.Of), templates.Score(st.Score)
 }
 
-func impactRow(imp preview.ScenarioImpact) templates.ImpactRow {
-	row := templates.ImpactRow{Scenario: imp.Scenario.Name, Winner: orDash(imp.After.Winner)}
+// carrierNames names a market's candidates by their carrier (L9: people
+// read "Nebula Inference", not "nebula/kimi-k2.5").
+func carrierNames(m *preview.Market) map[string]string {
+	names := map[string]string{}
+	for i := range m.Listings {
+		names[preview.CandidateID(&m.Listings[i])] = m.Listings[i].CarrierName
+	}
+	return names
+}
+
+func impactRow(imp preview.ScenarioImpact, names map[string]string) templates.ImpactRow {
+	name := func(id string) string {
+		if n, ok := names[id]; ok {
+			return n
+		}
+		return orDash(id)
+	}
+	row := templates.ImpactRow{Scenario: imp.Scenario.Name, WinnerBefore: name(imp.Before.Winner), Winner: name(imp.After.Winner)}
 	row.BeforeRank, row.BeforeScore = standingText(imp.Before)
 	row.AfterRank, row.AfterScore = standingText(imp.After)
 	b, a := imp.Before, imp.After

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,11 @@ func TestReviewShowsPeakAndOffPeakAndWhatApprovalDoes(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the filing page lacks %s", want)
 		}
+	}
+	// The impact names winners by carrier, now and after (L9).
+	if !strings.Contains(page, "<th>Winner now</th>") || strings.Contains(page, "<bdi>orbit/deepseek-v3.2</bdi>") ||
+		!regexp.MustCompile(`<td><bdi>[A-Z][^<]+</bdi></td>`).MatchString(page) {
+		t.Error("the impact table does not name the winner now and after by carrier name")
 	}
 	rev0, _ := p.store.CatalogueRevision(context.Background())
 	if want := fmt.Sprintf("publishes to routing now: catalogue revision %d -&gt; %d", rev0, rev0+1); !strings.Contains(page, want) {
