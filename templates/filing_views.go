@@ -121,9 +121,12 @@ type FilingView struct {
 	CanEdit       bool
 	CanSubmit     bool
 	CanWithdraw   bool
-	EditURL       string
-	Conflict      string
-	ConflictURL   string
+	// WithdrawOthers names the author when the viewer would withdraw a
+	// filing someone else filed ("" when it is their own).
+	WithdrawOthers string
+	EditURL        string
+	Conflict       string
+	ConflictURL    string
 	// Reviewer's view.
 	Impact      []ImpactRow
 	CanDecide   bool

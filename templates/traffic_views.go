@@ -152,7 +152,9 @@ type AlertsView struct {
 	Alerts        []AlertRow
 	CanManage     bool
 	URL           string
-	HookSince     string
+	// AcceptsLocal: this portal also sends to http and private addresses.
+	AcceptsLocal bool
+	HookSince    string
 	// PreviousUntil is until when a rotated-out secret still signs ("" when
 	// only the current one does).
 	PreviousUntil string

@@ -48,6 +48,7 @@ func (s *Server) renderAlerts(c echo.Context, status int, newSecret string, errs
 	v := alertsView(s.page(c, "Alerts", "alerts"), carrier.Name, carrier.Slug, carriers, alerts, hook, deliveries,
 		workflow.CanManageListings(p, carrier.ID), s.Now())
 	v.NewSecret, v.Errors = newSecret, errs
+	v.AcceptsLocal = s.Hooks.AcceptsLocal()
 	if typed := c.FormValue("url"); typed != "" {
 		v.URL = typed
 	}

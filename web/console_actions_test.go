@@ -56,6 +56,21 @@ func TestDestructiveActionsAskFirst(t *testing.T) {
 			t.Error("the header logs out everywhere in one click")
 		}
 	}
+	// A member withdrawing the admin's filing is asked first, and told it
+	// is someone else's (L25); the admin is not told it is someone else's.
+	filing := submitFiling(t, p, "admin@nebula.example", listingIDs(t, p.store)["nebula"][0], "0.31")
+	member := p.client()
+	member.login("member@nebula.example")
+	page := member.get(filing).body
+	if !strings.Contains(page, `data-testid="withdraw-confirm"`) || !strings.Contains(page, `data-testid="withdraw-others"`) ||
+		!strings.Contains(page, "Filed by admin@nebula.example, not you") {
+		t.Error("a member withdrawing the admin's filing is not asked first and told whose it is")
+	}
+	carrierAdmin := p.client()
+	carrierAdmin.login("admin@nebula.example")
+	if strings.Contains(carrierAdmin.get(filing).body, `data-testid="withdraw-others"`) {
+		t.Error("the author is told their own filing is someone else's")
+	}
 }
 
 // TestEveryResponseCarriesARequestID: each answer names its request, the

@@ -48,6 +48,9 @@ func filingPageView(page templates.Page, p *account.Principal, f *workflow.Filin
 	}
 	can := workflow.FilingActionsFor(p, f)
 	v.CanEdit, v.CanSubmit, v.CanWithdraw = can.Edit, can.Submit, can.Withdraw
+	if can.Withdraw && f.AuthorEmail != "" && f.AuthorEmail != p.User.Email {
+		v.WithdrawOthers = f.AuthorEmail
+	}
 	v.CanDecide, v.DecideNote = can.Decide, can.DecideNote
 	v.CanComment = can.Comment
 	if f.StaleBase() && (f.State.Open() || f.State == workflow.Submitted) {

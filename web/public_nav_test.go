@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/store"
 )
 
@@ -66,5 +67,27 @@ func TestNamesAreIsolated(t *testing.T) {
 	reviewer.login("reviewer@airside.example")
 	if body := reviewer.get("/applications").body; !strings.Contains(body, "<bdi>"+company+"</bdi>") {
 		t.Error("the applicant's name is not isolated on the applications list")
+	}
+}
+
+// TestWebhookLabelSaysWhatIsAccepted (L24): the address field asks for
+// https; on a portal that also sends to local http receivers (the demo),
+// it says so and why, rather than taking http under an https label.
+func TestWebhookLabelSaysWhatIsAccepted(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	body := admin.get("/alerts").body
+	if !strings.Contains(body, "Address (https)</label>") || strings.Contains(body, `data-testid="accepts-local"`) {
+		t.Error("a production portal's webhook field does not ask for https alone")
+	}
+	p.server.Hooks.Outbound = netguard.New(true)
+	body = admin.get("/alerts").body
+	if !strings.Contains(body, `data-testid="accepts-local"`) || !strings.Contains(body, "or http on this portal") {
+		t.Error("a demo portal takes http under an https label without saying why")
+	}
+	res := admin.post("/alerts", "/alerts/webhook", url.Values{"url": {"http://127.0.0.1:9999/hook"}})
+	if res.status >= 400 {
+		t.Errorf("the demo portal refused the local receiver it invites: %d", res.status)
 	}
 }

@@ -60,6 +60,14 @@ func authorizeHooks(p *account.Principal, carrierID int64) error {
 	return nil
 }
 
+// AcceptsLocal reports whether this portal sends to plain http and private
+// addresses (the demo, or AIRSIDE_PREFLIGHT_ALLOW_PRIVATE): the form then
+// says so, rather than asking for https and taking http.
+func (h *Hooks) AcceptsLocal() bool {
+	_, err := h.Outbound.CheckURL("http://127.0.0.1/airside")
+	return err == nil
+}
+
 // Set sets the webhook's address and a new signing secret, returned once:
 // the carrier copies it now, Airside shows it never again.
 func (h *Hooks) Set(ctx context.Context, p *account.Principal, carrierID int64, raw string) (string, error) {
