@@ -51,8 +51,11 @@ type FareFormView struct {
 	// Conflict explains a refused submit; ConflictURL links the filing in flight.
 	Conflict    string
 	ConflictURL string
-	Changes     []ChangeRow
-	Preview     PreviewPanel
+	// Crossed lists, after an edit crossed someone else's save, each field
+	// they saved differently from what was typed.
+	Crossed []CrossedField
+	Changes []ChangeRow
+	Preview PreviewPanel
 }
 
 // ChangeRow is one line of a change summary.
@@ -243,4 +246,10 @@ type BulkError struct {
 	Row    int
 	Column string
 	Msg    string
+}
+
+// CrossedField is one field of a crossed edit: what the other person saved
+// and what was typed.
+type CrossedField struct {
+	Label, Theirs, Yours string
 }

@@ -134,9 +134,29 @@ func (s *Server) handleFilingEdit(c echo.Context) error {
 	}
 	lock, _ := strconv.ParseInt(c.FormValue("lock_version"), 10, 64)
 	if err := s.Filings.Edit(c.Request().Context(), principal(c), f.ID, lock, form, op == "submit"); err != nil {
+		if apperr.Code(err) == apperr.ECONFLICT && lock != f.LockVersion {
+			return s.renderCrossedEdit(c, l, form, f)
+		}
 		return s.renderFareFormError(c, l, form, err, f)
 	}
 	return s.filedRedirect(c, f.ID, op == "submit")
+}
+
+// renderCrossedEdit answers an edit made on a form opened before someone
+// else saved the filing: what was typed stays in the form, beside it what
+// the other person saved, field by field, and the form now carries the
+// current version, so saving again keeps what was typed on purpose (L21).
+func (s *Server) renderCrossedEdit(c echo.Context, l *catalogue.Listing, typed fare.Form, current *workflow.Filing) error {
+	v, err := s.fareFormView(c, l, typed, nil)
+	if err != nil {
+		return err
+	}
+	editFormView(&v, current)
+	theirs := formOfFiling(current)
+	for _, d := range fare.Differences(&theirs, &typed) {
+		v.Crossed = append(v.Crossed, templates.CrossedField{Label: d.Label, Theirs: orDash(d.A), Yours: orDash(d.B)})
+	}
+	return render(c, http.StatusConflict, templates.FareForm(v))
 }
 
 func (s *Server) handleFilingSubmit(c echo.Context) error {

@@ -216,12 +216,26 @@ func TestEditAFilingWithAStaleFormIsRefused(t *testing.T) {
 	wantStatus(t, "first edit", send(a, tokenA, lockA, "0.47"), http.StatusSeeOther)
 	stale := send(b, tokenB, lockB, "0.46")
 	wantStatus(t, "stale edit", stale, http.StatusConflict)
-	if !strings.Contains(stale.body, "changed since you opened it") {
+	if !strings.Contains(stale.body, `data-testid="crossed-edit"`) || !strings.Contains(stale.body, "Someone saved this filing after you opened it") {
 		t.Error("the stale edit does not say why")
 	}
 	f, _ := p.store.FindFiling(context.Background(), mustID(t, res.location), nil)
 	if f.Fare.Input.String() != "0.47" {
 		t.Errorf("the stale edit overwrote the first: input %s", f.Fare.Input)
+	}
+	// L21: what was typed is kept, beside what the other person saved, and
+	// the form now carries the current version: saving again keeps it.
+	if !strings.Contains(stale.body, `value="0.46"`) ||
+		!regexp.MustCompile(`<td>[^<]*Input[^<]*</td><td>0.47</td><td><strong>0.46</strong></td>`).MatchString(stale.body) {
+		t.Errorf("the crossed edit does not keep what was typed beside what was saved:\n%.3000s", stale.body)
+	}
+	lockNow := lock.FindStringSubmatch(stale.body)[1]
+	if lockNow == lockB {
+		t.Fatal("the crossed edit's form still carries the stale version")
+	}
+	wantStatus(t, "save again on purpose", send(b, csrfField.FindStringSubmatch(stale.body)[1], lockNow, "0.46"), http.StatusSeeOther)
+	if f, _ := p.store.FindFiling(context.Background(), mustID(t, res.location), nil); f.Fare.Input.String() != "0.46" {
+		t.Errorf("saving again after the crossed edit kept input %s", f.Fare.Input)
 	}
 }
 

@@ -499,3 +499,48 @@ func RowCells(form *Form) []RowCell {
 	}
 	return out
 }
+
+// Difference is one field typed differently in two forms.
+type Difference struct {
+	Key, Label string
+	A, B       string
+}
+
+// Differences lists the fields a and b hold differently, in the form's
+// order: what someone else saved beside what was typed, when an edit
+// crossed another.
+func Differences(a, b *Form) []Difference {
+	var out []Difference
+	for _, f := range Fields {
+		var va, vb string
+		switch {
+		case f.oneValue():
+			va, vb = f.Value(a), f.Value(b)
+		case f.list != nil:
+			va, vb = strings.Join(*f.list(a), ", "), strings.Join(*f.list(b), ", ")
+		case f.Rows != nil:
+			va, vb = rowsText(f.Rows, a), rowsText(f.Rows, b)
+		}
+		if strings.TrimSpace(va) != strings.TrimSpace(vb) {
+			out = append(out, Difference{Key: f.Key, Label: f.Label, A: va, B: vb})
+		}
+	}
+	return out
+}
+
+// rowsText writes a table-typed field's rows as "a / b; c / d".
+func rowsText(r *Rows, form *Form) string {
+	var rows []string
+	for i := range r.count(form) {
+		cells := make([]string, len(r.Columns))
+		empty := true
+		for j, c := range r.Columns {
+			cells[j] = *r.at(form, i, c.Name)
+			empty = empty && cells[j] == ""
+		}
+		if !empty {
+			rows = append(rows, strings.Join(cells, " / "))
+		}
+	}
+	return strings.Join(rows, "; ")
+}

@@ -235,3 +235,33 @@ func TestBilledPricesGoThroughTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferencesNameEveryChangedField: two forms apart in a price, a
+// capability and a tier are told apart field by field, and a form equals
+// itself.
+func TestDifferencesNameEveryChangedField(t *testing.T) {
+	a := Form{Input: "0.40", Output: "2.00", LandingFee: "20", Capabilities: []string{"tools"},
+		Tiers: []TierForm{{Above: "128000", Input: "0.80"}}}
+	b := a
+	b.Input = "0.35"
+	b.Capabilities = []string{"tools", "vision"}
+	b.Tiers = []TierForm{{Above: "128000", Input: "0.70"}}
+	if d := Differences(&a, &a); len(d) != 0 {
+		t.Errorf("a form differs from itself: %+v", d)
+	}
+	got := map[string]Difference{}
+	for _, d := range Differences(&a, &b) {
+		got[d.Key] = d
+	}
+	for _, key := range []string{"input", "capabilities", "tiers"} {
+		if _, ok := got[key]; !ok {
+			t.Errorf("no difference named for %s (%+v)", key, got)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d differences, want 3: %+v", len(got), got)
+	}
+	if d := got["input"]; d.A != "0.40" || d.B != "0.35" || d.Label != FieldLabel("input") {
+		t.Errorf("input difference %+v", d)
+	}
+}
