@@ -33,8 +33,12 @@ func TestBrowserStopNowAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := waitJS(ctx, `!!document.querySelector('[data-testid="error-confirm"]') || !!document.querySelector('[data-testid="error-reason"]')`, "the refused stop explained"); err != nil {
-		t.Fatal(err)
+	// Waited for through the DOM (not a script): the refusal is a new
+	// document, and typing into the old one's nodes fails ("could not find
+	// node") once chromedp has not yet seen the navigation.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-confirm"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="error-reason"]`))); err != nil {
+		t.Fatalf("the refused stop is not explained: %v", err)
 	}
 	if l, _ := p.store.FindListing(context.Background(), listing, nil); l.Status != catalogue.StatusInService {
 		t.Fatalf("a stop without reason and confirmation changed the status to %s", l.Status)

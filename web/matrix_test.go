@@ -22,6 +22,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/web"
@@ -161,7 +162,7 @@ func buildFixture(t *testing.T) fixture {
 
 // request builds the request of a route for a role.
 func (fx fixture) request(method, path, role string) *http.Request {
-	r := strings.NewReplacer(":token", "no-such-invite", ":month", time.Now().UTC().Format("2006-01"))
+	r := strings.NewReplacer(":token", "no-such-invite", ":month", time.Now().UTC().Format("2006-01"), ":wid", "999999")
 	if strings.HasPrefix(path, "/models/:slug") {
 		path = strings.Replace(path, ":slug", "kimi-k2.5", 1)
 	}
@@ -221,6 +222,9 @@ func (fx fixture) body(method, path string) (string, string) {
 		form.Set("lock_version", "1")
 	case strings.HasSuffix(path, "/comment"):
 		form.Set("body", "a question")
+	case strings.HasSuffix(path, "/maintenance"):
+		start := time.Now().UTC().Add(24 * time.Hour)
+		form = url.Values{"start": {start.Format(fare.TimeLayout)}, "end": {start.Add(time.Hour).Format(fare.TimeLayout)}, "reason": {"matrix"}}
 	case strings.HasSuffix(path, "/pause"):
 		form = url.Values{"reason": {"an incident"}, "confirm": {"yes"}}
 	case strings.HasSuffix(path, "/decline"):
@@ -392,20 +396,34 @@ func expect() map[string]map[string]int {
 		"POST /alerts/webhook/delete":        {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
 		"GET /inbox":                         page(303, 200, 200, 200, 200),
 		// Alert e-mails are for carriers' people; staff belong to none.
-		"POST /account/alert-email":     page(401, 200, 200, 403, 403),
-		"GET /audit":                    page(303, 200, 200, 200, 200),
-		"GET /audit.csv":                page(303, 200, 200, 200, 200),
-		"GET /fares/bulk":               page(303, 200, 200, 403, 403),
-		"POST /fares/bulk":              page(401, 422, 422, 403, 403),
-		"GET /fares/bulk/template.csv":  page(303, 200, 200, 403, 403),
-		"GET /admin/users":              page(303, 403, 403, 403, 200),
-		"GET /admin/throttles":          page(303, 403, 403, 403, 200),
-		"POST /admin/throttles/clear":   page(401, 403, 403, 403, 303),
-		"GET /admin/carriers":           page(303, 403, 403, 403, 200),
-		"POST /admin/carriers/invite":   page(401, 403, 403, 403, 200),
-		"GET /admin/tokens":             page(303, 403, 403, 403, 200),
-		"POST /admin/tokens":            page(401, 403, 403, 403, 303),
-		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
+		"POST /account/alert-email": page(401, 200, 200, 403, 403),
+		// Two-factor: everyone signed in manages their own; the code step
+		// needs a password step first (401 without one).
+		"GET /account/two-factor":                    page(303, 200, 200, 200, 200),
+		"POST /account/two-factor/begin":             page(401, 200, 200, 200, 200),
+		"POST /account/two-factor/confirm":           page(401, 422, 422, 422, 422),
+		"POST /account/two-factor/recovery-codes":    page(401, 409, 409, 409, 409),
+		"POST /account/two-factor/disable":           page(401, 200, 200, 200, 200),
+		"GET /login/two-factor":                      all(401),
+		"POST /login/two-factor":                     all(401),
+		"POST /admin/two-factor-policy":              page(401, 403, 403, 403, 303),
+		"POST /admin/users/:id/two-factor-reset":     page(401, 403, 403, 403, 404),
+		"GET /models":                                all(200),
+		"POST /listings/:id/maintenance":             {anon: 401, memberA: 403, adminA: 303, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
+		"POST /listings/:id/maintenance/:wid/cancel": {anon: 401, memberA: 403, adminA: 404, memberB: 404, adminB: 404, reviewer: 403, admin: 403},
+		"GET /audit":                                 page(303, 200, 200, 200, 200),
+		"GET /audit.csv":                             page(303, 200, 200, 200, 200),
+		"GET /fares/bulk":                            page(303, 200, 200, 403, 403),
+		"POST /fares/bulk":                           page(401, 422, 422, 403, 403),
+		"GET /fares/bulk/template.csv":               page(303, 200, 200, 403, 403),
+		"GET /admin/users":                           page(303, 403, 403, 403, 200),
+		"GET /admin/throttles":                       page(303, 403, 403, 403, 200),
+		"POST /admin/throttles/clear":                page(401, 403, 403, 403, 303),
+		"GET /admin/carriers":                        page(303, 403, 403, 403, 200),
+		"POST /admin/carriers/invite":                page(401, 403, 403, 403, 200),
+		"GET /admin/tokens":                          page(303, 403, 403, 403, 200),
+		"POST /admin/tokens":                         page(401, 403, 403, 403, 303),
+		"POST /admin/tokens/:id/revoke":              page(401, 403, 403, 403, 303),
 		// The API's own description is public, to people and tokens alike.
 		"GET /api/v1/openapi.yaml": everyone(200),
 		"GET /api/v1/openapi.json": everyone(200),
