@@ -74,6 +74,8 @@ type BarsChartView struct {
 	ChartFrame
 	ChartTable
 	Groups []BarGroup
+	// Legend names every bar's colour: yours, then each competitor (L15).
+	Legend []LegendItem
 }
 
 // HeatCell is one hour of the week.
@@ -237,8 +239,10 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 	v := BarsChartView{ChartFrame: frame("Routing price by scenario", "Routing price of every eligible candidate in each scenario, "+
 		"USD per million tokens; your bar is highlighted.", "Scenario", "Routing price (USD / M tokens)")}
 	v.Right = 20
-	v.Height = 340
-	v.Bottom = 76
+	v.Height = 320
+	// Room for the group labels and the axis title right under them: no
+	// gap between the two (L15).
+	v.Bottom = 48
 	maxY := 0.0
 	for _, g := range bars {
 		for _, b := range g {
@@ -251,6 +255,18 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 		return v
 	}
 	v.TableHead = []string{"Scenario", "Candidate", "Routing price (USD / M tokens)"}
+	// Each competitor keeps one colour across the groups, named in the
+	// legend, so its bars can be followed from scenario to scenario.
+	colour := map[string]string{}
+	v.Legend = []LegendItem{{Class: "bars", Label: "your routing price"}}
+	for _, g := range bars {
+		for _, b := range g {
+			if _, seen := colour[b.Name]; !seen && !b.IsMe {
+				colour[b.Name] = "s" + strconv.Itoa(len(colour)%10)
+				v.Legend = append(v.Legend, LegendItem{Class: "fill-" + colour[b.Name], Label: b.Name})
+			}
+		}
+	}
 	slot := v.plotW() / float64(len(groups))
 	for i, name := range groups {
 		g := BarGroup{Label: name, LabelX: v.Left + slot*(float64(i)+0.5)}
@@ -259,7 +275,7 @@ func NewBarsChart(groups []string, bars [][]BarInput) BarsChartView {
 			w := math.Min(18, (slot-8)/float64(n))
 			start := v.Left + slot*float64(i) + (slot-w*float64(n))/2
 			for j, b := range bars[i] {
-				class := "bar"
+				class := "bar fill-" + colour[b.Name]
 				if b.IsMe {
 					class = "bar me"
 				}

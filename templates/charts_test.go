@@ -145,3 +145,66 @@ func renderString(t *testing.T, c templ.Component) string {
 	}
 	return buf.String()
 }
+
+// TestAPeriodUnderWayIsDrawnSoFar (L23): the last bar of a series whose
+// period is still running is drawn apart and named so, with a legend entry;
+// without Partial every bar is whole.
+func TestAPeriodUnderWayIsDrawnSoFar(t *testing.T) {
+	spec := SeriesSpec{Labels: []string{"Mon", "Tue", "Wed"}, Bars: []float64{10, 12, 3}, BarName: "requests"}
+	whole := NewSeriesChart(spec)
+	for _, b := range whole.Bars {
+		if strings.Contains(b.Class, "partial") {
+			t.Errorf("a whole period drawn as partial: %+v", b)
+		}
+	}
+	spec.Partial = true
+	v := NewSeriesChart(spec)
+	last := v.Bars[len(v.Bars)-1]
+	if !strings.Contains(last.Class, "partial") || !strings.Contains(last.Title, "so far") {
+		t.Errorf("the running period's bar is %+v", last)
+	}
+	for _, b := range v.Bars[:len(v.Bars)-1] {
+		if strings.Contains(b.Class, "partial") {
+			t.Errorf("an ended period drawn as partial: %+v", b)
+		}
+	}
+	found := false
+	for _, l := range v.Legend {
+		found = found || strings.Contains(l.Label, "so far")
+	}
+	if !found {
+		t.Error("the legend does not explain the lighter bar")
+	}
+}
+
+// TestBarsChartNamesEachCompetitor (L15): each competitor keeps one colour
+// across the scenarios and is named in the legend beside "your routing
+// price".
+func TestBarsChartNamesEachCompetitor(t *testing.T) {
+	v := NewBarsChart([]string{"small", "large"}, [][]BarInput{
+		{{Name: "Nebula", IsMe: true, Value: 1}, {Name: "Orbit", Value: 2}, {Name: "Fathom", Value: 3}},
+		{{Name: "Fathom", Value: 1}, {Name: "Nebula", IsMe: true, Value: 2}, {Name: "Orbit", Value: 3}},
+	})
+	classOf := map[string]map[string]bool{}
+	for _, g := range v.Groups {
+		for _, b := range g.Bars {
+			name := strings.SplitN(b.Title, ":", 2)[0]
+			if classOf[name] == nil {
+				classOf[name] = map[string]bool{}
+			}
+			classOf[name][b.Class] = true
+		}
+	}
+	for name, classes := range classOf {
+		if len(classes) != 1 {
+			t.Errorf("%s is drawn in %d colours", name, len(classes))
+		}
+	}
+	var legend []string
+	for _, l := range v.Legend {
+		legend = append(legend, l.Label)
+	}
+	if strings.Join(legend, ",") != "your routing price,Orbit,Fathom" {
+		t.Errorf("legend %v", legend)
+	}
+}

@@ -52,11 +52,12 @@ func OptNumber(v *float64, format string) string {
 	return fmt.Sprintf(format, *v)
 }
 
+// OptInt writes an optional cap with thousands separators, or "no cap".
 func OptInt(v *int64) string {
 	if v == nil {
 		return "no cap"
 	}
-	return strconv.FormatInt(*v, 10)
+	return Count(*v)
 }
 
 // USD writes a computed price per million tokens by the console's rule (see

@@ -24,6 +24,9 @@ type SeriesSpec struct {
 	Markers  []Marker
 	Spans    [][2]int // [first, last] step of each span
 	SpanName string
+	// Partial says the last step's period is still running: its bar is
+	// drawn as "so far", not as a whole period.
+	Partial bool
 	// Table is the same data as text, under a <details>.
 	TableHead []string
 	TableRows [][]string
@@ -111,8 +114,12 @@ func NewSeriesChart(s SeriesSpec) SeriesChartView {
 			continue
 		}
 		x := v.Left + w*float64(i)
-		v.Bars = append(v.Bars, BarRect{X: x + w*0.1, Y: y(b), W: math.Max(w*0.8, 1), H: base - y(b), Class: "bar me",
-			Title: label(i) + ": " + format(b) + " " + s.BarName})
+		bar := BarRect{X: x + w*0.1, Y: y(b), W: math.Max(w*0.8, 1), H: base - y(b), Class: "bar me",
+			Title: label(i) + ": " + format(b) + " " + s.BarName}
+		if s.Partial && i == len(s.Bars)-1 {
+			bar.Class, bar.Title = "bar me partial", bar.Title+" so far (the period is not over)"
+		}
+		v.Bars = append(v.Bars, bar)
 	}
 	var pts []string
 	for i, l := range s.Line {
@@ -141,6 +148,9 @@ func NewSeriesChart(s SeriesSpec) SeriesChartView {
 	}
 	if len(s.Bars) > 0 {
 		v.Legend = append(v.Legend, LegendItem{Class: "bars", Label: s.BarName})
+		if s.Partial {
+			v.Legend = append(v.Legend, LegendItem{Class: "bars partial", Label: "so far (the last period is not over)"})
+		}
 	}
 	if len(s.Line) > 0 {
 		v.Legend = append(v.Legend, LegendItem{Class: "line", Label: s.LineName})

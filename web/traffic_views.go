@@ -73,6 +73,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	var kept []float64
 	var labels []string
 	var rows [][]string
+	lastPartial := false
 	for _, l := range listings {
 		pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], nil)
 		if kept == nil {
@@ -80,6 +81,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 			for _, p := range pts {
 				labels = append(labels, periodLabel(period, p.Start))
 			}
+			lastPartial = len(pts) > 0 && g.Next(pts[len(pts)-1].Start).After(now)
 		}
 		for i, p := range pts {
 			kept[i] += p.Kept.Float()
@@ -112,7 +114,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	}
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "earnings-chart",
 		Description: "What the carrier kept per " + string(period) + ", all listings, after discount and landing fee, in USD.",
-		YLabel:      "USD kept", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept",
+		YLabel:      "USD kept", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept", Partial: lastPartial,
 		Format: templates.CompactUSD, TableHead: []string{"Period (UTC)", "Kept"}, TableRows: rows})
 	month := earnings.MonthOf(now)
 	for i := range 13 {
@@ -135,6 +137,9 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	xLabel := "Time (" + g.Loc.String() + ")"
 	pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])
 	n := len(pts)
+	// The window (Grouping.Window) ends with the period under way (today,
+	// this hour): its bars are drawn as "so far" (L23).
+	partial := n > 0
 	labels := make([]string, n)
 	req, others, shares, kept, uptime, latency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
 		make([]float64, n), make([]float64, n)
@@ -180,7 +185,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	}
 	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
-		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others,
+		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others, Partial: partial,
 		LineName: "competitors together", Format: templates.Compact, Markers: markers,
 		TableHead: []string{"Period", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
 	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
@@ -188,7 +193,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: templates.AxisWhole, Markers: markers})
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
 		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
-		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers,
+		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers, Partial: partial,
 		Format: templates.CompactUSD})
 	incidents := earnings.Incidents(d.hours[l.ID])
 	var spans [][2]int
