@@ -276,7 +276,7 @@ func offsetHint(days, offsetMinutes int) string {
 	if days == 0 {
 		return ""
 	}
-	return fmt.Sprintf("whole days at UTC%+.1f h", float64(offsetMinutes)/60)
+	return "whole days at " + fare.OffsetText(offsetMinutes)
 }
 
 func listingHeader(l *catalogue.Listing) templates.ListingHeader {

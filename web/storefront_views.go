@@ -277,7 +277,7 @@ func priceNotes(f *fare.Fare, now time.Time) []string {
 			for _, d := range f.TimeBased.OffPeakDays {
 				days = append(days, d.String())
 			}
-			note += fmt.Sprintf("; %s off-peak all day (UTC%+d)", strings.Join(days, " and "), f.TimeBased.UTCOffsetMinutes/60)
+			note += fmt.Sprintf("; %s off-peak all day (%s)", strings.Join(days, " and "), fare.OffsetText(f.TimeBased.UTCOffsetMinutes))
 		}
 		notes = append(notes, note+fmt.Sprintf("; off-peak input %s, output %s", templates.Dollars(off.Input), templates.Dollars(off.Output)))
 	}

@@ -174,10 +174,23 @@ func scheduleText(tb *TimeBased) string {
 		strings.Join(windows, ","), dollars(tb.Peak.Input), dollars(tb.Peak.Output), dollars(tb.Peak.CachedInput),
 		dollars(tb.OffPeak.Input), dollars(tb.OffPeak.Output), dollars(tb.OffPeak.CachedInput))
 	if len(days) > 0 {
-		s += fmt.Sprintf("; off-peak all day %s at UTC%+d min", strings.Join(days, ","), tb.UTCOffsetMinutes)
+		s += fmt.Sprintf("; off-peak all day %s at %s", strings.Join(days, ","), OffsetText(tb.UTCOffsetMinutes))
 	}
 	if tb.EffectiveAt != nil {
 		s += "; from " + tb.EffectiveAt.UTC().Format(TimeLayout)
 	}
 	return s
+}
+
+// OffsetText writes a UTC offset as people read it: "UTC-05:00",
+// "UTC+05:30", or "UTC" (the one form every page uses).
+func OffsetText(minutes int) string {
+	if minutes == 0 {
+		return "UTC"
+	}
+	sign := "+"
+	if minutes < 0 {
+		sign, minutes = "-", -minutes
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, minutes/60, minutes%60)
 }

@@ -265,3 +265,14 @@ func TestDifferencesNameEveryChangedField(t *testing.T) {
 		t.Errorf("input difference %+v", d)
 	}
 }
+
+func TestOffsetText(t *testing.T) {
+	for _, test := range []struct {
+		minutes int
+		want    string
+	}{{0, "UTC"}, {-300, "UTC-05:00"}, {330, "UTC+05:30"}, {-570, "UTC-09:30"}, {60, "UTC+01:00"}} {
+		if got := OffsetText(test.minutes); got != test.want {
+			t.Errorf("OffsetText(%d) = %q, want %q", test.minutes, got, test.want)
+		}
+	}
+}
