@@ -61,3 +61,11 @@ func TestStandardWebhooksSignature(t *testing.T) {
 		t.Error("a secret that is not base64 signed")
 	}
 }
+
+func TestMailRetryWait(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: time.Minute, 2: 2 * time.Minute, 3: 4 * time.Minute, 7: time.Hour, 30: time.Hour} {
+		if got := MailRetryWait(n); got != want {
+			t.Errorf("MailRetryWait(%d) = %s, want %s", n, got, want)
+		}
+	}
+}

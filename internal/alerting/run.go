@@ -53,6 +53,9 @@ type Evaluator struct {
 	// and whoever chose it on their account page.
 	Mail       Mailer
 	Recipients func(ctx context.Context, carrierID int64) ([]string, error)
+	// Outbox keeps e-mails the relay refused for another attempt (nil: a
+	// refused e-mail is only logged).
+	Outbox MailOutbox
 	// Ranks computes the ranks now (from the routing snapshot); nil skips
 	// the rank alerts.
 	Ranks func(ctx context.Context, now time.Time) (Ranks, error)
@@ -62,6 +65,7 @@ type Evaluator struct {
 
 // Once judges every listing in service now.
 func (e *Evaluator) Once(ctx context.Context) error {
+	e.retryMail(ctx)
 	now := e.Now().UTC()
 	rules := e.Rules.withDefaults()
 	listings, signals, err := e.Store.AlertSignals(ctx, now, rules.Window)
@@ -112,10 +116,9 @@ func (e *Evaluator) Once(ctx context.Context) error {
 	return e.rankAlerts(ctx, now, listings, openBy2(open))
 }
 
-// mail e-mails an alert's message to the carrier's recipients. A failure
-// is logged, not retried: the inbox (and the webhook, which is retried)
-// have the alert already, and a relay that is down must not hold the
-// evaluator's pass.
+// mail e-mails an alert's message to the carrier's recipients. A refused
+// e-mail goes to the outbox, tried again at later passes: a relay that is
+// down must not hold this one.
 func (e *Evaluator) mail(ctx context.Context, carrierID int64, subject, body string) {
 	if e.Mail == nil || e.Recipients == nil {
 		return
@@ -127,10 +130,19 @@ func (e *Evaluator) mail(ctx context.Context, carrierID int64, subject, body str
 	}
 	for _, addr := range to {
 		send, cancel := context.WithTimeout(ctx, 20*time.Second)
-		if err := e.Mail.Send(send, addr, subject, body+"\n\n"+EmailFooter); err != nil {
-			e.Log.Warn("alerts: e-mail", "to", addr, "err", err)
-		}
+		text := body + "\n\n" + EmailFooter
+		err := e.Mail.Send(send, addr, subject, text)
 		cancel()
+		if err == nil {
+			continue
+		}
+		e.Log.Warn("alerts: e-mail", "to", addr, "err", err)
+		if e.Outbox != nil {
+			m := QueuedEmail{To: addr, Subject: subject, Body: text, Attempts: 1, NextAttemptAt: e.Now().Add(MailRetryWait(1)), LastError: err.Error()}
+			if err := e.Outbox.QueueAlertEmail(ctx, m); err != nil {
+				e.Log.Warn("alerts: e-mail outbox", "to", addr, "err", err)
+			}
+		}
 	}
 }
 

@@ -102,7 +102,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		return alerting.RanksOf(snap, at), nil
 	}}
 	if cfg.Mail != nil {
-		alerts.Mail = cfg.Mail // alerts by e-mail only where a relay is configured
+		alerts.Mail, alerts.Outbox = cfg.Mail, st // alerts by e-mail only where a relay is configured
 	}
 	return web.New(web.Services{
 		Reads:        st,
