@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/account"
-	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -177,20 +176,11 @@ func TestTwoFactorSignIn(t *testing.T) {
 // auditActions are the actions recorded about a person.
 func auditActions(t *testing.T, p *testPortal, email string) map[string]bool {
 	t.Helper()
-	ctx := context.Background()
-	u, err := p.store.FindUserByEmail(ctx, email)
+	u, err := p.store.FindUserByEmail(context.Background(), email)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := p.store.FindAuditEvents(ctx, audit.Filter{SubjectType: "user", SubjectID: u.ID, Limit: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for _, e := range events {
-		out[e.Action] = true
-	}
-	return out
+	return auditOf(t, p, "user", u.ID)
 }
 
 // TestTwoFactorGuessesAreThrottled: six digits fall to guessing unless
