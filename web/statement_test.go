@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 )
@@ -65,5 +67,27 @@ func TestStatementCoversItsMonth(t *testing.T) {
 				t.Errorf("amount %q does not have six decimals (row %v)", cell, r)
 			}
 		}
+	}
+}
+
+// TestRecentTrafficChartStartsAtTheFirstReport (L14): a listing reported on
+// for the last half hour gets a chart from that report, saying so, not six
+// hours of mostly empty axis.
+func TestRecentTrafficChartStartsAtTheFirstReport(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	now := time.Now().UTC()
+	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	var buckets []catalogue.Bucket
+	for i := range 30 {
+		buckets = append(buckets, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(i) * time.Minute), Requests: 5})
+	}
+	if err := p.store.RecordBuckets(context.Background(), buckets); err != nil {
+		t.Fatal(err)
+	}
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	body := admin.get(fmt.Sprintf("/listings/%d", l.ID)).body
+	if !strings.Contains(body, "Requests since ") || strings.Contains(body, "Requests, last 6 hours") {
+		t.Error("the recent-traffic chart does not start at the first report")
 	}
 }
