@@ -179,3 +179,19 @@ func browserLogout() chromedp.Action[chromedp.Void] {
 		chromedp.WaitVisible(chromedp.CSS(`form[action="/login"]`)),
 	)
 }
+
+// clickThrough clicks what leads to another page and waits, by script, for
+// that page (its path) to have loaded, before any further query: a query
+// run while the old document is being replaced can hold a node of it and
+// fail with "could not find node" on a busy machine.
+func clickThrough(t *testing.T, ctx context.Context, sel, path string) {
+	t.Helper()
+	// The old document is marked, so a page at the same path (a form that
+	// redirects back to itself) is not taken for the new one.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__leaving = true`), chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+	if err := waitJS(ctx, fmt.Sprintf(`!window.__leaving && location.pathname === %q && document.readyState === "complete"`, path), "the page "+path); err != nil {
+		t.Fatal(err)
+	}
+}

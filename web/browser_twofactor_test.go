@@ -26,11 +26,13 @@ func TestBrowserTwoFactorEnrolAndRecoveryCode(t *testing.T) {
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900),
 		browserLogin(base, "admin@nebula.example", demo.Password),
 		chromedp.Navigate(base+"/account"),
-		chromedp.Click(chromedp.CSS(`[data-testid="manage-two-factor"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="two-factor-begin"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="totp-secret"]`)),
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `[data-testid="manage-two-factor"]`, "/account/two-factor")
+	clickThrough(t, ctx, `[data-testid="two-factor-begin"]`, "/account/two-factor/begin")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="totp-secret"]`))); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitJS(ctx, `(() => { const i = document.querySelector('[data-testid="two-factor-enrol"] img'); return !!i && i.complete && i.naturalWidth > 0; })()`,
@@ -45,12 +47,11 @@ func TestBrowserTwoFactorEnrolAndRecoveryCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("code"), code),
-		chromedp.Click(chromedp.CSS(`[data-testid="two-factor-confirm"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="recovery-codes"]`)),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("code"), code)); err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `[data-testid="two-factor-confirm"]`, "/account/two-factor/confirm")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="recovery-codes"]`))); err != nil {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "two-factor-recovery-codes")
@@ -58,27 +59,27 @@ func TestBrowserTwoFactorEnrolAndRecoveryCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clickThrough(t, ctx, `form[action="/logout"] button`, "/login")
 	err = chromedp.Do(ctx,
-		browserLogout(),
 		chromedp.SendKeys(chromedp.ID("email"), "admin@nebula.example"),
 		chromedp.SendKeys(chromedp.ID("password"), demo.Password),
-		chromedp.Submit(chromedp.ID("password")),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="second-step-form"]`)),
 	)
 	if err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `form[action="/login"] button[type="submit"]`, "/login/two-factor")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="second-step-form"]`))); err != nil {
 		t.Fatal(err)
 	}
 	// The password alone opened nothing.
 	if who, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('[data-testid="who"]')`)); who {
 		t.Fatal("the code step already shows a signed-in top bar")
 	}
-	err = chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("code"), recovery),
-		chromedp.Click(chromedp.CSS(`[data-testid="second-step-submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)),
-		chromedp.Navigate(base+"/account/two-factor"),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("code"), recovery)); err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `[data-testid="second-step-submit"]`, "/listings")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="who"]`)), chromedp.Navigate(base+"/account/two-factor")); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitText(ctx, `[data-testid="two-factor-on"]`, "9 recovery codes left"); err != nil {
@@ -118,9 +119,7 @@ func TestBrowserTwoApprovals(t *testing.T) {
 	if err := waitText(ctx, `[data-testid="publish-note"]`, "records the first of two approvals"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="approve"]`))); err != nil {
-		t.Fatal(err)
-	}
+	clickThrough(t, ctx, `[data-testid="approve"]`, res.location)
 	if err := waitJS(ctx, `!!document.querySelector('[data-testid="approved-by-you"]') && !document.querySelector('[data-testid="approve-open"]')`,
 		"the first approval recorded, Approve no longer offered"); err != nil {
 		t.Fatal(err)
@@ -132,11 +131,12 @@ func TestBrowserTwoApprovals(t *testing.T) {
 		browserLogin(p.srv.URL, "admin@airside.example", demo.Password),
 		chromedp.Navigate(filing),
 		chromedp.Click(chromedp.CSS(`[data-testid="approve-open"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="approve"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
+	clickThrough(t, ctx, `[data-testid="approve"]`, res.location)
 	if err := waitText(ctx, `[data-testid="filing-state"]`, "published"); err != nil {
 		t.Fatal(err)
 	}
