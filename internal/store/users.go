@@ -79,22 +79,27 @@ func (s *Store) FindUserByEmail(ctx context.Context, email string) (*account.Use
 func (s *Store) FindPrincipal(ctx context.Context, userID int64) (*account.Principal, error) {
 	var p *account.Principal
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
-		var row userRow
-		if err := tx.Where("deactivated_at IS NULL").First(&row, userID).Error; err != nil {
-			return notFound(err, "User")
+		// The site's two-factor policy comes in the same query: this runs
+		// on every page a person loads.
+		var row struct {
+			User             userRow `gorm:"embedded"`
+			RequireTwoFactor bool
 		}
-		p = &account.Principal{User: *row.toDomain()}
-		required, err := twoFactorRequired(tx)
-		if err != nil {
-			return err
+		res := tx.Table("users").Select("users.*, (SELECT require_two_factor FROM site_policy WHERE id = 1) AS require_two_factor").
+			Where("users.id = ? AND users.deactivated_at IS NULL", userID).Limit(1).Scan(&row)
+		if res.Error != nil {
+			return res.Error
 		}
-		p.TwoFactorPolicy = required
+		if res.RowsAffected == 0 {
+			return apperr.Errorf(apperr.ENOTFOUND, "User not found.")
+		}
+		p = &account.Principal{User: *row.User.toDomain(), TwoFactorPolicy: row.RequireTwoFactor}
 		var rows []struct {
 			Row  membershipRow `gorm:"embedded"`
 			Slug string
 			Name string
 		}
-		err = tx.Table("memberships").Select("memberships.*, carriers.slug, carriers.name").
+		err := tx.Table("memberships").Select("memberships.*, carriers.slug, carriers.name").
 			Joins("JOIN carriers ON carriers.id = memberships.carrier_id").
 			Where("memberships.user_id = ?", userID).Order("carriers.name").Scan(&rows).Error
 		if err != nil {
