@@ -80,7 +80,10 @@ type ListingTrafficView struct {
 // the difference (each of at least a point; the rest are smaller).
 type ShareGapView struct {
 	Projected, Measured, Gap string
-	Causes                   []CauseRow
+	// Since is the first hour projected (a window reaching further back
+	// than web.ProjectionReach is compared from there).
+	Since  string
+	Causes []CauseRow
 }
 
 // CauseRow is one cause of a gap.

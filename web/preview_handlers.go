@@ -104,8 +104,14 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	case total == 0 && len(ctl.mix) == 0:
 		source = "The gateway has measured no demand for this model yet: an even mix; type your own to try another."
 	}
+	// Each shape's prompt is the size the gateway measured for it, as
+	// routing elects it (a typed mix changes the weights, not the sizes).
+	prompts := preview.PromptsFromDemand(d)
+	if len(prompts) > 0 {
+		source += " Each workload's prompt is its measured average size."
+	}
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
-		Custom: ctl.custom, Mix: mix, Focus: ctl.focus})
+		Custom: ctl.custom, Mix: mix, Prompts: prompts, Focus: ctl.focus})
 	v := panelView(res, f, ctl, formID, fragmentURL, s.Now())
 	v.MixSource = source
 	return v, nil

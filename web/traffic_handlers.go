@@ -30,6 +30,8 @@ type TrafficReads interface {
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+	DemandByHour(ctx context.Context, model string, since, until time.Time, largeFrom int64) (map[time.Time]map[string]catalogue.WorkloadDemand, error)
+	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
 }
 
 // trafficCarrier picks the carrier a traffic page shows: one of p's
@@ -221,17 +223,27 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, g, tz, since, until, data)
+	past, projects, err := s.projectPast(ctx, l, since, until)
+	if err != nil {
+		return err
+	}
+	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, g, tz, since, until, data, past)
 	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
 		return err
 	}
-	projected, ok, said, err := s.projectedShare(ctx, l)
+	now, ok, said, err := s.projectedShare(ctx, l)
 	if err != nil {
 		return err
 	}
 	if ok {
-		v.Projected, v.ProjectedMix = templates.Share(projected.Total), said
-		v.Gap = shareGapView(projected, data.hours[l.ID], data.models[l.Model.ID])
+		v.Projected, v.ProjectedMix = templates.Share(now.Total), said
+	}
+	if projects {
+		// Beside what routing served: what the preview projected from what
+		// was in force hour by hour, weighed as the model's requests came.
+		if then, any := past.over(since, until); any {
+			v.Gap = shareGapView(then, past.hours[0], data.hours[l.ID], data.models[l.Model.ID], past.cappedSince(past.hours[0]))
+		}
 	}
 	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
 	if err != nil {
@@ -400,6 +412,6 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (prev
 	} else {
 		mix = nil
 	}
-	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now(), Mix: mix})
+	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now(), Mix: mix, Prompts: preview.PromptsFromDemand(d)})
 	return res.Share, true, said, nil
 }

@@ -128,7 +128,8 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	return v
 }
 
-func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData) templates.ListingTrafficView {
+func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData,
+	past pastProjection) templates.ListingTrafficView {
 	period := g.Period
 	v := templates.ListingTrafficView{Page: page, Title: l.Model.Name + " · " + l.CarrierName, ListingURL: fmt.Sprintf("/listings/%d", l.ID),
 		TrafficURL: fmt.Sprintf("/traffic?carrier=%s&tz=%d", l.CarrierSlug, tz), Window: windowText(g, since, until),
@@ -141,16 +142,25 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	// this hour): its bars are drawn as "so far" (L23).
 	partial := n > 0
 	labels := make([]string, n)
-	req, others, shares, kept, uptime, latency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
-		make([]float64, n), make([]float64, n)
-	var reqRows, healthRows [][]string
+	req, others, shares, projected, kept, uptime, latency := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
+		make([]float64, n), make([]float64, n), make([]float64, n)
+	var reqRows, healthRows, shareRows [][]string
 	for i, p := range pts {
 		labels[i] = periodLabel(period, p.Start)
 		req[i], others[i] = float64(p.Requests), float64(max(p.ModelRequests-p.Requests, 0))
-		shares[i], kept[i] = math.NaN(), p.Kept.Float()
+		shares[i], projected[i], kept[i] = math.NaN(), math.NaN(), p.Kept.Float()
 		if s := p.Share(); s >= 0 {
 			shares[i] = 100 * s
 		}
+		projectedText, gapText := "–", "–"
+		if then, ok := past.over(p.Start, g.Next(p.Start)); ok {
+			projected[i] = 100 * then.Total
+			projectedText = templates.Share(then.Total)
+			if s := p.Share(); s >= 0 {
+				gapText = fmt.Sprintf("%+.1f points", 100*(s-then.Total))
+			}
+		}
+		shareRows = append(shareRows, []string{labels[i], templates.Share(p.Share()), projectedText, gapText})
 		uptime[i], latency[i] = math.NaN(), math.NaN()
 		if u := p.Uptime(); u >= 0 {
 			uptime[i] = 100 * u
@@ -188,9 +198,12 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others, Partial: partial,
 		LineName: "competitors together", Format: templates.Compact, Markers: markers,
 		TableHead: []string{"Period", "Requests", "Competitors", "Share", "Filed", "Kept"}, TableRows: reqRows})
-	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic", TestID: "share-chart",
-		Description: "This listing's share of the model's requests per " + string(period) + "; fare publications are marked.",
-		YLabel:      "Share (%)", XLabel: xLabel, Labels: labels, Line: shares, LineName: "% share", Max: 100, Format: templates.AxisWhole, Markers: markers})
+	v.Share = templates.NewSeriesChart(templates.SeriesSpec{Title: "Share of the model's traffic, served and projected", TestID: "share-chart",
+		Description: "This listing's share of the model's requests per " + string(period) + " as routing served it (bars) and as the preview " +
+			"projected it from the fares, health and workload mix in force in each hour (line); fare publications are marked.",
+		YLabel: "Share (%)", XLabel: xLabel, Labels: labels, Bars: shares, BarName: "% served", Line: projected, LineName: "% projected",
+		Max: 100, Format: templates.AxisWhole, Markers: markers, Partial: partial,
+		TableHead: []string{"Period", "Served", "Projected", "Difference"}, TableRows: shareRows})
 	v.Earnings = templates.NewSeriesChart(templates.SeriesSpec{Title: "What you kept", TestID: "listing-earnings-chart",
 		Description: "USD kept per " + string(period) + " after discount and landing fee, at the fare published at each hour.",
 		YLabel:      "USD", XLabel: xLabel, Labels: labels, Bars: kept, BarName: "USD kept", Markers: markers, Partial: partial,
@@ -449,20 +462,28 @@ func speedText(tps float64) string {
 // shareGapView sets the projected share beside the one routing served in
 // the hours, with the causes of the difference (internal/traffic says how
 // they split); model are the model's requests by hour over the same period.
-func shareGapView(projected preview.Share, hours []catalogue.HourlyPoint, model map[time.Time]int64) *templates.ShareGapView {
+func shareGapView(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped int64) *templates.ShareGapView {
 	c := traffic.ShareCounts{}
 	for _, h := range hours {
+		if h.Hour.Before(from) {
+			continue
+		}
 		c.Requests += h.Requests
 		c.Routed, c.Pinned, c.Exploration, c.Fallback = c.Routed+h.Routed, c.Pinned+h.Pinned, c.Exploration+h.Exploration, c.Fallback+h.Fallback
 		c.Failed += h.Errors + h.ClientErrors
 		c.Capped += h.Capped
+		c.RateLimited += h.RateLimited
 	}
-	for _, n := range model {
-		c.ModelRequests += n
+	for h, n := range model {
+		if !h.Before(from) {
+			c.ModelRequests += n
+		}
 	}
+	c.OthersCapped = max(0, modelCapped-c.Capped)
 	g := traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c)
 	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
-	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap)}
+	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap),
+		Since: from.Format("2006-01-02 15:04 UTC")}
 	if c.ModelRequests == 0 {
 		v.Measured = "– (no requests for the model in this period)"
 	}

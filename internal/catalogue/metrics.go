@@ -180,6 +180,8 @@ type Demand struct {
 // and their prompt tokens.
 type WorkloadDemand struct {
 	Requests, LargeRequests, PromptTokens int64
+	// LargePromptTokens are the prompt tokens of the large requests.
+	LargePromptTokens int64
 }
 
 // Workloads are the workloads demand is reported in (election.md's).
@@ -334,4 +336,36 @@ type HourlyPoint struct {
 	InputTokens, CachedInputTokens      int64
 	Capped                              int64
 	GatewayCounts
+}
+
+// HealthAt is a listing's health as the catalogue computed it at the start
+// of the hour at, rebuilt from hourly rollups (hours, oldest first): the
+// window is the hour before at (its minutes weighed alike, where the live
+// figure decays them: the rollups keep no minutes), the day the 24 hours
+// before at: what a past hour's projection elects with. hours are sorted
+// by hour, as the store returns them. ok is false when they hold nothing to
+// measure: the catalogue then served the listing's stored health.
+func HealthAt(hours []HourlyPoint, at time.Time) (h Health, ok bool) {
+	var w WindowSums
+	var d DaySums
+	lastHour, dayAgo := at.Add(-time.Hour), at.Add(-24*time.Hour)
+	from, _ := slices.BinarySearchFunc(hours, dayAgo, func(h HourlyPoint, t time.Time) int { return h.Hour.Compare(t) })
+	for _, p := range hours[from:] {
+		if !p.Hour.Before(at) {
+			break
+		}
+		successes := p.Requests - p.Errors - p.ClientErrors
+		d.Successes += successes
+		d.InputTokens += p.InputTokens
+		d.CachedInputTokens += p.CachedInputTokens
+		d.OutputTokens += p.OutputTokens
+		if !p.Hour.Before(lastHour) {
+			w = WindowSums{Requests: p.Requests - p.ClientErrors, Successes: successes, TTFTMsSum: p.TTFTMsSum,
+				OutputTokens: p.OutputTokens, DurationMs: p.DurationMs}
+		}
+	}
+	if w.Requests == 0 && !PassesGates(d) {
+		return Health{}, false
+	}
+	return HealthFrom(w, d), true
 }

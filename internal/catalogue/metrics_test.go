@@ -220,3 +220,42 @@ func TestZeroLatencyIsNoMeasurement(t *testing.T) {
 		t.Errorf("latency %v, want 400", h.LatencyMs)
 	}
 }
+
+// TestHealthAtReadsTheHourAndTheDayBefore: a past hour's health is the hour
+// before it (uptime, first token, speed) and the day before it (the cache
+// rate, past its gates), from the rollups; nothing at or after the hour
+// counts, and with nothing before it the stored health stands.
+func TestHealthAtReadsTheHourAndTheDayBefore(t *testing.T) {
+	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	hours := []HourlyPoint{
+		{Hour: at.Add(-25 * time.Hour), Requests: 1000, Errors: 1000, InputTokens: 1e6, CachedInputTokens: 1e6}, // a day and more before
+		{Hour: at.Add(-5 * time.Hour), Requests: 40, Errors: 10, InputTokens: 30000, CachedInputTokens: 3000},
+		{Hour: at.Add(-time.Hour), Requests: 110, Errors: 5, ClientErrors: 10, TTFTMsSum: 95 * 400, OutputTokens: 9000, DurationMs: 90000,
+			InputTokens: 20000, CachedInputTokens: 12000},
+		{Hour: at, Requests: 500, Errors: 500}, // the hour itself: not yet known at its start
+	}
+	h, ok := HealthAt(hours, at)
+	if !ok {
+		t.Fatal("no health from an hour of requests")
+	}
+	// The last hour: 95 of 100 counted requests succeeded, 400 ms each,
+	// 9,000 tokens in 90 s. The day: 12,000 + 3,000 cached of 50,000.
+	for name, c := range map[string]struct {
+		got  *float64
+		want float64
+	}{
+		"uptime": {h.UptimePct, 95}, "first token": {h.LatencyMs, 400}, "speed": {h.ThroughputTPS, 100}, "cache hit rate": {h.CacheHitRate, 0.3},
+	} {
+		if c.got == nil || math.Abs(*c.got-c.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", name, c.got, c.want)
+		}
+	}
+	// 23 hours before: the hour before it is quiet, and the day before it
+	// holds only failures (short of the gates).
+	if h, ok := HealthAt(hours, at.Add(-23*time.Hour)); ok {
+		t.Errorf("health %+v with nothing to measure", h)
+	}
+	if h, ok := HealthAt(hours[:2], at); !ok || h.UptimePct != nil || h.CacheHitRate == nil {
+		t.Errorf("a quiet last hour with the day past its gates: %+v %v, want only the day's rates", h, ok)
+	}
+}

@@ -90,7 +90,7 @@ func TestRoutingServesWhatThePreviewProjects(t *testing.T) {
 		projected := preview.Build(preview.Input{Market: market, Model: "m", ListingID: l.ID, At: h.clock(), Mix: mix}).Share
 		gap := traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration},
 			traffic.ShareCounts{ModelRequests: model, Requests: s.Attempts, Routed: s.Routed, Pinned: s.Pinned, Exploration: s.Exploration,
-				Fallback: s.Fallback, Failed: s.Errors + s.ClientErrors, Capped: s.Capped})
+				Fallback: s.Fallback, Failed: s.Errors + s.ClientErrors, Capped: s.Capped, RateLimited: s.RateLimited})
 		t.Logf("%s: projected %.2f %%, served %.2f %%, named %+v", l.CarrierSlug, gap.Projected, gap.Measured, gap.Named(1))
 		if math.Abs(gap.Gap) > 3 {
 			t.Errorf("%s: projected %.2f %% of the model's requests, routing served %.2f %%", l.CarrierSlug, gap.Projected, gap.Measured)

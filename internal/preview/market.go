@@ -6,6 +6,7 @@
 package preview
 
 import (
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -43,6 +44,19 @@ var shapes = []Scenario{
 	{Key: "large", Name: "Large prompt, general API", PromptTokens: 20000, Workload: election.WorkloadGeneral},
 	{Key: "coding", Name: "Coding agent session opener", PromptTokens: 40000, Workload: election.WorkloadCoding, Streaming: true, SessionOpening: true},
 	{Key: "chat", Name: "Chat", PromptTokens: 8000, Workload: election.WorkloadChat, Streaming: true},
+}
+
+// WithPrompts gives each scenario of a shape the prompt size measured for
+// it (by shape key; absent or zero keeps the standard size).
+func WithPrompts(scenarios []Scenario, prompts map[string]int64) []Scenario {
+	for i := range scenarios {
+		for _, shape := range shapes {
+			if strings.HasPrefix(scenarios[i].Key, shape.Key+"-") && prompts[shape.Key] > 0 {
+				scenarios[i].PromptTokens = prompts[shape.Key]
+			}
+		}
+	}
+	return scenarios
 }
 
 // StandardScenarios are the four shapes under auto, then under price routing.

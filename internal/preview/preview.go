@@ -25,6 +25,10 @@ type Input struct {
 	// Mix is the percent of traffic per shape key ("small", "large",
 	// "coding", "chat"); nil or all zero means an even mix.
 	Mix map[string]float64
+	// Prompts are the prompt tokens a request of each shape key carries as
+	// the gateway measured them (PromptsFromDemand); a shape absent keeps
+	// its standard size.
+	Prompts map[string]int64
 	// Focus is the scenario key the charts are drawn for ("" = the first).
 	Focus string
 }
@@ -129,7 +133,7 @@ func Build(in Input) Result {
 		}
 	}
 	res := Result{Effective: effectiveOf(in.Fare)}
-	scenarios := StandardScenarios()
+	scenarios := WithPrompts(StandardScenarios(), in.Prompts)
 	if in.Custom != nil {
 		scenarios = append(scenarios, *in.Custom)
 	}

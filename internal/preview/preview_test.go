@@ -3,6 +3,7 @@ package preview
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,31 @@ func TestMixFromDemandMapsWorkloadsOntoTheShapes(t *testing.T) {
 	}
 	if _, none := MixFromDemand(nil); none != 0 {
 		t.Errorf("no demand gave %d requests", none)
+	}
+}
+
+// TestPromptsFromDemandAndScenariosThatUseThem: each shape's measured
+// average prompt (rounded), the general workload split at the large line;
+// the scenarios of a shape take it under both routing modes, the rest
+// keep their standard sizes.
+func TestPromptsFromDemandAndScenariosThatUseThem(t *testing.T) {
+	got := PromptsFromDemand(map[string]catalogue.WorkloadDemand{
+		"general": {Requests: 100, LargeRequests: 30, PromptTokens: 70*900 + 30*24000, LargePromptTokens: 30 * 24000},
+		"coding":  {Requests: 3, PromptTokens: 20000}})
+	want := map[string]int64{"small": 900, "large": 24000, "coding": 6667}
+	if len(got) != len(want) {
+		t.Errorf("prompts %v, want %v (no chat measured)", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d tokens, want %d", k, got[k], v)
+		}
+	}
+	for _, sc := range WithPrompts(StandardScenarios(), got) {
+		key, _, _ := strings.Cut(sc.Key, "-")
+		std := shapes[slices.IndexFunc(shapes, func(s Scenario) bool { return s.Key == key })].PromptTokens
+		if w, ok := want[key]; ok && sc.PromptTokens != w || !ok && sc.PromptTokens != std {
+			t.Errorf("%s: %d tokens", sc.Key, sc.PromptTokens)
+		}
 	}
 }

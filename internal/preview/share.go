@@ -3,7 +3,6 @@ package preview
 import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
-	"github.com/airside/airside/internal/traffic"
 )
 
 // MixShare is one shape of the workload mix.
@@ -40,17 +39,10 @@ type Share struct {
 // resolved prices (cache hits at the cached price), plus output tokens at the
 // workload's default ratio, times (1 - discount) x (1 - landing fee).
 func projectShare(in Input, results []ScenarioResult) Share {
-	mix := in.Mix
-	total := 0.0
-	for _, s := range shapes {
-		total += max(mix[s.Key], 0)
-	}
+	pcts := mixPercents(in.Mix)
 	var out Share
-	for _, shape := range shapes {
-		pct := 100.0 / float64(len(shapes))
-		if total > 0 {
-			pct = max(mix[shape.Key], 0) / total * 100
-		}
+	for si, shape := range shapes {
+		pct := pcts[si]
 		ms := MixShare{Key: shape.Key, Name: shape.Name, Percent: pct}
 		for _, r := range results {
 			if r.Scenario.Key != shape.Key+"-auto" {
@@ -58,18 +50,8 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			}
 			ms.Eligible, ms.Why = r.Mine.Of, r.HolderNote
 			if r.Mine.Eligible {
-				// The gateway's rule (internal/traffic): the holder serves
-				// the shape's routed requests but the exploration share,
-				// which goes evenly to the other eligible candidates.
 				ms.Wins = r.HolderIsMe
-				switch {
-				case ms.Wins && r.Mine.Of == 1:
-					ms.Share = 1 // no one else to explore
-				case ms.Wins:
-					ms.Share = 1 - traffic.ExplorationRate
-				default:
-					ms.Share = traffic.ExplorationRate / float64(r.Mine.Of-1)
-				}
+				ms.Share = shapeShare(ms.Wins, r.Mine.Of)
 				ms.RevenuePerRequest = revenuePerRequest(in, r)
 			}
 		}
@@ -120,4 +102,23 @@ func MixFromDemand(d map[string]catalogue.WorkloadDemand) (map[string]float64, i
 		total += w.Requests
 	}
 	return mix, total
+}
+
+// PromptsFromDemand is the average prompt of each shape as the gateway
+// measured it: small one-shots and large prompts from the general
+// workload's minutes below and above the large line, coding and chat as
+// reported. A shape without requests is absent (its standard size stands).
+func PromptsFromDemand(d map[string]catalogue.WorkloadDemand) map[string]int64 {
+	general := d["general"]
+	out := map[string]int64{}
+	set := func(key string, tokens, requests int64) {
+		if requests > 0 && tokens > 0 {
+			out[key] = (tokens + requests/2) / requests
+		}
+	}
+	set("small", general.PromptTokens-general.LargePromptTokens, general.Requests-general.LargeRequests)
+	set("large", general.LargePromptTokens, general.LargeRequests)
+	set("coding", d["coding"].PromptTokens, d["coding"].Requests)
+	set("chat", d["chat"].PromptTokens, d["chat"].Requests)
+	return out
 }

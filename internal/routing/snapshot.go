@@ -122,6 +122,18 @@ func (c *bodyCache) get(key string, build func() (Body, error)) (Body, error) {
 	return lb.body, lb.err
 }
 
+// StoredHealth is a listing's stored health, what the catalogue serves for
+// it while the gateway reports nothing on it (the demo's seeded figures;
+// none for most listings), and whether the listing is known.
+func (s *Snapshot) StoredHealth(id int64) (catalogue.Health, bool) {
+	for i := range s.base.listings {
+		if l := &s.base.listings[i]; l.ID == id {
+			return l.Health, true
+		}
+	}
+	return catalogue.Health{}, false
+}
+
 // Market is a model's listings with their verdicts, for an election.
 func (s *Snapshot) Market(model string) (preview.Market, bool) {
 	m, ok := s.markets[model]

@@ -534,15 +534,77 @@ func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time,
 	var rows []struct {
 		Workload                              string
 		Requests, LargeRequests, PromptTokens int64
+		LargePromptTokens                     int64
 	}
 	if err := s.read(ctx).Model(&demandRow{}).Select("workload, SUM(requests) AS requests, "+
-		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens", largeFrom).
+		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens, "+
+		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN prompt_tokens ELSE 0 END) AS large_prompt_tokens", largeFrom, largeFrom).
 		Where("model_slug = ? AND minute >= ? AND requests > 0", model, since.UTC()).Group("workload").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
 	}
 	out := make(map[string]catalogue.WorkloadDemand, len(rows))
 	for _, r := range rows {
-		out[r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens}
+		out[r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
+			LargePromptTokens: r.LargePromptTokens}
+	}
+	return out, nil
+}
+
+// DemandByHour sums a model's demand per hour (UTC) and workload from since
+// (inclusive) to until (exclusive), counting apart the requests of rows
+// whose average prompt was at least largeFrom tokens: the workload mix of
+// each past hour, which the projection of that hour weighs by.
+func (s *Store) DemandByHour(ctx context.Context, model string, since, until time.Time, largeFrom int64) (map[time.Time]map[string]catalogue.WorkloadDemand, error) {
+	hour := "strftime('%Y-%m-%d %H', minute)"
+	if s.dialect == Postgres {
+		hour = "to_char(minute, 'YYYY-MM-DD HH24')"
+	}
+	var rows []struct {
+		Hour                                  string
+		Workload                              string
+		Requests, LargeRequests, PromptTokens int64
+		LargePromptTokens                     int64
+	}
+	if err := s.read(ctx).Model(&demandRow{}).Select(hour+" AS hour, workload, SUM(requests) AS requests, "+
+		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens, "+
+		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN prompt_tokens ELSE 0 END) AS large_prompt_tokens", largeFrom, largeFrom).
+		Where("model_slug = ? AND minute >= ? AND minute < ? AND requests > 0", model, since.UTC(), until.UTC()).
+		Group("hour, workload").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("demand by hour of %s: %w", model, err)
+	}
+	out := map[time.Time]map[string]catalogue.WorkloadDemand{}
+	for _, r := range rows {
+		h, err := time.ParseInLocation("2006-01-02 15", r.Hour, time.UTC)
+		if err != nil {
+			return nil, fmt.Errorf("demand by hour of %s: hour %q: %w", model, r.Hour, err)
+		}
+		if out[h] == nil {
+			out[h] = map[string]catalogue.WorkloadDemand{}
+		}
+		out[h][r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
+			LargePromptTokens: r.LargePromptTokens}
+	}
+	return out, nil
+}
+
+// RequestsByMinute sums the requests of listings per minute from since
+// (inclusive) to until (exclusive), from the minute buckets (kept about a
+// day): how a model's requests fell within an hour in which a fare changed.
+func (s *Store) RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error) {
+	out := map[time.Time]int64{}
+	if len(listingIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		Minute   time.Time
+		Requests int64
+	}
+	if err := s.read(ctx).Model(&bucketRow{}).Select("minute, requests").
+		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("requests by minute: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Minute.UTC()] += r.Requests
 	}
 	return out, nil
 }

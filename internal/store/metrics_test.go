@@ -385,7 +385,8 @@ func TestHealthMirrorEqualsTheTables(t *testing.T) {
 // TestGatewayFiguresAndDemandAreKept: the reference gateway's further
 // figures roll up into the hours like the rest, a replay with the same
 // figures is harmless and one with others refused; demand rows likewise,
-// summed per workload for the mix and pruned after their retention.
+// summed per workload for the mix and by hour, and pruned after their
+// retention.
 func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		fx := newFixture(t, s)
@@ -455,6 +456,29 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		}
 		if c, g := shapes["coding"], shapes["general"]; c.Requests != 6 || c.LargeRequests != 6 || g.Requests != 6 || g.LargeRequests != 0 || c.PromptTokens != 60000 {
 			t.Errorf("demand shapes of m: %+v", shapes)
+		}
+		// By hour: the last minute of an hour and the first of the next fall
+		// apart; minutes of one hour add up; until is exclusive.
+		hourStart := now.Truncate(time.Hour).Add(-3 * time.Hour)
+		byHour := []catalogue.Demand{
+			{Model: "h", Workload: "general", Minute: hourStart.Add(-time.Minute), Requests: 3, PromptTokens: 30000},
+			{Model: "h", Workload: "general", Minute: hourStart, Requests: 2, PromptTokens: 200},
+			{Model: "h", Workload: "general", Minute: hourStart.Add(59 * time.Minute), Requests: 1, PromptTokens: 9000},
+			{Model: "h", Workload: "coding", Minute: hourStart.Add(30 * time.Minute), Requests: 4, PromptTokens: 4000},
+			{Model: "h", Workload: "chat", Minute: hourStart.Add(time.Hour), Requests: 7, PromptTokens: 70},
+		}
+		if err := s.RecordDemand(ctx, byHour); err != nil {
+			t.Fatal(err)
+		}
+		hours, err := s.DemandByHour(ctx, "h", hourStart.Add(-time.Hour), hourStart.Add(time.Hour), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, during := hours[hourStart.Add(-time.Hour)], hours[hourStart]
+		if len(hours) != 2 || before["general"] != (catalogue.WorkloadDemand{Requests: 3, LargeRequests: 3, PromptTokens: 30000, LargePromptTokens: 30000}) ||
+			during["general"] != (catalogue.WorkloadDemand{Requests: 3, LargeRequests: 1, PromptTokens: 9200, LargePromptTokens: 9000}) ||
+			during["coding"] != (catalogue.WorkloadDemand{Requests: 4, PromptTokens: 4000}) || len(during) != 2 {
+			t.Errorf("demand of h by hour: %+v", hours)
 		}
 		if n, err := s.DeleteDemandBefore(ctx, now.Add(-catalogue.DemandRetention)); err != nil || n != 1 {
 			t.Errorf("pruned %d demand rows (%v), want the one 9 days old", n, err)

@@ -24,8 +24,12 @@ type ShareCounts struct {
 	// Failed are its failed requests, for any reason.
 	Routed, Pinned, Exploration, Fallback, Failed int64
 	// Capped are requests the election gave the listing that its rate cap
-	// turned away (served by another listing).
-	Capped int64
+	// turned away (served by another listing); RateLimited tries the
+	// carrier answered 429 (retried on another listing).
+	Capped, RateLimited int64
+	// OthersCapped are requests the model's other listings' caps turned
+	// away: elected next, some came here.
+	OthersCapped int64
 }
 
 // unlabelled are requests reported without how they came (history from
@@ -62,6 +66,8 @@ const (
 	CausePins        = "pins"
 	CauseFallbacks   = "fallbacks"
 	CauseCaps        = "caps"
+	CauseRateLimited = "rate-limited"
+	CauseOthersCaps  = "others-caps"
 	CauseFailures    = "failures"
 	CauseUnlabelled  = "unlabelled"
 )
@@ -74,6 +80,12 @@ const (
 //   - exploration: the exploration the listing got, less what was projected;
 //   - caps: requests the election gave the listing that its cap turned
 //     away;
+//   - rate-limited: tries the carrier answered 429, which the gateway
+//     retried on another listing (its short-term backoff);
+//   - others' caps: of the routed requests beyond the projection, up to
+//     what the other listings' caps turned away (the gateway elects the
+//     next best for those; which listing that was is not reported, so the
+//     part is bounded, not counted);
 //   - failures: requests that failed here (the gateway retried them on
 //     another listing, whose fallbacks they are);
 //   - unlabelled: requests reported without how they came;
@@ -95,15 +107,19 @@ func ExplainShare(p Projection, c ShareCounts) ShareGap {
 	pts := func(n int64) float64 { return 100 * float64(n) / float64(c.ModelRequests) }
 	g.Measured = pts(c.Requests)
 	g.Gap = g.Measured - g.Projected
+	election := pts(c.Routed+c.Capped+c.RateLimited) - 100*(p.Total-p.Exploration)
+	othersCaps := min(max(election, 0), pts(c.OthersCapped))
 	parts := []struct {
 		key    string
 		points float64
 	}{
-		{CauseElection, pts(c.Routed+c.Capped) - 100*(p.Total-p.Exploration)},
+		{CauseElection, election - othersCaps},
+		{CauseOthersCaps, othersCaps},
 		{CauseExploration, pts(c.Exploration) - 100*p.Exploration},
 		{CausePins, pts(c.Pinned)},
 		{CauseFallbacks, pts(c.Fallback)},
 		{CauseCaps, -pts(c.Capped)},
+		{CauseRateLimited, -pts(c.RateLimited)},
 		{CauseFailures, pts(c.Failed)},
 		{CauseUnlabelled, pts(c.unlabelled())},
 	}
@@ -119,6 +135,8 @@ var causeNames = map[string]string{
 	CausePins:        "requests callers pinned to this listing",
 	CauseFallbacks:   "fallbacks: requests another listing failed, retried here",
 	CauseCaps:        "requests your rate cap turned away",
+	CauseRateLimited: "requests your endpoint answered 429 (retried on another listing)",
+	CauseOthersCaps:  "requests other listings' rate caps turned away, elected here next",
 	CauseFailures:    "requests that failed here (retried on another listing)",
 	CauseUnlabelled:  "requests reported without how they came (from before the gateway said so)",
 }

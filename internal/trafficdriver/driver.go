@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,14 @@ type Config struct {
 	// TurnPause is the longest pause between a coding session's turns (a
 	// person reading; default 3 s).
 	TurnPause time.Duration
-	Seed      uint64
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Kinds, when set, are the kinds of customer that arrive (of coding,
+	// large, chat, json, image), in their usual proportions among
+	// themselves: a test that needs no capability a market lacks leaves
+	// the rest out.
+	Kinds []string
+	Seed  uint64
+	Now   func() time.Time
+	Log   *slog.Logger
 }
 
 // Stats count what the driver sent and got back.
@@ -71,10 +77,7 @@ func (s *Stats) sent(kind string) {
 const MaxRate = 50
 
 // Kinds of customer, with their share of arrivals.
-var kinds = []struct {
-	name  string
-	share float64
-}{
+var kinds = []kind{
 	{"coding", 0.30}, {"large", 0.15}, {"chat", 0.37}, {"json", 0.12}, {"image", 0.06},
 }
 
@@ -130,6 +133,10 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 			return errors.New("traffic driver: the gateway serves no model yet")
 		}
 	}
+	mix, err := kindsOf(cfg.Kinds)
+	if err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	slots := make(chan struct{}, cfg.MaxInFlight)
 	var wg sync.WaitGroup
@@ -150,7 +157,7 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 			return nil
 		case <-time.After(gap):
 		}
-		c := customer{kind: pick(rng), model: models[rng.IntN(len(models))], client: clients[rng.IntN(len(clients))],
+		c := customer{kind: pick(rng, mix), model: models[rng.IntN(len(models))], client: clients[rng.IntN(len(clients))],
 			seed: rng.Uint64(), id: n, pause: cfg.TurnPause}
 		select {
 		case slots <- struct{}{}:
@@ -167,15 +174,43 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 	}
 }
 
-func pick(rng *rand.Rand) string {
+// kind is one kind of customer and its share of arrivals.
+type kind struct {
+	name  string
+	share float64
+}
+
+// kindsOf is the arrival mix of the kinds named (all without names), their
+// shares scaled to add up to one.
+func kindsOf(names []string) ([]kind, error) {
+	if len(names) == 0 {
+		return kinds, nil
+	}
+	var out []kind
+	total := 0.0
+	for _, name := range names {
+		i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("traffic driver: no kind of customer %q", name)
+		}
+		out = append(out, kinds[i])
+		total += kinds[i].share
+	}
+	for i := range out {
+		out[i].share /= total
+	}
+	return out, nil
+}
+
+func pick(rng *rand.Rand, mix []kind) string {
 	x := rng.Float64()
-	for _, k := range kinds {
+	for _, k := range mix {
 		if x < k.share {
 			return k.name
 		}
 		x -= k.share
 	}
-	return kinds[len(kinds)-1].name
+	return mix[len(mix)-1].name
 }
 
 // customer is one arrival: a single request, or a coding session's turns.

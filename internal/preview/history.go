@@ -1,0 +1,157 @@
+package preview
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// Moment is what was in force for a model from a time on: each listing's
+// published fare (absent: none yet, so not on the ballot) and health as the
+// catalogue computed it (absent: the listing's health in the base market),
+// and the workload mix of the demand (nil or empty: an even mix).
+type Moment struct {
+	At     time.Time
+	Fares  map[int64]*fare.Fare
+	Health map[int64]catalogue.Health
+	Mix    map[string]float64
+	// Prompts are each shape's measured prompt size (Input.Prompts).
+	Prompts map[string]int64
+	// Learned are the rates routing had learned of the model's traffic by
+	// then (seed 001, traffic.Learn): each candidate's own cache-hit rate
+	// past the gates, and the combined rate and output ratio every other
+	// candidate is elected with, as the gateway applies them.
+	Learned traffic.Learned
+	// Idle says the model had no request then: routing, electing nothing,
+	// set no holder, so none carries to the next moment.
+	Idle bool
+}
+
+// ProjectHistory is the share of the model's requests the preview projects
+// for every listing of base at each moment, from what was in force then:
+// each shape's auto election on the fares and health of the moment, weighed
+// by the moment's mix. The holder of each shape is carried from one moment
+// to the next under the gateway's stable preference (traffic.Holder), so a
+// cheaper fare that stays within the incumbent's margin projects no move,
+// as routing makes none. Listings keep base's status, priority and
+// capability verdicts. The result has one map per moment, keyed by listing
+// id; a listing off the ballot projects zero.
+func ProjectHistory(base Market, model string, moments []Moment) []map[int64]Share {
+	market := Market{Listings: make([]catalogue.Listing, len(base.Listings)), Checks: base.Checks}
+	copy(market.Listings, base.Listings)
+	incumbents := map[string]string{}
+	var res election.Result
+	out := make([]map[int64]Share, len(moments))
+	for mi, m := range moments {
+		for i := range market.Listings {
+			l := &market.Listings[i]
+			l.Published, l.Health = m.Fares[l.ID], base.Listings[i].Health
+			if h, ok := m.Health[l.ID]; ok {
+				l.Health = h
+			}
+		}
+		shares := make(map[int64]Share, len(market.Listings))
+		pcts := mixPercents(m.Mix)
+		for si, shape := range shapes {
+			shape.Routing = election.ModeAuto
+			if n := m.Prompts[shape.Key]; n > 0 {
+				shape.PromptTokens = n
+			}
+			ballot, entries, _ := market.BallotEntries(shape.Request(model, m.At), Change{})
+			// The gateway ranks on the rates it learned, never the
+			// catalogue's cache-hit rate (seed 001; gateway.BuildTable).
+			ballot.Request.ObservedHitRate, ballot.Request.ObservedOutputRatio = m.Learned.Combined, m.Learned.OutputRatio
+			for i := range ballot.Candidates {
+				ballot.Candidates[i].Metrics.CacheHitRate = nil
+				if h, ok := m.Learned.HitRate[ballot.Candidates[i].ID]; ok {
+					ballot.Candidates[i].Metrics.CacheHitRate = &h
+				}
+			}
+			election.ElectWinnerInto(&ballot, &res)
+			holder, _ := traffic.Holder(&ballot, &res, incumbents[shape.Key])
+			// Only requests make a holder: a moment without any of the
+			// shape's leaves the incumbent as it was.
+			if holder >= 0 && !m.Idle && pcts[si] > 0 {
+				incumbents[shape.Key] = res.Candidates[holder].ID
+			}
+			eligible := 0
+			for _, o := range res.Candidates {
+				if o.Eligible {
+					eligible++
+				}
+			}
+			for i, o := range res.Candidates {
+				if !o.Eligible {
+					continue
+				}
+				part := pcts[si] / 100 * shapeShare(i == holder, eligible)
+				s := shares[entries[i].Listing.ID]
+				s.Total += part
+				if i != holder {
+					s.Exploration += part
+				}
+				shares[entries[i].Listing.ID] = s
+			}
+		}
+		out[mi] = shares
+	}
+	return out
+}
+
+// mixPercents is each shape's percent of the mix, in the order of shapes
+// (an even mix when it holds no requests).
+func mixPercents(mix map[string]float64) []float64 {
+	total := 0.0
+	for _, s := range shapes {
+		total += max(mix[s.Key], 0)
+	}
+	out := make([]float64, len(shapes))
+	for i, s := range shapes {
+		out[i] = 100.0 / float64(len(shapes))
+		if total > 0 {
+			out[i] = max(mix[s.Key], 0) / total * 100
+		}
+	}
+	return out
+}
+
+// shapeShare is the gateway's split of a shape's auto requests
+// (internal/traffic): the holder serves them but the exploration share,
+// which goes evenly to the other eligible candidates.
+func shapeShare(holds bool, eligible int) float64 {
+	switch {
+	case holds && eligible == 1:
+		return 1 // no one else to explore
+	case holds:
+		return 1 - traffic.ExplorationRate
+	case eligible > 1:
+		return traffic.ExplorationRate / float64(eligible-1)
+	}
+	return 0
+}
+
+// WeighedShare is the share projected over several moments, each weighed by
+// the model's requests in it (a moment without requests counts for
+// nothing); ok is false when no moment has any.
+func WeighedShare(shares []Share, requests []int64) (Share, bool) {
+	var out Share
+	var total int64
+	for i, s := range shares {
+		n := requests[i]
+		if n <= 0 {
+			continue
+		}
+		total += n
+		out.Total += s.Total * float64(n)
+		out.Exploration += s.Exploration * float64(n)
+	}
+	if total == 0 {
+		return Share{}, false
+	}
+	out.Total /= float64(total)
+	out.Exploration /= float64(total)
+	return out, true
+}

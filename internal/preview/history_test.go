@@ -1,0 +1,133 @@
+package preview
+
+import (
+	"math"
+	"testing"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// faresOf are the market's published fares, by listing.
+func faresOf(m Market) map[int64]*fare.Fare {
+	out := map[int64]*fare.Fare{}
+	for _, l := range m.Listings {
+		out[l.ID] = l.Published
+	}
+	return out
+}
+
+// scaled is f with its token prices at percent of filed.
+func scaled(f *fare.Fare, percent int64) *fare.Fare {
+	g := *f
+	g.Input, g.Output = f.Input.Scale(percent, 100), f.Output.Scale(percent, 100)
+	if f.CachedInput != nil {
+		g.CachedInput = ptr(f.CachedInput.Scale(percent, 100))
+	}
+	return &g
+}
+
+// TestOneMomentProjectsWhatThePreviewDoes: a single moment's projection is
+// the preview's share for every listing and mix (one rule set, one home).
+func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
+	m := market()
+	for _, mix := range []map[string]float64{nil, {"small": 5, "large": 1, "coding": 3, "chat": 1}, {"coding": 1}} {
+		got := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}})[0]
+		sum := 0.0
+		for _, l := range m.Listings {
+			want := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: mix}).Share
+			if math.Abs(got[l.ID].Total-want.Total) > 1e-12 || math.Abs(got[l.ID].Exploration-want.Exploration) > 1e-12 {
+				t.Errorf("mix %v, %s: history projects %+v, the preview %v / %v", mix, l.CarrierSlug, got[l.ID], want.Total, want.Exploration)
+			}
+			sum += got[l.ID].Total
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("mix %v: the listings' shares add up to %v, want 1", mix, sum)
+		}
+	}
+}
+
+// TestHistoryCarriesTheHolder: the holder of each shape carries from one
+// moment to the next as the gateway's stable preference keeps it.
+func TestHistoryCarriesTheHolder(t *testing.T) {
+	m := market()
+	small := map[string]float64{"small": 1}
+	first := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}})[0]
+	var holder int64
+	for id, s := range first {
+		if s.Total > 0.5 {
+			holder = id
+		}
+	}
+	if holder == 0 || holder == 1 {
+		t.Fatalf("the test needs another listing than ours to hold the small shape first: %+v", first)
+	}
+	// The cut that makes ours barely best (within the margin) and one far
+	// past it, found as the preview finds them.
+	barely := int64(0)
+	for percent := int64(100); percent > 0; percent-- {
+		f := scaled(m.Listings[0].Published, percent)
+		if Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, At: at, Fare: f}).Scenarios[0].Mine.Rank == 1 {
+			barely = percent
+			break
+		}
+	}
+	if barely == 0 {
+		t.Fatal("no cut makes ours best")
+	}
+	with := func(percent int64) map[int64]*fare.Fare {
+		fs := faresOf(m)
+		fs[1] = scaled(fs[1], percent)
+		return fs
+	}
+	offBallot := faresOf(m)
+	delete(offBallot, holder)
+	sick := map[int64]catalogue.Health{holder: {UptimePct: ptr(80.0)}}
+	cases := []struct {
+		name    string
+		moments []Moment
+		// want is the listing holding the small shape at the last moment.
+		want int64
+	}{
+		{"a fare barely best stays behind the incumbent", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(barely)}}, holder},
+		{"a fare barely best with no incumbent before it holds", []Moment{{At: at, Fares: with(barely)}}, 1},
+		{"a fare far past the margin takes the shape", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(1)}}, 1},
+		{"an incumbent under the uptime line loses it", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(barely), Health: sick}}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range c.moments {
+				c.moments[i].Mix = small
+			}
+			got := ProjectHistory(m, "kimi-k2.5", c.moments)
+			last := got[len(got)-1]
+			if s := last[c.want]; math.Abs(s.Total-(1-traffic.ExplorationRate)) > 1e-12 || s.Exploration != 0 {
+				t.Errorf("listing %d projects %+v at the last moment, want it holding the shape: %+v", c.want, s, last)
+			}
+		})
+	}
+	t.Run("a listing without a fare is off the ballot", func(t *testing.T) {
+		got := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}})[0]
+		if s, ok := got[holder]; ok && s.Total != 0 {
+			t.Errorf("a listing with no fare in force projects %+v", s)
+		}
+		sum := 0.0
+		for _, s := range got {
+			sum += s.Total
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("the others' shares add up to %v, want 1", sum)
+		}
+	})
+}
+
+func TestWeighedShare(t *testing.T) {
+	got, ok := WeighedShare([]Share{{Total: 1, Exploration: 0}, {Total: 0.01, Exploration: 0.01}, {Total: 0.5}}, []int64{300, 100, 0})
+	if !ok || math.Abs(got.Total-(300+1)/400.0) > 1e-12 || math.Abs(got.Exploration-1/400.0) > 1e-12 {
+		t.Errorf("weighed share %+v (ok %v), want 301/400 with 1/400 explored", got, ok)
+	}
+	if _, ok := WeighedShare([]Share{{Total: 1}}, []int64{0}); ok {
+		t.Error("a projection over hours without requests claims a share")
+	}
+}
