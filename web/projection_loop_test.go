@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,22 +28,18 @@ import (
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/trafficdriver"
+	"github.com/airside/airside/web"
 )
 
 // TestTheProjectionAgreesWithWhatTheGatewayRouted closes the loop the
 // carrier reads on its traffic page: the real portal (demo catalogue, its
 // fake carriers), the reference gateway reading the public API, and a
 // seeded driver sending a bounded number of requests through it. Then, for
-// every listing of the model, the share the portal projects from the
+// every listing of the models driven, the share the portal projects from the
 // fares, health and workload mix in force (the preview's rules, hour by
 // hour) is within 3 points of the share the gateway measured and reported,
-// and every part of a gap of more than a point is named.
-//
-// The clock of the portal, the gateway and the driver starts at the hour's
-// tenth minute and runs with real time, so the run stays in one hour
-// wherever the wall clock is. The gateway reports once, at the end: health
-// does not move under it during the run, as the projection of one hour
-// assumes. Every listing of the models driven is checked.
+// and every part of a gap of more than a point is named (routingLoop says
+// how the run stays in one hour with health still under the gateway).
 //
 // The driver sends the kinds of customer whose requests the demand series
 // describes as the projection's shapes: coding agents (tool calls, verified
@@ -56,96 +53,21 @@ import (
 // workload's minute as one average prompt, so a minute of both reads as
 // all small or all large).
 func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	st := storetest.Open(t, store.SQLite)
-	began := time.Now()
-	t0 := began.UTC().Truncate(time.Hour).Add(10 * time.Minute)
-	st.Now = func() time.Time { return t0.Add(-2 * time.Hour) } // the demo's fares are in force before the hour
-	if _, err := demo.Seed(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	now := func() time.Time { return t0.Add(time.Since(began)) }
-	st.Now = now
-	box, err := secret.New([]byte(strings.Repeat("k", secret.KeySize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	server := wire.Portal(st, wire.Config{Log: quiet, Secrets: box})
-	portal := httptest.NewServer(server.Handler())
-	defer portal.Close()
-	if _, err := demo.SeedEndpoints(ctx, st, box, demo.StartCarriers(ctx, t.Logf)); err != nil {
-		t.Fatal(err)
-	}
-	listings, err := st.FindListings(ctx, catalogue.ListingFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loop := startRoutingLoop(t)
 	// Two models with several listings each, one with a different holder
 	// per shape, and no rate cap the run's pace reaches (a cap's spill is
 	// named, not projected); a few hundred sessions each, so the 1 % of
 	// session openers that explore (and keep their whole session where
 	// they landed) stay a small part of a listing's share.
 	models := []string{"gpt-oss-120b", "deepseek-v3.2"}
-	listings = slices.DeleteFunc(listings, func(l catalogue.Listing) bool { return !slices.Contains(models, l.Model.Slug) })
-	reviewer, err := st.FindUserByEmail(ctx, "reviewer@airside.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range listings {
-		for _, capability := range []string{"tools", "json_output"} {
-			if err := st.SetCapabilityCheck(ctx, reviewer.ID, l.ID, capability, "verified", "the loop test's customers need it"); err != nil {
-				t.Fatal(err)
-			}
-		}
+	listings := slices.DeleteFunc(loop.listings(), func(l catalogue.Listing) bool { return !slices.Contains(models, l.Model.Slug) })
+	loop.drive(models, 600, 1)
+	loop.report()
+	if loop.now().Hour() != loop.t0.Hour() {
+		t.Fatalf("the run took %v, past its hour: the projection of one hour no longer describes it", time.Since(loop.began))
 	}
 
-	token := apiToken(t, st, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
-	api, err := gatewayclient.NewClientWithResponses(portal.URL+"/api/v1", gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+token)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := gateway.NewRecorder()
-	gw := &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
-		Follower: &gateway.Follower{API: api, Log: quiet}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
-		Now: now, Rand: rand.New(rand.NewPCG(7, 1)), Log: quiet}
-	following, stopFollowing := context.WithCancel(ctx)
-	followed := make(chan struct{})
-	go func() { gw.Follower.Run(following); close(followed) }()
-	defer func() { stopFollowing(); <-followed }()
-	routes := httptest.NewServer(gw.Handler())
-	defer routes.Close()
-	waitUntil(t, "the gateway to read the catalogue", func() bool {
-		res, err := http.Get(routes.URL + "/healthz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-
-	var stats trafficdriver.Stats
-	if err := trafficdriver.Run(ctx, trafficdriver.Config{GatewayURL: routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
-		Kinds: []string{"coding", "large"}, Rate: 30, MaxArrivals: 600, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
-		Seed: 1, Now: now, Log: quiet}, &stats); err != nil {
-		t.Fatal(err)
-	}
-	if stats.OK.Load() < 400 {
-		t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", stats.Sent.Load(), stats.OK.Load(), stats.Failed.Load(), stats.Skipped.Load())
-	}
-	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: now, Source: "loop"}
-	if err := reporter.Report(ctx, now().Add(2*time.Minute)); err != nil {
-		t.Fatalf("the gateway's report: %v", err)
-	}
-	if now().Hour() != t0.Hour() {
-		t.Fatalf("the run took %v, past its hour: the projection of one hour no longer describes it", time.Since(began))
-	}
-
-	c := (&testPortal{t: t, srv: portal, store: st, server: server}).client()
+	c := (&testPortal{t: t, srv: loop.portal, store: loop.st, server: loop.server}).client()
 	c.login("admin@airside.example")
 	number := func(page, id string) float64 {
 		m := regexp.MustCompile(`data-testid="` + id + `">([+-]?[0-9.]+)`).FindStringSubmatch(page)
@@ -191,4 +113,136 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// routingLoop is the whole loop on loopback, in this process: the real
+// portal on the demo catalogue with its fake carriers' endpoints, the
+// reference gateway reading the portal's public API, and a seeded driver.
+// One clock serves all three: it starts at the current hour's tenth minute
+// and runs with real time (plus the minutes report adds), so a run stays
+// in one hour. The gateway reports only when asked: health does not move
+// under it while it routes, as the projection of one hour assumes.
+type routingLoop struct {
+	t              *testing.T
+	st             *store.Store
+	server         *web.Server
+	portal, routes *httptest.Server
+	gw             *gateway.Gateway
+	reporter       *gateway.Reporter
+	began, t0      time.Time
+	skew           atomic.Int64 // nanoseconds added to the clock
+}
+
+func (l *routingLoop) now() time.Time {
+	return l.t0.Add(time.Since(l.began) + time.Duration(l.skew.Load()))
+}
+
+func startRoutingLoop(t *testing.T) *routingLoop {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	l := &routingLoop{t: t, st: storetest.Open(t, store.SQLite), began: time.Now()}
+	l.t0 = l.began.UTC().Truncate(time.Hour).Add(10 * time.Minute)
+	l.st.Now = func() time.Time { return l.t0.Add(-2 * time.Hour) } // the demo's fares are in force before the hour
+	if _, err := demo.Seed(ctx, l.st); err != nil {
+		t.Fatal(err)
+	}
+	l.st.Now = l.now
+	box, err := secret.New([]byte(strings.Repeat("k", secret.KeySize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l.server = wire.Portal(l.st, wire.Config{Log: quiet, Secrets: box})
+	withoutSafeguards(l.server)
+	l.portal = httptest.NewServer(l.server.Handler())
+	t.Cleanup(l.portal.Close)
+	if _, err := demo.SeedEndpoints(ctx, l.st, box, demo.StartCarriers(ctx, t.Logf)); err != nil {
+		t.Fatal(err)
+	}
+	// Coding agents send tools and JSON customers ask for JSON: verified
+	// for every listing, so no request narrows a ballot.
+	reviewer, err := l.st.FindUserByEmail(ctx, "reviewer@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, listing := range l.listings() {
+		for _, capability := range []string{"tools", "json_output"} {
+			if err := l.st.SetCapabilityCheck(ctx, reviewer.ID, listing.ID, capability, "verified", "the loop test's customers need it"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	token := apiToken(t, l.st, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
+	api, err := gatewayclient.NewClientWithResponses(l.portal.URL+"/api/v1", gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := gateway.NewRecorder()
+	l.gw = &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
+		Follower: &gateway.Follower{API: api, Log: quiet}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
+		Now: l.now, Rand: rand.New(rand.NewPCG(7, 1)), Log: quiet}
+	followed := make(chan struct{})
+	go func() { l.gw.Follower.Run(ctx); close(followed) }()
+	t.Cleanup(func() { cancel(); <-followed })
+	l.reporter = &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: "loop"}
+	l.routes = httptest.NewServer(l.gw.Handler())
+	t.Cleanup(l.routes.Close)
+	l.caughtUp()
+	return l
+}
+
+// listings are every listing of the demo catalogue.
+func (l *routingLoop) listings() []catalogue.Listing {
+	l.t.Helper()
+	ls, err := l.st.FindListings(context.Background(), catalogue.ListingFilter{})
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return ls
+}
+
+// caughtUp waits for the gateway to route on the portal's current
+// catalogue revision.
+func (l *routingLoop) caughtUp() {
+	l.t.Helper()
+	snap, err := l.server.Routing.Current(context.Background())
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	waitUntil(l.t, "the gateway to read the catalogue's revision", func() bool {
+		cur := l.gw.Follower.Current()
+		return cur != nil && cur.Revision >= snap.Revision
+	})
+}
+
+// drive sends arrivals of customers (coding agents and large prompts: the
+// kinds whose requests the demand series describes as the projection's
+// shapes; see TestTheProjectionAgreesWithWhatTheGatewayRouted) for the
+// models, seeded, and waits for them.
+func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
+	l.t.Helper()
+	var stats trafficdriver.Stats
+	if err := trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
+		Kinds: []string{"coding", "large"}, Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
+		Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stats); err != nil {
+		l.t.Fatal(err)
+	}
+	if stats.OK.Load() < int64(arrivals)*2/3 {
+		l.t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", stats.Sent.Load(), stats.OK.Load(), stats.Failed.Load(), stats.Skipped.Load())
+	}
+}
+
+// report posts what the gateway measured, the minute under way included,
+// and moves the clock past every minute posted: a later request lands in
+// a minute of its own (the portal keeps the first report of a minute).
+func (l *routingLoop) report() {
+	l.t.Helper()
+	if err := l.reporter.Report(context.Background(), l.now().Add(2*time.Minute)); err != nil {
+		l.t.Fatalf("the gateway's report: %v", err)
+	}
+	l.skew.Add(int64(3 * time.Minute))
 }
