@@ -153,8 +153,12 @@ func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, u
 		p.hours, p.requests, p.capped = append(p.hours, h), append(p.requests, modelRequests[h]), append(p.capped, modelCapped[h])
 	}
 	p.shares = make([]preview.Share, len(p.hours))
+	me := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
+	if me < 0 {
+		return pastProjection{}, false, nil
+	}
 	for i, shares := range preview.ProjectHistory(market, l.Model.Slug, moments) {
-		s, part := shares[l.ID], parts[i]
+		s, part := shares[me], parts[i]
 		p.shares[part.hour].Total += part.weight * s.Total
 		p.shares[part.hour].Exploration += part.weight * s.Exploration
 	}

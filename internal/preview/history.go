@@ -37,39 +37,56 @@ type Moment struct {
 // to the next under the gateway's stable preference (traffic.Holder), so a
 // cheaper fare that stays within the incumbent's margin projects no move,
 // as routing makes none. Listings keep base's status, priority and
-// capability verdicts. The result has one map per moment, keyed by listing
-// id; a listing off the ballot projects zero.
-func ProjectHistory(base Market, model string, moments []Moment) []map[int64]Share {
-	market := Market{Listings: make([]catalogue.Listing, len(base.Listings)), Checks: base.Checks}
-	copy(market.Listings, base.Listings)
+// capability verdicts. The result has, per moment, each listing's share in
+// the order of base.Listings; a listing off the ballot projects zero.
+func ProjectHistory(base Market, model string, moments []Moment) [][]Share {
+	n := len(base.Listings)
+	// Each listing's candidate is built again only when its fare changes
+	// (a month of hours has a few fares and hundreds of moments); a moment
+	// sets its health and learned rate, and its four shapes share it.
+	built := make([]election.Candidate, n)
+	builtFrom := make([]*fare.Fare, n)
+	cands := make([]election.Candidate, 0, n)
+	at := make([]int, 0, n) // each candidate's listing, by index in base
+	hitRates := make([]float64, n)
 	incumbents := map[string]string{}
 	var res election.Result
-	out := make([]map[int64]Share, len(moments))
+	out := make([][]Share, len(moments))
+	all := make([]Share, len(moments)*n)
 	for mi, m := range moments {
-		for i := range market.Listings {
-			l := &market.Listings[i]
-			l.Published, l.Health = m.Fares[l.ID], base.Listings[i].Health
-			if h, ok := m.Health[l.ID]; ok {
-				l.Health = h
+		cands, at = cands[:0], at[:0]
+		for i := range base.Listings {
+			l := &base.Listings[i]
+			f := m.Fares[l.ID]
+			if !onBallot(l.Status, f) {
+				continue
 			}
+			if builtFrom[i] != f {
+				built[i], builtFrom[i] = Candidate(l, f, base.Checks[l.ID]), f
+			}
+			c := built[i]
+			h := l.Health
+			if mh, ok := m.Health[l.ID]; ok {
+				h = mh
+			}
+			// The gateway ranks on the rates it learned, never the
+			// catalogue's cache-hit rate (seed 001; gateway.BuildTable).
+			c.Metrics = election.Metrics{Uptime: h.UptimePct, LatencyMs: h.LatencyMs, Throughput: h.ThroughputTPS}
+			if r, ok := m.Learned.HitRate[c.ID]; ok {
+				hitRates[i] = r
+				c.Metrics.CacheHitRate = &hitRates[i]
+			}
+			cands, at = append(cands, c), append(at, i)
 		}
-		shares := make(map[int64]Share, len(market.Listings))
+		shares := all[mi*n : (mi+1)*n : (mi+1)*n]
 		pcts := mixPercents(m.Mix)
 		for si, shape := range shapes {
 			shape.Routing = election.ModeAuto
-			if n := m.Prompts[shape.Key]; n > 0 {
-				shape.PromptTokens = n
+			if p := m.Prompts[shape.Key]; p > 0 {
+				shape.PromptTokens = p
 			}
-			ballot, entries, _ := market.BallotEntries(shape.Request(model, m.At), Change{})
-			// The gateway ranks on the rates it learned, never the
-			// catalogue's cache-hit rate (seed 001; gateway.BuildTable).
+			ballot := election.Ballot{Request: shape.Request(model, m.At), Candidates: cands}
 			ballot.Request.ObservedHitRate, ballot.Request.ObservedOutputRatio = m.Learned.Combined, m.Learned.OutputRatio
-			for i := range ballot.Candidates {
-				ballot.Candidates[i].Metrics.CacheHitRate = nil
-				if h, ok := m.Learned.HitRate[ballot.Candidates[i].ID]; ok {
-					ballot.Candidates[i].Metrics.CacheHitRate = &h
-				}
-			}
 			election.ElectWinnerInto(&ballot, &res)
 			holder, _ := traffic.Holder(&ballot, &res, incumbents[shape.Key])
 			// Only requests make a holder: a moment without any of the
@@ -88,12 +105,11 @@ func ProjectHistory(base Market, model string, moments []Moment) []map[int64]Sha
 					continue
 				}
 				part := pcts[si] / 100 * shapeShare(i == holder, eligible)
-				s := shares[entries[i].Listing.ID]
+				s := &shares[at[i]]
 				s.Total += part
 				if i != holder {
 					s.Exploration += part
 				}
-				shares[entries[i].Listing.ID] = s
 			}
 		}
 		out[mi] = shares

@@ -1,8 +1,10 @@
 package preview
 
 import (
+	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
@@ -28,12 +30,21 @@ func scaled(f *fare.Fare, percent int64) *fare.Fare {
 	return &g
 }
 
+// byID keys one moment's shares by listing id.
+func byID(m Market, shares []Share) map[int64]Share {
+	out := map[int64]Share{}
+	for i, l := range m.Listings {
+		out[l.ID] = shares[i]
+	}
+	return out
+}
+
 // TestOneMomentProjectsWhatThePreviewDoes: a single moment's projection is
 // the preview's share for every listing and mix (one rule set, one home).
 func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 	m := market()
 	for _, mix := range []map[string]float64{nil, {"small": 5, "large": 1, "coding": 3, "chat": 1}, {"coding": 1}} {
-		got := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}})[0]
+		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}})[0])
 		sum := 0.0
 		for _, l := range m.Listings {
 			want := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: mix}).Share
@@ -53,7 +64,7 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 func TestHistoryCarriesTheHolder(t *testing.T) {
 	m := market()
 	small := map[string]float64{"small": 1}
-	first := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}})[0]
+	first := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}})[0])
 	var holder int64
 	for id, s := range first {
 		if s.Total > 0.5 {
@@ -101,14 +112,14 @@ func TestHistoryCarriesTheHolder(t *testing.T) {
 				c.moments[i].Mix = small
 			}
 			got := ProjectHistory(m, "kimi-k2.5", c.moments)
-			last := got[len(got)-1]
+			last := byID(m, got[len(got)-1])
 			if s := last[c.want]; math.Abs(s.Total-(1-traffic.ExplorationRate)) > 1e-12 || s.Exploration != 0 {
 				t.Errorf("listing %d projects %+v at the last moment, want it holding the shape: %+v", c.want, s, last)
 			}
 		})
 	}
 	t.Run("a listing without a fare is off the ballot", func(t *testing.T) {
-		got := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}})[0]
+		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}})[0])
 		if s, ok := got[holder]; ok && s.Total != 0 {
 			t.Errorf("a listing with no fare in force projects %+v", s)
 		}
@@ -129,5 +140,27 @@ func TestWeighedShare(t *testing.T) {
 	}
 	if _, ok := WeighedShare([]Share{{Total: 1}}, []int64{0}); ok {
 		t.Error("a projection over hours without requests claims a share")
+	}
+}
+
+// BenchmarkProjectHistory: the projection a traffic page makes of a month
+// of hours (the day view's 30 days) for a model of 4 and of 20 listings.
+func BenchmarkProjectHistory(b *testing.B) {
+	for _, n := range []int{4, 20} {
+		m := market()
+		for len(m.Listings) < n {
+			l := m.Listings[len(m.Listings)%4]
+			l.ID, l.CarrierSlug = int64(len(m.Listings)+1), fmt.Sprintf("c%d", len(m.Listings))
+			m.Listings = append(m.Listings, l)
+		}
+		moments := make([]Moment, 720)
+		for i := range moments {
+			moments[i] = Moment{At: at.Add(time.Duration(i) * time.Hour), Fares: faresOf(m), Mix: map[string]float64{"small": 5, "coding": 3, "large": 1}}
+		}
+		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				ProjectHistory(m, "kimi-k2.5", moments)
+			}
+		})
 	}
 }
