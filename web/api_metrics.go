@@ -45,6 +45,9 @@ type demandBody struct {
 	Source       string    `json:"source"`
 	Requests     int64     `json:"requests"`
 	PromptTokens int64     `json:"promptTokens"`
+	// The large requests and their prompt tokens (both or neither).
+	LargeRequests     *int64 `json:"largeRequests"`
+	LargePromptTokens *int64 `json:"largePromptTokens"`
 }
 
 // handleAPIMetrics stores a batch of per-minute buckets and demand rows:
@@ -80,7 +83,8 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	}
 	demand := make([]catalogue.Demand, len(body.Demand))
 	for i, d := range body.Demand {
-		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens}
+		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens,
+			LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens}
 	}
 	if err := s.Metrics.CheckDemand(demand); err != nil {
 		return err

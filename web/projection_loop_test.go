@@ -46,12 +46,10 @@ import (
 // for every listing here) and large prompts. Left out, and named in the
 // README as what the projection cannot see yet: image requests (they
 // narrow the ballot to listings with vision, and demand does not record
-// what requests require); streamed small chats sent as the general
-// workload (demand does not record streaming, which moves the election's
-// weights, so they read as the non-streamed small shape); and small
-// one-shots in the same minutes as large prompts (demand reports a
-// workload's minute as one average prompt, so a minute of both reads as
-// all small or all large).
+// what requests require) and small general requests sent both streamed and
+// not, chats and JSON one-shots (demand does not record streaming, which
+// moves the election's weights, while the gateway keeps one holder for
+// both: whichever came first holds the other within the margin).
 func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 	loop := startRoutingLoop(t)
 	// Two models with several listings each, one with a different holder

@@ -173,6 +173,11 @@ type Demand struct {
 	Source string
 	// Requests and the sum of their estimated prompt tokens.
 	Requests, PromptTokens int64
+	// LargeRequests are the requests whose own prompt was at least
+	// election.CachePromptTokens, LargePromptTokens their prompt tokens;
+	// nil from a gateway that reports only the totals (the minute's
+	// average prompt then decides).
+	LargeRequests, LargePromptTokens *int64
 }
 
 // WorkloadDemand is a model's demand of one workload over a period: its
@@ -200,6 +205,15 @@ func (d *Demand) Validate(now time.Time) map[string]string {
 		if f.v < 0 || f.v > MaxBucketValue {
 			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
 		}
+	}
+	if (d.LargeRequests == nil) != (d.LargePromptTokens == nil) {
+		errs["largeRequests"] = "send largeRequests and largePromptTokens together, or neither"
+	}
+	if d.LargeRequests != nil && (*d.LargeRequests < 0 || *d.LargeRequests > d.Requests) {
+		errs["largeRequests"] = "must be between 0 and requests"
+	}
+	if d.LargePromptTokens != nil && (*d.LargePromptTokens < 0 || *d.LargePromptTokens > d.PromptTokens) {
+		errs["largePromptTokens"] = "must be between 0 and promptTokens"
 	}
 	if msg := minuteProblem(d.Minute, now); msg != "" {
 		errs["minute"] = msg

@@ -196,6 +196,14 @@ func TestDemandChecks(t *testing.T) {
 		{"a minute not on the minute", []Demand{{Model: "m", Workload: "chat", Minute: minute.Add(time.Second)}}, "demand[0].minute"},
 		{"the same row twice", []Demand{{Model: "m", Workload: "chat", Minute: minute}, {Model: "m", Workload: "chat", Minute: minute}}, "demand[1].minute"},
 		{"negative requests", []Demand{{Model: "m", Workload: "chat", Minute: minute, Requests: -1}}, "demand[0].requests"},
+		{"a split minute", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, PromptTokens: 9000,
+			LargeRequests: count(1), LargePromptTokens: count(6000)}}, ""},
+		{"more large requests than requests", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, PromptTokens: 9000,
+			LargeRequests: count(4), LargePromptTokens: count(6000)}}, "demand[0].largeRequests"},
+		{"more large prompt tokens than prompt tokens", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, PromptTokens: 9000,
+			LargeRequests: count(1), LargePromptTokens: count(9001)}}, "demand[0].largePromptTokens"},
+		{"a split without its tokens", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, PromptTokens: 9000,
+			LargeRequests: count(1)}}, "demand[0].largeRequests"},
 	} {
 		err := in.CheckDemand(test.d)
 		fields := apperr.FieldErrors(err)
@@ -259,3 +267,5 @@ func TestHealthAtReadsTheHourAndTheDayBefore(t *testing.T) {
 		t.Errorf("a quiet last hour with the day past its gates: %+v %v, want only the day's rates", h, ok)
 	}
 }
+
+func count(v int64) *int64 { return &v }

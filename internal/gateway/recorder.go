@@ -48,6 +48,11 @@ func (s *Stat) Served() int64 { return s.Routed + s.Pinned + s.Exploration + s.F
 // them, before any routing: the real workload mix.
 type Demand struct {
 	Requests, PromptTokens int64
+	// LargeRequests are those whose prompt was at least the large line
+	// (election.CachePromptTokens), LargePromptTokens their prompts: a
+	// minute of small one-shots and large prompts is then not read as one
+	// average.
+	LargeRequests, LargePromptTokens int64
 }
 
 // Outcome is what one attempt came to.
@@ -187,6 +192,10 @@ func (r *Recorder) Demanded(model string, w election.Workload, promptTokens int6
 	}
 	d.Requests++
 	d.PromptTokens += promptTokens
+	if promptTokens >= election.CachePromptTokens {
+		d.LargeRequests++
+		d.LargePromptTokens += promptTokens
+	}
 }
 
 // Hours is a project's hourly aggregates for a model over the learned

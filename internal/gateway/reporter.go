@@ -66,9 +66,9 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		r.pending = append(r.pending, b)
 	}
 	for _, d := range r.Recorder.TakeClosedDemand(now.Add(-r.Grace)) {
-		prompt := d.PromptTokens
+		prompt, large, largePrompt := d.PromptTokens, d.LargeRequests, d.LargePromptTokens
 		r.demand = append(r.demand, gatewayclient.Demand{Model: d.Model, Workload: gatewayclient.Workload(d.Workload.String()),
-			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt})
+			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt, LargeRequests: &large, LargePromptTokens: &largePrompt})
 	}
 	// The portal takes a minute for 25 hours; older ones can only be dropped.
 	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)

@@ -238,6 +238,12 @@ type Decimal = string
 
 // Demand one minute of a model's requests of one workload as the gateway's customers sent them, before routing (the real workload mix)
 type Demand struct {
+	// LargePromptTokens the large requests' estimated prompt tokens; at most promptTokens
+	LargePromptTokens *int64 `json:"largePromptTokens,omitempty"`
+
+	// LargeRequests of the requests, those whose own estimated prompt was at least 5,000 tokens (the large line of the preview's shapes); at most requests; send with largePromptTokens, or neither (the minute's average prompt then decides whether the row's requests are large)
+	LargeRequests *int64 `json:"largeRequests,omitempty"`
+
 	// Minute the start of the minute (seconds zero), UTC; from 25 hours back to 2 minutes ahead
 	Minute time.Time `json:"minute"`
 	Model  string    `json:"model"`

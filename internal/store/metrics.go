@@ -450,7 +450,10 @@ type demandRow struct {
 	Source       string    `gorm:"primaryKey"`
 	Requests     int64
 	PromptTokens int64
-	RecordedAt   time.Time
+	// LargeRequests and LargePromptTokens are NULL from a gateway that
+	// reports only the totals.
+	LargeRequests, LargePromptTokens *int64
+	RecordedAt                       time.Time
 }
 
 func (demandRow) TableName() string { return "demand_minutes" }
@@ -485,8 +488,9 @@ func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) err
 			switch {
 			case !ok:
 				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source, Requests: d.Requests,
-					PromptTokens: d.PromptTokens, RecordedAt: now})
-			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens:
+					PromptTokens: d.PromptTokens, LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, RecordedAt: now})
+			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens ||
+				!equalCount(old.LargeRequests, d.LargeRequests) || !equalCount(old.LargePromptTokens, d.LargePromptTokens):
 				replays = append(replays, i)
 			}
 		}
@@ -537,8 +541,7 @@ func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time,
 		LargePromptTokens                     int64
 	}
 	if err := s.read(ctx).Model(&demandRow{}).Select("workload, SUM(requests) AS requests, "+
-		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens, "+
-		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN prompt_tokens ELSE 0 END) AS large_prompt_tokens", largeFrom, largeFrom).
+		largeDemand, largeFrom, largeFrom).
 		Where("model_slug = ? AND minute >= ? AND requests > 0", model, since.UTC()).Group("workload").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
 	}
@@ -548,6 +551,17 @@ func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time,
 			LargePromptTokens: r.LargePromptTokens}
 	}
 	return out, nil
+}
+
+// largeDemand sums a demand row's large requests and their prompt tokens:
+// as the gateway counted them, or, from a gateway that reports only totals,
+// all of the row's when its average prompt is large (two ? for the line).
+const largeDemand = "SUM(COALESCE(large_requests, CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END)) AS large_requests, " +
+	"SUM(prompt_tokens) AS prompt_tokens, " +
+	"SUM(COALESCE(large_prompt_tokens, CASE WHEN prompt_tokens >= ? * requests THEN prompt_tokens ELSE 0 END)) AS large_prompt_tokens"
+
+func equalCount(a, b *int64) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 // DemandByHour sums a model's demand per hour (UTC) and workload from since
@@ -566,8 +580,7 @@ func (s *Store) DemandByHour(ctx context.Context, model string, since, until tim
 		LargePromptTokens                     int64
 	}
 	if err := s.read(ctx).Model(&demandRow{}).Select(hour+" AS hour, workload, SUM(requests) AS requests, "+
-		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN requests ELSE 0 END) AS large_requests, SUM(prompt_tokens) AS prompt_tokens, "+
-		"SUM(CASE WHEN prompt_tokens >= ? * requests THEN prompt_tokens ELSE 0 END) AS large_prompt_tokens", largeFrom, largeFrom).
+		largeDemand, largeFrom, largeFrom).
 		Where("model_slug = ? AND minute >= ? AND minute < ? AND requests > 0", model, since.UTC(), until.UTC()).
 		Group("hour, workload").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("demand by hour of %s: %w", model, err)

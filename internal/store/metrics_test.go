@@ -466,6 +466,10 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 			{Model: "h", Workload: "general", Minute: hourStart.Add(59 * time.Minute), Requests: 1, PromptTokens: 9000},
 			{Model: "h", Workload: "coding", Minute: hourStart.Add(30 * time.Minute), Requests: 4, PromptTokens: 4000},
 			{Model: "h", Workload: "chat", Minute: hourStart.Add(time.Hour), Requests: 7, PromptTokens: 70},
+			// A gateway that splits its minute: 2 of 10 requests large, though
+			// the minute's average (4,400) is small.
+			{Model: "h", Workload: "general", Minute: hourStart.Add(10 * time.Minute), Requests: 10, PromptTokens: 44000,
+				LargeRequests: ptr(int64(2)), LargePromptTokens: ptr(int64(40000))},
 		}
 		if err := s.RecordDemand(ctx, byHour); err != nil {
 			t.Fatal(err)
@@ -476,9 +480,14 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		}
 		before, during := hours[hourStart.Add(-time.Hour)], hours[hourStart]
 		if len(hours) != 2 || before["general"] != (catalogue.WorkloadDemand{Requests: 3, LargeRequests: 3, PromptTokens: 30000, LargePromptTokens: 30000}) ||
-			during["general"] != (catalogue.WorkloadDemand{Requests: 3, LargeRequests: 1, PromptTokens: 9200, LargePromptTokens: 9000}) ||
+			during["general"] != (catalogue.WorkloadDemand{Requests: 13, LargeRequests: 3, PromptTokens: 53200, LargePromptTokens: 49000}) ||
 			during["coding"] != (catalogue.WorkloadDemand{Requests: 4, PromptTokens: 4000}) || len(during) != 2 {
 			t.Errorf("demand of h by hour: %+v", hours)
+		}
+		resplit := byHour[5]
+		resplit.LargeRequests = ptr(int64(3))
+		if err := s.RecordDemand(ctx, []catalogue.Demand{resplit}); !errors.As(err, &replay) {
+			t.Errorf("a replay of a split minute with another split: %v, want a ReplayError", err)
 		}
 		if n, err := s.DeleteDemandBefore(ctx, now.Add(-catalogue.DemandRetention)); err != nil || n != 1 {
 			t.Errorf("pruned %d demand rows (%v), want the one 9 days old", n, err)
@@ -532,3 +541,5 @@ func TestGatewaysReportTheirOwnPartsOfAMinute(t *testing.T) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }
