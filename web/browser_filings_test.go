@@ -123,16 +123,7 @@ func TestBrowserStaleDraftIsRefreshedAndApproved(t *testing.T) {
 	if err := waitText(ctx, `[data-testid="filing-state"]`, "pending review"); err != nil {
 		t.Fatal(err)
 	}
-	err = chromedp.Do(ctx,
-		browserLogout(),
-		browserLogin(base, "reviewer@airside.example", demo.Password),
-		chromedp.Navigate(base+draft),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="approve-open"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="publish-note"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
-	)
-	if err != nil {
+	if err := chromedp.Do(ctx, browserApprove(base, base+draft)); err != nil {
 		t.Fatalf("the reviewer approves: %v", err)
 	}
 	if err := waitText(ctx, `[data-testid="filing-state"]`, "published"); err != nil {

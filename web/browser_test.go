@@ -173,6 +173,18 @@ func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
 
 // browserLogout logs out from the top bar and waits for the login form
 // itself (the page being left may have an e-mail field of its own).
+// browserApprove signs the reviewer in and approves the filing at url
+// (absolute) through its confirmation.
+func browserApprove(base, url string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(browserLogout(), browserLogin(base, "reviewer@airside.example", demo.Password),
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="approve-open"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="publish-note"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="approve"]`)),
+	)
+}
+
 func browserLogout() chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),

@@ -2,8 +2,9 @@ package web
 
 import (
 	"context"
+	"maps"
 	"slices"
-	"sort"
+	"sync"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -15,31 +16,24 @@ import (
 )
 
 // ProjectionReach is how far back a traffic page projects, hour by hour,
-// what the preview would have said: a month of hours is a few thousand
-// elections; a year's would be a page that waits.
+// what the preview would have said.
 const ProjectionReach = 31 * 24 * time.Hour
 
+// frozenAfter is the age past which an hour's projection can no longer
+// change: the portal refuses metrics and demand older than
+// catalogue.MaxBucketAge (25 hours), and fares are never published into
+// the past. Such hours are projected once per catalogue revision and kept.
+const frozenAfter = catalogue.MaxBucketAge + time.Hour
+
 // pastProjection is, for one listing, the share the preview projected in
-// each past hour from what was then in force, and its model's requests in
-// that hour: the projection a traffic page sets beside the measured share.
+// each past hour from what was then in force, and its model's requests and
+// requests turned away at caps in that hour: the projection a traffic page
+// sets beside the measured share.
 type pastProjection struct {
 	hours    []time.Time
 	shares   []preview.Share
 	requests []int64
-	// capped are the requests the model's listings' caps turned away in
-	// each hour.
-	capped []int64
-}
-
-// cappedSince sums what the model's caps turned away from the hour from on.
-func (p pastProjection) cappedSince(from time.Time) int64 {
-	var n int64
-	for i, h := range p.hours {
-		if !h.Before(from) {
-			n += p.capped[i]
-		}
-	}
-	return n
+	capped   []int64
 }
 
 // over is the projection weighed by the model's requests over the hours
@@ -55,70 +49,251 @@ func (p pastProjection) over(since, until time.Time) (preview.Share, bool) {
 	return preview.WeighedShare(shares, requests)
 }
 
-// projectPast rebuilds, for every hour from since to until (at most
-// ProjectionReach back from until), what was in force for the listing's
-// model (every listing's published fare and health, the hour's workload
-// mix) and projects the listing's share of each hour as the preview would
-// have (preview.ProjectHistory). An hour in which a fare was published is
-// projected in parts, before and after, each weighed by the model's
-// requests in it. ok is false for a model routing does not know.
+// cappedSince sums what the model's caps turned away from the hour from on.
+func (p pastProjection) cappedSince(from time.Time) int64 {
+	var n int64
+	for i, h := range p.hours {
+		if !h.Before(from) {
+			n += p.capped[i]
+		}
+	}
+	return n
+}
+
+// modelProjection is a model's projection hour by hour: each listing's
+// share (rows in the order of listings), the model's requests and capped
+// requests.
+type modelProjection struct {
+	listings         []int64
+	hours            []time.Time
+	shares           [][]preview.Share
+	requests, capped []int64
+}
+
+// of is one listing's part of the projection (ok false for a listing the
+// model's market does not hold).
+func (m modelProjection) of(id int64) (pastProjection, bool) {
+	i := slices.Index(m.listings, id)
+	if i < 0 {
+		return pastProjection{}, false
+	}
+	p := pastProjection{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours))}
+	for h := range m.hours {
+		p.shares[h] = m.shares[h][i]
+	}
+	return p, true
+}
+
+// append adds o's hours after m's.
+func (m *modelProjection) append(o modelProjection) {
+	m.hours = append(m.hours, o.hours...)
+	m.shares = append(m.shares, o.shares...)
+	m.requests = append(m.requests, o.requests...)
+	m.capped = append(m.capped, o.capped...)
+}
+
+// projectionCache keeps, per model, window start and catalogue revision,
+// the projection of the hours that can no longer change and the holders at
+// their end, so a view projects only the last day or so.
+type projectionCache struct {
+	mu sync.Mutex
+	by map[projectionKey]*frozenProjection
+}
+
+type projectionKey struct {
+	model    string
+	since    time.Time
+	revision int64
+}
+
+// frozenProjection is the frozen part of one model's projection: the hours
+// before through, and the holders after them.
+type frozenProjection struct {
+	mu      sync.Mutex
+	through time.Time
+	proj    modelProjection
+	holders map[string]string
+}
+
+// maxFrozen bounds the cache: a month of hours of one model of 20 listings
+// is about 0.5 MB.
+const maxFrozen = 256
+
+func (c *projectionCache) entry(k projectionKey) *frozenProjection {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.by[k]; ok {
+		return e
+	}
+	if c.by == nil {
+		c.by = map[projectionKey]*frozenProjection{}
+	}
+	for old := range c.by {
+		if old.revision != k.revision || len(c.by) >= maxFrozen { // a publication redoes every model
+			delete(c.by, old)
+		}
+	}
+	e := &frozenProjection{through: k.since, holders: map[string]string{}}
+	c.by[k] = e
+	return e
+}
+
+// projectPast is the listing's projection hour by hour from since to until
+// (projectModels says how); ok is false for a listing routing does not
+// know.
 func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, until time.Time) (pastProjection, bool, error) {
-	snap, err := s.Routing.Current(ctx)
+	models, err := s.projectModels(ctx, []string{l.Model.Slug}, since, until)
 	if err != nil {
 		return pastProjection{}, false, err
 	}
-	live, ok := snap.Market(l.Model.Slug)
+	m, ok := models[l.Model.Slug]
 	if !ok {
 		return pastProjection{}, false, nil
 	}
-	// The base market holds each listing's stored health: what the
-	// catalogue served for an hour the gateway had reported nothing before.
-	market := preview.Market{Listings: make([]catalogue.Listing, len(live.Listings)), Checks: live.Checks}
-	ids := make([]int64, len(live.Listings))
-	for i, ml := range live.Listings {
-		market.Listings[i] = ml
-		market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
-		ids[i] = ml.ID
+	p, ok := m.of(l.ID)
+	return p, ok, nil
+}
+
+// projectModels rebuilds, for every hour from since to until (at most
+// ProjectionReach back from until), what was in force for each model
+// (every listing's published fare and health, the hour's workload mix and
+// prompt sizes, the rates routing had learned) and projects every
+// listing's share of each hour as the preview would have
+// (preview.ProjectHistory). An hour in which a fare was published is
+// projected in parts, before and after, each weighed by the model's
+// requests in it. Hours older than frozenAfter come from projectionCache.
+// A model routing does not know is left out.
+func (s *Server) projectModels(ctx context.Context, models []string, since, until time.Time) (map[string]modelProjection, error) {
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return nil, err
 	}
 	since, until = since.UTC().Truncate(time.Hour), until.UTC()
 	if reach := until.Add(-ProjectionReach).Truncate(time.Hour); since.Before(reach) {
 		since = reach
 	}
-	// A day before the first hour: the health of an hour reads the day
-	// before it.
-	hourly, err := s.TrafficReads.HourlyTraffic(ctx, ids, since.Add(-24*time.Hour), until)
+	frozen := s.Now().UTC().Add(-frozenAfter).Truncate(time.Hour)
+	if frozen.Before(since) {
+		frozen = since
+	}
+	if last := until.Truncate(time.Hour); frozen.After(last) {
+		frozen = last
+	}
+
+	type work struct {
+		market preview.Market
+		entry  *frozenProjection
+		from   time.Time // the first hour to project
+	}
+	jobs := map[string]*work{}
+	var ids []int64
+	readFrom := until
+	// Entries are locked in the models' order: two views of overlapping
+	// models never wait on each other in a circle.
+	models = slices.Sorted(slices.Values(models))
+	models = slices.Compact(models)
+	for _, model := range models {
+		live, ok := snap.Market(model)
+		if !ok {
+			continue
+		}
+		// The base market holds each listing's stored health: what the
+		// catalogue served for an hour nothing had been reported before.
+		w := &work{market: preview.Market{Listings: make([]catalogue.Listing, len(live.Listings)), Checks: live.Checks}}
+		for i, ml := range live.Listings {
+			w.market.Listings[i] = ml
+			w.market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
+			ids = append(ids, ml.ID)
+		}
+		w.entry = s.projections.entry(projectionKey{model: model, since: since, revision: snap.Revision})
+		w.entry.mu.Lock()
+		defer w.entry.mu.Unlock()
+		w.from = w.entry.through
+		if w.from.After(frozen) { // the clock went back (tests move it): start again
+			w.entry.through, w.entry.proj, w.entry.holders, w.from = since, modelProjection{}, map[string]string{}, since
+		}
+		if w.from.Before(readFrom) {
+			readFrom = w.from
+		}
+		jobs[model] = w
+	}
+	if len(jobs) == 0 {
+		return map[string]modelProjection{}, nil
+	}
+	// A day before the first hour: an hour's health and learned rates read
+	// the day before it.
+	hourly, err := s.TrafficReads.HourlyTraffic(ctx, ids, readFrom.Add(-24*time.Hour), until)
 	if err != nil {
-		return pastProjection{}, false, err
+		return nil, err
 	}
 	history, err := s.TrafficReads.FareHistory(ctx, ids)
 	if err != nil {
-		return pastProjection{}, false, err
+		return nil, err
 	}
-	demand, err := s.TrafficReads.DemandByHour(ctx, l.Model.Slug, since, until, election.CachePromptTokens)
+	demand, err := s.TrafficReads.DemandByHour(ctx, slices.Collect(maps.Keys(jobs)), readFrom, until, election.CachePromptTokens)
 	if err != nil {
-		return pastProjection{}, false, err
+		return nil, err
 	}
+	out := map[string]modelProjection{}
+	for model, w := range jobs {
+		lids := make([]int64, len(w.market.Listings))
+		for i, ml := range w.market.Listings {
+			lids[i] = ml.ID
+		}
+		w.entry.proj.listings = lids
+		if w.from.Before(frozen) {
+			part, err := s.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
+			if err != nil {
+				return nil, err
+			}
+			w.entry.proj.append(part)
+			w.entry.through = frozen
+		}
+		holders := map[string]string{}
+		for k, v := range w.entry.holders {
+			holders[k] = v
+		}
+		live, err := s.projectHours(ctx, w.market, model, frozen, until, hourly, history, demand[model], holders)
+		if err != nil {
+			return nil, err
+		}
+		m := modelProjection{listings: lids}
+		m.append(w.entry.proj)
+		m.append(live)
+		out[model] = m
+	}
+	return out, nil
+}
+
+// projectHours projects the model's hours from since to until, from the
+// holders given (updated to those after the last hour).
+func (s *Server) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
+	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
+	holders map[string]string) (modelProjection, error) {
+	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
 	var learnedHours []traffic.Hour
-	for i, id := range ids {
-		for _, hp := range hourly[id] {
+	for i := range market.Listings {
+		ml := &market.Listings[i]
+		ids[i] = ml.ID
+		for _, hp := range hourly[ml.ID] {
 			modelRequests[hp.Hour.UTC()] += hp.Requests
 			modelCapped[hp.Hour.UTC()] += hp.Capped
-			learnedHours = append(learnedHours, traffic.Hour{Start: hp.Hour.UTC(), Candidate: preview.CandidateID(&market.Listings[i]),
+			learnedHours = append(learnedHours, traffic.Hour{Start: hp.Hour.UTC(), Candidate: preview.CandidateID(ml),
 				Successes: hp.Requests - hp.Errors - hp.ClientErrors, InputTokens: hp.InputTokens, CachedInputTokens: hp.CachedInputTokens,
 				OutputTokens: hp.OutputTokens})
 		}
 	}
-	// Fare publications within the window, each a moment of its own.
+	// Fare publications within the span, each a moment of its own.
 	changes := map[time.Time][]time.Time{}
-	for _, spans := range history {
-		for _, f := range spans {
+	for _, id := range ids {
+		for _, f := range history[id] {
 			if h := f.From.Truncate(time.Hour); !f.From.Equal(h) && !h.Before(since) && h.Before(until) {
 				changes[h] = append(changes[h], f.From)
 			}
 		}
 	}
-	var p pastProjection
+	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
 	for h := since; h.Before(until); h = h.Add(time.Hour) {
@@ -137,7 +312,7 @@ func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, u
 		learned := traffic.Learn(learnedHours, h.Add(-time.Second))
 		splits, weights, err := s.hourSplits(ctx, ids, h, changes[h])
 		if err != nil {
-			return pastProjection{}, false, err
+			return p, err
 		}
 		for i, from := range splits {
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Learned: learned,
@@ -152,17 +327,32 @@ func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, u
 		}
 		p.hours, p.requests, p.capped = append(p.hours, h), append(p.requests, modelRequests[h]), append(p.capped, modelCapped[h])
 	}
-	p.shares = make([]preview.Share, len(p.hours))
-	me := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
-	if me < 0 {
-		return pastProjection{}, false, nil
+	p.shares = make([][]preview.Share, len(p.hours))
+	for i := range p.shares {
+		p.shares[i] = make([]preview.Share, len(ids))
 	}
-	for i, shares := range preview.ProjectHistory(market, l.Model.Slug, moments) {
-		s, part := shares[me], parts[i]
-		p.shares[part.hour].Total += part.weight * s.Total
-		p.shares[part.hour].Exploration += part.weight * s.Exploration
+	for i, shares := range preview.ProjectHistory(market, model, moments, holders) {
+		part := parts[i]
+		for j, sh := range shares {
+			p.shares[part.hour][j].Total += part.weight * sh.Total
+			p.shares[part.hour][j].Exploration += part.weight * sh.Exploration
+		}
 	}
-	return p, true, nil
+	return p, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // hourPart says which hour a moment belongs to and its weight in it.
@@ -189,9 +379,15 @@ func (s *Server) hourSplits(ctx context.Context, ids []int64, h time.Time, chang
 	weights := make([]float64, len(starts))
 	var total float64
 	for m, n := range minutes {
-		// A minute belongs to the part in force at its start.
-		i := sort.Search(len(starts), func(i int) bool { return starts[i].After(m) }) - 1
-		weights[max(i, 0)] += float64(n)
+		// A minute's requests are spread evenly over it: a minute in which
+		// a fare was published gives each part its share of the minute.
+		end := m.Add(time.Minute)
+		for i := range starts {
+			from, to := maxTime(m, starts[i]), minTime(end, ends[i])
+			if to.After(from) {
+				weights[i] += float64(n) * to.Sub(from).Seconds() / 60
+			}
+		}
 		total += float64(n)
 	}
 	for i := range weights {

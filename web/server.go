@@ -113,6 +113,9 @@ type Server struct {
 	Mail mailer.Mailer
 	// demands are the models' measured workload mixes, reused a minute.
 	demands demandCache
+	// projections keep the past hours' projections that can no longer
+	// change (projectModels).
+	projections projectionCache
 	// touched is when each API token's use was last recorded from here.
 	touchedMu  sync.Mutex
 	touched    map[int64]time.Time

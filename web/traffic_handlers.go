@@ -30,7 +30,7 @@ type TrafficReads interface {
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
-	DemandByHour(ctx context.Context, model string, since, until time.Time, largeFrom int64) (map[time.Time]map[string]catalogue.WorkloadDemand, error)
+	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
 	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
 }
 
@@ -175,7 +175,25 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data)
+	// Beside each share served, the share projected from what was in force
+	// hour by hour, every model at once.
+	var models []string
+	for _, l := range listings {
+		models = append(models, l.Model.Slug)
+	}
+	projections, err := s.projectModels(ctx, models, since, until)
+	if err != nil {
+		return err
+	}
+	projected := map[int64]string{}
+	for _, l := range listings {
+		if past, ok := projections[l.Model.Slug].of(l.ID); ok {
+			if share, any := past.over(since, until); any {
+				projected[l.ID] = templates.Share(share.Total)
+			}
+		}
+	}
+	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data, projected)
 	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
 		return err
 	}

@@ -39,7 +39,11 @@ type Moment struct {
 // as routing makes none. Listings keep base's status, priority and
 // capability verdicts. The result has, per moment, each listing's share in
 // the order of base.Listings; a listing off the ballot projects zero.
-func ProjectHistory(base Market, model string, moments []Moment) [][]Share {
+//
+// holders are the holders of each shape (shape key to candidate id) before
+// the first moment, updated in place to those after the last: a projection
+// continued later starts where this one ended (nil starts with none).
+func ProjectHistory(base Market, model string, moments []Moment, holders map[string]string) [][]Share {
 	n := len(base.Listings)
 	// Each listing's candidate is built again only when its fare changes
 	// (a month of hours has a few fares and hundreds of moments); a moment
@@ -49,7 +53,10 @@ func ProjectHistory(base Market, model string, moments []Moment) [][]Share {
 	cands := make([]election.Candidate, 0, n)
 	at := make([]int, 0, n) // each candidate's listing, by index in base
 	hitRates := make([]float64, n)
-	incumbents := map[string]string{}
+	incumbents := holders
+	if incumbents == nil {
+		incumbents = map[string]string{}
+	}
 	var res election.Result
 	out := make([][]Share, len(moments))
 	all := make([]Share, len(moments)*n)

@@ -3,6 +3,7 @@ package preview
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func byID(m Market, shares []Share) map[int64]Share {
 func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 	m := market()
 	for _, mix := range []map[string]float64{nil, {"small": 5, "large": 1, "coding": 3, "chat": 1}, {"coding": 1}} {
-		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}})[0])
+		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}}, nil)[0])
 		sum := 0.0
 		for _, l := range m.Listings {
 			want := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: mix}).Share
@@ -64,7 +65,7 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 func TestHistoryCarriesTheHolder(t *testing.T) {
 	m := market()
 	small := map[string]float64{"small": 1}
-	first := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}})[0])
+	first := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}}, nil)[0])
 	var holder int64
 	for id, s := range first {
 		if s.Total > 0.5 {
@@ -111,15 +112,29 @@ func TestHistoryCarriesTheHolder(t *testing.T) {
 			for i := range c.moments {
 				c.moments[i].Mix = small
 			}
-			got := ProjectHistory(m, "kimi-k2.5", c.moments)
+			got := ProjectHistory(m, "kimi-k2.5", c.moments, nil)
 			last := byID(m, got[len(got)-1])
 			if s := last[c.want]; math.Abs(s.Total-(1-traffic.ExplorationRate)) > 1e-12 || s.Exploration != 0 {
 				t.Errorf("listing %d projects %+v at the last moment, want it holding the shape: %+v", c.want, s, last)
 			}
 		})
 	}
+	t.Run("a projection continued from its holders equals one run", func(t *testing.T) {
+		moments := []Moment{{At: at, Fares: faresOf(m), Mix: small}, {At: at, Fares: with(barely), Mix: small}}
+		whole := ProjectHistory(m, "kimi-k2.5", moments, nil)
+		holders := map[string]string{}
+		parts := append(ProjectHistory(m, "kimi-k2.5", moments[:1], holders), ProjectHistory(m, "kimi-k2.5", moments[1:], holders)...)
+		for i := range whole {
+			if !slices.EqualFunc(whole[i], parts[i], func(a, b Share) bool { return a.Total == b.Total && a.Exploration == b.Exploration }) {
+				t.Errorf("moment %d: one run %+v, continued %+v", i, whole[i], parts[i])
+			}
+		}
+		if byID(m, parts[1])[holder].Total < 0.5 {
+			t.Errorf("the continued projection lost the incumbent: %+v", byID(m, parts[1]))
+		}
+	})
 	t.Run("a listing without a fare is off the ballot", func(t *testing.T) {
-		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}})[0])
+		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}}, nil)[0])
 		if s, ok := got[holder]; ok && s.Total != 0 {
 			t.Errorf("a listing with no fare in force projects %+v", s)
 		}
@@ -159,7 +174,7 @@ func BenchmarkProjectHistory(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				ProjectHistory(m, "kimi-k2.5", moments)
+				ProjectHistory(m, "kimi-k2.5", moments, nil)
 			}
 		})
 	}

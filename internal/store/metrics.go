@@ -564,37 +564,41 @@ func equalCount(a, b *int64) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// DemandByHour sums a model's demand per hour (UTC) and workload from since
-// (inclusive) to until (exclusive), counting apart the requests of rows
-// whose average prompt was at least largeFrom tokens: the workload mix of
-// each past hour, which the projection of that hour weighs by.
-func (s *Store) DemandByHour(ctx context.Context, model string, since, until time.Time, largeFrom int64) (map[time.Time]map[string]catalogue.WorkloadDemand, error) {
+// DemandByHour sums models' demand per model, hour (UTC) and workload from
+// since (inclusive) to until (exclusive), counting apart the large requests
+// (largeDemand): the workload mix of each past hour, which the projection
+// of that hour weighs by.
+func (s *Store) DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error) {
 	hour := "strftime('%Y-%m-%d %H', minute)"
 	if s.dialect == Postgres {
 		hour = "to_char(minute, 'YYYY-MM-DD HH24')"
 	}
 	var rows []struct {
+		ModelSlug                             string
 		Hour                                  string
 		Workload                              string
 		Requests, LargeRequests, PromptTokens int64
 		LargePromptTokens                     int64
 	}
-	if err := s.read(ctx).Model(&demandRow{}).Select(hour+" AS hour, workload, SUM(requests) AS requests, "+
+	if err := s.read(ctx).Model(&demandRow{}).Select("model_slug, "+hour+" AS hour, workload, SUM(requests) AS requests, "+
 		largeDemand, largeFrom, largeFrom).
-		Where("model_slug = ? AND minute >= ? AND minute < ? AND requests > 0", model, since.UTC(), until.UTC()).
-		Group("hour, workload").Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("demand by hour of %s: %w", model, err)
+		Where("model_slug IN ? AND minute >= ? AND minute < ? AND requests > 0", models, since.UTC(), until.UTC()).
+		Group("model_slug, hour, workload").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("demand by hour: %w", err)
 	}
-	out := map[time.Time]map[string]catalogue.WorkloadDemand{}
+	out := map[string]map[time.Time]map[string]catalogue.WorkloadDemand{}
 	for _, r := range rows {
 		h, err := time.ParseInLocation("2006-01-02 15", r.Hour, time.UTC)
 		if err != nil {
-			return nil, fmt.Errorf("demand by hour of %s: hour %q: %w", model, r.Hour, err)
+			return nil, fmt.Errorf("demand by hour of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
 		}
-		if out[h] == nil {
-			out[h] = map[string]catalogue.WorkloadDemand{}
+		if out[r.ModelSlug] == nil {
+			out[r.ModelSlug] = map[time.Time]map[string]catalogue.WorkloadDemand{}
 		}
-		out[h][r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
+		if out[r.ModelSlug][h] == nil {
+			out[r.ModelSlug][h] = map[string]catalogue.WorkloadDemand{}
+		}
+		out[r.ModelSlug][h][r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
 			LargePromptTokens: r.LargePromptTokens}
 	}
 	return out, nil

@@ -474,7 +474,8 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		if err := s.RecordDemand(ctx, byHour); err != nil {
 			t.Fatal(err)
 		}
-		hours, err := s.DemandByHour(ctx, "h", hourStart.Add(-time.Hour), hourStart.Add(time.Hour), 5000)
+		models, err := s.DemandByHour(ctx, []string{"h"}, hourStart.Add(-time.Hour), hourStart.Add(time.Hour), 5000)
+		hours := models["h"]
 		if err != nil {
 			t.Fatal(err)
 		}
