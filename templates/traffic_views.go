@@ -16,9 +16,6 @@ type TrafficRow struct {
 	URL, Model                                   string
 	Requests, Share, Tokens, Filed, Kept, Uptime string
 	Capped                                       string
-	// Projected is the share the preview projected over the window from
-	// what was in force hour by hour ("–" without one).
-	Projected string
 }
 
 // CarrierTrafficView is /traffic: what the carrier's fares did.

@@ -175,25 +175,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Beside each share served, the share projected from what was in force
-	// hour by hour, every model at once.
-	var models []string
-	for _, l := range listings {
-		models = append(models, l.Model.Slug)
-	}
-	projections, err := s.projectModels(ctx, models, since, until)
-	if err != nil {
-		return err
-	}
-	projected := map[int64]string{}
-	for _, l := range listings {
-		if past, ok := projections[l.Model.Slug].of(l.ID); ok {
-			if share, any := past.over(since, until); any {
-				projected[l.ID] = templates.Share(share.Total)
-			}
-		}
-	}
-	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data, projected)
+	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data)
 	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
 		return err
 	}

@@ -209,7 +209,7 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 			t.Errorf("%s does not show %s", id, want)
 		}
 	}
-	for _, peerText := range []string{"the model&#39;s other listings 1.0 %", "the model&#39;s other listings 0.0 %", "the model&#39;s other listings 300 ms", "the model&#39;s other listings 200.0 tok/s"} {
+	for _, peerText := range []string{"end-to-end speed, output tokens a second of the whole answer", "the model&#39;s other listings 1.0 %", "the model&#39;s other listings 0.0 %", "the model&#39;s other listings 300 ms", "the model&#39;s other listings 200.0 tok/s"} {
 		if !strings.Contains(res.body, peerText) {
 			t.Errorf("the page lacks %q", peerText)
 		}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -65,7 +64,7 @@ func uptimeText(t earnings.Traffic) string {
 }
 
 func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, g earnings.Grouping, tz int,
-	since, until, now time.Time, listings []catalogue.Listing, d trafficData, projected map[int64]string) templates.CarrierTrafficView {
+	since, until, now time.Time, listings []catalogue.Listing, d trafficData) templates.CarrierTrafficView {
 	period := g.Period
 	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(g, since, until),
 		Periods: periodChoices(fmt.Sprintf("/traffic?carrier=%s&tz=%d", carrier.Slug, tz), period), Zones: tzChoices(tz),
@@ -101,7 +100,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		v.Rows = append(v.Rows, templates.TrafficRow{URL: fmt.Sprintf("/traffic/listings/%d?period=%s", l.ID, period), Model: l.Model.Name,
 			Requests: templates.Count(t.Requests), Share: templates.Share(shareAll),
 			Tokens: templates.Count(t.InputTokens) + " / " + templates.Count(t.OutputTokens), Filed: templates.AmountUSD(t.Filed), Kept: templates.AmountUSD(t.Kept),
-			Uptime: uptimeText(t.Traffic), Capped: templates.Count(t.Capped), Projected: cmp.Or(projected[l.ID], "–")})
+			Uptime: uptimeText(t.Traffic), Capped: templates.Count(t.Capped)})
 	}
 	for i, k := range kept {
 		rows = append(rows, []string{labels[i], templates.AmountUSD(money.Micros(math.Round(k * 1e6)))})
@@ -438,13 +437,13 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},
 		{Label: "time to first token (the model's other listings " + msText(ttftOf(peers)) + ")", Value: msText(ttftOf(mine)), TestID: "ttft-vs-peers"},
-		{Label: "end-to-end speed, output tokens a second of the templates.AxisWhole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
+		{Label: "end-to-end speed, output tokens a second of the whole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
 			Value: speedText(speedOf(mine)), TestID: "speed-vs-peers"},
 	}
 }
 
 // speedOf is the end-to-end speed of the successes: output tokens over the
-// templates.AxisWhole answer's time, first token included (as health's throughput), -1
+// whole answer's time, first token included (as health's throughput), -1
 // with none measured.
 func speedOf(h catalogue.HourlyPoint) float64 {
 	if h.DurationMs > 0 {
