@@ -16,6 +16,9 @@ type TrafficRow struct {
 	URL, Model                                   string
 	Requests, Share, Tokens, Filed, Kept, Uptime string
 	Capped                                       string
+	// Projected is the share the preview projected over the window from
+	// what was in force hour by hour ("–" without one).
+	Projected string
 }
 
 // CarrierTrafficView is /traffic: what the carrier's fares did.
@@ -118,8 +121,11 @@ type OperationsRow struct {
 	Model, Carrier, URL, Status      string
 	Wins                             string
 	Uptime, Latency, Share, Requests string
-	Incident, Waiting, WaitingURL    string
-	UptimeClass                      string
+	// Projected is the share the preview projects for the same 24 hours
+	// from what was in force hour by hour ("–" where none).
+	Projected                     string
+	Incident, Waiting, WaitingURL string
+	UptimeClass                   string
 }
 
 // OperationsView is /operations: the whole catalogue at a glance.

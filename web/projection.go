@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/traffic"
+	"github.com/airside/airside/templates"
 )
 
 // ProjectionReach is how far back a traffic page projects, hour by hour,
@@ -107,12 +107,38 @@ type projectionKey struct {
 }
 
 // frozenProjection is the frozen part of one model's projection: the hours
-// before through, and the holders after them.
+// before through, and the holders after them; and the last projection of
+// the hours after them (live), kept while liveKey holds and for at most
+// liveFor.
 type frozenProjection struct {
 	mu      sync.Mutex
 	through time.Time
 	proj    modelProjection
 	holders map[string]string
+
+	live    modelProjection
+	liveKey liveKey
+	liveAt  time.Time
+}
+
+// liveKey is what the projection of the live hours was computed from,
+// besides the entry's model, window start and catalogue revision: the
+// hours it covers and the metric batches recorded by then.
+type liveKey struct {
+	from, last time.Time
+	metrics    uint64
+}
+
+// liveFor bounds how long a projection of the live hours is kept: this
+// process's metric batches end it at once (liveKey), another process's
+// (several portals on one PostgreSQL) within liveFor. The demand mix is
+// kept as long (demandCache).
+const liveFor = time.Minute
+
+// liveValid reports whether the entry's live projection was made from k
+// and is younger than liveFor at now.
+func (e *frozenProjection) liveValid(k liveKey, now time.Time) bool {
+	return e.liveKey == k && !e.liveAt.IsZero() && !now.Before(e.liveAt) && now.Sub(e.liveAt) < liveFor
 }
 
 // maxFrozen bounds the cache: a month of hours of one model of 20 listings
@@ -154,6 +180,30 @@ func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, u
 	return p, ok, nil
 }
 
+// projectedShares is, for each listing, the share the preview projects
+// over since to until from what was in force hour by hour, as a page shows
+// it; a listing routing does not know, or whose model had no requests, has
+// none.
+func (s *Server) projectedShares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]string, error) {
+	var models []string
+	for _, l := range listings {
+		models = append(models, l.Model.Slug)
+	}
+	projections, err := s.projectModels(ctx, models, since, until)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]string{}
+	for _, l := range listings {
+		if past, ok := projections[l.Model.Slug].of(l.ID); ok {
+			if share, any := past.over(since, until); any {
+				out[l.ID] = templates.Share(share.Total)
+			}
+		}
+	}
+	return out, nil
+}
+
 // projectModels rebuilds, for every hour from since to until (at most
 // ProjectionReach back from until), what was in force for each model
 // (every listing's published fare and health, the hour's workload mix and
@@ -180,10 +230,15 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		frozen = last
 	}
 
+	now := s.Now()
+	// The live hours' projection is kept per model (liveKey): a view after
+	// no new metrics reads nothing for the model.
+	live := liveKey{from: frozen, last: until.Add(-time.Nanosecond).Truncate(time.Hour), metrics: s.TrafficReads.MetricsWritten()}
 	type work struct {
 		market preview.Market
 		entry  *frozenProjection
 		from   time.Time // the first hour to project
+		kept   bool      // the live hours' projection is kept: nothing to project
 	}
 	jobs := map[string]*work{}
 	var ids []int64
@@ -193,17 +248,16 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 	models = slices.Sorted(slices.Values(models))
 	models = slices.Compact(models)
 	for _, model := range models {
-		live, ok := snap.Market(model)
+		market, ok := snap.Market(model)
 		if !ok {
 			continue
 		}
 		// The base market holds each listing's stored health: what the
 		// catalogue served for an hour nothing had been reported before.
-		w := &work{market: preview.Market{Listings: make([]catalogue.Listing, len(live.Listings)), Checks: live.Checks}}
-		for i, ml := range live.Listings {
+		w := &work{market: preview.Market{Listings: make([]catalogue.Listing, len(market.Listings)), Checks: market.Checks}}
+		for i, ml := range market.Listings {
 			w.market.Listings[i] = ml
 			w.market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
-			ids = append(ids, ml.ID)
 		}
 		w.entry = s.projections.entry(projectionKey{model: model, since: since, revision: snap.Revision})
 		w.entry.mu.Lock()
@@ -211,28 +265,40 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		w.from = w.entry.through
 		if w.from.After(frozen) { // the clock went back (tests move it): start again
 			w.entry.through, w.entry.proj, w.entry.holders, w.from = since, modelProjection{}, map[string]string{}, since
+			w.entry.liveAt = time.Time{}
+		}
+		jobs[model] = w
+		if w.kept = !w.from.Before(frozen) && w.entry.liveValid(live, now); w.kept {
+			continue
+		}
+		for _, ml := range market.Listings {
+			ids = append(ids, ml.ID)
 		}
 		if w.from.Before(readFrom) {
 			readFrom = w.from
 		}
-		jobs[model] = w
 	}
-	if len(jobs) == 0 {
-		return map[string]modelProjection{}, nil
-	}
-	// A day before the first hour: an hour's health and learned rates read
-	// the day before it.
-	hourly, err := s.TrafficReads.HourlyTraffic(ctx, ids, readFrom.Add(-24*time.Hour), until)
-	if err != nil {
-		return nil, err
-	}
-	history, err := s.TrafficReads.FareHistory(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	demand, err := s.TrafficReads.DemandByHour(ctx, slices.Collect(maps.Keys(jobs)), readFrom, until, election.CachePromptTokens)
-	if err != nil {
-		return nil, err
+	var hourly map[int64][]catalogue.HourlyPoint
+	var history map[int64][]earnings.FareSpan
+	var demand map[string]map[time.Time]map[string]catalogue.WorkloadDemand
+	if len(ids) > 0 {
+		// A day before the first hour: an hour's health and learned rates
+		// read the day before it.
+		if hourly, err = s.TrafficReads.HourlyTraffic(ctx, ids, readFrom.Add(-24*time.Hour), until); err != nil {
+			return nil, err
+		}
+		if history, err = s.TrafficReads.FareHistory(ctx, ids); err != nil {
+			return nil, err
+		}
+		var projected []string
+		for model, w := range jobs {
+			if !w.kept {
+				projected = append(projected, model)
+			}
+		}
+		if demand, err = s.TrafficReads.DemandByHour(ctx, projected, readFrom, until, election.CachePromptTokens); err != nil {
+			return nil, err
+		}
 	}
 	out := map[string]modelProjection{}
 	for model, w := range jobs {
@@ -241,6 +307,13 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			lids[i] = ml.ID
 		}
 		w.entry.proj.listings = lids
+		if w.kept {
+			m := modelProjection{listings: lids}
+			m.append(w.entry.proj)
+			m.append(w.entry.live)
+			out[model] = m
+			continue
+		}
 		if w.from.Before(frozen) {
 			part, err := s.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
 			if err != nil {
@@ -253,13 +326,14 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		for k, v := range w.entry.holders {
 			holders[k] = v
 		}
-		live, err := s.projectHours(ctx, w.market, model, frozen, until, hourly, history, demand[model], holders)
+		hours, err := s.projectHours(ctx, w.market, model, frozen, until, hourly, history, demand[model], holders)
 		if err != nil {
 			return nil, err
 		}
+		w.entry.live, w.entry.liveKey, w.entry.liveAt = hours, live, now
 		m := modelProjection{listings: lids}
 		m.append(w.entry.proj)
-		m.append(live)
+		m.append(hours)
 		out[model] = m
 	}
 	return out, nil

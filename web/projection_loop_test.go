@@ -76,6 +76,14 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 		return v
 	}
 	served, projected := map[string]float64{}, map[string]float64{}
+	overview := c.get("/traffic?carrier=orbit&period=hour")
+	wantStatus(t, "orbit's traffic", overview, http.StatusOK)
+	operations := map[string]string{}
+	for _, m := range models {
+		res := c.get("/operations?model=" + m)
+		wantStatus(t, "operations", res, http.StatusOK)
+		operations[m] = res.body
+	}
 	for _, l := range listings {
 		res := c.get(fmt.Sprintf("/traffic/listings/%d?period=hour", l.ID))
 		wantStatus(t, "listing traffic", res, http.StatusOK)
@@ -85,6 +93,22 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 		t.Logf("%s: projected %.1f %%, served %.1f %%, %+.1f points; causes %v", preview.CandidateID(&l), p, m, points, causes)
 		served[l.Model.Slug] += m
 		projected[l.Model.Slug] += p
+		// The carrier's overview sets the same projection beside each share.
+		if l.CarrierSlug == "orbit" {
+			row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/traffic/listings/%d\?period=hour".*?data-testid="projected-share">([0-9.]+) %%`, l.ID)).FindStringSubmatch(overview.body)
+			if row == nil {
+				t.Errorf("%s: orbit's traffic page has no projected share for it", preview.CandidateID(&l))
+			} else if v, _ := strconv.ParseFloat(row[1], 64); math.Abs(v-p) > 0.05 {
+				t.Errorf("%s: orbit's traffic page projects %v %%, the listing's page %v %%", preview.CandidateID(&l), v, p)
+			}
+		}
+		// So does operations, over the last 24 hours (the run's one hour).
+		row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/listings/%d".*?data-testid="ops-projected">([0-9.]+) %%`, l.ID)).FindStringSubmatch(operations[l.Model.Slug])
+		if row == nil {
+			t.Errorf("%s: operations has no projected share for it", preview.CandidateID(&l))
+		} else if v, _ := strconv.ParseFloat(row[1], 64); math.Abs(v-p) > 0.05 {
+			t.Errorf("%s: operations projects %v %%, the listing's page %v %%", preview.CandidateID(&l), v, p)
+		}
 		if math.Abs(points) > 3 {
 			t.Errorf("%s: projected %.1f %% of the model's requests, the gateway routed it %.1f %%", preview.CandidateID(&l), p, m)
 		}

@@ -32,6 +32,8 @@ type TrafficReads interface {
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
 	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
 	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
+	// MetricsWritten moves with every metric batch this process records.
+	MetricsWritten() uint64
 }
 
 // trafficCarrier picks the carrier a traffic page shows: one of p's
@@ -175,7 +177,13 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data)
+	// Beside each share served, the share projected from what was in force
+	// hour by hour, every model at once.
+	projected, err := s.projectedShares(ctx, listings, since, until)
+	if err != nil {
+		return err
+	}
+	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data, projected)
 	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
 		return err
 	}
@@ -336,8 +344,21 @@ func (s *Server) handleOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := operationsView(s.page(c, "Operations", "operations"), c.QueryParam("model"), c.QueryParam("carrier"), c.QueryParam("sort"),
-		listings, snap, data, waiting, now)
+	// Beside each share, the projection of the same hours, for the models
+	// the filter shows.
+	model, carrier := c.QueryParam("model"), c.QueryParam("carrier")
+	var shown []catalogue.Listing
+	for _, l := range listings {
+		if (model == "" || l.Model.Slug == model) && (carrier == "" || l.CarrierSlug == carrier) {
+			shown = append(shown, l)
+		}
+	}
+	projected, err := s.projectedShares(ctx, shown, until.Add(-24*time.Hour), until)
+	if err != nil {
+		return err
+	}
+	v := operationsView(s.page(c, "Operations", "operations"), model, carrier, c.QueryParam("sort"),
+		listings, snap, data, projected, waiting, now)
 	windows, err := s.Maintenance.Upcoming(ctx, principal(c))
 	if err != nil {
 		return err

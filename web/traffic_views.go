@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -64,7 +65,7 @@ func uptimeText(t earnings.Traffic) string {
 }
 
 func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers []templates.Choice, g earnings.Grouping, tz int,
-	since, until, now time.Time, listings []catalogue.Listing, d trafficData) templates.CarrierTrafficView {
+	since, until, now time.Time, listings []catalogue.Listing, d trafficData, projected map[int64]string) templates.CarrierTrafficView {
 	period := g.Period
 	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(g, since, until),
 		Periods: periodChoices(fmt.Sprintf("/traffic?carrier=%s&tz=%d", carrier.Slug, tz), period), Zones: tzChoices(tz),
@@ -100,7 +101,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		v.Rows = append(v.Rows, templates.TrafficRow{URL: fmt.Sprintf("/traffic/listings/%d?period=%s", l.ID, period), Model: l.Model.Name,
 			Requests: templates.Count(t.Requests), Share: templates.Share(shareAll),
 			Tokens: templates.Count(t.InputTokens) + " / " + templates.Count(t.OutputTokens), Filed: templates.AmountUSD(t.Filed), Kept: templates.AmountUSD(t.Kept),
-			Uptime: uptimeText(t.Traffic), Capped: templates.Count(t.Capped)})
+			Uptime: uptimeText(t.Traffic), Capped: templates.Count(t.Capped), Projected: cmp.Or(projected[l.ID], "–")})
 	}
 	for i, k := range kept {
 		rows = append(rows, []string{labels[i], templates.AmountUSD(money.Micros(math.Round(k * 1e6)))})
@@ -293,7 +294,7 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 }
 
 func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing, snap *routing.Snapshot,
-	d trafficData, waiting []workflow.Filing, now time.Time) templates.OperationsView {
+	d trafficData, projected map[int64]string, waiting []workflow.Filing, now time.Time) templates.OperationsView {
 	v := templates.OperationsView{Page: page, Model: model, Carrier: carrier, Sort: sortBy, Waiting: len(waiting)}
 	waitingOf := map[int64]workflow.Filing{}
 	for _, f := range waiting {
@@ -350,6 +351,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 			r.share = float64(t.Requests) / float64(modelReq)
 		}
 		r.Share = templates.Share(r.share)
+		r.Projected = cmp.Or(projected[l.ID], "–")
 		if u := l.Health.UptimePct; u != nil {
 			r.uptime = *u
 			r.Uptime = templates.Pct2(*u)

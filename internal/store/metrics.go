@@ -70,6 +70,7 @@ func (bucketRow) TableName() string { return "metric_buckets" }
 // of a (listing, minute, source) wins: the same bucket again is a harmless retry, a
 // different one is refused with a *catalogue.ReplayError naming it.
 func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) error {
+	defer s.metricsWritten.Add(1) // after the commit (or its failure): a reader never keeps figures older than a commit it saw counted
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		rows := make([]bucketRow, len(buckets))
 		ids := map[int64]bool{}
@@ -139,6 +140,12 @@ func sameBucket(a, b bucketRow) bool {
 	a.Minute, b.Minute = time.Time{}, time.Time{} // compared by key already; drivers differ in location
 	return a == b
 }
+
+// MetricsWritten counts the metric and demand batches this process has
+// recorded (committed or refused): a figure derived from metrics and kept
+// beside this count is current while the count has not moved, for this
+// process's writes.
+func (s *Store) MetricsWritten() uint64 { return s.metricsWritten.Load() }
 
 // ListingIDsBySlug maps "carrier/model" to listing ids, for naming listings
 // in metric batches.
@@ -462,6 +469,7 @@ func (demandRow) TableName() string { return "demand_minutes" }
 // write of a (model, workload, minute, source) wins: the same row again is a
 // harmless retry, a different one a *catalogue.ReplayError naming it.
 func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) error {
+	defer s.metricsWritten.Add(1)
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		minutes := make([]time.Time, len(demand))
 		for i, d := range demand {

@@ -76,6 +76,10 @@ type Store struct {
 	readSQL *sql.DB
 	// statements counts the SQL statements run (see countStatements).
 	statements atomic.Int64
+	// metricsWritten counts the metric and demand batches this process
+	// committed: readers that keep figures derived from them (the traffic
+	// pages' projection) know theirs are still current.
+	metricsWritten atomic.Uint64
 	// suspectUntil (unix ns) is until when pooled connections are pinged
 	// before use because the database was seen failing.
 	suspectUntil *atomic.Int64

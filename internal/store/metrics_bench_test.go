@@ -1,0 +1,62 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+// BenchmarkRecordBuckets records a gateway's minute batch (a new minute of
+// 63 listings, as the load tool's fleet of 8 posts at 500 listings) beside
+// a batch of one bucket in the same run, on both databases: the ratio per
+// bucket is what a row costs against a statement and a commit.
+//
+//	go test -run '^$' -bench RecordBuckets ./internal/store
+func BenchmarkRecordBuckets(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			s := storetest.Open(b, d)
+			ctx := context.Background()
+			carrier, err := s.CreateCarrier(ctx, nil, "bench", "Bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var ids []int64
+			for m := range 63 {
+				model, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
+				if err != nil {
+					b.Fatal(err)
+				}
+				id, err := s.CreateListing(ctx, nil, carrier.ID, model.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			start := time.Now().UTC().Truncate(time.Minute)
+			minute := 0
+			for _, size := range []int{1, 63} {
+				b.Run(fmt.Sprintf("%d buckets", size), func(b *testing.B) {
+					for b.Loop() {
+						minute++ // a new minute each time: every bucket is inserted and rolled up
+						batch := make([]catalogue.Bucket, size)
+						for i := range batch {
+							batch[i] = catalogue.Bucket{ListingID: ids[i], Minute: start.Add(-time.Duration(minute) * time.Minute), Source: "bench",
+								Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
+								GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}
+						}
+						if err := s.RecordBuckets(ctx, batch); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*size), "µs/bucket")
+				})
+			}
+		})
+	}
+}
