@@ -2,6 +2,9 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -22,7 +25,8 @@ const ProjectionReach = 31 * 24 * time.Hour
 // frozenAfter is the age past which an hour's projection can no longer
 // change: the portal refuses metrics and demand older than
 // catalogue.MaxBucketAge (25 hours), and fares are never published into
-// the past. Such hours are projected once per catalogue revision and kept.
+// the past. Such hours are projected once per model and what of its market
+// they read (marketPrint), and kept.
 const frozenAfter = catalogue.MaxBucketAge + time.Hour
 
 // pastProjection is, for one listing, the share the preview projected in
@@ -92,7 +96,7 @@ func (m *modelProjection) append(o modelProjection) {
 	m.capped = append(m.capped, o.capped...)
 }
 
-// projectionCache keeps, per model, window start and catalogue revision,
+// projectionCache keeps, per model, window start and market print,
 // the projection of the hours that can no longer change and the holders at
 // their end, so a view projects only the last day or so.
 type projectionCache struct {
@@ -101,9 +105,9 @@ type projectionCache struct {
 }
 
 type projectionKey struct {
-	model    string
-	since    time.Time
-	revision int64
+	model  string
+	since  time.Time
+	market uint64 // marketPrint
 }
 
 // frozenProjection is the frozen part of one model's projection: the hours
@@ -122,10 +126,12 @@ type frozenProjection struct {
 }
 
 // liveKey is what the projection of the live hours was computed from,
-// besides the entry's model, window start and catalogue revision: the
-// hours it covers and the metric batches recorded by then.
+// besides the entry's model, window start and market print: the
+// hours it covers, the catalogue revision (a fare published now is in
+// force in them) and the metric batches recorded by then.
 type liveKey struct {
 	from, last time.Time
+	revision   int64
 	metrics    uint64
 }
 
@@ -155,7 +161,8 @@ func (c *projectionCache) entry(k projectionKey) *frozenProjection {
 		c.by = map[projectionKey]*frozenProjection{}
 	}
 	for old := range c.by {
-		if old.revision != k.revision || len(c.by) >= maxFrozen { // a publication redoes every model
+		// A model whose market changed starts again; the others keep theirs.
+		if old.model == k.model && old.since.Equal(k.since) || len(c.by) >= maxFrozen {
 			delete(c.by, old)
 		}
 	}
@@ -233,7 +240,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 	now := s.Now()
 	// The live hours' projection is kept per model (liveKey): a view after
 	// no new metrics reads nothing for the model.
-	live := liveKey{from: frozen, last: until.Add(-time.Nanosecond).Truncate(time.Hour), metrics: s.TrafficReads.MetricsWritten()}
+	live := liveKey{from: frozen, last: until.Add(-time.Nanosecond).Truncate(time.Hour), revision: snap.Revision, metrics: s.TrafficReads.MetricsWritten()}
 	type work struct {
 		market preview.Market
 		entry  *frozenProjection
@@ -259,7 +266,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			w.market.Listings[i] = ml
 			w.market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
 		}
-		w.entry = s.projections.entry(projectionKey{model: model, since: since, revision: snap.Revision})
+		w.entry = s.projections.entry(projectionKey{model: model, since: since, market: marketPrint(w.market)})
 		w.entry.mu.Lock()
 		defer w.entry.mu.Unlock()
 		w.from = w.entry.through
@@ -472,4 +479,30 @@ func (s *Server) hourSplits(ctx context.Context, ids []int64, h time.Time, chang
 		}
 	}
 	return starts, weights, nil
+}
+
+// marketPrint fingerprints what of a model's market the projection of past
+// hours reads besides the fare history and the metrics: which listings it
+// holds, and each one's status, priority, capability verdicts and stored
+// health (the health of an hour nothing was measured). A fare published
+// now changes none of it (the past hours read fares from the history, and
+// no fare is published into the past), so an approval elsewhere, or on
+// this model, keeps the model's old hours.
+func marketPrint(m preview.Market) uint64 {
+	h := fnv.New64a()
+	for _, l := range m.Listings {
+		fmt.Fprintf(h, "%d|%s|%d|", l.ID, l.Status, l.PriorityBP)
+		for _, c := range slices.Sorted(maps.Keys(m.Checks[l.ID])) {
+			fmt.Fprintf(h, "%s=%s,", c, m.Checks[l.ID][c])
+		}
+		hh := l.Health
+		for _, v := range []*float64{hh.UptimePct, hh.LatencyMs, hh.ThroughputTPS, hh.CacheHitRate} {
+			if v != nil {
+				fmt.Fprintf(h, "%g", *v)
+			}
+			h.Write([]byte{'/'})
+		}
+		h.Write([]byte{'\n'})
+	}
+	return h.Sum64()
 }

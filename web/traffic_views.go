@@ -293,6 +293,10 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 	return v
 }
 
+// incidentHours is how recent a listing's latest hour must be for
+// operations to show its incident as open.
+const incidentHours = 2 * time.Hour
+
 func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing, snap *routing.Snapshot,
 	d trafficData, projected map[int64]string, waiting []workflow.Filing, now time.Time) templates.OperationsView {
 	v := templates.OperationsView{Page: page, Model: model, Carrier: carrier, Sort: sortBy, Waiting: len(waiting)}
@@ -338,17 +342,17 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		if model != "" && l.Model.Slug != model || carrier != "" && l.CarrierSlug != carrier {
 			continue
 		}
-		t := earnings.TrafficOf(d.hours[l.ID])
+		requests := d.listingTotals[l.ID]
 		var latest catalogue.HourlyPoint
 		if n := len(d.hours[l.ID]); n > 0 {
 			latest = d.hours[l.ID][n-1]
 		}
 		modelReq := d.modelTotals[l.Model.ID]
 		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
-			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: templates.Count(t.Requests)},
-			share: -1, uptime: -1, requests: t.Requests}
+			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: templates.Count(requests)},
+			share: -1, uptime: -1, requests: requests}
 		if modelReq > 0 {
-			r.share = float64(t.Requests) / float64(modelReq)
+			r.share = float64(requests) / float64(modelReq)
 		}
 		r.Share = templates.Share(r.share)
 		r.Projected = cmp.Or(projected[l.ID], "–")
@@ -365,7 +369,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		if ms := l.Health.LatencyMs; ms != nil {
 			r.Latency = templates.Millis(*ms)
 		}
-		if inc := earnings.Incidents([]catalogue.HourlyPoint{latest}); len(inc) > 0 && now.Sub(latest.Hour) < 2*time.Hour {
+		if inc := earnings.Incidents([]catalogue.HourlyPoint{latest}); len(inc) > 0 && now.Sub(latest.Hour) < incidentHours {
 			r.Incident = fmt.Sprintf("open since %s UTC (worst %s)", latest.Hour.Format("15:04"), templates.Share(inc[0].Worst))
 		}
 		if f, ok := waitingOf[l.ID]; ok {

@@ -351,6 +351,9 @@ func measurePages(cfg config, base string, listings []gatewayclient.Listing) (in
 		{"page /traffic/statements/:month", func(rng *rand.Rand) string {
 			return "/traffic/statements/" + time.Now().UTC().Format("2006-01") + "?carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
 		}},
+		// Staff's view of the whole catalogue: every listing's share of
+		// the last 24 hours beside its projection, all 50 models.
+		{"page /operations", func(*rand.Rand) string { return "/operations" }},
 		{"page /alerts", func(rng *rand.Rand) string {
 			return "/alerts?carrier=" + url.QueryEscape(listings[rng.IntN(len(listings))].Carrier)
 		}},

@@ -153,6 +153,30 @@ func (s *Store) ModelTotals(ctx context.Context, modelIDs []int64, since, until 
 	return out, nil
 }
 
+// ListingTotals sums each listing's requests from since to until: a page
+// that shows a listing's share of a window and none of its hours (staff's
+// operations view of every listing) reads a row a listing, not a day of them.
+func (s *Store) ListingTotals(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]int64, error) {
+	out := map[int64]int64{}
+	if len(listingIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ListingID int64
+		Requests  int64
+	}
+	err := s.read(ctx).Table("metric_hourly").Select("listing_id, SUM(requests) AS requests").
+		Where("listing_id IN ? AND hour >= ? AND hour < ?", listingIDs, since.UTC(), until.UTC()).
+		Group("listing_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("listing totals: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ListingID] = r.Requests
+	}
+	return out, nil
+}
+
 // PeerTraffic sums the hours of a model's other listings (all but
 // exceptListing) from since to until into one figure: what a listing's
 // failures and speeds are read beside (the peers are never named).

@@ -72,6 +72,13 @@ func TestEarningsFromRecordedTrafficAcrossAFareChange(t *testing.T) {
 		if totals, err := s.ModelTotals(ctx, []int64{model}, month, month.AddDate(0, 1, 0)); err != nil || totals[model] != 35 {
 			t.Errorf("the model's total: %v (%v), want 35, as its hours add up", totals, err)
 		}
+		if totals, err := s.ListingTotals(ctx, []int64{fx.listingID}, month, month.AddDate(0, 1, 0)); err != nil || totals[fx.listingID] != 35 {
+			t.Errorf("the listing's total: %v (%v), want 35, as its hours add up", totals, err)
+		}
+		// The window's end is exclusive: the hour after the change is left out.
+		if totals, err := s.ListingTotals(ctx, []int64{fx.listingID}, month, change.Add(time.Hour)); err != nil || totals[fx.listingID] != 15 {
+			t.Errorf("the listing's total before the hour after the change: %v (%v), want 15", totals, err)
+		}
 		names := []earnings.Listing{{ID: fx.listingID, Carrier: "nebula", Model: "glm-5"}}
 		st := earnings.BuildStatement("nebula", month, clock, names, hours, history)
 		// Before: 1.5M input (no cached price: the cached share bills at input) x 0.50 + 0.1M output x 2.00 = $0.95,
