@@ -38,6 +38,16 @@ type pastProjection struct {
 	shares   []preview.Share
 	requests []int64
 	capped   []int64
+	// end is where the projection left the model after its last hour.
+	end projectionEnd
+}
+
+// projectionEnd is the model's routing state after a projection's last
+// hour: each shape's holder, and the rates routing had learned by then. A
+// projection of now starts from it.
+type projectionEnd struct {
+	holders map[string]string
+	learned traffic.Learned
 }
 
 // over is the projection weighed by the model's requests over the hours
@@ -72,6 +82,7 @@ type modelProjection struct {
 	hours            []time.Time
 	shares           [][]preview.Share
 	requests, capped []int64
+	end              projectionEnd
 }
 
 // of is one listing's part of the projection (ok false for a listing the
@@ -81,7 +92,7 @@ func (m modelProjection) of(id int64) (pastProjection, bool) {
 	if i < 0 {
 		return pastProjection{}, false
 	}
-	p := pastProjection{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours))}
+	p := pastProjection{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours)), end: m.end}
 	for h := range m.hours {
 		p.shares[h] = m.shares[h][i]
 	}
@@ -94,6 +105,7 @@ func (m *modelProjection) append(o modelProjection) {
 	m.shares = append(m.shares, o.shares...)
 	m.requests = append(m.requests, o.requests...)
 	m.capped = append(m.capped, o.capped...)
+	m.end = o.end
 }
 
 // projectionCache keeps, per model, window start and market print,
@@ -419,7 +431,39 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 			p.shares[part.hour][j].Exploration += part.weight * sh.Exploration
 		}
 	}
+	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, minTime(until, s.Now()))}
 	return p, nil
+}
+
+// projectNow is the share the preview projects for the listing with what
+// is in force now, by the rule every past hour is projected by
+// (preview.ProjectHistory): the published fares and the catalogue's health
+// of now, the model's workload mix and prompt sizes over the last week
+// (mix nil: even), the rates routing has learned, and each shape's holder
+// where the projection of the hours before left it (past.end). ok is false
+// for a listing not on the model's ballot now.
+func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past pastProjection, mix map[string]float64, prompts map[string]int64) (preview.Share, bool, error) {
+	snap, err := s.Routing.Current(ctx)
+	if err != nil {
+		return preview.Share{}, false, err
+	}
+	market, ok := snap.Market(l.Model.Slug)
+	if !ok {
+		return preview.Share{}, false, nil
+	}
+	at := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
+	if at < 0 || market.Listings[at].Published == nil || market.Listings[at].Status != catalogue.StatusInService {
+		return preview.Share{}, false, nil
+	}
+	fares := map[int64]*fare.Fare{}
+	for _, ml := range market.Listings {
+		if ml.Published != nil {
+			fares[ml.ID] = ml.Published
+		}
+	}
+	moment := preview.Moment{At: s.Now(), Fares: fares, Mix: mix, Prompts: prompts, Learned: past.end.learned}
+	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
+	return shares[0][at], true, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -75,7 +75,7 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		return v
 	}
-	served, projected := map[string]float64{}, map[string]float64{}
+	served, projected, now := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	overview := c.get("/traffic?carrier=orbit&period=hour")
 	wantStatus(t, "orbit's traffic", overview, http.StatusOK)
 	operations := map[string]string{}
@@ -102,6 +102,16 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 				t.Errorf("%s: orbit's traffic page projects %v %%, the listing's page %v %%", preview.CandidateID(&l), v, p)
 			}
 		}
+		// The sentence on what is in force now carries on from the run's
+		// hour by the same rule (the holders the hour left, with the health
+		// and learned rates the run measured) and shares out the model too.
+		if m := regexp.MustCompile(`data-testid="projected">[^<]*<strong>([0-9.]+) %`).FindStringSubmatch(res.body); m == nil {
+			t.Errorf("%s: no projection of now on its traffic page", preview.CandidateID(&l))
+		} else {
+			v, _ := strconv.ParseFloat(m[1], 64)
+			now[l.Model.Slug] += v
+			t.Logf("%s: projected now %.1f %%", preview.CandidateID(&l), v)
+		}
 		// So does operations, over the last 24 hours (the run's one hour).
 		row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/listings/%d".*?data-testid="ops-projected">([0-9.]+) %%`, l.ID)).FindStringSubmatch(operations[l.Model.Slug])
 		if row == nil {
@@ -119,8 +129,8 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 	// The pages share out each whole model, both ways (each figure rounded
 	// to a tenth).
 	for _, m := range models {
-		if math.Abs(served[m]-100) > 0.5 || math.Abs(projected[m]-100) > 0.5 {
-			t.Errorf("%s: the listings' pages add up to %.1f %% served and %.1f %% projected, want 100 each", m, served[m], projected[m])
+		if math.Abs(served[m]-100) > 0.5 || math.Abs(projected[m]-100) > 0.5 || math.Abs(now[m]-100) > 0.5 {
+			t.Errorf("%s: the listings' pages add up to %.1f %% served, %.1f %% projected and %.1f %% projected now, want 100 each", m, served[m], projected[m], now[m])
 		}
 	}
 }

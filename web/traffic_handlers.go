@@ -243,7 +243,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
 		return err
 	}
-	now, ok, said, err := s.projectedShare(ctx, l)
+	now, ok, said, err := s.projectedShare(ctx, l, past)
 	if err != nil {
 		return err
 	}
@@ -425,19 +425,12 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 	return out, nil
 }
 
-// projectedShare is the preview's projection of the listing's share as
-// published now, weighed by the model's measured workload mix (an even one
+// projectedShare is the preview's projection of the listing's share with
+// what is in force now (projectNow: the rule of every past hour, carried on
+// from past), weighed by the model's measured workload mix (an even one
 // without demand measured), and the words saying which mix; ok is false for
 // a listing not in service.
-func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (preview.Share, bool, string, error) {
-	snap, err := s.Routing.Current(ctx)
-	if err != nil {
-		return preview.Share{}, false, "", err
-	}
-	m, ok := snap.Market(l.Model.Slug)
-	if !ok || l.Status != catalogue.StatusInService {
-		return preview.Share{}, false, "", nil
-	}
+func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing, past pastProjection) (preview.Share, bool, string, error) {
 	d, err := s.demand(ctx, l.Model.Slug)
 	if err != nil {
 		return preview.Share{}, false, "", err
@@ -453,6 +446,6 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing) (prev
 	} else {
 		mix = nil
 	}
-	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, At: s.Now(), Mix: mix, Prompts: preview.PromptsFromDemand(d)})
-	return res.Share, true, said, nil
+	share, ok, err := s.projectNow(ctx, l, past, mix, preview.PromptsFromDemand(d))
+	return share, ok, said, err
 }
