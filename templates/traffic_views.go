@@ -94,9 +94,11 @@ type CauseRow struct {
 	Key, Name, Points string
 }
 
-// FareChangeRow is one fare publication and what it did to the share.
+// FareChangeRow is one fare publication and what it did to the share:
+// served, and projected from what was in force ("–" out of reach).
 type FareChangeRow struct {
-	When, Fare, Before, After string
+	When, Fare, Before, After       string
+	ProjectedBefore, ProjectedAfter string
 }
 
 // StatementRow is one line of a statement.

@@ -240,7 +240,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		return err
 	}
 	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, g, tz, since, until, data, past)
-	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID]); err != nil {
+	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID], past); err != nil {
 		return err
 	}
 	now, ok, said, err := s.projectedShare(ctx, l, past)
@@ -395,7 +395,13 @@ func (s *Server) handleOperations(c echo.Context) error {
 // fareChangeEffects says, for each fare the listing published in the last
 // 400 days, its share of the model the week before and the week after
 // (whole weeks: the same hours of the week on both sides).
-func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, history []earnings.FareSpan) ([]templates.FareChangeRow, error) {
+//
+// Beside each, the share the preview projected for the same weeks from
+// what was in force hour by hour, for a change whose week before is within
+// ProjectionReach ("–" for older ones): from the page's own projection when
+// it reaches back far enough (past), else projected from the earliest such
+// week on.
+func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, history []earnings.FareSpan, past pastProjection) ([]templates.FareChangeRow, error) {
 	now := s.Now().UTC()
 	const week = 7 * 24 * time.Hour
 	var changes []earnings.FareSpan
@@ -411,12 +417,37 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 	if err != nil {
 		return nil, err
 	}
+	until := now.Add(time.Hour)
+	reach := until.Add(-ProjectionReach).Truncate(time.Hour)
+	var from time.Time // the first hour a projection is needed from
+	for _, f := range changes {
+		if start := f.From.Add(-week).Truncate(time.Hour); !start.Before(reach) && (from.IsZero() || start.Before(from)) {
+			from = start
+		}
+	}
+	projected := past
+	if !from.IsZero() && (len(past.hours) == 0 || past.hours[0].After(from)) {
+		var ok bool
+		if projected, ok, err = s.projectPast(ctx, l, from, until); err != nil {
+			return nil, err
+		} else if !ok {
+			from = time.Time{}
+		}
+	}
 	var out []templates.FareChangeRow
 	for i := len(changes) - 1; i >= 0; i-- { // newest first
 		f := changes[i]
 		before, after := earnings.ShareAround(data.hours[l.ID], data.models[l.Model.ID], f.From, week)
 		row := templates.FareChangeRow{When: f.From.Format("2006-01-02 15:04"), Fare: "input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String(),
-			Before: templates.Share(before), After: templates.Share(after)}
+			Before: templates.Share(before), After: templates.Share(after), ProjectedBefore: "–", ProjectedAfter: "–"}
+		if !from.IsZero() && !f.From.Add(-week).Truncate(time.Hour).Before(from) {
+			if p, any := projected.over(f.From.Add(-week), f.From); any {
+				row.ProjectedBefore = templates.Share(p.Total)
+			}
+			if p, any := projected.over(f.From, f.From.Add(week)); any {
+				row.ProjectedAfter = templates.Share(p.Total)
+			}
+		}
 		if now.Before(f.From.Add(week)) {
 			row.After += " (so far)"
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,51 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	for cause, points := range map[string]string{"pins": "+2.0 points", "fallbacks": "+2.0 points", "failures": "+3.3 points"} {
 		if !regexp.MustCompile(`data-testid="cause-` + cause + `"><td>[^<]+</td><td class="num">` + regexp.QuoteMeta(points)).MatchString(gap) {
 			t.Errorf("the gap does not name %s at %s:\n%s", cause, points, gap)
+		}
+	}
+}
+
+// TestWhatEachFareDidIsProjectedToo: the listing's table of fare changes
+// sets, beside the share served the week before and after each, the share
+// projected for the same weeks from what was in force; a change whose week
+// before is past the projection's reach shows none.
+func TestWhatEachFareDidIsProjectedToo(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	if err := demo.SeedHistory(ctx, p.store, 40); err != nil {
+		t.Fatal(err)
+	}
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	// Ten days ago nebula cut its kimi price to a tenth (published as the
+	// demo seeds, at a clock set back).
+	now := time.Now().UTC()
+	cut := now.Add(-10 * 24 * time.Hour)
+	p.store.Now = func() time.Time { return cut }
+	cheap := *kimi.Published
+	cheap.ID, cheap.Input, cheap.Output, cheap.CachedInput = 0, kimi.Published.Input/10, kimi.Published.Output/10, nil
+	if _, err := p.store.PublishSeedFare(ctx, &cheap); err != nil {
+		t.Fatal(err)
+	}
+	p.store.Now = func() time.Time { return now }
+
+	nebula := p.client()
+	nebula.login("admin@nebula.example")
+	for _, period := range []string{"day", "hour"} { // the day view's projection reaches back far enough; the hour view's does not
+		res := nebula.get(fmt.Sprintf("/traffic/listings/%d?period=%s", kimi.ID, period))
+		wantStatus(t, "listing traffic", res, http.StatusOK)
+		rows := regexp.MustCompile(`<tr><td>([0-9-]+ [0-9:]+)</td>.*?data-testid="change-projected-before">([^<]*)<.*?data-testid="change-projected-after">([^<]*)<`).
+			FindAllStringSubmatch(regexp.MustCompile(`(?s)data-testid="fare-changes".*?</table>`).FindString(res.body), -1)
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d fare changes listed, want the cut and the seed fare", period, len(rows))
+		}
+		if rows[0][1] != cut.Format("2006-01-02 15:04") || rows[1][2] != "–" || rows[1][3] != "–" {
+			t.Errorf("%s: rows %q: want the cut first and nothing projected for the seed fare 40 days back", period, rows)
+		}
+		before, errB := strconv.ParseFloat(strings.TrimSuffix(rows[0][2], " %"), 64)
+		after, errA := strconv.ParseFloat(strings.TrimSuffix(rows[0][3], " %"), 64)
+		t.Logf("%s: projected %v %% the week before the cut, %v %% after", period, before, after)
+		if errB != nil || errA != nil || after < before+20 {
+			t.Errorf("%s: the cut to a tenth projects %q the week before and %q after, want a move of more than 20 points", period, rows[0][2], rows[0][3])
 		}
 	}
 }
