@@ -325,7 +325,7 @@ func (s *Server) handleStatement(c echo.Context) error {
 
 func (s *Server) handleOperations(c echo.Context) error {
 	ctx := c.Request().Context()
-	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true})
+	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{StoredHealth: true, WithoutFares: true})
 	if err != nil {
 		return err
 	}

@@ -104,4 +104,7 @@ type ListingFilter struct {
 	// StoredHealth skips computing live health from the metrics: the caller
 	// takes health from the routing snapshot (at most seconds old).
 	StoredHealth bool
+	// WithoutFares leaves Published nil: the caller shows no fare (loading
+	// 500 fares and their tiers was a fifth of the operations page).
+	WithoutFares bool
 }

@@ -225,7 +225,7 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 	}
 	var fareIDs []int64
 	for _, r := range rows {
-		if r.Row.PublishedFareID != nil {
+		if r.Row.PublishedFareID != nil && !f.WithoutFares {
 			fareIDs = append(fareIDs, *r.Row.PublishedFareID)
 		}
 	}

@@ -194,6 +194,24 @@ func TestListingEntriesAgreeWithListings(t *testing.T) {
 				}
 			}
 		}
+		// Without fares: the same listings, in service as before, none with a fare.
+		full, _ := s.FindListings(ctx, catalogue.ListingFilter{})
+		bare, err := s.FindListings(ctx, catalogue.ListingFilter{WithoutFares: true})
+		if err != nil || len(bare) != len(full) {
+			t.Fatalf("without fares: %d listings (%v), want %d", len(bare), err, len(full))
+		}
+		published := 0
+		for i := range full {
+			if full[i].Published != nil {
+				published++
+			}
+			if bare[i].ID != full[i].ID || bare[i].Status != full[i].Status || bare[i].Published != nil {
+				t.Errorf("without fares, row %d: %+v; with them %+v", i, bare[i], full[i])
+			}
+		}
+		if published == 0 {
+			t.Error("no listing with a fare to leave out")
+		}
 		some, _ := s.FindListings(ctx, catalogue.ListingFilter{IDs: []int64{ids[1], ids[4]}})
 		if len(some) != 2 || some[0].ID != ids[4] || some[1].ID != ids[1] { // Mid before Zeta
 			t.Errorf("by ids %d and %d: %+v", ids[4], ids[1], some)
