@@ -53,14 +53,13 @@ type projectionEnd struct {
 // over is the projection weighed by the model's requests over the hours
 // from since (inclusive) to until (exclusive).
 func (p pastProjection) over(since, until time.Time) (preview.Share, bool) {
-	var shares []preview.Share
-	var requests []int64
+	var w preview.ShareWeigher
 	for i, h := range p.hours {
 		if !h.Before(since) && h.Before(until) {
-			shares, requests = append(shares, p.shares[i]), append(requests, p.requests[i])
+			w.Add(p.shares[i], p.requests[i])
 		}
 	}
-	return preview.WeighedShare(shares, requests)
+	return w.Share()
 }
 
 // cappedSince sums what the model's caps turned away from the hour from on.
@@ -135,6 +134,10 @@ type frozenProjection struct {
 	live    modelProjection
 	liveKey liveKey
 	liveAt  time.Time
+	// whole is the frozen and the live hours together, as last returned: a
+	// view with the live hours kept shares it rather than copying a month
+	// of hours again (readers never change a projection).
+	whole modelProjection
 }
 
 // liveKey is what the projection of the live hours was computed from,
@@ -214,13 +217,29 @@ func (s *Server) projectedShares(ctx context.Context, listings []catalogue.Listi
 	}
 	out := map[int64]string{}
 	for _, l := range listings {
-		if past, ok := projections[l.Model.Slug].of(l.ID); ok {
-			if share, any := past.over(since, until); any {
-				out[l.ID] = templates.Share(share.Total)
-			}
+		if share, any := projections[l.Model.Slug].shareOver(l.ID, since, until); any {
+			out[l.ID] = templates.Share(share.Total)
 		}
 	}
 	return out, nil
+}
+
+// shareOver is the listing's projection weighed by the model's requests
+// over the hours from since (inclusive) to until (exclusive), as
+// pastProjection.over, read in place (a page of every listing reads a
+// month of hours per model).
+func (m modelProjection) shareOver(id int64, since, until time.Time) (preview.Share, bool) {
+	i := slices.Index(m.listings, id)
+	if i < 0 {
+		return preview.Share{}, false
+	}
+	var w preview.ShareWeigher
+	for h, at := range m.hours {
+		if !at.Before(since) && at.Before(until) {
+			w.Add(m.shares[h][i], m.requests[h])
+		}
+	}
+	return w.Share()
 }
 
 // projectModels rebuilds, for every hour from since to until (at most
@@ -327,10 +346,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		}
 		w.entry.proj.listings = lids
 		if w.kept {
-			m := modelProjection{listings: lids}
-			m.append(w.entry.proj)
-			m.append(w.entry.live)
-			out[model] = m
+			out[model] = w.entry.whole
 			continue
 		}
 		if w.from.Before(frozen) {
@@ -349,10 +365,10 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		if err != nil {
 			return nil, err
 		}
-		w.entry.live, w.entry.liveKey, w.entry.liveAt = hours, live, now
 		m := modelProjection{listings: lids}
 		m.append(w.entry.proj)
 		m.append(hours)
+		w.entry.live, w.entry.liveKey, w.entry.liveAt, w.entry.whole = hours, live, now, m
 		out[model] = m
 	}
 	return out, nil

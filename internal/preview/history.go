@@ -160,21 +160,34 @@ func shapeShare(holds bool, eligible int) float64 {
 // the model's requests in it (a moment without requests counts for
 // nothing); ok is false when no moment has any.
 func WeighedShare(shares []Share, requests []int64) (Share, bool) {
-	var out Share
-	var total int64
+	var w ShareWeigher
 	for i, s := range shares {
-		n := requests[i]
-		if n <= 0 {
-			continue
-		}
-		total += n
-		out.Total += s.Total * float64(n)
-		out.Exploration += s.Exploration * float64(n)
+		w.Add(s, requests[i])
 	}
-	if total == 0 {
+	return w.Share()
+}
+
+// ShareWeigher sums shares weighed by their requests (a share of no
+// requests counts for nothing), for a caller that walks its own hours.
+type ShareWeigher struct {
+	sum   Share
+	total int64
+}
+
+// Add counts share for n requests.
+func (w *ShareWeigher) Add(share Share, n int64) {
+	if n <= 0 {
+		return
+	}
+	w.total += n
+	w.sum.Total += share.Total * float64(n)
+	w.sum.Exploration += share.Exploration * float64(n)
+}
+
+// Share is the weighed share; ok is false when no requests were counted.
+func (w ShareWeigher) Share() (Share, bool) {
+	if w.total == 0 {
 		return Share{}, false
 	}
-	out.Total /= float64(total)
-	out.Exploration /= float64(total)
-	return out, true
+	return Share{Total: w.sum.Total / float64(w.total), Exploration: w.sum.Exploration / float64(w.total)}, true
 }
