@@ -113,11 +113,13 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 			t.Logf("%s: projected now %.1f %%", preview.CandidateID(&l), v)
 		}
 		// So does operations, over the last 24 hours (the run's one hour).
-		row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/listings/%d".*?data-testid="ops-projected">([0-9.]+) %%`, l.ID)).FindStringSubmatch(operations[l.Model.Slug])
+		row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/listings/%d".*?data-testid="ops-share">([0-9.]+) %%.*?data-testid="ops-projected">([0-9.]+) %%`, l.ID)).FindStringSubmatch(operations[l.Model.Slug])
 		if row == nil {
-			t.Errorf("%s: operations has no projected share for it", preview.CandidateID(&l))
-		} else if v, _ := strconv.ParseFloat(row[1], 64); math.Abs(v-p) > 0.05 {
+			t.Errorf("%s: operations has no served and projected share for it", preview.CandidateID(&l))
+		} else if v, _ := strconv.ParseFloat(row[2], 64); math.Abs(v-p) > 0.05 {
 			t.Errorf("%s: operations projects %v %%, the listing's page %v %%", preview.CandidateID(&l), v, p)
+		} else if v, _ := strconv.ParseFloat(row[1], 64); math.Abs(v-m) > 0.05 {
+			t.Errorf("%s: operations shows %v %% served, the listing's page %v %%", preview.CandidateID(&l), v, m)
 		}
 		if math.Abs(points) > 3 {
 			t.Errorf("%s: projected %.1f %% of the model's requests, the gateway routed it %.1f %%", preview.CandidateID(&l), p, m)

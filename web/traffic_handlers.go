@@ -343,21 +343,19 @@ func (s *Server) handleOperations(c echo.Context) error {
 	// Every listing's total over the day, its hours of the last two (an
 	// open incident is one of those), and each model's total: a row a
 	// listing, not a day of rows (it read 12,000 at 500 listings).
-	var ids, modelIDs []int64
+	var ids []int64
 	for _, l := range listings {
 		ids = append(ids, l.ID)
-		if !slices.Contains(modelIDs, l.Model.ID) {
-			modelIDs = append(modelIDs, l.Model.ID)
-		}
 	}
-	var data trafficData
+	data := trafficData{modelTotals: map[int64]int64{}}
 	if data.listingTotals, err = s.TrafficReads.ListingTotals(ctx, ids, until.Add(-24*time.Hour), until); err != nil {
 		return err
 	}
-	if data.hours, err = s.TrafficReads.HourlyTraffic(ctx, ids, until.Add(-incidentHours), until); err != nil {
-		return err
+	// Every listing is here, so each model's total is its listings' sum.
+	for _, l := range listings {
+		data.modelTotals[l.Model.ID] += data.listingTotals[l.ID]
 	}
-	if data.modelTotals, err = s.TrafficReads.ModelTotals(ctx, modelIDs, until.Add(-24*time.Hour), until); err != nil {
+	if data.hours, err = s.TrafficReads.HourlyTraffic(ctx, ids, until.Add(-incidentHours), until); err != nil {
 		return err
 	}
 	waiting, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
