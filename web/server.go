@@ -116,6 +116,8 @@ type Server struct {
 	// projections keep the past hours' projections that can no longer
 	// change (projectModels).
 	projections projectionCache
+	// metricCache keeps the traffic pages' rollup reads until new metrics.
+	metricCache metricCache
 	// touched is when each API token's use was last recorded from here.
 	touchedMu  sync.Mutex
 	touched    map[int64]time.Time

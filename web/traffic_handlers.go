@@ -112,14 +112,20 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	}
 	var d trafficData
 	var err error
-	if d.hours, err = s.TrafficReads.HourlyTraffic(ctx, ids, since, until); err != nil {
+	if d.hours, err = cachedMetrics(s, metricKey("hourly", ids, since, until), hourlyPoints, func() (map[int64][]catalogue.HourlyPoint, error) {
+		return s.TrafficReads.HourlyTraffic(ctx, ids, since, until)
+	}); err != nil {
 		return d, err
 	}
 	switch need {
 	case modelByHour:
-		d.models, err = s.TrafficReads.ModelTraffic(ctx, modelIDs, since, until)
+		d.models, err = cachedMetrics(s, metricKey("model-hours", modelIDs, since, until), modelHourPoints, func() (map[int64]map[time.Time]int64, error) {
+			return s.TrafficReads.ModelTraffic(ctx, modelIDs, since, until)
+		})
 	case modelTotal:
-		d.modelTotals, err = s.TrafficReads.ModelTotals(ctx, modelIDs, since, until)
+		d.modelTotals, err = cachedMetrics(s, metricKey("model-totals", modelIDs, since, until), totalPoints, func() (map[int64]int64, error) {
+			return s.TrafficReads.ModelTotals(ctx, modelIDs, since, until)
+		})
 	}
 	if err != nil {
 		return d, err
@@ -348,14 +354,18 @@ func (s *Server) handleOperations(c echo.Context) error {
 		ids = append(ids, l.ID)
 	}
 	data := trafficData{modelTotals: map[int64]int64{}}
-	if data.listingTotals, err = s.TrafficReads.ListingTotals(ctx, ids, until.Add(-24*time.Hour), until); err != nil {
+	if data.listingTotals, err = cachedMetrics(s, metricKey("listing-totals", ids, until.Add(-24*time.Hour), until), totalPoints, func() (map[int64]int64, error) {
+		return s.TrafficReads.ListingTotals(ctx, ids, until.Add(-24*time.Hour), until)
+	}); err != nil {
 		return err
 	}
 	// Every listing is here, so each model's total is its listings' sum.
 	for _, l := range listings {
 		data.modelTotals[l.Model.ID] += data.listingTotals[l.ID]
 	}
-	if data.hours, err = s.TrafficReads.HourlyTraffic(ctx, ids, until.Add(-incidentHours), until); err != nil {
+	if data.hours, err = cachedMetrics(s, metricKey("hourly", ids, until.Add(-incidentHours), until), hourlyPoints, func() (map[int64][]catalogue.HourlyPoint, error) {
+		return s.TrafficReads.HourlyTraffic(ctx, ids, until.Add(-incidentHours), until)
+	}); err != nil {
 		return err
 	}
 	waiting, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
