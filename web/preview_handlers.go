@@ -87,6 +87,9 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	if err != nil {
 		return templates.PreviewPanel{}, err
 	}
+	if m.Routing, err = s.routingState(ctx, l); err != nil {
+		return templates.PreviewPanel{}, err
+	}
 	// The model's real mix, as the gateway measured it, unless another one
 	// was typed (the fields post with every live update, showing the
 	// measured mix; one equal to it as shown is still the measured one).

@@ -451,6 +451,20 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 	return p, nil
 }
 
+// routingState is where routing stands for the listing's model now, as the
+// traffic pages project it: the rates learned and each shape's holder at
+// the end of the projection of the listing traffic page's default window.
+// The fare preview elects on it, so a published fare previews as the
+// traffic page projects it now. Nil for a model routing does not know.
+func (s *Server) routingState(ctx context.Context, l *catalogue.Listing) (*preview.RoutingState, error) {
+	since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: earnings.Offset(0)}.Window(s.Now())
+	past, ok, err := s.projectPast(ctx, l, since, until)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &preview.RoutingState{Learned: past.end.learned, Holders: maps.Clone(past.end.holders)}, nil
+}
+
 // projectNow is the share the preview projects for the listing with what
 // is in force now, by the rule every past hour is projected by
 // (preview.ProjectHistory): the published fares and the catalogue's health

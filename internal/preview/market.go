@@ -12,6 +12,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // Scenario is a standard request shape.
@@ -100,6 +101,22 @@ type Market struct {
 	Listings []catalogue.Listing
 	// Checks maps listing ids to capability name -> "verified" or "failed".
 	Checks map[int64]map[string]string
+	// Routing, when set, is where routing stands for the model: the rates
+	// it has learned and each shape's holder. Ballots then carry the
+	// learned rates, never the catalogue's cache-hit rate, and each
+	// standard shape's incumbent is its holder, as ProjectHistory elects a
+	// moment: the preview of a published fare projects what the traffic
+	// pages project now. Nil keeps the catalogue's rates, and the winner
+	// with the published fares as each shape's incumbent.
+	Routing *RoutingState
+}
+
+// RoutingState is what routing carries from request to request for a
+// model: the learned rates (traffic.Learn) and each shape's holder (shape
+// key, as in ProjectHistory, to candidate id).
+type RoutingState struct {
+	Learned traffic.Learned
+	Holders map[string]string
 }
 
 // Change is a what-if for one listing: a proposed fare, or a status change.
@@ -132,6 +149,9 @@ func (m Market) Ballot(req election.Request, change Change) (election.Ballot, in
 // BallotEntries is Ballot with the listing and fare behind each candidate.
 func (m Market) BallotEntries(req election.Request, change Change) (election.Ballot, []Entry, int) {
 	b := election.Ballot{Request: req, Candidates: make([]election.Candidate, 0, len(m.Listings))}
+	if m.Routing != nil {
+		b.Request.ObservedHitRate, b.Request.ObservedOutputRatio = m.Routing.Learned.Combined, m.Routing.Learned.OutputRatio
+	}
 	entries := make([]Entry, 0, len(m.Listings))
 	subject := -1
 	for i := range m.Listings {
@@ -154,7 +174,15 @@ func (m Market) BallotEntries(req election.Request, change Change) (election.Bal
 		if l.ID == change.ListingID {
 			subject = len(b.Candidates)
 		}
-		b.Candidates = append(b.Candidates, Candidate(l, f, m.Checks[l.ID]))
+		c := Candidate(l, f, m.Checks[l.ID])
+		if m.Routing != nil {
+			// As ProjectHistory: the gateway ranks on the rates it learned.
+			c.Metrics.CacheHitRate = nil
+			if r, ok := m.Routing.Learned.HitRate[c.ID]; ok {
+				c.Metrics.CacheHitRate = &r
+			}
+		}
+		b.Candidates = append(b.Candidates, c)
 		entries = append(entries, Entry{Listing: l, Fare: f})
 	}
 	return b, entries, subject

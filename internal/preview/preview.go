@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/election"
@@ -298,15 +299,26 @@ func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (i
 	if after.Winner < 0 {
 		return -1, "no eligible candidate"
 	}
-	published, publishedEntries, _ := in.Market.BallotEntries(sc.Request(in.Model, in.At), Change{ListingID: in.ListingID})
-	var won election.Result
-	election.ElectWinnerInto(&published, &won)
-	before := won.Winner
 	incumbent := -1
-	if before >= 0 {
-		for i, e := range entries {
-			if e.Listing.ID == publishedEntries[before].Listing.ID {
-				incumbent = i
+	if shape, standard := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); standard && in.Market.Routing != nil {
+		// Where routing stands: the shape's holder, if it has one.
+		if id, ok := in.Market.Routing.Holders[shape]; ok {
+			for i := range entries {
+				if CandidateID(entries[i].Listing) == id {
+					incumbent = i
+				}
+			}
+		}
+	} else {
+		// Without it: the winner with the published fares.
+		published, publishedEntries, _ := in.Market.BallotEntries(sc.Request(in.Model, in.At), Change{ListingID: in.ListingID})
+		var won election.Result
+		election.ElectWinnerInto(&published, &won)
+		if before := won.Winner; before >= 0 {
+			for i, e := range entries {
+				if e.Listing.ID == publishedEntries[before].Listing.ID {
+					incumbent = i
+				}
 			}
 		}
 	}
