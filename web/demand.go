@@ -36,7 +36,7 @@ func (s *Server) demand(ctx context.Context, model string) (map[string]catalogue
 	s.demands.mu.Lock()
 	e, ok := s.demands.models[model]
 	s.demands.mu.Unlock()
-	if ok && now.Sub(e.at) < demandFresh && !now.Before(e.at) {
+	if ok && keptFresh(e.at, now, demandFresh) {
 		return e.shapes, nil
 	}
 	shapes, err := s.TrafficReads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)

@@ -42,7 +42,7 @@ func cachedMetrics[T any](s *Server, key string, points func(T) int, read func()
 	if c.version != version || c.by == nil {
 		c.version, c.by, c.points = version, map[string]metricEntry{}, 0
 	}
-	if e, ok := c.by[key]; ok && !now.Before(e.at) && now.Sub(e.at) < liveFor {
+	if e, ok := c.by[key]; ok && keptFresh(e.at, now, liveFor) {
 		c.mu.Unlock()
 		return e.value.(T), nil
 	}

@@ -123,7 +123,7 @@ type projectionKey struct {
 
 // frozenProjection is the frozen part of one model's projection: the hours
 // before through, and the holders after them; and the last projection of
-// the hours after them (live), kept while liveKey holds and for at most
+// the hours after them (in whole), kept while liveKey holds and for at most
 // liveFor.
 type frozenProjection struct {
 	mu      sync.Mutex
@@ -131,7 +131,6 @@ type frozenProjection struct {
 	proj    modelProjection
 	holders map[string]string
 
-	live    modelProjection
 	liveKey liveKey
 	liveAt  time.Time
 	// whole is the frozen and the live hours together, as last returned: a
@@ -159,7 +158,13 @@ const liveFor = time.Minute
 // liveValid reports whether the entry's live projection was made from k
 // and is younger than liveFor at now.
 func (e *frozenProjection) liveValid(k liveKey, now time.Time) bool {
-	return e.liveKey == k && !e.liveAt.IsZero() && !now.Before(e.liveAt) && now.Sub(e.liveAt) < liveFor
+	return e.liveKey == k && !e.liveAt.IsZero() && keptFresh(e.liveAt, now, liveFor)
+}
+
+// keptFresh reports whether something kept at at is still fresh at now
+// for a lifetime of life (a clock that went back makes it stale).
+func keptFresh(at, now time.Time, life time.Duration) bool {
+	return !now.Before(at) && now.Sub(at) < life
 }
 
 // maxFrozen bounds the cache: a month of hours of one model of 20 listings
@@ -368,7 +373,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		m := modelProjection{listings: lids}
 		m.append(w.entry.proj)
 		m.append(hours)
-		w.entry.live, w.entry.liveKey, w.entry.liveAt, w.entry.whole = hours, live, now, m
+		w.entry.liveKey, w.entry.liveAt, w.entry.whole = live, now, m
 		out[model] = m
 	}
 	return out, nil
