@@ -171,7 +171,7 @@ func open(ctx context.Context, url string, statementCache bool) (*Store, error) 
 				return nil, fmt.Errorf("create database folder: %w", err)
 			}
 		}
-		db, err = gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate"), cfg)
+		db, err = openSQLiteWriter(ctx, dsn, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s database: %w", dialect, err)
@@ -229,6 +229,34 @@ func open(ctx context.Context, url string, statementCache bool) (*Store, error) 
 	}
 	return s, nil
 }
+
+// openSQLiteWriter opens the SQLite writer connection. Switching a fresh
+// file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at
+// once, without its busy handler, when another process holds the file
+// meanwhile (two serve processes started together on a new file): the
+// open is tried again until the other lets go, within openBusyFor.
+func openSQLiteWriter(ctx context.Context, dsn string, cfg *gorm.Config) (*gorm.DB, error) {
+	deadline := time.Now().Add(openBusyFor)
+	for {
+		db, err := gorm.Open(sqlite.Open("file:"+dsn+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_txlock=immediate"), cfg)
+		var lite interface{ Code() int }
+		if err == nil || !errors.As(err, &lite) || lite.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// openBusyFor bounds how long an open waits for another process's lock;
+// sqliteBusy is SQLITE_BUSY's primary code.
+const (
+	openBusyFor = 10 * time.Second
+	sqliteBusy  = 5
+)
 
 // Dialect reports which database is behind the store.
 func (s *Store) Dialect() Dialect { return s.dialect }
