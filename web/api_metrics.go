@@ -48,6 +48,9 @@ type demandBody struct {
 	// The large requests and their prompt tokens (both or neither).
 	LargeRequests     *int64 `json:"largeRequests"`
 	LargePromptTokens *int64 `json:"largePromptTokens"`
+	// The kind of the row's requests (both, or requires left out for none).
+	Streaming *bool    `json:"streaming"`
+	Requires  []string `json:"requires"`
 }
 
 // handleAPIMetrics stores a batch of per-minute buckets and demand rows:
@@ -84,7 +87,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	demand := make([]catalogue.Demand, len(body.Demand))
 	for i, d := range body.Demand {
 		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens,
-			LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens}
+			LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, Streaming: d.Streaming, Requires: d.Requires}
 	}
 	if err := s.Metrics.CheckDemand(demand); err != nil {
 		return err

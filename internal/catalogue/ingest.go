@@ -185,9 +185,10 @@ func (in *Ingest) CheckDemand(demand []Demand) error {
 		for f, msg := range d.Validate(now) {
 			fields[name+"."+f] = msg
 		}
-		key := fmt.Sprintf("%s/%s/%d/%s", d.Model, d.Workload, d.Minute.Unix(), d.Source)
+		kind := d.KindOf()
+		key := fmt.Sprintf("%s/%s/%d/%s/%v/%v/%d", d.Model, d.Workload, d.Minute.Unix(), d.Source, kind.Reported, kind.Streaming, kind.Requires)
 		if first, dup := seen[key]; dup {
-			fields[name+".minute"] = fmt.Sprintf("the same model, workload, minute and source as demand[%d]", first)
+			fields[name+".minute"] = fmt.Sprintf("the same model, workload, minute, source and kind of request as demand[%d]", first)
 		}
 		seen[key] = i
 	}
@@ -198,13 +199,13 @@ func (in *Ingest) CheckDemand(demand []Demand) error {
 }
 
 // RecordDemand stores checked demand rows, all or nothing, idempotent per
-// (model, workload, minute) like buckets.
+// (model, workload, minute, source, kind of request) like buckets.
 func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
 	if len(demand) == 0 {
 		return nil
 	}
 	if err := in.Store.RecordDemand(ctx, demand); err != nil {
-		return replayConflict(err, "demand", "this model, workload, minute and source",
+		return replayConflict(err, "demand", "this model, workload, minute, source and kind of request",
 			"%d demand row(s) replay a recorded minute with other figures; they were not stored.")
 	}
 	return nil

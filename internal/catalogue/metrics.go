@@ -3,7 +3,10 @@ package catalogue
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/airside/airside/internal/election"
 )
 
 // Bucket is one minute of a listing's traffic as a gateway reports it.
@@ -178,6 +181,39 @@ type Demand struct {
 	// nil from a gateway that reports only the totals (the minute's
 	// average prompt then decides).
 	LargeRequests, LargePromptTokens *int64
+	// Streaming says whether the row's requests streamed (nil from a
+	// gateway that does not say), and Requires the capabilities they
+	// required (contract names): a gateway that says splits a workload's
+	// minute into a row per kind of request. The projection elects each
+	// kind on its own ballot (streaming weighs latency, a capability
+	// narrows the candidates) under the shape's one incumbent.
+	Streaming *bool
+	Requires  []string
+}
+
+// RequestKind is how a part of a workload's requests asked: streamed or
+// not, and the capabilities they required. Reported says the gateway
+// told (a row without Streaming is of no known kind).
+type RequestKind struct {
+	Reported  bool
+	Streaming bool
+	Requires  election.Capabilities
+}
+
+// KindOf is the kind of the demand row's requests (Requires already
+// validated).
+func (d *Demand) KindOf() RequestKind {
+	if d.Streaming == nil {
+		return RequestKind{}
+	}
+	requires, _, _ := election.ParseCapabilities(d.Requires)
+	return RequestKind{Reported: true, Streaming: *d.Streaming, Requires: requires}
+}
+
+// KindDemand is a workload's demand of one kind of request over a period.
+type KindDemand struct {
+	RequestKind
+	Requests, LargeRequests int64
 }
 
 // WorkloadDemand is a model's demand of one workload over a period: its
@@ -187,6 +223,9 @@ type WorkloadDemand struct {
 	Requests, LargeRequests, PromptTokens int64
 	// LargePromptTokens are the prompt tokens of the large requests.
 	LargePromptTokens int64
+	// Kinds split the requests of rows that said their kind (Demand.
+	// Streaming); the rest (Requests less their sum) are of no known kind.
+	Kinds []KindDemand
 }
 
 // Workloads are the workloads demand is reported in (election.md's).
@@ -220,6 +259,11 @@ func (d *Demand) Validate(now time.Time) map[string]string {
 	}
 	if msg := sourceProblem(d.Source); msg != "" {
 		errs["source"] = msg
+	}
+	if _, bad, ok := election.ParseCapabilities(d.Requires); !ok {
+		errs["requires"] = fmt.Sprintf("%q is not a capability: use %s", bad, strings.Join(election.CapabilitySet(election.AllCapabilities()...).Names(), ", "))
+	} else if len(d.Requires) > 0 && d.Streaming == nil {
+		errs["requires"] = "send streaming with requires: a row of one kind of request says both"
 	}
 	return errs
 }

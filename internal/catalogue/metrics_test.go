@@ -184,6 +184,7 @@ func TestDemandChecks(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)
 	minute := now.Truncate(time.Minute)
 	in := &Ingest{Store: &ingestStore{}, Now: func() time.Time { return now }}
+	yes, no := true, false
 	for _, test := range []struct {
 		name      string
 		d         []Demand
@@ -204,6 +205,16 @@ func TestDemandChecks(t *testing.T) {
 			LargeRequests: count(1), LargePromptTokens: count(9001)}}, "demand[0].largePromptTokens"},
 		{"a split without its tokens", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, PromptTokens: 9000,
 			LargeRequests: count(1)}}, "demand[0].largeRequests"},
+		{"a minute split by kind", []Demand{{Model: "m", Workload: "general", Minute: minute, Requests: 3, Streaming: &yes},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 2, Streaming: &no},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 1, Streaming: &no, Requires: []string{"vision", "json_output"}},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 4}}, ""},
+		{"one kind twice, its capabilities in another order", []Demand{
+			{Model: "m", Workload: "general", Minute: minute, Requests: 1, Streaming: &no, Requires: []string{"vision", "json_output"}},
+			{Model: "m", Workload: "general", Minute: minute, Requests: 1, Streaming: &no, Requires: []string{"json_output", "vision"}}}, "demand[1].minute"},
+		{"a capability that is not one", []Demand{{Model: "m", Workload: "chat", Minute: minute, Streaming: &yes, Requires: []string{"telepathy"}}},
+			"demand[0].requires"},
+		{"requires without streaming", []Demand{{Model: "m", Workload: "chat", Minute: minute, Requires: []string{"vision"}}}, "demand[0].requires"},
 	} {
 		err := in.CheckDemand(test.d)
 		fields := apperr.FieldErrors(err)

@@ -148,6 +148,30 @@ func CapabilitySet(flags ...Capability) Capabilities {
 	return s
 }
 
+// Names are the set's flags by contract name, in reporting order.
+func (s Capabilities) Names() []string {
+	var out []string
+	for c := range numCapabilities {
+		if s.Has(c) {
+			out = append(out, capabilityNames[c])
+		}
+	}
+	return out
+}
+
+// ParseCapabilities reads a set from contract names; ok is false (and bad
+// the first name not known) when one is not a capability.
+func ParseCapabilities(names []string) (s Capabilities, bad string, ok bool) {
+	for _, n := range names {
+		c, known := ParseCapability(n)
+		if !known {
+			return 0, n, false
+		}
+		s = s.With(c)
+	}
+	return s, "", true
+}
+
 // Weights are the relative weights of the five factors.
 type Weights struct {
 	Price, Uptime, Throughput, Latency, Cache float64

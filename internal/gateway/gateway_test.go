@@ -347,16 +347,25 @@ func TestMetricsPostedAddUpToWhatWasServed(t *testing.T) {
 		sums[*b.ListingId] = s
 	}
 	var demanded, demandedTokens int64
+	streamed := map[bool]int64{}
 	for _, d := range h.portal.demand {
 		if d.Model != "m" || d.Workload != gatewayclient.General {
 			t.Errorf("demand row for %s/%s, want m/general", d.Model, d.Workload)
 		}
 		demanded += d.Requests
 		demandedTokens += *d.PromptTokens
+		if d.Streaming == nil || d.Requires != nil {
+			t.Errorf("a demand row says streaming %v, requires %v: want its kind said, requiring nothing", d.Streaming, d.Requires)
+		} else {
+			streamed[*d.Streaming] += d.Requests
+		}
 	}
 	h.portal.mu.Unlock()
 	if demanded != 6 || demandedTokens < 6*1500 {
 		t.Errorf("demand posted: %d requests, %d prompt tokens; want 6 requests of about 1,800 tokens each", demanded, demandedTokens)
+	}
+	if streamed[true] != 3 || streamed[false] != 3 {
+		t.Errorf("demand by kind: %d streamed, %d not; want 3 and 3", streamed[true], streamed[false])
 	}
 	if f, r := deref(sums[2].Fallback), deref(sums[2].Routed); f != 6 || r != 0 {
 		t.Errorf("b's fallbacks %d, routed %d: want 6 and 0 (a failed every time)", f, r)

@@ -84,6 +84,16 @@ type demandKey struct {
 	model    string
 	workload election.Workload
 	minute   time.Time
+	kind     RequestKind
+}
+
+// RequestKind is how a request asked: streamed or not, and the
+// capabilities it required. Demand is counted per kind, since each elects
+// on its own ballot (streaming weighs latency; a capability narrows the
+// candidates) while the shape keeps one incumbent.
+type RequestKind struct {
+	Streaming bool
+	Requires  election.Capabilities
 }
 
 // Recorder accumulates what the gateway saw. Safe for concurrent use.
@@ -181,10 +191,10 @@ func (r *Recorder) Capped(route Route, at time.Time) {
 }
 
 // Demanded records a customer's request as sent.
-func (r *Recorder) Demanded(model string, w election.Workload, promptTokens int64, at time.Time) {
+func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind, promptTokens int64, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := demandKey{model, w, at.UTC().Truncate(time.Minute)}
+	k := demandKey{model, w, at.UTC().Truncate(time.Minute), kind}
 	d := r.demand[k]
 	if d == nil {
 		d = &Demand{}
@@ -254,11 +264,12 @@ func takeClosed[K comparable, V any](m map[K]*V, minuteOf func(K) time.Time, unt
 	return out
 }
 
-// DemandMinute is one model and workload's closed minute.
+// DemandMinute is one model, workload and kind of request's closed minute.
 type DemandMinute struct {
 	Model    string
 	Workload election.Workload
 	Minute   time.Time
+	Kind     RequestKind
 	Demand
 }
 
@@ -269,7 +280,7 @@ func (r *Recorder) TakeClosedDemand(until time.Time) []DemandMinute {
 	defer r.mu.Unlock()
 	var out []DemandMinute
 	for k, d := range takeClosed(r.demand, func(k demandKey) time.Time { return k.minute }, until) {
-		out = append(out, DemandMinute{Model: k.model, Workload: k.workload, Minute: k.minute, Demand: d})
+		out = append(out, DemandMinute{Model: k.model, Workload: k.workload, Minute: k.minute, Kind: k.kind, Demand: d})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -279,7 +290,13 @@ func (r *Recorder) TakeClosedDemand(until time.Time) []DemandMinute {
 		if a.Model != b.Model {
 			return a.Model < b.Model
 		}
-		return a.Workload < b.Workload
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		if a.Kind.Streaming != b.Kind.Streaming {
+			return !a.Kind.Streaming
+		}
+		return a.Kind.Requires < b.Kind.Requires
 	})
 	return out
 }

@@ -66,9 +66,18 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		r.pending = append(r.pending, b)
 	}
 	for _, d := range r.Recorder.TakeClosedDemand(now.Add(-r.Grace)) {
-		prompt, large, largePrompt := d.PromptTokens, d.LargeRequests, d.LargePromptTokens
+		prompt, large, largePrompt, streaming := d.PromptTokens, d.LargeRequests, d.LargePromptTokens, d.Kind.Streaming
+		var requires *[]gatewayclient.Capability
+		if names := d.Kind.Requires.Names(); len(names) > 0 {
+			caps := make([]gatewayclient.Capability, len(names))
+			for i, n := range names {
+				caps[i] = gatewayclient.Capability(n)
+			}
+			requires = &caps
+		}
 		r.demand = append(r.demand, gatewayclient.Demand{Model: d.Model, Workload: gatewayclient.Workload(d.Workload.String()),
-			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt, LargeRequests: &large, LargePromptTokens: &largePrompt})
+			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt, LargeRequests: &large, LargePromptTokens: &largePrompt,
+			Streaming: &streaming, Requires: requires})
 	}
 	// The portal takes a minute for 25 hours; older ones can only be dropped.
 	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)

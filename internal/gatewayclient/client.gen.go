@@ -252,8 +252,14 @@ type Demand struct {
 	PromptTokens *int64 `json:"promptTokens,omitempty"`
 	Requests     int64  `json:"requests"`
 
+	// Requires the capabilities the row's requests required (tools, image parts: vision, response_format: json_output or json_schema, ...), in any order; only with streaming; left out or [] for none
+	Requires *[]Capability `json:"requires,omitempty"`
+
 	// Source the reporting gateway's name, as for buckets: each gateway's demand adds up
 	Source *string `json:"source,omitempty"`
+
+	// Streaming whether the row's requests streamed. A gateway that says splits a workload's minute into a row per kind of request (streamed or not, and what they required), each its own row (the first write of a (model, workload, minute, source, streaming, requires) wins); the projection elects each kind on its own ballot under its shape's one incumbent, as the reference gateway routes them. Left out: the row's kind is not known (the shape's usual one is assumed)
+	Streaming *bool `json:"streaming,omitempty"`
 
 	// Workload the request's workload: coding (a recognised coding client), chat, or general
 	Workload Workload `json:"workload"`

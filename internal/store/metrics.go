@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 )
 
 // Counts are the figures of a minute (bucketRow) or an hour (hourlyRow);
@@ -451,10 +452,14 @@ func bucketOf(r bucketRow) catalogue.Bucket {
 }
 
 type demandRow struct {
-	ModelSlug    string    `gorm:"primaryKey"`
-	Workload     string    `gorm:"primaryKey"`
-	Minute       time.Time `gorm:"primaryKey"`
-	Source       string    `gorm:"primaryKey"`
+	ModelSlug string    `gorm:"primaryKey"`
+	Workload  string    `gorm:"primaryKey"`
+	Minute    time.Time `gorm:"primaryKey"`
+	Source    string    `gorm:"primaryKey"`
+	// Streaming is -1 when the gateway did not say, else 0 or 1; Requires
+	// the capabilities required, comma-joined in reporting order.
+	Streaming    int8   `gorm:"primaryKey"`
+	Requires     string `gorm:"primaryKey"`
 	Requests     int64
 	PromptTokens int64
 	// LargeRequests and LargePromptTokens are NULL from a gateway that
@@ -484,18 +489,22 @@ func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) err
 			model, workload string
 			minute          int64
 			source          string
+			streaming       int8
+			requires        string
 		}
 		existing := map[key]demandRow{}
 		for _, r := range found {
-			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source}] = r
+			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source, r.Streaming, r.Requires}] = r
 		}
 		var fresh []demandRow
 		var replays []int
 		for i, d := range demand {
-			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix(), d.Source}]
+			streaming, requires := kindColumns(d.KindOf())
+			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix(), d.Source, streaming, requires}]
 			switch {
 			case !ok:
-				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source, Requests: d.Requests,
+				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source,
+					Streaming: streaming, Requires: requires, Requests: d.Requests,
 					PromptTokens: d.PromptTokens, LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, RecordedAt: now})
 			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens ||
 				!equalCount(old.LargeRequests, d.LargeRequests) || !equalCount(old.LargePromptTokens, d.LargePromptTokens):
@@ -513,6 +522,56 @@ func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) err
 		}
 		return nil
 	})
+}
+
+// kindColumns are a request kind's key columns.
+func kindColumns(k catalogue.RequestKind) (streaming int8, requires string) {
+	if !k.Reported {
+		return -1, ""
+	}
+	if k.Streaming {
+		streaming = 1
+	}
+	return streaming, strings.Join(k.Requires.Names(), ",")
+}
+
+// kindOf reads a request kind from its key columns.
+func kindOf(streaming int8, requires string) catalogue.RequestKind {
+	if streaming < 0 {
+		return catalogue.RequestKind{}
+	}
+	var names []string
+	if requires != "" {
+		names = strings.Split(requires, ",")
+	}
+	caps, _, _ := election.ParseCapabilities(names) // written by kindColumns
+	return catalogue.RequestKind{Reported: true, Streaming: streaming == 1, Requires: caps}
+}
+
+// workloadKindRow is a workload's demand of one kind of request, as the
+// demand reads group it (by model and hour too, for DemandByHour).
+type workloadKindRow struct {
+	ModelSlug                             string
+	Hour                                  string
+	Workload                              string
+	Streaming                             int8
+	Requires                              string
+	Requests, LargeRequests, PromptTokens int64
+	LargePromptTokens                     int64
+}
+
+// addKind adds a kind's row to its workload's demand: the totals, and the
+// kind apart when the gateway said it.
+func addKind(to map[string]catalogue.WorkloadDemand, r workloadKindRow) {
+	w := to[r.Workload]
+	w.Requests += r.Requests
+	w.LargeRequests += r.LargeRequests
+	w.PromptTokens += r.PromptTokens
+	w.LargePromptTokens += r.LargePromptTokens
+	if k := kindOf(r.Streaming, r.Requires); k.Reported {
+		w.Kinds = append(w.Kinds, catalogue.KindDemand{RequestKind: k, Requests: r.Requests, LargeRequests: r.LargeRequests})
+	}
+	to[r.Workload] = w
 }
 
 // DemandMix sums a model's demand per workload from since on: the real
@@ -543,20 +602,16 @@ func (s *Store) DeleteDemandBefore(ctx context.Context, before time.Time) (int64
 // apart the requests of rows whose average prompt was at least largeFrom
 // tokens: what the preview weighs its scenarios by.
 func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error) {
-	var rows []struct {
-		Workload                              string
-		Requests, LargeRequests, PromptTokens int64
-		LargePromptTokens                     int64
-	}
-	if err := s.read(ctx).Model(&demandRow{}).Select("workload, SUM(requests) AS requests, "+
+	var rows []workloadKindRow
+	if err := s.read(ctx).Model(&demandRow{}).Select("workload, streaming, requires, SUM(requests) AS requests, "+
 		largeDemand, largeFrom, largeFrom).
-		Where("model_slug = ? AND minute >= ? AND requests > 0", model, since.UTC()).Group("workload").Scan(&rows).Error; err != nil {
+		Where("model_slug = ? AND minute >= ? AND requests > 0", model, since.UTC()).
+		Group("workload, streaming, requires").Order("workload, streaming, requires").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
 	}
 	out := make(map[string]catalogue.WorkloadDemand, len(rows))
 	for _, r := range rows {
-		out[r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
-			LargePromptTokens: r.LargePromptTokens}
+		addKind(out, r)
 	}
 	return out, nil
 }
@@ -581,17 +636,11 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 	if s.dialect == Postgres {
 		hour = "to_char(minute, 'YYYY-MM-DD HH24')"
 	}
-	var rows []struct {
-		ModelSlug                             string
-		Hour                                  string
-		Workload                              string
-		Requests, LargeRequests, PromptTokens int64
-		LargePromptTokens                     int64
-	}
-	if err := s.read(ctx).Model(&demandRow{}).Select("model_slug, "+hour+" AS hour, workload, SUM(requests) AS requests, "+
+	var rows []workloadKindRow
+	if err := s.read(ctx).Model(&demandRow{}).Select("model_slug, "+hour+" AS hour, workload, streaming, requires, SUM(requests) AS requests, "+
 		largeDemand, largeFrom, largeFrom).
 		Where("model_slug IN ? AND minute >= ? AND minute < ? AND requests > 0", models, since.UTC(), until.UTC()).
-		Group("model_slug, hour, workload").Scan(&rows).Error; err != nil {
+		Group("model_slug, hour, workload, streaming, requires").Order("model_slug, hour, workload, streaming, requires").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("demand by hour: %w", err)
 	}
 	out := map[string]map[time.Time]map[string]catalogue.WorkloadDemand{}
@@ -606,8 +655,7 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 		if out[r.ModelSlug][h] == nil {
 			out[r.ModelSlug][h] = map[string]catalogue.WorkloadDemand{}
 		}
-		out[r.ModelSlug][h][r.Workload] = catalogue.WorkloadDemand{Requests: r.Requests, LargeRequests: r.LargeRequests, PromptTokens: r.PromptTokens,
-			LargePromptTokens: r.LargePromptTokens}
+		addKind(out[r.ModelSlug][h], r)
 	}
 	return out, nil
 }

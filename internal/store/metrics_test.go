@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/store"
@@ -480,9 +482,9 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, during := hours[hourStart.Add(-time.Hour)], hours[hourStart]
-		if len(hours) != 2 || before["general"] != (catalogue.WorkloadDemand{Requests: 3, LargeRequests: 3, PromptTokens: 30000, LargePromptTokens: 30000}) ||
-			during["general"] != (catalogue.WorkloadDemand{Requests: 13, LargeRequests: 3, PromptTokens: 53200, LargePromptTokens: 49000}) ||
-			during["coding"] != (catalogue.WorkloadDemand{Requests: 4, PromptTokens: 4000}) || len(during) != 2 {
+		if len(hours) != 2 || !reflect.DeepEqual(before["general"], catalogue.WorkloadDemand{Requests: 3, LargeRequests: 3, PromptTokens: 30000, LargePromptTokens: 30000}) ||
+			!reflect.DeepEqual(during["general"], catalogue.WorkloadDemand{Requests: 13, LargeRequests: 3, PromptTokens: 53200, LargePromptTokens: 49000}) ||
+			!reflect.DeepEqual(during["coding"], catalogue.WorkloadDemand{Requests: 4, PromptTokens: 4000}) || len(during) != 2 {
 			t.Errorf("demand of h by hour: %+v", hours)
 		}
 		resplit := byHour[5]
@@ -492,6 +494,71 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		}
 		if n, err := s.DeleteDemandBefore(ctx, now.Add(-catalogue.DemandRetention)); err != nil || n != 1 {
 			t.Errorf("pruned %d demand rows (%v), want the one 9 days old", n, err)
+		}
+	})
+}
+
+// TestDemandKeepsItsKinds: a gateway that says how its requests asked
+// (streamed or not, what they required) reports a row per kind of a
+// workload's minute; each is its own row (replayed on its own), the
+// workload's totals add them up with the rows that do not say, and the
+// reads give each kind apart, summed over the period or the hour.
+func TestDemandKeepsItsKinds(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
+		yes, no := true, false
+		rows := []catalogue.Demand{
+			{Model: "k", Workload: "general", Minute: hour, Requests: 6, PromptTokens: 600, Streaming: &yes},
+			{Model: "k", Workload: "general", Minute: hour, Requests: 3, PromptTokens: 300, Streaming: &no},
+			{Model: "k", Workload: "general", Minute: hour, Requests: 2, PromptTokens: 200, Streaming: &no, Requires: []string{"vision"}},
+			// The same kind with its names in another order.
+			{Model: "k", Workload: "general", Minute: hour.Add(time.Minute), Requests: 1, PromptTokens: 100, Streaming: &yes,
+				Requires: []string{"vision", "json_output"}},
+			{Model: "k", Workload: "general", Minute: hour.Add(2 * time.Minute), Requests: 4, PromptTokens: 400, Streaming: &yes,
+				Requires: []string{"json_output", "vision"}},
+			// A gateway that does not say.
+			{Model: "k", Workload: "general", Minute: hour, Source: "old", Requests: 5, PromptTokens: 500},
+			{Model: "k", Workload: "coding", Minute: hour, Requests: 2, PromptTokens: 80000, Streaming: &yes, Requires: []string{"tools"},
+				LargeRequests: ptr(int64(2)), LargePromptTokens: ptr(int64(80000))},
+		}
+		if err := s.RecordDemand(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordDemand(ctx, rows[1:3]); err != nil {
+			t.Fatalf("an identical replay of two kinds: %v", err)
+		}
+		changed := rows[2]
+		changed.Requests = 9
+		var replay *catalogue.ReplayError
+		if err := s.RecordDemand(ctx, []catalogue.Demand{changed}); !errors.As(err, &replay) {
+			t.Errorf("a replay of a kind with other figures: %v, want a ReplayError", err)
+		}
+		vision := election.CapabilitySet(election.CapVision)
+		visionJSON := vision.With(election.CapJSONOutput)
+		wantGeneral := catalogue.WorkloadDemand{Requests: 21, PromptTokens: 2100, Kinds: []catalogue.KindDemand{
+			{RequestKind: catalogue.RequestKind{Reported: true}, Requests: 3},
+			{RequestKind: catalogue.RequestKind{Reported: true, Requires: vision}, Requests: 2},
+			{RequestKind: catalogue.RequestKind{Reported: true, Streaming: true}, Requests: 6},
+			{RequestKind: catalogue.RequestKind{Reported: true, Streaming: true, Requires: visionJSON}, Requests: 5},
+		}}
+		wantCoding := catalogue.WorkloadDemand{Requests: 2, LargeRequests: 2, PromptTokens: 80000, LargePromptTokens: 80000, Kinds: []catalogue.KindDemand{
+			{RequestKind: catalogue.RequestKind{Reported: true, Streaming: true, Requires: election.CapabilitySet(election.CapTools)}, Requests: 2, LargeRequests: 2},
+		}}
+		shapes, err := s.DemandShapes(ctx, "k", now.Add(-24*time.Hour), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(shapes["general"], wantGeneral) || !reflect.DeepEqual(shapes["coding"], wantCoding) {
+			t.Errorf("the kinds of k's demand:\n got %+v\nwant %+v and %+v", shapes, wantGeneral, wantCoding)
+		}
+		byHour, err := s.DemandByHour(ctx, []string{"k"}, hour, hour.Add(time.Hour), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byHour["k"][hour]; !reflect.DeepEqual(got["general"], wantGeneral) || !reflect.DeepEqual(got["coding"], wantCoding) {
+			t.Errorf("the kinds of k's hour:\n got %+v", got)
 		}
 	})
 }
