@@ -114,7 +114,7 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 		source += " Each workload's prompt is its measured average size."
 	}
 	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
-		Custom: ctl.custom, Mix: mix, Prompts: prompts, Focus: ctl.focus})
+		Custom: ctl.custom, Mix: mix, Prompts: prompts, Kinds: preview.KindsFromDemand(d), Focus: ctl.focus})
 	v := panelView(res, f, ctl, formID, fragmentURL, s.Now())
 	v.MixSource = source
 	return v, nil

@@ -413,9 +413,11 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 	for h := since; h.Before(until); h = h.Add(time.Hour) {
 		var mix map[string]float64
 		var prompts map[string]int64
+		var kinds map[string][]preview.Kind
 		if d := demand[h]; len(d) > 0 {
 			mix, _ = preview.MixFromDemand(d)
 			prompts = preview.PromptsFromDemand(d)
+			kinds = preview.KindsFromDemand(d)
 		}
 		health := map[int64]catalogue.Health{}
 		for _, id := range ids {
@@ -429,7 +431,7 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 			return p, err
 		}
 		for i, from := range splits {
-			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Learned: learned,
+			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
@@ -474,10 +476,11 @@ func (s *Server) routingState(ctx context.Context, l *catalogue.Listing) (*previ
 // is in force now, by the rule every past hour is projected by
 // (preview.ProjectHistory): the published fares and the catalogue's health
 // of now, the model's workload mix and prompt sizes over the last week
-// (mix nil: even), the rates routing has learned, and each shape's holder
+// (mix nil: even) and the kinds of its requests, the rates routing has learned, and each shape's holder
 // where the projection of the hours before left it (past.end). ok is false
 // for a listing not on the model's ballot now.
-func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past pastProjection, mix map[string]float64, prompts map[string]int64) (preview.Share, bool, error) {
+func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past pastProjection, mix map[string]float64, prompts map[string]int64,
+	kinds map[string][]preview.Kind) (preview.Share, bool, error) {
 	snap, err := s.Routing.Current(ctx)
 	if err != nil {
 		return preview.Share{}, false, err
@@ -496,7 +499,7 @@ func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past past
 			fares[ml.ID] = ml.Published
 		}
 	}
-	moment := preview.Moment{At: s.Now(), Fares: fares, Mix: mix, Prompts: prompts, Learned: past.end.learned}
+	moment := preview.Moment{At: s.Now(), Fares: fares, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: past.end.learned}
 	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
 	return shares[0][at], true, nil
 }

@@ -41,15 +41,16 @@ import (
 // and every part of a gap of more than a point is named (routingLoop says
 // how the run stays in one hour with health still under the gateway).
 //
-// The driver sends the kinds of customer whose requests the demand series
-// describes as the projection's shapes: coding agents (tool calls, verified
-// for every listing here) and large prompts. Left out, and named in the
-// README as what the projection cannot see yet: image requests (they
-// narrow the ballot to listings with vision, and demand does not record
-// what requests require) and small general requests sent both streamed and
-// not, chats and JSON one-shots (demand does not record streaming, which
-// moves the election's weights, while the gateway keeps one holder for
-// both: whichever came first holds the other within the margin).
+// The driver sends every kind of customer: coding agents (tool calls,
+// verified for every listing here), large prompts, and small one-shots
+// sent streamed or not, some asking for JSON or carrying an image (which
+// narrow the ballot to the listings with the flag verified). The gateway
+// keeps one incumbent for all of a shape's kinds; the demand it reports
+// says each kind apart, and the projection elects each on its own ballot
+// under that one incumbent (preview.KindsFromDemand). No listing here has
+// vision verified: the gateway refuses the image requests, and the
+// projection, finding no one to elect for them, leaves them out of the
+// shares as routing's figures do.
 func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 	loop := startRoutingLoop(t)
 	// Two models with several listings each, one with a different holder
@@ -253,15 +254,13 @@ func (l *routingLoop) caughtUp() {
 	})
 }
 
-// drive sends arrivals of customers (coding agents and large prompts: the
-// kinds whose requests the demand series describes as the projection's
-// shapes; see TestTheProjectionAgreesWithWhatTheGatewayRouted) for the
-// models, seeded, and waits for them.
+// drive sends arrivals of every kind of customer for the models, seeded,
+// and waits for them.
 func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 	l.t.Helper()
 	var stats trafficdriver.Stats
 	if err := trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
-		Kinds: []string{"coding", "large"}, Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
+		Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
 		Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stats); err != nil {
 		l.t.Fatal(err)
 	}

@@ -485,6 +485,6 @@ func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing, past 
 	} else {
 		mix = nil
 	}
-	share, ok, err := s.projectNow(ctx, l, past, mix, preview.PromptsFromDemand(d))
+	share, ok, err := s.projectNow(ctx, l, past, mix, preview.PromptsFromDemand(d), preview.KindsFromDemand(d))
 	return share, ok, said, err
 }

@@ -20,6 +20,9 @@ type Moment struct {
 	Mix    map[string]float64
 	// Prompts are each shape's measured prompt size (Input.Prompts).
 	Prompts map[string]int64
+	// Kinds split each shape's requests by kind (KindsFromDemand); a shape
+	// absent is all of its usual kind.
+	Kinds map[string][]Kind
 	// Learned are the rates routing had learned of the model's traffic by
 	// then (seed 001, traffic.Learn): each candidate's own cache-hit rate
 	// past the gates, and the combined rate and output ratio every other
@@ -57,7 +60,9 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 	if incumbents == nil {
 		incumbents = map[string]string{}
 	}
-	var res election.Result
+	var ballots []election.Ballot
+	var results []election.Result
+	var parts []float64
 	out := make([][]Share, len(moments))
 	all := make([]Share, len(moments)*n)
 	for mi, m := range moments {
@@ -86,42 +91,65 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			cands, at = append(cands, c), append(at, i)
 		}
 		shares := all[mi*n : (mi+1)*n : (mi+1)*n]
+		served := 0.0 // the part of the moment's requests some candidate could serve
 		pcts := mixPercents(m.Mix)
 		for si, shape := range shapes {
 			shape.Routing = election.ModeAuto
 			if p := m.Prompts[shape.Key]; p > 0 {
 				shape.PromptTokens = p
 			}
-			ballot := election.Ballot{Request: shape.Request(model, m.At), Candidates: cands}
-			ballot.Request.ObservedHitRate, ballot.Request.ObservedOutputRatio = m.Learned.Combined, m.Learned.OutputRatio
-			election.ElectWinnerInto(&ballot, &res)
-			holder, _ := traffic.Holder(&ballot, &res, incumbents[shape.Key])
+			kinds := m.Kinds[shape.Key]
+			if len(kinds) == 0 {
+				kinds = []Kind{usualKind(shape)}
+			}
+			// Each kind elects on its own ballot (buffers kept across
+			// moments).
+			for len(results) < len(kinds) {
+				ballots, results = append(ballots, election.Ballot{}), append(results, election.Result{})
+			}
+			parts = parts[:0]
+			for ki, k := range kinds {
+				b := &ballots[ki]
+				*b = election.Ballot{Request: shape.Request(model, m.At), Candidates: cands}
+				b.Request.Streaming, b.Request.Requires = k.Streaming, k.Requires
+				b.Request.ObservedHitRate, b.Request.ObservedOutputRatio = m.Learned.Combined, m.Learned.OutputRatio
+				election.ElectWinnerInto(b, &results[ki])
+				parts = append(parts, k.Part)
+			}
+			pct := pcts[si] / 100
+			next, servable := holdShape(ballots[:len(kinds)], results[:len(kinds)], parts, incumbents[shape.Key], func(i int, part float64, explored bool) {
+				s := &shares[at[i]]
+				s.Total += pct * part
+				if explored {
+					s.Exploration += pct * part
+				}
+			})
 			// Only requests make a holder: a moment without any of the
 			// shape's leaves the incumbent as it was.
-			if holder >= 0 && !m.Idle && pcts[si] > 0 {
-				incumbents[shape.Key] = res.Candidates[holder].ID
+			if next != "" && !m.Idle && pcts[si] > 0 {
+				incumbents[shape.Key] = next
 			}
-			eligible := 0
-			for _, o := range res.Candidates {
-				if o.Eligible {
-					eligible++
-				}
-			}
-			for i, o := range res.Candidates {
-				if !o.Eligible {
-					continue
-				}
-				part := pcts[si] / 100 * shapeShare(i == holder, eligible)
-				s := &shares[at[i]]
-				s.Total += part
-				if i != holder {
-					s.Exploration += part
-				}
-			}
+			served += pct * servable
 		}
+		normalise(shares, served)
 		out[mi] = shares
 	}
 	return out
+}
+
+// normalise makes shares parts of the requests some candidate could
+// serve (served, a fraction of all): the gateway refuses the others (a
+// request requiring a capability no listing has), so routing's measured
+// shares, of the requests served, never count them.
+func normalise(shares []Share, served float64) {
+	if served <= 0 || served >= 1 {
+		return
+	}
+	for i := range shares {
+		shares[i].Total /= served
+		shares[i].Exploration /= served
+		shares[i].RevenuePerMillion /= served
+	}
 }
 
 // mixPercents is each shape's percent of the mix, in the order of shapes

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/traffic"
 )
@@ -168,14 +169,24 @@ func BenchmarkProjectHistory(b *testing.B) {
 			l.ID, l.CarrierSlug = int64(len(m.Listings)+1), fmt.Sprintf("c%d", len(m.Listings))
 			m.Listings = append(m.Listings, l)
 		}
-		moments := make([]Moment, 720)
-		for i := range moments {
-			moments[i] = Moment{At: at.Add(time.Duration(i) * time.Hour), Fares: faresOf(m), Mix: map[string]float64{"small": 5, "coding": 3, "large": 1}}
-		}
-		b.Run(fmt.Sprintf("listings=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				ProjectHistory(m, "kimi-k2.5", moments, nil)
+		// The small shape in the driver's six kinds (streamed or not; plain,
+		// JSON or an image), as the reference gateway reports them.
+		json, vision := election.CapabilitySet(election.CapJSONOutput), election.CapabilitySet(election.CapVision)
+		kinds := map[string][]Kind{"small": {{Part: 0.3}, {Streaming: true, Part: 0.3}, {Requires: json, Part: 0.12},
+			{Streaming: true, Requires: json, Part: 0.12}, {Requires: vision, Part: 0.08}, {Streaming: true, Requires: vision, Part: 0.08}}}
+		for _, withKinds := range []bool{false, true} {
+			moments := make([]Moment, 720)
+			for i := range moments {
+				moments[i] = Moment{At: at.Add(time.Duration(i) * time.Hour), Fares: faresOf(m), Mix: map[string]float64{"small": 5, "coding": 3, "large": 1}}
+				if withKinds {
+					moments[i].Kinds = kinds
+				}
 			}
-		})
+			b.Run(fmt.Sprintf("listings=%d/kinds=%v", n, withKinds), func(b *testing.B) {
+				for b.Loop() {
+					ProjectHistory(m, "kimi-k2.5", moments, nil)
+				}
+			})
+		}
 	}
 }

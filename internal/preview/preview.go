@@ -30,6 +30,9 @@ type Input struct {
 	// the gateway measured them (PromptsFromDemand); a shape absent keeps
 	// its standard size.
 	Prompts map[string]int64
+	// Kinds split each shape's requests by kind as the gateway measured
+	// them (KindsFromDemand); a shape absent is all of its usual kind.
+	Kinds map[string][]Kind
 	// Focus is the scenario key the charts are drawn for ("" = the first).
 	Focus string
 }
@@ -289,6 +292,22 @@ func withLandingFee(b election.Ballot, me int, lf float64) election.Ballot {
 	return b
 }
 
+// incumbentOf is the candidate id of the scenario's incumbent: where
+// routing stands, the shape's holder (if it has one); without it, the
+// winner with the published fares ("" for none).
+func incumbentOf(in Input, sc Scenario) string {
+	if shape, standard := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); standard && in.Market.Routing != nil {
+		return in.Market.Routing.Holders[shape]
+	}
+	published, publishedEntries, _ := in.Market.BallotEntries(sc.Request(in.Model, in.At), Change{ListingID: in.ListingID})
+	var won election.Result
+	election.ElectWinnerInto(&published, &won)
+	if won.Winner < 0 {
+		return ""
+	}
+	return CandidateID(publishedEntries[won.Winner].Listing)
+}
+
 // holderOf decides who serves a scenario's traffic the way the gateway
 // moves it: the incumbent (the winner of the catalogue as published) keeps
 // the traffic unless a challenger's score beats it by more than the
@@ -300,25 +319,10 @@ func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (i
 		return -1, "no eligible candidate"
 	}
 	incumbent := -1
-	if shape, standard := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); standard && in.Market.Routing != nil {
-		// Where routing stands: the shape's holder, if it has one.
-		if id, ok := in.Market.Routing.Holders[shape]; ok {
-			for i := range entries {
-				if CandidateID(entries[i].Listing) == id {
-					incumbent = i
-				}
-			}
-		}
-	} else {
-		// Without it: the winner with the published fares.
-		published, publishedEntries, _ := in.Market.BallotEntries(sc.Request(in.Model, in.At), Change{ListingID: in.ListingID})
-		var won election.Result
-		election.ElectWinnerInto(&published, &won)
-		if before := won.Winner; before >= 0 {
-			for i, e := range entries {
-				if e.Listing.ID == publishedEntries[before].Listing.ID {
-					incumbent = i
-				}
+	if id := incumbentOf(in, sc); id != "" {
+		for i := range entries {
+			if CandidateID(entries[i].Listing) == id {
+				incumbent = i
 			}
 		}
 	}

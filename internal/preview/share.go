@@ -41,6 +41,7 @@ type Share struct {
 func projectShare(in Input, results []ScenarioResult) Share {
 	pcts := mixPercents(in.Mix)
 	var out Share
+	served := 0.0 // the part of the requests some candidate could serve
 	for si, shape := range shapes {
 		pct := pcts[si]
 		ms := MixShare{Key: shape.Key, Name: shape.Name, Percent: pct}
@@ -49,20 +50,37 @@ func projectShare(in Input, results []ScenarioResult) Share {
 				continue
 			}
 			ms.Eligible, ms.Why = r.Mine.Of, r.HolderNote
-			if r.Mine.Eligible {
+			explored := 0.0
+			switch kinds := in.Kinds[shape.Key]; {
+			case len(kinds) > 0:
+				// Kinds on ballots of their own, under one incumbent.
+				var servable float64
+				ms.Share, explored, servable, ms.Wins = kindsShare(in, r.Scenario, kinds)
+				ms.Why = kindsNote(kinds) + r.HolderNote
+				served += pct / 100 * servable
+			case r.Mine.Eligible:
 				ms.Wins = r.HolderIsMe
 				ms.Share = shapeShare(ms.Wins, r.Mine.Of)
+				if !ms.Wins {
+					explored = ms.Share
+				}
+				fallthrough
+			case r.Mine.Of > 0:
+				served += pct / 100
+			}
+			if ms.Share > 0 {
 				ms.RevenuePerRequest = revenuePerRequest(in, r)
 			}
+			out.Exploration += pct / 100 * explored
 		}
 		out.Total += pct / 100 * ms.Share
-		if !ms.Wins {
-			out.Exploration += pct / 100 * ms.Share
-		}
 		out.RevenuePerMillion += 1e6 * pct / 100 * ms.Share * ms.RevenuePerRequest
 		out.Mix = append(out.Mix, ms)
 	}
-	return out
+	whole := []Share{out}
+	normalise(whole, served)
+	whole[0].Mix = out.Mix
+	return whole[0]
 }
 
 var defaultOutputRatio = map[election.Workload]float64{

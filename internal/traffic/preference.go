@@ -52,19 +52,23 @@ func Holder(b *election.Ballot, res *election.Result, incumbent string) (int, bo
 		return -1, false
 	}
 	for i := range res.Candidates {
-		o := &res.Candidates[i]
-		if o.ID != incumbent || !o.Eligible {
-			continue
+		if res.Candidates[i].ID == incumbent {
+			if Keeps(b, res, i) {
+				return i, true
+			}
+			break
 		}
-		if UptimeOf(&b.Candidates[i]) < MinStableUptime {
-			return res.Winner, false
-		}
-		if o.Score-res.Candidates[res.Winner].Score > IncumbentMargin {
-			return res.Winner, false
-		}
-		return i, true
 	}
 	return res.Winner, false
+}
+
+// Keeps reports whether candidate i of res, as its shape's incumbent, keeps
+// the shape under the stable-preference rule: eligible, at or above
+// MinStableUptime and within IncumbentMargin of the winner.
+func Keeps(b *election.Ballot, res *election.Result, i int) bool {
+	o := &res.Candidates[i]
+	return res.Winner >= 0 && o.Eligible && UptimeOf(&b.Candidates[i]) >= MinStableUptime &&
+		o.Score-res.Candidates[res.Winner].Score <= IncumbentMargin
 }
 
 // Incumbents remembers each shape's incumbent. Safe for concurrent use.
