@@ -89,17 +89,10 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens,
 			LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, Streaming: d.Streaming, Requires: d.Requires}
 	}
-	if err := s.Metrics.CheckDemand(demand); err != nil {
-		return err
-	}
-	n := 0
-	if len(posted) > 0 {
-		var err error
-		if n, err = s.Metrics.Record(c.Request().Context(), posted); err != nil {
-			return err
-		}
-	}
-	if err := s.Metrics.RecordDemand(c.Request().Context(), demand); err != nil {
+	// One transaction: a batch whose demand replays a minute with other
+	// figures stores none of its buckets either.
+	n, err := s.Metrics.RecordBatch(c.Request().Context(), posted, demand)
+	if err != nil {
 		return err
 	}
 	for _, d := range demand {

@@ -683,6 +683,30 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 	}
 	onlyDemand := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"glm-5","workload":"chat","minute":%q,"requests":1}]}`, minute)
 	wantStatus(t, "demand alone", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, onlyDemand), http.StatusAccepted)
+	// A batch is one transaction: a new bucket beside a demand row that
+	// replays a recorded one with other figures is not stored either.
+	next := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
+	conflicting := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":5}],
+		"demand":[{"model":"glm-5","workload":"chat","minute":%q,"requests":2}]}`, next, minute)
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, conflicting)
+	if res.status != http.StatusConflict || !strings.Contains(res.body, "demand[0]") {
+		t.Errorf("a batch whose demand replays with other figures: %d %s, want 409 naming demand[0]", res.status, res.body)
+	}
+	ids, err := p.store.ListingIDsBySlug(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, err := p.store.MetricSeries(context.Background(), ids["nebula/kimi-k2.5"], time.Now().Add(-3*time.Minute), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests int64
+	for _, pt := range series {
+		requests += pt.Requests
+	}
+	if requests != 12 {
+		t.Errorf("nebula's minutes hold %d requests after the refused batch, want the first batch's 12 only", requests)
+	}
 	for _, test := range []struct {
 		name, body, field string
 	}{

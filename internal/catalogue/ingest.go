@@ -23,8 +23,9 @@ const MaxBuckets = 10000
 // IngestStore is what metric ingestion needs from storage.
 type IngestStore interface {
 	ListingIDsBySlug(ctx context.Context) (map[string]int64, error)
-	RecordBuckets(ctx context.Context, buckets []Bucket) error
-	RecordDemand(ctx context.Context, demand []Demand) error
+	// RecordBatch stores a batch's buckets and demand rows in one
+	// transaction, refusing replays with other figures (*ReplayError).
+	RecordBatch(ctx context.Context, buckets []Bucket, demand []Demand) error
 	DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error)
 	DeleteHourlyBefore(ctx context.Context, before time.Time) (int64, error)
 	DeleteDemandBefore(ctx context.Context, before time.Time) (int64, error)
@@ -119,14 +120,48 @@ func (in *Ingest) index(ctx context.Context, posted []PostedBucket) (*ListingInd
 }
 
 // Record stores a batch of buckets, all or nothing, idempotent per (listing,
-// minute). Problems are named by bucket and field ("buckets[3].minute").
+// minute, source). Problems are named by bucket and field
+// ("buckets[3].minute").
 func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error) {
-	if len(posted) == 0 || len(posted) > MaxBuckets {
+	if len(posted) == 0 {
 		return 0, apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
 	}
+	return in.RecordBatch(ctx, posted, nil)
+}
+
+// RecordBatch stores a gateway's batch, its buckets and its demand rows, in
+// one transaction: checked whole first (problems named by row and field),
+// then all or nothing, idempotent per key (a replay with other figures is a
+// conflict naming its rows, and nothing of the batch is stored). It
+// returns how many buckets were taken.
+func (in *Ingest) RecordBatch(ctx context.Context, posted []PostedBucket, demand []Demand) (int, error) {
+	if len(posted) > MaxBuckets {
+		return 0, apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
+	}
+	if err := in.CheckDemand(demand); err != nil {
+		return 0, err
+	}
+	var buckets []Bucket
+	if len(posted) > 0 {
+		var err error
+		if buckets, err = in.checkBuckets(ctx, posted); err != nil {
+			return 0, err
+		}
+	}
+	if len(buckets) == 0 && len(demand) == 0 {
+		return 0, nil
+	}
+	if err := in.Store.RecordBatch(ctx, buckets, demand); err != nil {
+		return 0, replayConflict(err)
+	}
+	return len(buckets), nil
+}
+
+// checkBuckets names each posted bucket's listing and validates it.
+func (in *Ingest) checkBuckets(ctx context.Context, posted []PostedBucket) ([]Bucket, error) {
 	index, err := in.index(ctx, posted)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	now := in.Now()
 	fields := map[string]string{}
@@ -157,13 +192,9 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 		buckets[i] = bucket
 	}
 	if len(fields) > 0 {
-		return 0, apperr.Invalid(fields)
+		return nil, apperr.Invalid(fields)
 	}
-	if err := in.Store.RecordBuckets(ctx, buckets); err != nil {
-		return 0, replayConflict(err, "buckets", "this listing, minute and source",
-			"%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored.")
-	}
-	return len(buckets), nil
+	return buckets, nil
 }
 
 // MaxDemand bounds the demand rows of one batch.
@@ -198,26 +229,26 @@ func (in *Ingest) CheckDemand(demand []Demand) error {
 	return nil
 }
 
-// RecordDemand stores checked demand rows, all or nothing, idempotent per
-// (model, workload, minute, source, kind of request) like buckets.
+// RecordDemand stores demand rows, all or nothing, idempotent per (model,
+// workload, minute, source, kind of request) like buckets.
 func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
-	if len(demand) == 0 {
-		return nil
-	}
-	if err := in.Store.RecordDemand(ctx, demand); err != nil {
-		return replayConflict(err, "demand", "this model, workload, minute, source and kind of request",
-			"%d demand row(s) replay a recorded minute with other figures; they were not stored.")
-	}
-	return nil
+	_, err := in.RecordBatch(ctx, nil, demand)
+	return err
 }
 
 // replayConflict turns a store's ReplayError into a 409 naming each row of
 // list (by its index) whose key was recorded with other figures; any other
 // error passes through.
-func replayConflict(err error, list, key, message string) error {
+func replayConflict(err error) error {
 	var replay *ReplayError
 	if !errors.As(err, &replay) {
 		return err
+	}
+	list, key, message := "buckets", "this listing, minute and source",
+		"%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored."
+	if replay.Demand {
+		list, key, message = "demand", "this model, workload, minute, source and kind of request",
+			"%d demand row(s) replay a recorded minute with other figures; nothing in this batch was stored."
 	}
 	fields := map[string]string{}
 	for _, i := range replay.Indexes {
@@ -228,12 +259,17 @@ func replayConflict(err error, list, key, message string) error {
 	return e
 }
 
-// ReplayError refuses a batch some of whose buckets (by index) repeat a
-// recorded (listing, minute) with other figures.
+// ReplayError refuses a batch some of whose buckets (or, with Demand,
+// demand rows), by index, repeat a recorded key with other figures.
 type ReplayError struct {
 	Indexes []int
+	Demand  bool
 }
 
 func (e *ReplayError) Error() string {
-	return fmt.Sprintf("%d bucket(s) replay a recorded minute with other figures", len(e.Indexes))
+	rows := "bucket(s)"
+	if e.Demand {
+		rows = "demand row(s)"
+	}
+	return fmt.Sprintf("%d %s replay a recorded minute with other figures", len(e.Indexes), rows)
 }

@@ -121,7 +121,7 @@ type ingestStore struct {
 func (s *ingestStore) ListingIDsBySlug(context.Context) (map[string]int64, error) {
 	return map[string]int64{"nebula/kimi": 7}, nil
 }
-func (s *ingestStore) RecordBuckets(_ context.Context, b []Bucket) error {
+func (s *ingestStore) RecordBatch(_ context.Context, b []Bucket, _ []Demand) error {
 	if s.replay != nil {
 		return &ReplayError{Indexes: s.replay}
 	}
@@ -131,7 +131,6 @@ func (s *ingestStore) RecordBuckets(_ context.Context, b []Bucket) error {
 func (s *ingestStore) DeleteBucketsBefore(context.Context, time.Time) (int64, error) { return 0, nil }
 func (s *ingestStore) DeleteHourlyBefore(context.Context, time.Time) (int64, error)  { return 0, nil }
 func (s *ingestStore) DeleteDemandBefore(context.Context, time.Time) (int64, error)  { return 0, nil }
-func (s *ingestStore) RecordDemand(context.Context, []Demand) error                  { return nil }
 
 func TestIngestBounds(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 30, 0, time.UTC)

@@ -71,70 +71,93 @@ func (bucketRow) TableName() string { return "metric_buckets" }
 // of a (listing, minute, source) wins: the same bucket again is a harmless retry, a
 // different one is refused with a *catalogue.ReplayError naming it.
 func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) error {
+	return s.RecordBatch(ctx, buckets, nil)
+}
+
+// RecordBatch stores a gateway's batch, its buckets and its demand rows, in
+// one transaction: all or nothing, with RecordBuckets' and RecordDemand's
+// first-write rule (a *catalogue.ReplayError names the rows that replay a
+// recorded key with other figures, of the first list that has any).
+func (s *Store) RecordBatch(ctx context.Context, buckets []catalogue.Bucket, demand []catalogue.Demand) error {
 	defer s.metricsWritten.Add(1) // after the commit (or its failure): a reader never keeps figures older than a commit it saw counted
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		rows := make([]bucketRow, len(buckets))
-		ids := map[int64]bool{}
-		var minutes []time.Time
-		for i, b := range buckets {
-			rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Source: b.Source, Counts: Counts{Requests: b.Requests, Errors: b.Errors,
-				ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
-				InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
-			ids[b.ListingID] = true
-			minutes = append(minutes, rows[i].Minute)
-		}
-		type key struct {
-			listing int64
-			minute  int64
-			source  string
-		}
-		existing := map[key]bucketRow{}
-		if len(rows) > 0 {
-			lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
-			var found []bucketRow
-			if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
-				return fmt.Errorf("record metric buckets: %w", err)
-			}
-			for _, r := range found {
-				existing[key{r.ListingID, r.Minute.Unix(), r.Source}] = r
+		if len(buckets) > 0 {
+			if err := recordBuckets(tx, now, buckets); err != nil {
+				return err
 			}
 		}
-		var fresh []bucketRow
-		var replays []int
-		for i, r := range rows {
-			old, ok := existing[key{r.ListingID, r.Minute.Unix(), r.Source}]
-			switch {
-			case !ok:
-				fresh = append(fresh, r)
-			case !sameBucket(old, r):
-				replays = append(replays, i)
-			}
-		}
-		if len(replays) > 0 {
-			return &catalogue.ReplayError{Indexes: replays}
-		}
-		// Inserted in key order, like the rollups: concurrent batches lock
-		// rows in one order.
-		slices.SortFunc(fresh, func(a, b bucketRow) int {
-			if a.ListingID != b.ListingID {
-				return cmp.Compare(a.ListingID, b.ListingID)
-			}
-			if c := a.Minute.Compare(b.Minute); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.Source, b.Source)
-		})
-		for start := 0; start < len(fresh); start += 400 {
-			inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))], now)
-			if err != nil {
-				return fmt.Errorf("record metric buckets: %w", err)
-			}
-			if err := addToHourly(tx, inserted, now); err != nil {
-				return fmt.Errorf("record metric buckets: %w", err)
+		if len(demand) > 0 {
+			if err := recordDemand(tx, now, demand); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// recordBuckets is RecordBuckets within tx.
+func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) error {
+	rows := make([]bucketRow, len(buckets))
+	ids := map[int64]bool{}
+	var minutes []time.Time
+	for i, b := range buckets {
+		rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Source: b.Source, Counts: Counts{Requests: b.Requests, Errors: b.Errors,
+			ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
+			InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
+		ids[b.ListingID] = true
+		minutes = append(minutes, rows[i].Minute)
+	}
+	type key struct {
+		listing int64
+		minute  int64
+		source  string
+	}
+	existing := map[key]bucketRow{}
+	if len(rows) > 0 {
+		lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
+		var found []bucketRow
+		if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
+			return fmt.Errorf("record metric buckets: %w", err)
+		}
+		for _, r := range found {
+			existing[key{r.ListingID, r.Minute.Unix(), r.Source}] = r
+		}
+	}
+	var fresh []bucketRow
+	var replays []int
+	for i, r := range rows {
+		old, ok := existing[key{r.ListingID, r.Minute.Unix(), r.Source}]
+		switch {
+		case !ok:
+			fresh = append(fresh, r)
+		case !sameBucket(old, r):
+			replays = append(replays, i)
+		}
+	}
+	if len(replays) > 0 {
+		return &catalogue.ReplayError{Indexes: replays}
+	}
+	// Inserted in key order, like the rollups: concurrent batches lock
+	// rows in one order.
+	slices.SortFunc(fresh, func(a, b bucketRow) int {
+		if a.ListingID != b.ListingID {
+			return cmp.Compare(a.ListingID, b.ListingID)
+		}
+		if c := a.Minute.Compare(b.Minute); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Source, b.Source)
+	})
+	for start := 0; start < len(fresh); start += 400 {
+		inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))], now)
+		if err != nil {
+			return fmt.Errorf("record metric buckets: %w", err)
+		}
+		if err := addToHourly(tx, inserted, now); err != nil {
+			return fmt.Errorf("record metric buckets: %w", err)
+		}
+	}
+	return nil
 }
 
 func sameBucket(a, b bucketRow) bool {
@@ -474,54 +497,56 @@ func (demandRow) TableName() string { return "demand_minutes" }
 // write of a (model, workload, minute, source) wins: the same row again is a
 // harmless retry, a different one a *catalogue.ReplayError naming it.
 func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) error {
-	defer s.metricsWritten.Add(1)
-	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		minutes := make([]time.Time, len(demand))
-		for i, d := range demand {
-			minutes[i] = d.Minute.UTC()
+	return s.RecordBatch(ctx, nil, demand)
+}
+
+// recordDemand is RecordDemand within tx.
+func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
+	minutes := make([]time.Time, len(demand))
+	for i, d := range demand {
+		minutes[i] = d.Minute.UTC()
+	}
+	lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
+	var found []demandRow
+	if err := tx.Where("minute >= ? AND minute <= ?", lo, hi).Find(&found).Error; err != nil {
+		return fmt.Errorf("record demand: %w", err)
+	}
+	type key struct {
+		model, workload string
+		minute          int64
+		source          string
+		streaming       int8
+		requires        string
+	}
+	existing := map[key]demandRow{}
+	for _, r := range found {
+		existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source, r.Streaming, r.Requires}] = r
+	}
+	var fresh []demandRow
+	var replays []int
+	for i, d := range demand {
+		streaming, requires := kindColumns(d.KindOf())
+		old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix(), d.Source, streaming, requires}]
+		switch {
+		case !ok:
+			fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source,
+				Streaming: streaming, Requires: requires, Requests: d.Requests,
+				PromptTokens: d.PromptTokens, LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, RecordedAt: now})
+		case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens ||
+			!equalCount(old.LargeRequests, d.LargeRequests) || !equalCount(old.LargePromptTokens, d.LargePromptTokens):
+			replays = append(replays, i)
 		}
-		lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
-		var found []demandRow
-		if err := tx.Where("minute >= ? AND minute <= ?", lo, hi).Find(&found).Error; err != nil {
-			return fmt.Errorf("record demand: %w", err)
-		}
-		type key struct {
-			model, workload string
-			minute          int64
-			source          string
-			streaming       int8
-			requires        string
-		}
-		existing := map[key]demandRow{}
-		for _, r := range found {
-			existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source, r.Streaming, r.Requires}] = r
-		}
-		var fresh []demandRow
-		var replays []int
-		for i, d := range demand {
-			streaming, requires := kindColumns(d.KindOf())
-			old, ok := existing[key{d.Model, d.Workload, d.Minute.Unix(), d.Source, streaming, requires}]
-			switch {
-			case !ok:
-				fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source,
-					Streaming: streaming, Requires: requires, Requests: d.Requests,
-					PromptTokens: d.PromptTokens, LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, RecordedAt: now})
-			case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens ||
-				!equalCount(old.LargeRequests, d.LargeRequests) || !equalCount(old.LargePromptTokens, d.LargePromptTokens):
-				replays = append(replays, i)
-			}
-		}
-		if len(replays) > 0 {
-			return &catalogue.ReplayError{Indexes: replays}
-		}
-		if len(fresh) == 0 {
-			return nil
-		}
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fresh, 500).Error; err != nil {
-			return fmt.Errorf("record demand: %w", err)
-		}
+	}
+	if len(replays) > 0 {
+		return &catalogue.ReplayError{Indexes: replays, Demand: true}
+	}
+	if len(fresh) == 0 {
 		return nil
-	})
+	}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fresh, 500).Error; err != nil {
+		return fmt.Errorf("record demand: %w", err)
+	}
+	return nil
 }
 
 // kindColumns are a request kind's key columns.
