@@ -55,6 +55,9 @@ type config struct {
 	token        string
 	binary       string
 	gateways     int
+	// ingestEvery, when set, has the gateways post a batch that often
+	// while the pages are timed, as a live fleet does.
+	ingestEvery time.Duration
 }
 
 func main() {
@@ -69,6 +72,7 @@ func main() {
 	flag.StringVar(&cfg.token, "token", "", "API token with every scope, with --target")
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
+	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway batch this often (0: none; a fleet of 60 gateways posting once a minute is 1s)")
 	flag.Parse()
 	if cfg.duration > 2*time.Minute || cfg.concurrency < 1 || cfg.concurrency > 1024 || cfg.metricsHours < 0 || cfg.metricsHours > 24 {
 		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 2m, --concurrency 1-1024, --metrics-hours 0-24")
@@ -175,7 +179,8 @@ func run(ctx context.Context, cfg config) error {
 			return statusOf(res), err
 		}},
 	}
-	endpoints = append(endpoints, gatewayBatches(ctx, cfg, base, token, listings)...)
+	batches := gatewayBatches(ctx, cfg, base, token, listings)
+	endpoints = append(endpoints, batches...)
 	// Warm the connections and the server before the baseline is measured.
 	drive(config{duration: time.Second, concurrency: cfg.concurrency}, endpoints[0].call)
 	fmt.Printf("concurrency %d, %s per endpoint, load generator in its own process, loopback\n", cfg.concurrency, cfg.duration)
@@ -196,7 +201,34 @@ func run(ctx context.Context, cfg config) error {
 		failedTotal += failed
 	}
 	if loadEmail != "" {
+		stopIngest := make(chan struct{})
+		ingested := make(chan int)
+		go func() {
+			n := 0
+			defer func() { ingested <- n }()
+			if cfg.ingestEvery <= 0 {
+				<-stopIngest
+				return
+			}
+			rng := rand.New(rand.NewPCG(3, 3))
+			tick := time.NewTicker(cfg.ingestEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopIngest:
+					return
+				case <-tick.C:
+					if code, err := batches[0].call(rng); err == nil && code == http.StatusAccepted {
+						n++
+					}
+				}
+			}
+		}()
 		failed, err := measurePages(cfg, base, listings)
+		close(stopIngest)
+		if n := <-ingested; cfg.ingestEvery > 0 {
+			fmt.Printf("while the pages were timed, the gateways posted %d batches (one every %s)\n", n, cfg.ingestEvery)
+		}
 		if err != nil {
 			return err
 		}
