@@ -12,41 +12,40 @@ import (
 
 // metricCache keeps what the traffic pages read of the metric rollups (a
 // carrier's month of hours, each model's and listing's totals), per query,
-// while no metric batch has been recorded in this process since (the
-// store's MetricsWritten, as the projection's live day) and for at most
-// liveFor (another portal's batches on a shared PostgreSQL). A page read
-// again with nothing new reads no rollup; the first read after a batch
-// reads them all. Readers never change what it returns.
+// while no metric batch recorded in this process since touched a minute
+// before the query's window ends (the store's MetricsTouchedSince) and for
+// at most liveFor (another portal's batches on a shared PostgreSQL). The
+// pages read a window as the hours before the one under way and that hour
+// (splitMetrics), so a batch of the minute under way has only that hour
+// read again. Readers never change what it returns.
 type metricCache struct {
-	mu      sync.Mutex
-	version uint64
-	by      map[string]metricEntry
-	points  int
+	mu     sync.Mutex
+	by     map[string]metricEntry
+	points int
 }
 
 type metricEntry struct {
-	at     time.Time
-	value  any
-	points int
+	at      time.Time
+	version uint64 // MetricsWritten before the read
+	value   any
+	points  int
 }
 
 // metricCacheBudget bounds the cache in points (an hour of a listing, or a
 // total): about 70 MB at most; past it the cache starts again.
 const metricCacheBudget = 400_000
 
-// cachedMetrics answers a rollup query from the cache, or reads it and
-// keeps it. key names the query and its arguments; points sizes a value.
-func cachedMetrics[T any](s *Server, key string, points func(T) int, read func() (T, error)) (T, error) {
+// cachedMetrics answers a rollup query over a window ending at until from
+// the cache, or reads it and keeps it. key names the query and its
+// arguments; points sizes a value.
+func cachedMetrics[T any](s *Server, key string, until time.Time, points func(T) int, read func() (T, error)) (T, error) {
 	c, now, version := &s.metricCache, s.Now(), s.TrafficReads.MetricsWritten()
 	c.mu.Lock()
-	if c.version != version || c.by == nil {
-		c.version, c.by, c.points = version, map[string]metricEntry{}, 0
-	}
-	if e, ok := c.by[key]; ok && keptFresh(e.at, now, liveFor) {
-		c.mu.Unlock()
+	e, ok := c.by[key]
+	c.mu.Unlock()
+	if ok && keptFresh(e.at, now, liveFor) && (e.version == version || s.untouchedBefore(e.version, until)) {
 		return e.value.(T), nil
 	}
-	c.mu.Unlock()
 	v, err := read()
 	if err != nil {
 		return v, err
@@ -54,13 +53,87 @@ func cachedMetrics[T any](s *Server, key string, points func(T) int, read func()
 	n := points(v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.version == version { // not kept if a batch was recorded while reading
-		if c.points+n > metricCacheBudget {
-			c.by, c.points = map[string]metricEntry{}, 0
-		}
-		c.by[key], c.points = metricEntry{at: now, value: v, points: n}, c.points+n
+	if c.by == nil || c.points+n > metricCacheBudget {
+		c.by, c.points = map[string]metricEntry{}, 0
 	}
+	// Kept as of the count before the read: a batch recorded while reading
+	// is judged by what it touched at the next read.
+	c.by[key], c.points = metricEntry{at: now, version: version, value: v, points: n}, c.points+n
 	return v, nil
+}
+
+// untouchedBefore reports whether no metric write since version touched a
+// minute before until.
+func (s *Server) untouchedBefore(version uint64, until time.Time) bool {
+	at, ok := s.TrafficReads.MetricsTouchedSince(version)
+	return ok && (at.IsZero() || !at.Before(until))
+}
+
+// splitMetrics reads a rollup of the hours from since to until (the
+// store's reads take the hours starting in that window) as two kept reads:
+// the hours before the one under way, which a batch of the minute under way
+// leaves as they were, and the hour under way; merge joins them into a
+// value of its own.
+func splitMetrics[T any](s *Server, kind string, ids []int64, since, until time.Time, points func(T) int,
+	read func(since, until time.Time) (T, error), merge func(head, tail T) T) (T, error) {
+	since, until = since.UTC(), until.UTC()
+	split := until.Truncate(time.Hour)
+	first := since.Truncate(time.Hour)
+	if first.Before(since) {
+		first = first.Add(time.Hour) // the first hour starting in the window
+	}
+	whole := func(from, to time.Time) (T, error) {
+		return cachedMetrics(s, metricKey(kind, ids, from, to), to, points, func() (T, error) { return read(from, to) })
+	}
+	if !split.After(first) || split.Equal(until) {
+		return whole(first, until)
+	}
+	head, err := whole(first, split)
+	if err != nil {
+		return head, err
+	}
+	// The hour under way: the same hours start before until or before its end.
+	tail, err := whole(split, split.Add(time.Hour))
+	if err != nil {
+		return tail, err
+	}
+	return merge(head, tail), nil
+}
+
+func mergeHourly(head, tail map[int64][]catalogue.HourlyPoint) map[int64][]catalogue.HourlyPoint {
+	out := make(map[int64][]catalogue.HourlyPoint, len(head)+len(tail))
+	for id, h := range head {
+		out[id] = h[:len(h):len(h)] // append below copies
+	}
+	for id, h := range tail {
+		out[id] = append(out[id], h...)
+	}
+	return out
+}
+
+func mergeModelHours(head, tail map[int64]map[time.Time]int64) map[int64]map[time.Time]int64 {
+	out := make(map[int64]map[time.Time]int64, len(head)+len(tail))
+	for _, part := range []map[int64]map[time.Time]int64{head, tail} {
+		for id, hours := range part {
+			if out[id] == nil {
+				out[id] = map[time.Time]int64{}
+			}
+			for h, n := range hours {
+				out[id][h] += n
+			}
+		}
+	}
+	return out
+}
+
+func mergeTotals(head, tail map[int64]int64) map[int64]int64 {
+	out := make(map[int64]int64, len(head)+len(tail))
+	for _, part := range []map[int64]int64{head, tail} {
+		for id, n := range part {
+			out[id] += n
+		}
+	}
+	return out
 }
 
 // metricKey names a rollup query by its kind, ids and window.

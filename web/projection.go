@@ -133,6 +133,12 @@ type frozenProjection struct {
 
 	liveKey liveKey
 	liveAt  time.Time
+	// live is the projection of the live hours (from through on), and
+	// liveHolders the holders at the start of each of its hours: after a
+	// metric batch that touched only the last hours, the hours before
+	// them are kept and the rest projected from the holders there.
+	live        modelProjection
+	liveHolders []map[string]string
 	// whole is the frozen and the live hours together, as last returned: a
 	// view with the live hours kept shares it rather than copying a month
 	// of hours again (readers never change a projection).
@@ -282,6 +288,10 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		entry  *frozenProjection
 		from   time.Time // the first hour to project
 		kept   bool      // the live hours' projection is kept: nothing to project
+		// redo is the first live hour to project again when the metric
+		// batches since the live projection touched only the hours from
+		// it on (the hours before it kept; zero: project them all).
+		redo time.Time
 	}
 	jobs := map[string]*work{}
 	var ids []int64
@@ -317,8 +327,14 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		for _, ml := range market.Listings {
 			ids = append(ids, ml.ID)
 		}
-		if w.from.Before(readFrom) {
-			readFrom = w.from
+		first := w.from
+		if !w.from.Before(frozen) {
+			if w.redo = s.liveRedo(w.entry, live, now); !w.redo.IsZero() {
+				first = w.redo
+			}
+		}
+		if first.Before(readFrom) {
+			readFrom = first
 		}
 	}
 	var hourly map[int64][]catalogue.HourlyPoint
@@ -355,35 +371,75 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			continue
 		}
 		if w.from.Before(frozen) {
-			part, err := s.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
+			part, _, err := s.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
 			if err != nil {
 				return nil, err
 			}
 			w.entry.proj.append(part)
 			w.entry.through = frozen
 		}
-		holders := map[string]string{}
-		for k, v := range w.entry.holders {
-			holders[k] = v
+		// The live hours: all of them, or those from redo on, after the
+		// kept ones before it (copied: readers share the old slices).
+		start, holders := frozen, maps.Clone(w.entry.holders)
+		var liveProj modelProjection
+		var liveHolders []map[string]string
+		if !w.redo.IsZero() {
+			k := int(w.redo.Sub(frozen) / time.Hour)
+			start, holders = w.redo, maps.Clone(w.entry.liveHolders[k])
+			liveProj.append(w.entry.live.prefix(k))
+			liveHolders = append(liveHolders, w.entry.liveHolders[:k]...)
 		}
-		hours, err := s.projectHours(ctx, w.market, model, frozen, until, hourly, history, demand[model], holders)
+		hours, starts, err := s.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], holders)
 		if err != nil {
 			return nil, err
 		}
+		liveProj.append(hours)
+		liveHolders = append(liveHolders, starts...)
 		m := modelProjection{listings: lids}
 		m.append(w.entry.proj)
-		m.append(hours)
+		m.append(liveProj)
 		w.entry.liveKey, w.entry.liveAt, w.entry.whole = live, now, m
+		w.entry.live, w.entry.liveHolders = liveProj, liveHolders
 		out[model] = m
 	}
 	return out, nil
 }
 
+// liveRedo is the first live hour to project again for the entry: the
+// hour of the earliest minute this process's metric batches touched since
+// its live projection, when that projection is otherwise current (the
+// same hours and revision, younger than liveFor) and the hour is one of
+// its hours after the first; zero to project every live hour.
+func (s *Server) liveRedo(e *frozenProjection, k liveKey, now time.Time) time.Time {
+	kept := e.liveKey
+	if kept.from != k.from || kept.last != k.last || kept.revision != k.revision || e.liveAt.IsZero() || !keptFresh(e.liveAt, now, liveFor) ||
+		len(e.liveHolders) != len(e.live.hours) {
+		return time.Time{}
+	}
+	touched, ok := s.TrafficReads.MetricsTouchedSince(kept.metrics)
+	if !ok || touched.IsZero() {
+		return time.Time{}
+	}
+	redo := touched.UTC().Truncate(time.Hour)
+	i := int(redo.Sub(k.from) / time.Hour)
+	if i <= 0 || i >= len(e.live.hours) || !e.live.hours[i].Equal(redo) {
+		return time.Time{}
+	}
+	return redo
+}
+
+// prefix is the projection's first k hours (sharing m's rows; append to it
+// copies).
+func (m modelProjection) prefix(k int) modelProjection {
+	return modelProjection{listings: m.listings, hours: m.hours[:k:k], shares: m.shares[:k:k], requests: m.requests[:k:k], capped: m.capped[:k:k]}
+}
+
 // projectHours projects the model's hours from since to until, from the
-// holders given (updated to those after the last hour).
+// holders given (updated to those after the last hour), and returns the
+// holders at the start of each hour.
 func (s *Server) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
-	holders map[string]string) (modelProjection, error) {
+	holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
 	var learnedHours []traffic.Hour
@@ -428,7 +484,7 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 		learned := traffic.Learn(learnedHours, h.Add(-time.Second))
 		splits, weights, err := s.hourSplits(ctx, ids, h, changes[h])
 		if err != nil {
-			return p, err
+			return p, nil, err
 		}
 		for i, from := range splits {
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
@@ -447,15 +503,26 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 	for i := range p.shares {
 		p.shares[i] = make([]preview.Share, len(ids))
 	}
-	for i, shares := range preview.ProjectHistory(market, model, moments, holders) {
-		part := parts[i]
-		for j, sh := range shares {
-			p.shares[part.hour][j].Total += part.weight * sh.Total
-			p.shares[part.hour][j].Exploration += part.weight * sh.Exploration
+	// Hour by hour, noting the holders each starts from.
+	starts := make([]map[string]string, 0, len(p.hours))
+	for first := 0; first < len(moments); {
+		last := first + 1
+		for last < len(moments) && parts[last].hour == parts[first].hour {
+			last++
 		}
+		starts = append(starts, maps.Clone(holders))
+		for i, shares := range preview.ProjectHistory(market, model, moments[first:last], holders) {
+			part := parts[first+i]
+			for j, sh := range shares {
+				p.shares[part.hour][j].Total += part.weight * sh.Total
+				p.shares[part.hour][j].Exploration += part.weight * sh.Exploration
+			}
+		}
+		first = last
 	}
 	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, minTime(until, s.Now()))}
-	return p, nil
+	s.hoursProjected.Add(int64(len(p.hours)))
+	return p, starts, nil
 }
 
 // routingState is where routing stands for the listing's model now, as the

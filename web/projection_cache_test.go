@@ -121,6 +121,40 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	if want, _ := overview(nothingKept); after != want {
 		t.Errorf("after new metrics the overview projects %s; a portal with nothing kept %s", after, want)
 	}
+
+	// A batch that touches only the hour under way: the portal projects
+	// that hour again from the holders it kept at its start, keeping the
+	// live hours before it, and shows what a portal with nothing kept
+	// shows. A failing minute at nebula moves its projection.
+	var recent []catalogue.Bucket
+	for _, l := range all {
+		if l.Model.Slug == listing.Model.Slug {
+			recent = append(recent, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "cache-test-now", Requests: 9000,
+				Errors: 8900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 9000 * 4000})
+		}
+	}
+	if err := p.store.RecordBuckets(context.Background(), recent); err != nil {
+		t.Fatal(err)
+	}
+	hoursBefore := p.server.HoursProjectedForTest()
+	latest, _ := overview(c)
+	models := map[string]bool{}
+	for _, l := range all {
+		if l.CarrierSlug == "nebula" {
+			models[l.Model.Slug] = true
+		}
+	}
+	if redone := p.server.HoursProjectedForTest() - hoursBefore; redone == 0 || redone > int64(2*len(models)) {
+		t.Errorf("after a batch in the hour under way the overview projected %d hours for %d models, want an hour or two each", redone, len(models))
+	}
+	fourth := wire.Portal(p.store, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv4 := httptest.NewServer(fourth.Handler())
+	defer srv4.Close()
+	freshAgain := (&testPortal{t: t, srv: srv4, store: p.store, server: fourth}).client()
+	freshAgain.login("admin@nebula.example")
+	if want, _ := overview(freshAgain); latest != want {
+		t.Errorf("after a batch in the hour under way the overview projects %s; a portal with nothing kept %s", latest, want)
+	}
 }
 
 // TestThePreviewOfAPublishedFareIsTheTrafficPagesNow: the fare preview

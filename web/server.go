@@ -116,6 +116,9 @@ type Server struct {
 	// projections keep the past hours' projections that can no longer
 	// change (projectModels).
 	projections projectionCache
+	// hoursProjected counts the hours projectHours has projected (tests
+	// read it to tell a kept projection from one worked out again).
+	hoursProjected atomic.Int64
 	// metricCache keeps the traffic pages' rollup reads until new metrics.
 	metricCache metricCache
 	// touched is when each API token's use was last recorded from here.

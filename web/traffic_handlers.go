@@ -33,8 +33,11 @@ type TrafficReads interface {
 	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
 	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
 	ListingTotals(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]int64, error)
-	// MetricsWritten moves with every metric batch this process records.
+	// MetricsWritten moves with every metric batch this process records;
+	// MetricsTouchedSince says from which minute on the batches since a
+	// count changed anything.
 	MetricsWritten() uint64
+	MetricsTouchedSince(version uint64) (time.Time, bool)
 }
 
 // trafficCarrier picks the carrier a traffic page shows: one of p's
@@ -112,20 +115,20 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	}
 	var d trafficData
 	var err error
-	if d.hours, err = cachedMetrics(s, metricKey("hourly", ids, since, until), hourlyPoints, func() (map[int64][]catalogue.HourlyPoint, error) {
-		return s.TrafficReads.HourlyTraffic(ctx, ids, since, until)
-	}); err != nil {
+	if d.hours, err = splitMetrics(s, "hourly", ids, since, until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+		return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
+	}, mergeHourly); err != nil {
 		return d, err
 	}
 	switch need {
 	case modelByHour:
-		d.models, err = cachedMetrics(s, metricKey("model-hours", modelIDs, since, until), modelHourPoints, func() (map[int64]map[time.Time]int64, error) {
-			return s.TrafficReads.ModelTraffic(ctx, modelIDs, since, until)
-		})
+		d.models, err = splitMetrics(s, "model-hours", modelIDs, since, until, modelHourPoints, func(from, to time.Time) (map[int64]map[time.Time]int64, error) {
+			return s.TrafficReads.ModelTraffic(ctx, modelIDs, from, to)
+		}, mergeModelHours)
 	case modelTotal:
-		d.modelTotals, err = cachedMetrics(s, metricKey("model-totals", modelIDs, since, until), totalPoints, func() (map[int64]int64, error) {
-			return s.TrafficReads.ModelTotals(ctx, modelIDs, since, until)
-		})
+		d.modelTotals, err = splitMetrics(s, "model-totals", modelIDs, since, until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
+			return s.TrafficReads.ModelTotals(ctx, modelIDs, from, to)
+		}, mergeTotals)
 	}
 	if err != nil {
 		return d, err
@@ -354,18 +357,18 @@ func (s *Server) handleOperations(c echo.Context) error {
 		ids = append(ids, l.ID)
 	}
 	data := trafficData{modelTotals: map[int64]int64{}}
-	if data.listingTotals, err = cachedMetrics(s, metricKey("listing-totals", ids, until.Add(-24*time.Hour), until), totalPoints, func() (map[int64]int64, error) {
-		return s.TrafficReads.ListingTotals(ctx, ids, until.Add(-24*time.Hour), until)
-	}); err != nil {
+	if data.listingTotals, err = splitMetrics(s, "listing-totals", ids, until.Add(-24*time.Hour), until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
+		return s.TrafficReads.ListingTotals(ctx, ids, from, to)
+	}, mergeTotals); err != nil {
 		return err
 	}
 	// Every listing is here, so each model's total is its listings' sum.
 	for _, l := range listings {
 		data.modelTotals[l.Model.ID] += data.listingTotals[l.ID]
 	}
-	if data.hours, err = cachedMetrics(s, metricKey("hourly", ids, until.Add(-incidentHours), until), hourlyPoints, func() (map[int64][]catalogue.HourlyPoint, error) {
-		return s.TrafficReads.HourlyTraffic(ctx, ids, until.Add(-incidentHours), until)
-	}); err != nil {
+	if data.hours, err = splitMetrics(s, "hourly", ids, until.Add(-incidentHours), until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+		return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
+	}, mergeHourly); err != nil {
 		return err
 	}
 	waiting, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})

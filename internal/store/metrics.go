@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -79,7 +80,20 @@ func (s *Store) RecordBuckets(ctx context.Context, buckets []catalogue.Bucket) e
 // first-write rule (a *catalogue.ReplayError names the rows that replay a
 // recorded key with other figures, of the first list that has any).
 func (s *Store) RecordBatch(ctx context.Context, buckets []catalogue.Bucket, demand []catalogue.Demand) error {
-	defer s.metricsWritten.Add(1) // after the commit (or its failure): a reader never keeps figures older than a commit it saw counted
+	var from time.Time // the earliest minute the batch touches
+	for _, b := range buckets {
+		if from.IsZero() || b.Minute.Before(from) {
+			from = b.Minute
+		}
+	}
+	for _, d := range demand {
+		if from.IsZero() || d.Minute.Before(from) {
+			from = d.Minute
+		}
+	}
+	// Counted after the commit (or its failure): a reader never keeps
+	// figures older than a commit it saw counted.
+	defer s.countWrite(from.UTC())
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		if len(buckets) > 0 {
 			if err := recordBuckets(tx, now, buckets); err != nil {
@@ -170,6 +184,63 @@ func sameBucket(a, b bucketRow) bool {
 // beside this count is current while the count has not moved, for this
 // process's writes.
 func (s *Store) MetricsWritten() uint64 { return s.metricsWritten.Load() }
+
+// MetricsTouchedSince is the earliest minute the metric and demand writes
+// counted after MetricsWritten was version touched: a figure kept at
+// version is current for every hour before it. ok is false when that is
+// not known (the writes are older than the ones remembered, or one did not
+// say); the zero time with ok means no write since.
+func (s *Store) MetricsTouchedSince(version uint64) (time.Time, bool) {
+	w := &s.writes
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s.metricsWritten.Load() == version {
+		return time.Time{}, true
+	}
+	if len(w.marks) == 0 || w.marks[0].n > version+1 {
+		return time.Time{}, false
+	}
+	var from time.Time
+	for _, m := range w.marks {
+		if m.n <= version {
+			continue
+		}
+		if m.from.IsZero() {
+			return time.Time{}, false
+		}
+		if from.IsZero() || m.from.Before(from) {
+			from = m.from
+		}
+	}
+	return from, true
+}
+
+// writeLog remembers the earliest minute each of the last maxWriteMarks
+// metric writes touched, by its number (MetricsWritten after it).
+type writeLog struct {
+	mu    sync.Mutex
+	marks []writeMark // oldest first
+}
+
+type writeMark struct {
+	n    uint64
+	from time.Time // zero: not known
+}
+
+const maxWriteMarks = 4096
+
+// countWrite counts a metric write (MetricsWritten) and remembers the
+// earliest minute it touched (zero: not known).
+func (s *Store) countWrite(from time.Time) {
+	w := &s.writes
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := s.metricsWritten.Add(1)
+	if len(w.marks) >= maxWriteMarks {
+		w.marks = append(w.marks[:0], w.marks[len(w.marks)-maxWriteMarks/2:]...)
+	}
+	w.marks = append(w.marks, writeMark{n: n, from: from})
+}
 
 // ListingIDsBySlug maps "carrier/model" to listing ids, for naming listings
 // in metric batches.

@@ -611,3 +611,38 @@ func TestGatewaysReportTheirOwnPartsOfAMinute(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMetricsTouchedSinceNamesTheEarliestMinute: a figure kept at a count
+// of metric writes learns from which minute on the writes since changed
+// anything; a seeding of hours anywhere makes that unknown.
+func TestMetricsTouchedSinceNamesTheEarliestMinute(t *testing.T) {
+	s := storetest.Open(t, store.SQLite)
+	fx := newFixture(t, s)
+	now := time.Now().UTC().Truncate(time.Minute)
+	v0 := s.MetricsWritten()
+	if at, ok := s.MetricsTouchedSince(v0); !ok || !at.IsZero() {
+		t.Errorf("nothing written since: %v %v, want zero and known", at, ok)
+	}
+	if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now.Add(-3 * time.Minute), Requests: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := s.MetricsWritten()
+	if err := s.RecordBatch(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now, Requests: 1}},
+		[]catalogue.Demand{{Model: "m", Workload: "chat", Minute: now.Add(-time.Minute), Requests: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		since uint64
+		want  time.Time
+	}{{v0, now.Add(-3 * time.Minute)}, {v1, now.Add(-time.Minute)}} {
+		if at, ok := s.MetricsTouchedSince(c.since); !ok || !at.Equal(c.want) {
+			t.Errorf("touched since %d: %v %v, want %v", c.since, at, ok, c.want)
+		}
+	}
+	if err := s.SeedHourly(ctx, map[int64][]catalogue.HourlyPoint{fx.listingID: {{Hour: now.Add(-48 * time.Hour).Truncate(time.Hour), Requests: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.MetricsTouchedSince(v1); ok {
+		t.Error("after seeding hours the touched minute is known")
+	}
+}

@@ -80,6 +80,9 @@ type Store struct {
 	// committed: readers that keep figures derived from them (the traffic
 	// pages' projection) know theirs are still current.
 	metricsWritten atomic.Uint64
+	// writes remembers which minutes the last metric writes touched
+	// (MetricsTouchedSince).
+	writes writeLog
 	// suspectUntil (unix ns) is until when pooled connections are pinged
 	// before use because the database was seen failing.
 	suspectUntil *atomic.Int64

@@ -212,7 +212,7 @@ func (s *Store) SeedHourly(ctx context.Context, rows map[int64][]catalogue.Hourl
 				InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, Capped: p.Capped, GatewayCounts: p.GatewayCounts}})
 		}
 	}
-	defer s.metricsWritten.Add(1)
+	defer s.countWrite(time.Time{}) // hours anywhere: not known
 	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
 		for start := 0; start < len(out); start += 1000 {
 			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(out[start:min(start+1000, len(out))]).Error; err != nil {
