@@ -343,7 +343,12 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 	if len(ids) > 0 {
 		// A day before the first hour: an hour's health and learned rates
 		// read the day before it.
-		if hourly, err = s.TrafficReads.HourlyTraffic(ctx, ids, readFrom.Add(-24*time.Hour), until); err != nil {
+		// Kept as the traffic pages keep their reads (splitMetrics): after
+		// a batch of the minute under way only that hour is read again.
+		if hourly, err = splitMetrics(s, "hourly", ids, readFrom.Add(-24*time.Hour), until, hourlyPoints,
+			func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+				return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
+			}, mergeHourly); err != nil {
 			return nil, err
 		}
 		if history, err = s.TrafficReads.FareHistory(ctx, ids); err != nil {

@@ -72,7 +72,7 @@ func main() {
 	flag.StringVar(&cfg.token, "token", "", "API token with every scope, with --target")
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
-	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway batch this often (0: none; a fleet of 60 gateways posting once a minute is 1s)")
+	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway's report of the minute just closed this often (0: none; 60 gateways reporting once a minute is 1s)")
 	flag.Parse()
 	if cfg.duration > 2*time.Minute || cfg.concurrency < 1 || cfg.concurrency > 1024 || cfg.metricsHours < 0 || cfg.metricsHours > 24 {
 		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 2m, --concurrency 1-1024, --metrics-hours 0-24")
@@ -179,8 +179,7 @@ func run(ctx context.Context, cfg config) error {
 			return statusOf(res), err
 		}},
 	}
-	batches := gatewayBatches(ctx, cfg, base, token, listings)
-	endpoints = append(endpoints, batches...)
+	endpoints = append(endpoints, gatewayBatches(ctx, cfg, base, token, listings)...)
 	// Warm the connections and the server before the baseline is measured.
 	drive(config{duration: time.Second, concurrency: cfg.concurrency}, endpoints[0].call)
 	fmt.Printf("concurrency %d, %s per endpoint, load generator in its own process, loopback\n", cfg.concurrency, cfg.duration)
@@ -210,15 +209,15 @@ func run(ctx context.Context, cfg config) error {
 				<-stopIngest
 				return
 			}
-			rng := rand.New(rand.NewPCG(3, 3))
+			live := liveBatches(ctx, cfg, base, token, listings)
 			tick := time.NewTicker(cfg.ingestEvery)
 			defer tick.Stop()
-			for {
+			for k := 0; ; k++ {
 				select {
 				case <-stopIngest:
 					return
 				case <-tick.C:
-					if code, err := batches[0].call(rng); err == nil && code == http.StatusAccepted {
+					if code, err := live(k); err == nil && code == http.StatusAccepted {
 						n++
 					}
 				}
@@ -309,6 +308,39 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 		}
 		return statusOf(res), err
 	}}}
+}
+
+// liveBatches is a live fleet's ingest, as the pages see it: batch k is
+// gateway k mod 60's report of the minute just closed, for its share of
+// the listings (listing i goes to gateway i mod cfg.gateways), under a
+// source of its own, so every batch is new rows for the minute under way.
+func liveBatches(ctx context.Context, cfg config, base, token string, listings []gatewayclient.Listing) func(k int) (int, error) {
+	client, err := apiClient(base, token, 1)
+	if err != nil {
+		panic(err) // only a bad base URL, already used above
+	}
+	n := max(cfg.gateways, 1)
+	return func(k int) (int, error) {
+		at := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+		source := fmt.Sprintf("live-gateway-%d", k%60)
+		var buckets []gatewayclient.Bucket
+		for i, l := range listings {
+			if i%n != k%n {
+				continue
+			}
+			id := l.ListingId
+			buckets = append(buckets, gatewayclient.Bucket{ListingId: &id, Minute: at, Source: &source, Requests: 40, Errors: ptr(int64(1)),
+				TtftMsSum: ptr(int64(39 * 400)), OutputTokens: ptr(int64(39 * 300)), DurationMs: ptr(int64(39 * 5000)), InputTokens: ptr(int64(40 * 4000)),
+				Routed: ptr(int64(38)), Exploration: ptr(int64(1))})
+		}
+		prompts := int64(100 * 4000)
+		demand := []gatewayclient.Demand{{Model: listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Source: &source, Requests: 100, PromptTokens: &prompts}}
+		res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
+		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
+			fmt.Fprintf(os.Stderr, "live gateway batch: %d %s\n", res.StatusCode(), res.Body)
+		}
+		return statusOf(res), err
+	}
 }
 
 // apiClient is the generated client with its own connection pool and the
