@@ -52,12 +52,7 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	// (three more freeze); a portal with none works the window out whole.
 	now = now.Add(3 * time.Hour)
 	cold = table(c)
-	other := wire.Portal(p.store, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv := httptest.NewServer(other.Handler())
-	defer srv.Close()
-	fresh := (&testPortal{t: t, srv: srv, store: p.store, server: other}).client()
-	fresh.login("admin@nebula.example")
-	if got := table(fresh); got != cold {
+	if got := table(nothingKeptOn(t, p, "admin@nebula.example")); got != cold {
 		t.Errorf("worked out from nothing on another portal:\n%s\nwith the hours kept:\n%s", got, cold)
 	}
 
@@ -113,12 +108,7 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	if redone <= kept {
 		t.Errorf("after new metrics the overview ran %d statements, as many as with everything kept (%d)", redone, kept)
 	}
-	third := wire.Portal(p.store, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv3 := httptest.NewServer(third.Handler())
-	defer srv3.Close()
-	nothingKept := (&testPortal{t: t, srv: srv3, store: p.store, server: third}).client()
-	nothingKept.login("admin@nebula.example")
-	if want, _ := overview(nothingKept); after != want {
+	if want, _ := overview(nothingKeptOn(t, p, "admin@nebula.example")); after != want {
 		t.Errorf("after new metrics the overview projects %s; a portal with nothing kept %s", after, want)
 	}
 
@@ -147,14 +137,21 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	if redone := p.server.HoursProjectedForTest() - hoursBefore; redone == 0 || redone > int64(2*len(models)) {
 		t.Errorf("after a batch in the hour under way the overview projected %d hours for %d models, want an hour or two each", redone, len(models))
 	}
-	fourth := wire.Portal(p.store, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv4 := httptest.NewServer(fourth.Handler())
-	defer srv4.Close()
-	freshAgain := (&testPortal{t: t, srv: srv4, store: p.store, server: fourth}).client()
-	freshAgain.login("admin@nebula.example")
-	if want, _ := overview(freshAgain); latest != want {
+	if want, _ := overview(nothingKeptOn(t, p, "admin@nebula.example")); latest != want {
 		t.Errorf("after a batch in the hour under way the overview projects %s; a portal with nothing kept %s", latest, want)
 	}
+}
+
+// nothingKeptOn is a client of another portal on p's database, logged in
+// as email: one that has kept nothing yet.
+func nothingKeptOn(t *testing.T, p *testPortal, email string) *client {
+	t.Helper()
+	other := wire.Portal(p.store, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(other.Handler())
+	t.Cleanup(srv.Close)
+	c := (&testPortal{t: t, srv: srv, store: p.store, server: other}).client()
+	c.login(email)
+	return c
 }
 
 // TestThePreviewOfAPublishedFareIsTheTrafficPagesNow: the fare preview
