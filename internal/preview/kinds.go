@@ -165,24 +165,9 @@ func holdShape(ballots []election.Ballot, results []election.Result, parts []flo
 		if results[v].Winner >= 0 {
 			servable += parts[v]
 		}
-		eligible := 0
-		for _, o := range results[v].Candidates {
-			if o.Eligible {
-				eligible++
-			}
-		}
 		for h := range n {
-			c := held[v*n+h]
-			if c == 0 {
-				continue
-			}
-			part := parts[v] * float64(c) / float64(steps[v])
-			for i, o := range results[v].Candidates {
-				if o.Eligible {
-					if s := part * shapeShare(i == h, eligible); s > 0 {
-						serve(i, s, i != h)
-					}
-				}
+			if c := held[v*n+h]; c > 0 {
+				serveHeld(&results[v], h, parts[v]*float64(c)/float64(steps[v]), serve)
 			}
 		}
 	}
@@ -199,6 +184,14 @@ func holdOne(b *election.Ballot, res *election.Result, incumbent string, serve f
 	if h < 0 {
 		return incumbent, 0
 	}
+	serveHeld(res, h, 1, serve)
+	return res.Candidates[h].ID, 1
+}
+
+// serveHeld splits part of a shape's requests held by candidate h of res
+// as the gateway routes them: the holder serves them but the exploration
+// share, which goes evenly to the other eligible candidates (shapeShare).
+func serveHeld(res *election.Result, h int, part float64, serve func(i int, part float64, explored bool)) {
 	eligible := 0
 	for _, o := range res.Candidates {
 		if o.Eligible {
@@ -207,12 +200,11 @@ func holdOne(b *election.Ballot, res *election.Result, incumbent string, serve f
 	}
 	for i, o := range res.Candidates {
 		if o.Eligible {
-			if s := shapeShare(i == h, eligible); s > 0 {
+			if s := part * shapeShare(i == h, eligible); s > 0 {
 				serve(i, s, i != h)
 			}
 		}
 	}
-	return res.Candidates[h].ID, 1
 }
 
 // behindPace is the kind whose requests so far lag furthest behind an even
