@@ -51,6 +51,7 @@ func cachedMetrics[T any](s *Server, key string, until time.Time, points func(T)
 		return v, err
 	}
 	n := points(v)
+	s.metricPointsRead.Add(int64(n))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil || c.points+n > metricCacheBudget {
@@ -71,13 +72,14 @@ func (s *Server) untouchedBefore(version uint64, until time.Time) bool {
 
 // splitMetrics reads a rollup of the hours from since to until (the
 // store's reads take the hours starting in that window) as two kept reads:
-// the hours before the one under way, which a batch of the minute under way
-// leaves as they were, and the hour under way; merge joins them into a
-// value of its own.
+// the hours before the one under way (by the clock, not by until: a window
+// ending at the next hour's start holds the hour under way too), which a
+// batch of the minute under way leaves as they were, and the hour under
+// way; merge joins them into a value of its own.
 func splitMetrics[T any](s *Server, kind string, ids []int64, since, until time.Time, points func(T) int,
 	read func(since, until time.Time) (T, error), merge func(head, tail T) T) (T, error) {
 	since, until = since.UTC(), until.UTC()
-	split := until.Truncate(time.Hour)
+	split := s.Now().UTC().Truncate(time.Hour)
 	first := since.Truncate(time.Hour)
 	if first.Before(since) {
 		first = first.Add(time.Hour) // the first hour starting in the window
@@ -85,15 +87,17 @@ func splitMetrics[T any](s *Server, kind string, ids []int64, since, until time.
 	whole := func(from, to time.Time) (T, error) {
 		return cachedMetrics(s, metricKey(kind, ids, from, to), to, points, func() (T, error) { return read(from, to) })
 	}
-	if !split.After(first) || split.Equal(until) {
-		return whole(first, until)
+	if !split.After(first) || !split.Before(until) {
+		return whole(first, until) // the hour under way is not in the window, or is all of it
 	}
 	head, err := whole(first, split)
 	if err != nil {
 		return head, err
 	}
-	// The hour under way: the same hours start before until or before its end.
-	tail, err := whole(split, split.Add(time.Hour))
+	// The hour under way (and any after it the window holds): the same
+	// hours start before until or before the hour's end, so the key does
+	// not move with until's minutes.
+	tail, err := whole(split, maxTime(until, split.Add(time.Hour)))
 	if err != nil {
 		return tail, err
 	}

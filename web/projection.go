@@ -295,7 +295,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 	}
 	jobs := map[string]*work{}
 	var ids []int64
-	readFrom := until
+	readFrom, projectFrom := until, until // the first hour to read the rollups of, and to project
 	// Entries are locked in the models' order: two views of overlapping
 	// models never wait on each other in a circle.
 	models = slices.Sorted(slices.Values(models))
@@ -333,6 +333,16 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 				first = w.redo
 			}
 		}
+		if first.Before(projectFrom) {
+			projectFrom = first
+		}
+		// The rollups are read from the first live hour even when only
+		// the hour under way is projected again: the read's window then
+		// stays the one kept from the last projection, and after a batch
+		// of the minute under way only that hour is read again.
+		if !w.from.Before(frozen) {
+			first = frozen
+		}
 		if first.Before(readFrom) {
 			readFrom = first
 		}
@@ -360,7 +370,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 				projected = append(projected, model)
 			}
 		}
-		if demand, err = s.TrafficReads.DemandByHour(ctx, projected, readFrom, until, election.CachePromptTokens); err != nil {
+		if demand, err = s.TrafficReads.DemandByHour(ctx, projected, projectFrom, until, election.CachePromptTokens); err != nil {
 			return nil, err
 		}
 	}

@@ -142,6 +142,84 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	}
 }
 
+// TestABatchOfTheHourUnderWayRereadsThatHourAlone: staff's operations
+// page reads the day up to the next hour's start; after a gateway's batch
+// of the minute under way it reads that hour of the rollups again, not the
+// day (it read the whole window again after every batch: 120 ms at 500
+// listings under a live fleet), and shows what a portal that kept nothing
+// shows.
+func TestABatchOfTheHourUnderWayRereadsThatHourAlone(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	if err := demo.SeedHistory(ctx, p.store, 2); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	p.store.Now = func() time.Time { return now }
+	all, err := p.store.FindListings(ctx, catalogue.ListingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A day of traffic before now, a minute of each hour at each listing.
+	var day []catalogue.Bucket
+	for i, l := range all {
+		for k := 1; k <= 24; k++ {
+			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "ops-test",
+				Requests: int64(100 + 10*(i%5)), TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 100 * 4000})
+		}
+	}
+	if err := p.store.RecordBuckets(ctx, day); err != nil {
+		t.Fatal(err)
+	}
+	c := p.client()
+	c.login("reviewer@airside.example")
+	// Each listing's measured and projected share (health and the
+	// winners now come from the routing snapshot, refreshed on its own).
+	row := regexp.MustCompile(`(?s)href="/listings/(\d+)".*?data-testid="ops-share">([^<]*)<.*?data-testid="ops-projected">([^<]*)<`)
+	operations := func(c *client) (string, int64) {
+		t.Helper()
+		before := p.server.MetricPointsReadForTest()
+		res := c.get("/operations")
+		wantStatus(t, "operations", res, http.StatusOK)
+		var shares []string
+		for _, m := range row.FindAllStringSubmatch(res.body, -1) {
+			shares = append(shares, fmt.Sprintf("listing %s: %s measured, %s projected", m[1], m[2], m[3]))
+		}
+		if len(shares) == 0 {
+			t.Fatalf("no operations table:\n%s", res.body)
+		}
+		return strings.Join(shares, "\n"), p.server.MetricPointsReadForTest() - before
+	}
+	cold, coldPoints := operations(c)
+	if again, points := operations(c); again != cold || points != 0 {
+		t.Errorf("read again with nothing new: %d points read (first read %d)", points, coldPoints)
+	}
+	// A gateway's report of the minute under way, failing most requests
+	// at every listing: shares and projections move.
+	var batch []catalogue.Bucket
+	for i, l := range all {
+		batch = append(batch, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "ops-test", Requests: int64(1000 + 500*(i%3)),
+			Errors: 900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 1000 * 4000})
+	}
+	if err := p.store.RecordBuckets(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	after, points := operations(c)
+	// The hour under way, once for each of the page's three rollups (the
+	// day's totals, the incident hours, the projection's hours): about a
+	// point a listing each, where the first read took a day of hours.
+	if points == 0 || points > int64(4*len(all)) || points*4 > coldPoints {
+		t.Errorf("after a batch of the minute under way the page read %d rollup points for %d listings (the first read %d), want the hour under way alone",
+			points, len(all), coldPoints)
+	}
+	if after == cold {
+		t.Errorf("the operations page is the same after a batch that moved every listing:\n%s", after)
+	}
+	if want, _ := operations(nothingKeptOn(t, p, "reviewer@airside.example")); after != want {
+		t.Errorf("after a batch the operations page shows\n%s\na portal that kept nothing shows\n%s", after, want)
+	}
+}
+
 // nothingKeptOn is a client of another portal on p's database, logged in
 // as email: one that has kept nothing yet.
 func nothingKeptOn(t *testing.T, p *testPortal, email string) *client {

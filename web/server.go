@@ -121,6 +121,10 @@ type Server struct {
 	hoursProjected atomic.Int64
 	// metricCache keeps the traffic pages' rollup reads until new metrics.
 	metricCache metricCache
+	// metricPointsRead counts the points (an hour of a listing, or a
+	// total) the rollup reads behind metricCache have read (tests read it
+	// to tell a kept hour from one read again).
+	metricPointsRead atomic.Int64
 	// touched is when each API token's use was last recorded from here.
 	touchedMu  sync.Mutex
 	touched    map[int64]time.Time

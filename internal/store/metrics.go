@@ -768,8 +768,9 @@ func (s *Store) RequestsByMinute(ctx context.Context, listingIDs []int64, since,
 		Minute   time.Time
 		Requests int64
 	}
-	if err := s.read(ctx).Model(&bucketRow{}).Select("minute, requests").
-		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Scan(&rows).Error; err != nil {
+	// Summed by the database: a row a minute, not one a listing and source.
+	if err := s.read(ctx).Model(&bucketRow{}).Select("minute, SUM(requests) AS requests").
+		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Group("minute").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("requests by minute: %w", err)
 	}
 	for _, r := range rows {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -645,4 +646,52 @@ func TestMetricsTouchedSinceNamesTheEarliestMinute(t *testing.T) {
 	if _, ok := s.MetricsTouchedSince(v1); ok {
 		t.Error("after seeding hours the touched minute is known")
 	}
+}
+
+// TestRequestsByMinuteSumsListingsAndSources: the minutes of an hour in
+// which a fare changed, summed over the listings asked for and every
+// gateway's source, and nothing outside the window or the listings.
+func TestRequestsByMinuteSumsListingsAndSources(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		l, _ := s.FindListing(ctx, fx.listingID, nil)
+		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := s.CreateListing(ctx, nil, orbit.ID, l.Model.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: "other", Name: "Other", ContextTokens: 131072})
+		if err != nil {
+			t.Fatal(err)
+		}
+		third, err := s.CreateListing(ctx, nil, fx.carrierID, other.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
+		bucket := func(id int64, minute time.Duration, source string, requests int64) catalogue.Bucket {
+			return catalogue.Bucket{ListingID: id, Minute: hour.Add(minute), Source: source, Requests: requests}
+		}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
+			bucket(fx.listingID, 0, "a", 3), bucket(fx.listingID, 0, "b", 4), bucket(second, 0, "a", 5),
+			bucket(fx.listingID, 7*time.Minute, "a", 2), bucket(second, 59*time.Minute, "b", 6),
+			bucket(third, 7*time.Minute, "a", 100),                                            // another model
+			bucket(fx.listingID, -time.Minute, "a", 100), bucket(second, time.Hour, "a", 100), // outside the hour
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RequestsByMinute(ctx, []int64{fx.listingID, second}, hour, hour.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[time.Time]int64{hour: 12, hour.Add(7 * time.Minute): 2, hour.Add(59 * time.Minute): 6}
+		if !maps.Equal(got, want) {
+			t.Errorf("requests by minute: %v, want %v", got, want)
+		}
+	})
 }
