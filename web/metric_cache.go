@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -52,15 +53,19 @@ func cachedMetrics[T any](s *Server, key string, until time.Time, points func(T)
 	}
 	n := points(v)
 	s.metricPointsRead.Add(int64(n))
+	c.keep(key, metricEntry{at: now, version: version, value: v, points: n})
+	return v, nil
+}
+
+// keep keeps e under key. e.version is the count before the read: a batch
+// recorded while reading is judged by what it touched at the next read.
+func (c *metricCache) keep(key string, e metricEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.by == nil || c.points+n > metricCacheBudget {
+	if c.by == nil || c.points+e.points > metricCacheBudget {
 		c.by, c.points = map[string]metricEntry{}, 0
 	}
-	// Kept as of the count before the read: a batch recorded while reading
-	// is judged by what it touched at the next read.
-	c.by[key], c.points = metricEntry{at: now, version: version, value: v, points: n}, c.points+n
-	return v, nil
+	c.by[key], c.points = e, c.points+e.points
 }
 
 // untouchedBefore reports whether no metric write since version touched a
@@ -167,4 +172,50 @@ func modelHourPoints(m map[int64]map[time.Time]int64) int {
 		n += len(h)
 	}
 	return n
+}
+
+// requestsByMinute is the listings' requests per minute of the hour
+// starting at h (the store's RequestsByMinute), kept as the rollups are:
+// after a batch that touched minutes of the hour, only the minutes from the
+// earliest one it touched are read again (an hour in which a fare was
+// published is split by them, and the hour under way takes a batch a few
+// seconds under a live fleet).
+func (s *Server) requestsByMinute(ctx context.Context, ids []int64, h time.Time) (map[time.Time]int64, error) {
+	h = h.UTC()
+	end := h.Add(time.Hour)
+	c, now, version := &s.metricCache, s.Now(), s.TrafficReads.MetricsWritten()
+	key := metricKey("minutes", ids, h, end)
+	c.mu.Lock()
+	e, ok := c.by[key]
+	c.mu.Unlock()
+	from, kept := h, map[time.Time]int64(nil)
+	if ok && keptFresh(e.at, now, liveFor) {
+		if e.version == version {
+			return e.value.(map[time.Time]int64), nil
+		}
+		if at, known := s.TrafficReads.MetricsTouchedSince(e.version); known {
+			if at.IsZero() || !at.Before(end) {
+				return e.value.(map[time.Time]int64), nil
+			}
+			if at = at.UTC().Truncate(time.Minute); at.After(h) {
+				from, kept = at, e.value.(map[time.Time]int64)
+			}
+		}
+	}
+	read, err := s.TrafficReads.RequestsByMinute(ctx, ids, from, end)
+	if err != nil {
+		return nil, err
+	}
+	s.metricPointsRead.Add(int64(len(read) + 1))
+	minutes := make(map[time.Time]int64, len(kept)+len(read))
+	for m, n := range kept {
+		if m.Before(from) {
+			minutes[m] = n
+		}
+	}
+	for m, n := range read {
+		minutes[m] = n
+	}
+	c.keep(key, metricEntry{at: now, version: version, value: minutes, points: len(minutes) + 1})
+	return minutes, nil
 }

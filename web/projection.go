@@ -361,7 +361,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			}, mergeHourly); err != nil {
 			return nil, err
 		}
-		if history, err = s.TrafficReads.FareHistory(ctx, ids); err != nil {
+		if history, err = s.fareHistories(ctx, snap.Revision, ids); err != nil {
 			return nil, err
 		}
 		var projected []string
@@ -416,6 +416,52 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		w.entry.liveKey, w.entry.liveAt, w.entry.whole = live, now, m
 		w.entry.live, w.entry.liveHolders = liveProj, liveHolders
 		out[model] = m
+	}
+	return out, nil
+}
+
+// histories keeps the listings' fare histories the projection reads, as
+// of one routing revision: a history changes only when a fare is
+// published, which moves the revision (and, with it, the live
+// projection's key), so a batch of metrics reads none of them again.
+type histories struct {
+	mu       sync.Mutex
+	revision int64
+	by       map[int64][]earnings.FareSpan // nil: the listing has none
+}
+
+// fareHistories is the store's FareHistory of the listings, kept per
+// revision (histories). Readers never change what it returns.
+func (s *Server) fareHistories(ctx context.Context, revision int64, ids []int64) (map[int64][]earnings.FareSpan, error) {
+	c := &s.histories
+	out := make(map[int64][]earnings.FareSpan, len(ids))
+	var missing []int64
+	c.mu.Lock()
+	if c.by == nil || c.revision != revision {
+		c.by, c.revision = map[int64][]earnings.FareSpan{}, revision
+	}
+	for _, id := range ids {
+		if h, ok := c.by[id]; ok {
+			out[id] = h
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	read, err := s.TrafficReads.FareHistory(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range missing {
+		out[id] = read[id]
+		if c.revision == revision {
+			c.by[id] = read[id]
+		}
 	}
 	return out, nil
 }
@@ -617,7 +663,7 @@ func (s *Server) hourSplits(ctx context.Context, ids []int64, h time.Time, chang
 	slices.SortFunc(starts, time.Time.Compare)
 	starts = slices.CompactFunc(starts, time.Time.Equal)
 	ends := append(starts[1:len(starts):len(starts)], h.Add(time.Hour))
-	minutes, err := s.TrafficReads.RequestsByMinute(ctx, ids, h, h.Add(time.Hour))
+	minutes, err := s.requestsByMinute(ctx, ids, h)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -116,6 +116,9 @@ type Server struct {
 	// projections keep the past hours' projections that can no longer
 	// change (projectModels).
 	projections projectionCache
+	// histories keep the fare histories the projection reads, per
+	// routing revision.
+	histories histories
 	// hoursProjected counts the hours projectHours has projected (tests
 	// read it to tell a kept projection from one worked out again).
 	hoursProjected atomic.Int64
