@@ -173,8 +173,8 @@ func (s *Store) findListing(ctx context.Context, id int64, carrierIDs []int64, n
 }
 
 func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Time) ([]catalogue.Listing, error) {
-	var rows []struct {
-		Row           listingRow `gorm:"embedded"`
+	type row struct {
+		Row           listingRow
 		CarrierSlug   string
 		CarrierName   string
 		ModelSlug     string
@@ -182,18 +182,21 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 		ContextTokens int64
 		UptimePct     *float64
 		LatencyMs     *float64
-		ThroughputTPS *float64 `gorm:"column:throughput_tps"`
+		ThroughputTPS *float64
 		CacheHitRate  *float64
 		EndpointURL   *string
 		EndpointModel *string
 		EndpointHint  *string
 		EndpointAt    *time.Time
 	}
-	q := tx.Table("listings").Select(`listings.*, carriers.slug AS carrier_slug, carriers.name AS carrier_name,
-		models.slug AS model_slug, models.name AS model_name, models.context_tokens,
+	// Scanned by hand, column by column: every listing page and the
+	// operations page read all of them, and gorm's reflection per row was
+	// half the read.
+	q := tx.Table("listings").Select(`listings.id, listings.carrier_id, listings.model_id, listings.status, listings.priority_bp,
+		listings.published_fare_id, listings.endpoint_id, listings.revision, listings.created_at,
+		carriers.slug, carriers.name, models.slug, models.name, models.context_tokens,
 		listing_health.uptime_pct, listing_health.latency_ms, listing_health.throughput_tps, listing_health.cache_hit_rate,
-		endpoints.base_url AS endpoint_url, endpoints.upstream_model AS endpoint_model, endpoints.key_hint AS endpoint_hint,
-		endpoints.created_at AS endpoint_at`).
+		endpoints.base_url, endpoints.upstream_model, endpoints.key_hint, endpoints.created_at`).
 		Joins("JOIN carriers ON carriers.id = listings.carrier_id").
 		Joins("JOIN models ON models.id = listings.model_id").
 		Joins("LEFT JOIN listing_health ON listing_health.listing_id = listings.id").
@@ -220,7 +223,24 @@ func findListings(tx *gorm.DB, f catalogue.ListingFilter, id int64, now time.Tim
 	if id != 0 {
 		q = q.Where("listings.id = ?", id)
 	}
-	if err := q.Scan(&rows).Error; err != nil {
+	cursor, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer cursor.Close()
+	var rows []row
+	for cursor.Next() {
+		var r row
+		l := &r.Row
+		if err := cursor.Scan(&l.ID, &l.CarrierID, &l.ModelID, &l.Status, &l.PriorityBP, &l.PublishedFareID, &l.EndpointID, &l.Revision, &l.CreatedAt,
+			&r.CarrierSlug, &r.CarrierName, &r.ModelSlug, &r.ModelName, &r.ContextTokens,
+			&r.UptimePct, &r.LatencyMs, &r.ThroughputTPS, &r.CacheHitRate,
+			&r.EndpointURL, &r.EndpointModel, &r.EndpointHint, &r.EndpointAt); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	if err := cursor.Err(); err != nil {
 		return nil, err
 	}
 	var fareIDs []int64
