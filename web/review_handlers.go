@@ -138,6 +138,14 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 		if err != nil {
 			return err
 		}
+		// Elected as the carrier's preview elects: on the rates routing
+		// learned and each shape's holder, so the reviewer reads the
+		// scores the carrier saw before filing.
+		if i := slices.IndexFunc(m.Listings, func(l catalogue.Listing) bool { return l.ID == f.ListingID }); i >= 0 {
+			if m.Routing, err = s.routingState(ctx, &m.Listings[i]); err != nil {
+				return err
+			}
+		}
 		change := preview.Change{ListingID: f.ListingID, Fare: f.Fare}
 		if f.IsPause() {
 			change = preview.Change{ListingID: f.ListingID, Status: f.TargetStatus}

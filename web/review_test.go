@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
@@ -366,4 +367,73 @@ func resubmit(t *testing.T, p *testPortal, filing, input string) {
 	v.Set("op", "submit")
 	v.Set("lock_version", lock[1])
 	wantStatus(t, "resubmit with an edit", author.post(edit, edit, v), http.StatusSeeOther)
+}
+
+// TestTheReviewersImpactIsTheCarriersPreview: the reviewer's impact panel
+// elects as the carrier's preview does, on the rates routing learned from
+// the model's traffic (not the catalogue's cache-hit rates), so each
+// scenario's score after the filing is the score the carrier previewed for
+// the same fare. It elected on the catalogue's rates before, and the two
+// pages disagreed on the scenarios where caching counts.
+func TestTheReviewersImpactIsTheCarriersPreview(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	if err := demo.SeedHistory(context.Background(), p.store, 2); err != nil {
+		t.Fatal(err)
+	}
+	listing := listingIDs(t, p.store)["nebula"][0]
+	// A day of the model's traffic, each listing with a cache-hit rate of
+	// its own (past the learning gates), unlike the catalogue's.
+	mine, err := p.store.FindListing(context.Background(), listing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := p.store.FindListings(context.Background(), catalogue.ListingFilter{ModelID: mine.Model.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var day []catalogue.Bucket
+	for i, l := range all {
+		for k := 1; k <= 6; k++ {
+			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "impact-test",
+				Requests: 200, TTFTMsSum: 200 * 400, OutputTokens: 200 * 300, DurationMs: 200 * 5000, InputTokens: 200 * 40000,
+				CachedInputTokens: int64(200 * 40000 * (10 + 17*i%80) / 100)})
+		}
+	}
+	if err := p.store.RecordBuckets(context.Background(), day); err != nil {
+		t.Fatal(err)
+	}
+	carrier := p.client()
+	carrier.login("member@nebula.example")
+	form := fmt.Sprintf("/listings/%d/file", listing)
+	v := fareValues()
+	v.Set("op", "preview")
+	v.Set("full_form", "1")
+	previewed := carrier.post(form, form, v)
+	wantStatus(t, "preview", previewed, http.StatusOK)
+	scores := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)data-testid="scenario-[a-z0-9-]+"><td>([^<]*)</td>.*?<td class="num"><strong>([^<]*)</strong></td><td class="num" data-testid="rank-`).
+		FindAllStringSubmatch(previewed.body, -1) {
+		scores[m[1]] = m[2]
+	}
+	if len(scores) < 4 {
+		t.Fatalf("the preview shows %d scenario scores: %v", len(scores), scores)
+	}
+
+	filing := submitFiling(t, p, "member@nebula.example", listing, v.Get("input"))
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	page := rev.get(filing)
+	wantStatus(t, "the filing, as the reviewer sees it", page, http.StatusOK)
+	impact := regexp.MustCompile(`(?s)data-testid="impact".*?</table>`).FindString(page.body)
+	rows := regexp.MustCompile(`(?s)<tr[^>]*><td>([^<]*)</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td><bdi>[^<]*</bdi></td><td class="num"><strong>[^<]*</strong></td><td class="num">([^<]*)</td>`).
+		FindAllStringSubmatch(impact, -1)
+	if len(rows) < 4 {
+		t.Fatalf("the impact panel has %d scenarios:\n%s", len(rows), impact)
+	}
+	for _, r := range rows {
+		if want, ok := scores[r[1]]; !ok || r[2] != want {
+			t.Errorf("%s: the reviewer reads a score of %s after the filing, the carrier previewed %s", r[1], r[2], want)
+		}
+	}
 }
