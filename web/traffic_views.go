@@ -309,16 +309,13 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 	for _, l := range listings {
 		models[l.Model.Slug] = true
 	}
+	// On the snapshot's compiled ballots, as the gateway's winner-only
+	// elections run (building each model's ballot again was a quarter of
+	// the page at 500 listings).
 	for slug := range models {
-		m, ok := snap.Market(slug)
-		if !ok {
-			continue
-		}
 		for _, sc := range preview.StandardScenarios() {
-			b, _ := m.Ballot(sc.Request(slug, now), preview.Change{})
-			res := election.Elect(&b)
-			if res.Winner >= 0 && res.Winner < len(b.Candidates) {
-				id := b.Candidates[res.Winner].ID
+			req := sc.Request(slug, now)
+			if id, _, ok := snap.Winner(&req, nil); ok && id != "" {
 				wins[id] = append(wins[id], sc.Name)
 			}
 		}
