@@ -21,23 +21,7 @@ import (
 // touched are read again (none for a batch of a later hour).
 func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t, store.SQLite)
-	model, err := st.CreateModel(ctx, nil, catalogue.Model{Slug: "glm-5", Name: "GLM-5", ContextTokens: 200000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for _, slug := range []string{"nebula", "orbit"} {
-		carrier, err := st.CreateCarrier(ctx, nil, slug, slug)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := st.CreateListing(ctx, nil, carrier.ID, model.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	st, ids := twoListingsOfAModel(t)
 	now := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour).Add(40 * time.Minute)
 	h := now.Truncate(time.Hour)
 	s := &Server{TrafficReads: st, Now: func() time.Time { return now }}
@@ -106,23 +90,7 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 // the next read has it.
 func TestFareHistoriesAreKeptPerRevision(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.Open(t, store.SQLite)
-	model, err := st.CreateModel(ctx, nil, catalogue.Model{Slug: "glm-5", Name: "GLM-5", ContextTokens: 200000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for _, slug := range []string{"nebula", "orbit"} {
-		carrier, err := st.CreateCarrier(ctx, nil, slug, slug)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := st.CreateListing(ctx, nil, carrier.ID, model.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	st, ids := twoListingsOfAModel(t)
 	publish := func(id int64, input money.Micros) {
 		t.Helper()
 		if _, err := st.PublishSeedFare(ctx, &fare.Fare{ListingID: id, Input: input, Output: 2 * input, LandingFee: 2000, CapScope: fare.ScopeGlobal}); err != nil {
@@ -160,4 +128,29 @@ func TestFareHistoriesAreKeptPerRevision(t *testing.T) {
 	if statements == 0 || !slices.Equal(inputs(next, ids[0]), []money.Micros{500000, 450000}) || !slices.Equal(inputs(next, ids[1]), []money.Micros{400000}) {
 		t.Errorf("after publications, at the next revision (%d statements): nebula %v, orbit %v", statements, inputs(next, ids[0]), inputs(next, ids[1]))
 	}
+}
+
+// twoListingsOfAModel is a store holding one model and a listing of it for
+// each of two carriers, and their ids.
+func twoListingsOfAModel(t *testing.T) (*store.Store, []int64) {
+	t.Helper()
+	ctx := context.Background()
+	st := storetest.Open(t, store.SQLite)
+	model, err := st.CreateModel(ctx, nil, catalogue.Model{Slug: "glm-5", Name: "GLM-5", ContextTokens: 200000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, slug := range []string{"nebula", "orbit"} {
+		carrier, err := st.CreateCarrier(ctx, nil, slug, slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := st.CreateListing(ctx, nil, carrier.ID, model.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return st, ids
 }
