@@ -180,8 +180,9 @@ func startRoutingLoop(t *testing.T) *routingLoop {
 	// The run's clock starts at 20:10 UTC on the last Wednesday, whatever
 	// the hour it runs at: the driver's daily cycle (its pace at 02:00 is a
 	// sixth of its pace at 15:00), the demo's off-peak fare and its weekend
-	// prices make a run's traffic depend on the hour and the day, and the
-	// test must not (it failed by 0.3 points when run at night).
+	// prices, and the carriers' slow afternoons make a run's traffic depend
+	// on the hour and the day, and the test must not (it failed by 0.3
+	// points when run at night). Carriers, gateway and portal share it.
 	day := l.began.UTC().Truncate(24 * time.Hour)
 	for day.Weekday() != time.Wednesday || day.Add(20*time.Hour+10*time.Minute).After(l.began) {
 		day = day.Add(-24 * time.Hour)
@@ -201,7 +202,7 @@ func startRoutingLoop(t *testing.T) *routingLoop {
 	withoutSafeguards(l.server)
 	l.portal = httptest.NewServer(l.server.Handler())
 	t.Cleanup(l.portal.Close)
-	if _, err := demo.SeedEndpoints(ctx, l.st, box, demo.StartCarriers(ctx, t.Logf)); err != nil {
+	if _, err := demo.SeedEndpoints(ctx, l.st, box, demo.StartCarriersOn(ctx, t.Logf, l.now)); err != nil {
 		t.Fatal(err)
 	}
 	// Coding agents send tools and JSON customers ask for JSON: verified

@@ -54,6 +54,13 @@ func demoKey(slug string) string { return "sk-demo-" + slug + "-0123456789" }
 // carrier's base URL. A carrier that cannot listen is reported and left
 // out: its listings keep an endpoint that fails preflight, as it would.
 func StartCarriers(ctx context.Context, logf func(format string, args ...any)) map[string]string {
+	return StartCarriersOn(ctx, logf, nil)
+}
+
+// StartCarriersOn is StartCarriers with the carriers' clock (nil: the
+// system's), which places their daily slow hours: a test that runs the
+// portal and gateway on a clock of its own gives them the same one.
+func StartCarriersOn(ctx context.Context, logf func(format string, args ...any), now func() time.Time) map[string]string {
 	served := make([]string, 0, len(models))
 	for _, m := range models {
 		served = append(served, m.slug)
@@ -61,7 +68,7 @@ func StartCarriers(ctx context.Context, logf func(format string, args ...any)) m
 	urls := map[string]string{}
 	for i, c := range demoCarriers {
 		cfg := c.fake
-		cfg.Models, cfg.APIKey, cfg.Seed = served, demoKey(c.slug), uint64(i+1)
+		cfg.Models, cfg.APIKey, cfg.Seed, cfg.Now = served, demoKey(c.slug), uint64(i+1), now
 		srv := &http.Server{Handler: fakecarrier.New(cfg), ReadHeaderTimeout: 5 * time.Second}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
