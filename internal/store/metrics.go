@@ -162,16 +162,31 @@ func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) error
 		}
 		return cmp.Compare(a.Source, b.Source)
 	})
-	for start := 0; start < len(fresh); start += 400 {
-		inserted, err := insertNewBuckets(tx, fresh[start:min(start+400, len(fresh))], now)
+	per := rowsPerStatement(tx)
+	var inserted []bucketRow
+	for start := 0; start < len(fresh); start += per {
+		rows, err := insertNewBuckets(tx, fresh[start:min(start+per, len(fresh))], now)
 		if err != nil {
 			return fmt.Errorf("record metric buckets: %w", err)
 		}
-		if err := addToHourly(tx, inserted, now); err != nil {
-			return fmt.Errorf("record metric buckets: %w", err)
-		}
+		inserted = append(inserted, rows...)
+	}
+	if err := addToHourly(tx, inserted, now); err != nil {
+		return fmt.Errorf("record metric buckets: %w", err)
 	}
 	return nil
+}
+
+// rowsPerStatement is how many rows one multi-row INSERT carries. The
+// SQLite driver matches each parameter to its argument by a linear search,
+// so a statement's binding costs the square of its parameters: 16 rows of
+// 22 columns bind in a sixtieth of the time of 400 (a quarter of a
+// gateway's batch went there). PostgreSQL's cost is the round trip.
+func rowsPerStatement(tx *gorm.DB) int {
+	if tx.Dialector.Name() == "sqlite" {
+		return 16
+	}
+	return 400
 }
 
 func sameBucket(a, b bucketRow) bool {
@@ -447,7 +462,7 @@ func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
 	return tx.Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "listing_id"}, {Name: "hour"}},
 		DoUpdates: clause.Assignments(add),
-	}).Create(&out).Error
+	}).CreateInBatches(&out, rowsPerStatement(tx)).Error
 }
 
 // DeleteHourlyBefore deletes hourly rollups older than a time.
