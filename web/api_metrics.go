@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -89,14 +90,48 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 		demand[i] = catalogue.Demand{Model: d.Model, Workload: d.Workload, Minute: d.Minute, Source: d.Source, Requests: d.Requests, PromptTokens: d.PromptTokens,
 			LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, Streaming: d.Streaming, Requires: d.Requires}
 	}
+	if prefersAsync(c.Request().Header) {
+		// Checked whole, then written to the inbox and folded in the
+		// background: the answer does not wait for the rows.
+		n, queued, err := s.Metrics.Enqueue(c.Request().Context(), posted, demand)
+		if err != nil {
+			return err
+		}
+		if queued {
+			c.Response().Header().Set("Preference-Applied", "respond-async")
+		} else {
+			s.forgetDemandOf(demand)
+		}
+		return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand), "queued": queued})
+	}
 	// One transaction: a batch whose demand replays a minute with other
 	// figures stores none of its buckets either.
 	n, err := s.Metrics.RecordBatch(c.Request().Context(), posted, demand)
 	if err != nil {
 		return err
 	}
+	s.forgetDemandOf(demand)
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand), "queued": false})
+}
+
+// forgetDemandOf drops the cached demand of the models of recorded rows.
+func (s *Server) forgetDemandOf(demand []catalogue.Demand) {
 	for _, d := range demand {
 		s.forgetDemand(d.Model)
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand)})
+}
+
+// prefersAsync reports an RFC 7240 Prefer header asking for respond-async
+// (the preference is a token, maybe among others: "respond-async, wait=10").
+func prefersAsync(h http.Header) bool {
+	for _, line := range h.Values("Prefer") {
+		for pref := range strings.SplitSeq(line, ",") {
+			name, _, _ := strings.Cut(pref, ";")
+			name, _, _ = strings.Cut(name, "=")
+			if strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
 }

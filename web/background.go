@@ -11,6 +11,11 @@ import (
 // reached their date, and relaying other processes' publications.
 func (s *Server) startBackground(ctx context.Context) {
 	s.background.Go(func() { s.sweep(ctx, 10*time.Minute) })
+	if s.Metrics != nil && s.Metrics.Inbox != nil {
+		// Folds what gateways posted with respond-async; looks every
+		// second for batches another serve process took.
+		s.background.Go(func() { s.Metrics.Inbox.Run(ctx, time.Second) })
+	}
 	s.background.Go(func() { s.watchWriter(ctx, 15*time.Second) })
 	every := s.ScheduleEvery
 	if every <= 0 {

@@ -243,6 +243,13 @@ func New(svc Services, log *slog.Logger) *Server {
 		touched:         map[int64]time.Time{},
 		collectors:      svc.Collectors,
 	}
+	if s.Metrics != nil && s.Metrics.Inbox != nil && s.Metrics.Inbox.Folded == nil {
+		s.Metrics.Inbox.Folded = func(res catalogue.Folded) {
+			for _, m := range res.Models {
+				s.forgetDemand(m)
+			}
+		}
+	}
 	s.telemetry = newTelemetry(s)
 	s.apiLimiter = ratelimit.New(func() time.Time { return s.Now() }) // tests move s.Now after New
 	e := echo.New()

@@ -15,6 +15,7 @@ import (
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/preflight"
 )
 
@@ -79,6 +80,30 @@ func newTelemetry(s *Server) *telemetry {
 				return 1
 			}
 			return 0
+		}),
+	)
+	inbox := func() catalogue.InboxStats {
+		if s.Metrics == nil {
+			return catalogue.InboxStats{}
+		}
+		return s.Metrics.Inbox.Stats()
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_metric_inbox_waiting",
+			Help: "Metric batches posted with respond-async waiting to be folded, as this process knows."}, func() float64 {
+			return float64(inbox().Waiting)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_metric_inbox_received_total",
+			Help: "Metric batches this process wrote to the inbox (answered before folding)."}, func() float64 {
+			return float64(inbox().Received)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_metric_inbox_folded_total",
+			Help: "Inbox batches this process folded into the metrics."}, func() float64 {
+			return float64(inbox().Folded)
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_metric_inbox_refused_total",
+			Help: "Inbox batches refused when folded: they replay recorded minutes with other figures (the first write stands; each is logged)."}, func() float64 {
+			return float64(inbox().Refused)
 		}),
 	)
 	reg.MustRegister(&queueCollector{s: s},

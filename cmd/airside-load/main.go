@@ -170,7 +170,7 @@ func run(ctx context.Context, cfg config) error {
 			requests := int64(50 + fig.IntN(100))
 			ok := requests - 1
 			errs := int64(1)
-			res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{{
+			res, err := client.PostMetricsWithResponse(ctx, nil, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{{
 				ListingId: &l.ListingId, Minute: at, Requests: requests, Errors: &errs, TtftMsSum: ptr(ok * 400),
 				OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000), InputTokens: ptr(requests * 4000), CachedInputTokens: ptr(requests * 1000)}}})
 			if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
@@ -302,7 +302,7 @@ func gatewayBatches(ctx context.Context, cfg config, base, token string, listing
 			prompts += requests * 4000
 		}
 		demand := []gatewayclient.Demand{{Model: g.listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Source: &g.source, Requests: 100, PromptTokens: &prompts}}
-		res, err := g.client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
+		res, err := g.client.PostMetricsWithResponse(ctx, nil, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
 		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
 			fmt.Fprintf(os.Stderr, "gateway batch: %d %s\n", res.StatusCode(), res.Body)
 		}
@@ -335,7 +335,7 @@ func liveBatches(ctx context.Context, cfg config, base, token string, listings [
 		}
 		prompts := int64(100 * 4000)
 		demand := []gatewayclient.Demand{{Model: listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Source: &source, Requests: 100, PromptTokens: &prompts}}
-		res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
+		res, err := client.PostMetricsWithResponse(ctx, nil, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
 		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
 			fmt.Fprintf(os.Stderr, "live gateway batch: %d %s\n", res.StatusCode(), res.Body)
 		}

@@ -372,7 +372,7 @@ func gatewayActor(base, token string, listings []catalogue.Listing, s *stats, de
 				TtftMsSum: ptr(ok * 400), OutputTokens: ptr(ok * 300), DurationMs: ptr(ok * 5000),
 				InputTokens: ptr(requests * 4000), CachedInputTokens: ptr(requests * 1000)}
 			timed("POST /api/v1/metrics", func() (int, error) {
-				res, err := client.PostMetricsWithResponse(ctx, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{bucket}})
+				res, err := client.PostMetricsWithResponse(ctx, nil, gatewayclient.PostMetricsJSONRequestBody{Buckets: []gatewayclient.Bucket{bucket}})
 				if err != nil {
 					return 0, err
 				}

@@ -164,17 +164,20 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	hours, err := st.HourlyTraffic(context.Background(), []int64{filer.ID}, approvedAt.Truncate(time.Hour), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
+	// The gateway posts with respond-async: its last batch is answered once
+	// durable and folded in the portal's background, in milliseconds.
+	folded := func() bool {
+		hours, err := st.HourlyTraffic(context.Background(), []int64{filer.ID}, approvedAt.Truncate(time.Hour), time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var requests int64
+		for _, h := range hours[filer.ID] {
+			requests += h.Requests
+		}
+		return requests > 0
 	}
-	var requests int64
-	for _, h := range hours[filer.ID] {
-		requests += h.Requests
-	}
-	if requests == 0 {
-		t.Errorf("the portal shows no traffic for %s after its fare was approved (the driver sent %d requests)", want, stats.Sent.Load())
-	}
+	waitFor(t, fmt.Sprintf("the portal to show traffic for %s after its fare was approved (the driver sent %d requests)", want, stats.Sent.Load()), folded)
 	// The carrier's traffic page sets, hour by hour, the share the preview
 	// projected from what was in force beside the share served: this
 	// hour's projection holds the approval (the hour is projected in parts,

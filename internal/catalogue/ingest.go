@@ -64,6 +64,9 @@ type Ingest struct {
 	// a batch naming a listing it does not know (one created since) is
 	// checked against the store instead.
 	Index func(ctx context.Context) (*ListingIndex, error)
+	// Inbox, when running, takes the batches whose gateway asked for an
+	// answer before folding (Enqueue).
+	Inbox *Inbox
 }
 
 // ListingIndex names every listing by "carrier/model" and by id.
@@ -135,26 +138,29 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 // conflict naming its rows, and nothing of the batch is stored). It
 // returns how many buckets were taken.
 func (in *Ingest) RecordBatch(ctx context.Context, posted []PostedBucket, demand []Demand) (int, error) {
-	if len(posted) > MaxBuckets {
-		return 0, apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
-	}
-	if err := in.CheckDemand(demand); err != nil {
+	buckets, err := in.check(ctx, posted, demand)
+	if err != nil || len(buckets) == 0 && len(demand) == 0 {
 		return 0, err
-	}
-	var buckets []Bucket
-	if len(posted) > 0 {
-		var err error
-		if buckets, err = in.checkBuckets(ctx, posted); err != nil {
-			return 0, err
-		}
-	}
-	if len(buckets) == 0 && len(demand) == 0 {
-		return 0, nil
 	}
 	if err := in.Store.RecordBatch(ctx, buckets, demand); err != nil {
 		return 0, replayConflict(err)
 	}
 	return len(buckets), nil
+}
+
+// check checks a batch whole, naming problems by row and field, and
+// returns its buckets with their listings named by id.
+func (in *Ingest) check(ctx context.Context, posted []PostedBucket, demand []Demand) ([]Bucket, error) {
+	if len(posted) > MaxBuckets {
+		return nil, apperr.Invalid(map[string]string{"buckets": fmt.Sprintf("send 1 to %d buckets", MaxBuckets)})
+	}
+	if err := in.CheckDemand(demand); err != nil {
+		return nil, err
+	}
+	if len(posted) == 0 {
+		return nil, nil
+	}
+	return in.checkBuckets(ctx, posted)
 }
 
 // checkBuckets names each posted bucket's listing and validates it.

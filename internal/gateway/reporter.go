@@ -104,7 +104,11 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 			demand := r.demand[:m]
 			body.Demand = &demand
 		}
-		res, err := r.API.PostMetricsWithResponse(ctx, body)
+		// respond-async: the portal answers once the batch is checked and
+		// durable, not after folding its rows; a conflicting replay is then
+		// refused in the portal's log, not here (this reporter sends a
+		// minute's same figures on every retry).
+		res, err := r.API.PostMetricsWithResponse(ctx, &gatewayclient.PostMetricsParams{Prefer: new("respond-async")}, body)
 		if err != nil {
 			return err
 		}

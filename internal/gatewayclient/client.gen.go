@@ -534,6 +534,12 @@ type PostMetricsJSONBody struct {
 	Demand *[]Demand `json:"demand,omitempty"`
 }
 
+// PostMetricsParams defines parameters for PostMetrics.
+type PostMetricsParams struct {
+	// Prefer respond-async: answer once the batch is checked and durable, before its rows are folded (see above)
+	Prefer *string `json:"Prefer,omitempty"`
+}
+
 // GetOpenAPIJSONParams defines parameters for GetOpenAPIJSON.
 type GetOpenAPIJSONParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
@@ -1079,21 +1085,25 @@ type ClientInterface interface {
 
 	// PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	//
+	// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
-	PostMetricsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostMetricsWithBody(ctx context.Context, params *PostMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	//
+	// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
-	PostMetrics(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostMetrics(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIJSON This document, as JSON
 	//
@@ -1256,13 +1266,15 @@ func (c *Client) GetCredentials(ctx context.Context, listingId int64, reqEditors
 
 // PostMetricsWithBody Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+//
+// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
-func (c *Client) PostMetricsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostMetricsRequestWithBody(c.Server, contentType, body)
+func (c *Client) PostMetricsWithBody(ctx context.Context, params *PostMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMetricsRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1275,13 +1287,15 @@ func (c *Client) PostMetricsWithBody(ctx context.Context, contentType string, bo
 
 // PostMetrics Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+//
+// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
-func (c *Client) PostMetrics(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostMetricsRequest(c.Server, body)
+func (c *Client) PostMetrics(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMetricsRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1677,18 +1691,18 @@ func NewGetCredentialsRequest(server string, listingId int64) (*http.Request, er
 }
 
 // NewPostMetricsRequest calls the generic PostMetrics builder with application/json body
-func NewPostMetricsRequest(server string, body PostMetricsJSONRequestBody) (*http.Request, error) {
+func NewPostMetricsRequest(server string, params *PostMetricsParams, body PostMetricsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPostMetricsRequestWithBody(server, "application/json", bodyReader)
+	return NewPostMetricsRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewPostMetricsRequestWithBody constructs an http.Request for the PostMetrics method, with any body, and a specified content type
-func NewPostMetricsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostMetricsRequestWithBody(server string, params *PostMetricsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1712,6 +1726,21 @@ func NewPostMetricsRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -1918,21 +1947,25 @@ type ClientWithResponsesInterface interface {
 
 	// PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	//
+	// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
-	PostMetricsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
+	PostMetricsWithBodyWithResponse(ctx context.Context, params *PostMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
 
 	// PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 	//
-	// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+	//
+	// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
-	PostMetricsWithResponse(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
+	PostMetricsWithResponse(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
 
 	// GetOpenAPIJSONWithResponse This document, as JSON
 	//
@@ -2757,6 +2790,11 @@ func (r GetCredentialsResponse) ContentType() string {
 	return ""
 }
 
+// PostMetricsResponse202Headers the declared response headers of an HTTP 202 response for PostMetrics
+type PostMetricsResponse202Headers struct {
+	PreferenceApplied *string
+}
+
 // PostMetricsResponse429Headers the declared response headers of an HTTP 429 response for PostMetrics
 type PostMetricsResponse429Headers struct {
 	RateLimit       *string
@@ -2774,11 +2812,14 @@ type PostMetricsResponse struct {
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *struct {
-		// Accepted buckets stored or replayed
+		// Accepted buckets stored or replayed (queued ones once folded)
 		Accepted int64 `json:"accepted"`
 
-		// Demand demand rows stored or replayed
+		// Demand demand rows stored or replayed (queued ones once folded)
 		Demand *int64 `json:"demand,omitempty"`
+
+		// Queued true: written to the inbox and folded in the background (Prefer: respond-async); false: stored before this answer
+		Queued *bool `json:"queued,omitempty"`
 	}
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Error
@@ -2802,6 +2843,8 @@ type PostMetricsResponse struct {
 	ApplicationproblemJSON500 *Error
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PostMetricsResponse202Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostMetricsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2810,11 +2853,14 @@ type PostMetricsResponse struct {
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
 func (r PostMetricsResponse) GetJSON202() *struct {
-	// Accepted buckets stored or replayed
+	// Accepted buckets stored or replayed (queued ones once folded)
 	Accepted int64 `json:"accepted"`
 
-	// Demand demand rows stored or replayed
+	// Demand demand rows stored or replayed (queued ones once folded)
 	Demand *int64 `json:"demand,omitempty"`
+
+	// Queued true: written to the inbox and folded in the background (Prefer: respond-async); false: stored before this answer
+	Queued *bool `json:"queued,omitempty"`
 } {
 	return r.JSON202
 }
@@ -3149,13 +3195,15 @@ func (c *ClientWithResponses) GetCredentialsWithResponse(ctx context.Context, li
 
 // PostMetricsWithBodyWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+//
+// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
-func (c *ClientWithResponses) PostMetricsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error) {
-	rsp, err := c.PostMetricsWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PostMetricsWithBodyWithResponse(ctx context.Context, params *PostMetricsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error) {
+	rsp, err := c.PostMetricsWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -3164,13 +3212,15 @@ func (c *ClientWithResponses) PostMetricsWithBodyWithResponse(ctx context.Contex
 
 // PostMetricsWithResponse Report per-minute traffic buckets per listing, and the demand per model and workload
 //
-// Checked whole first: one bad bucket or demand row refuses the batch, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source is refused with 409. The buckets are stored together, all or nothing, then the demand rows together: a 409 on demand rows leaves the batch's buckets stored, and retrying the whole batch is safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+// Checked whole first: one bad bucket or demand row refuses the batch with 400, naming the row and field. Each gateway reports its own part of a minute under its `source` name, and the parts add up; the first write of a (listing, minute, source), or of a (model, workload, minute, source, kind), wins: the same row sent again is accepted and changes nothing (a retried batch does not double count); a row with other figures for a recorded minute of that source refuses the batch. A batch's buckets and demand rows are stored together, all or nothing, so retrying a whole batch is always safe. Minutes are accepted from 25 hours back to 2 minutes ahead of the server's clock. Health computed from these reports is at most 5 seconds older than the reports.
+//
+// Without a `Prefer` header the answer comes once the rows are stored (`queued: false`), and a conflicting replay is answered 409. With `Prefer: respond-async` (RFC 7240) the batch is checked whole as above, written durably to the portal's inbox and answered 202 with `queued: true` and `Preference-Applied: respond-async`; its rows are folded in the background, normally within milliseconds, within minutes after a burst (folding takes 50-130 µs a bucket, answering does not). A conflicting replay is then refused when it is folded (nothing of the batch is stored, the first write stands), logged and counted in `airside_metric_inbox_refused_total`, not answered 409. While the inbox holds its limit of waiting batches (50,000) a batch is answered 503 with Retry-After: keep it and post it again. This is how the reference gateway posts.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
-func (c *ClientWithResponses) PostMetricsWithResponse(ctx context.Context, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error) {
-	rsp, err := c.PostMetrics(ctx, body, reqEditors...)
+func (c *ClientWithResponses) PostMetricsWithResponse(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error) {
+	rsp, err := c.PostMetrics(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -4196,11 +4246,14 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest struct {
-			// Accepted buckets stored or replayed
+			// Accepted buckets stored or replayed (queued ones once folded)
 			Accepted int64 `json:"accepted"`
 
-			// Demand demand rows stored or replayed
+			// Demand demand rows stored or replayed (queued ones once folded)
 			Demand *int64 `json:"demand,omitempty"`
+
+			// Queued true: written to the inbox and folded in the background (Prefer: respond-async); false: stored before this answer
+			Queued *bool `json:"queued,omitempty"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -4287,6 +4340,16 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers PostMetricsResponse202Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostMetricsResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

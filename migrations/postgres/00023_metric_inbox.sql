@@ -1,0 +1,14 @@
+-- +goose Up
+-- Gateways' metric batches answered before they are folded (Prefer:
+-- respond-async): a row a batch, its checked rows encoded whole. Folding a
+-- batch deletes its row in the transaction that records its rows, so a
+-- batch is folded once, however the process stops; two serve processes
+-- claim batches with FOR UPDATE SKIP LOCKED.
+CREATE TABLE metric_inbox (
+    id BIGSERIAL PRIMARY KEY,
+    received_at TIMESTAMP NOT NULL,
+    batch BYTEA NOT NULL
+);
+
+-- +goose Down
+DROP TABLE metric_inbox;
