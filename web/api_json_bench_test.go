@@ -39,6 +39,20 @@ func BenchmarkDecodeMetricsBatch(b *testing.B) {
 			}
 		}
 	})
+	b.Run("decodeJSONFast (JSON v2)", func(b *testing.B) {
+		e := echo.New()
+		for b.Loop() {
+			req := httptest.NewRequest("POST", "/api/v1/metrics", bytes.NewReader(data))
+			req.Header.Set("Content-Type", "application/json")
+			var body batch
+			if err := decodeJSONFast(e.NewContext(req, httptest.NewRecorder()), &body); err != nil {
+				b.Fatal(err)
+			}
+			if len(body.Buckets) != 63 {
+				b.Fatalf("decoded %d buckets", len(body.Buckets))
+			}
+		}
+	})
 	b.Run("the API's decodeJSON", func(b *testing.B) {
 		e := echo.New()
 		for b.Loop() {

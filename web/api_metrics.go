@@ -62,7 +62,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 		Buckets []bucketBody `json:"buckets"`
 		Demand  []demandBody `json:"demand"`
 	}
-	if err := decodeJSON(c, &body); err != nil {
+	if err := decodeJSONFast(c, &body); err != nil {
 		return err
 	}
 	if len(body.Buckets) == 0 && len(body.Demand) == 0 {

@@ -170,31 +170,38 @@ func (in *Ingest) checkBuckets(ctx context.Context, posted []PostedBucket) ([]Bu
 		return nil, err
 	}
 	now := in.Now()
-	fields := map[string]string{}
+	var fields fieldProblems
 	buckets := make([]Bucket, len(posted))
-	seen := map[string]int{}
-	for i, b := range posted {
-		name := fmt.Sprintf("buckets[%d]", i)
+	type key struct {
+		listing, minute int64
+		source          string
+	}
+	seen := make(map[key]int, len(posted))
+	// A row's name is written only for a problem: a good batch of dozens
+	// of buckets writes none.
+	name := func(i int, field string) string { return fmt.Sprintf("buckets[%d].%s", i, field) }
+	for i := range posted {
+		b := &posted[i]
 		if named := b.Listing != "" || b.ListingID != 0; !named || b.Listing != "" && b.ListingID != 0 {
 			// The schema's oneOf: exactly one way of naming the listing.
-			fields[name+".listing"] = "name the listing exactly once: either listing (\"carrier/model\") or listingId"
+			fields.add(name(i, "listing"), "name the listing exactly once: either listing (\"carrier/model\") or listingId")
 			continue
 		}
-		id := index.resolve(&b)
+		id := index.resolve(b)
 		if id == 0 {
-			fields[name+".listing"] = "unknown listing; name it as \"carrier/model\" or by listingId"
+			fields.add(name(i, "listing"), "unknown listing; name it as \"carrier/model\" or by listingId")
 			continue
 		}
 		bucket := b.Bucket
 		bucket.ListingID, bucket.Minute = id, b.Minute.UTC()
 		for f, msg := range bucket.Validate(now) {
-			fields[name+"."+f] = msg
+			fields.add(name(i, f), msg)
 		}
-		key := fmt.Sprintf("%d/%d/%s", id, bucket.Minute.Unix(), bucket.Source)
-		if first, dup := seen[key]; dup {
-			fields[name+".minute"] = fmt.Sprintf("the same listing, minute and source as buckets[%d]", first)
+		k := key{id, bucket.Minute.Unix(), bucket.Source}
+		if first, dup := seen[k]; dup {
+			fields.add(name(i, "minute"), fmt.Sprintf("the same listing, minute and source as buckets[%d]", first))
 		}
-		seen[key] = i
+		seen[k] = i
 		buckets[i] = bucket
 	}
 	if len(fields) > 0 {

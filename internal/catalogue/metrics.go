@@ -64,13 +64,6 @@ func (g *GatewayCounts) Add(o GatewayCounts) {
 	g.MalformedToolCalls += o.MalformedToolCalls
 }
 
-// fields names each figure by its JSON name, in the contract's order.
-func (g *GatewayCounts) fields() []namedCount {
-	return []namedCount{{"routed", g.Routed}, {"pinned", g.Pinned}, {"exploration", g.Exploration}, {"fallback", g.Fallback},
-		{"rateLimited", g.RateLimited}, {"cacheReadTokens", g.CacheReadTokens}, {"cacheWriteTokens", g.CacheWriteTokens},
-		{"toolCalls", g.ToolCalls}, {"malformedToolCalls", g.MalformedToolCalls}}
-}
-
 type namedCount struct {
 	name string
 	v    int64
@@ -92,46 +85,61 @@ const MaxBucketValue = int64(1) << 40
 
 // Validate returns a message per bad field (by its JSON name).
 func (b *Bucket) Validate(now time.Time) map[string]string {
-	errs := map[string]string{}
-	for _, f := range append([]namedCount{
+	// The map is made at the first problem: a gateway's batch validates
+	// dozens of good buckets a request.
+	var errs fieldProblems
+	g := &b.GatewayCounts
+	for _, f := range [...]namedCount{
 		{"requests", b.Requests}, {"errors", b.Errors}, {"clientErrors", b.ClientErrors}, {"ttftMsSum", b.TTFTMsSum},
 		{"outputTokens", b.OutputTokens}, {"durationMs", b.DurationMs}, {"inputTokens", b.InputTokens}, {"cachedInputTokens", b.CachedInputTokens},
-		{"capped", b.Capped},
-	}, b.GatewayCounts.fields()...) {
+		{"capped", b.Capped}, {"routed", g.Routed}, {"pinned", g.Pinned}, {"exploration", g.Exploration}, {"fallback", g.Fallback},
+		{"rateLimited", g.RateLimited}, {"cacheReadTokens", g.CacheReadTokens}, {"cacheWriteTokens", g.CacheWriteTokens},
+		{"toolCalls", g.ToolCalls}, {"malformedToolCalls", g.MalformedToolCalls},
+	} {
 		if f.v < 0 || f.v > MaxBucketValue {
-			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
+			errs.add(f.name, fmt.Sprintf("must be between 0 and %d", MaxBucketValue))
 		}
 	}
 	if b.Errors+b.ClientErrors > b.Requests {
-		errs["errors"] = "errors and clientErrors cannot add up to more than requests"
+		errs.add("errors", "errors and clientErrors cannot add up to more than requests")
 	}
 	if b.CachedInputTokens > b.InputTokens {
-		errs["cachedInputTokens"] = "cannot exceed inputTokens"
+		errs.add("cachedInputTokens", "cannot exceed inputTokens")
 	}
 	if ok := b.Requests - b.Errors - b.ClientErrors; b.Routed+b.Pinned+b.Exploration+b.Fallback > ok && errs["errors"] == "" {
-		errs["routed"] = "routed, pinned, exploration and fallback cannot add up to more than the successful requests (requests - errors - clientErrors)"
+		errs.add("routed", "routed, pinned, exploration and fallback cannot add up to more than the successful requests (requests - errors - clientErrors)")
 	}
 	if b.MalformedToolCalls > b.ToolCalls {
-		errs["malformedToolCalls"] = "cannot exceed toolCalls"
+		errs.add("malformedToolCalls", "cannot exceed toolCalls")
 	}
 	if b.CachedInputTokens+b.CacheReadTokens+b.CacheWriteTokens > b.InputTokens && errs["cachedInputTokens"] == "" {
-		errs["cacheReadTokens"] = "cachedInputTokens, cacheReadTokens and cacheWriteTokens are part of inputTokens and cannot add up to more"
+		errs.add("cacheReadTokens", "cachedInputTokens, cacheReadTokens and cacheWriteTokens are part of inputTokens and cannot add up to more")
 	}
 	if msg := minuteProblem(b.Minute, now); msg != "" {
-		errs["minute"] = msg
+		errs.add("minute", msg)
 	}
 	if msg := sourceProblem(b.Source); msg != "" {
-		errs["source"] = msg
+		errs.add("source", msg)
 	}
 	if ok := b.Requests - b.Errors - b.ClientErrors; ok >= 0 && errs["requests"] == "" {
 		if b.TTFTMsSum > ok*MaxTTFTMs && errs["ttftMsSum"] == "" {
-			errs["ttftMsSum"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxTTFTMs, ok)
+			errs.add("ttftMsSum", fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxTTFTMs, ok))
 		}
 		if b.DurationMs > ok*MaxDurationMs && errs["durationMs"] == "" {
-			errs["durationMs"] = fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxDurationMs, ok)
+			errs.add("durationMs", fmt.Sprintf("cannot exceed %d ms per successful request (%d successful)", MaxDurationMs, ok))
 		}
 	}
 	return errs
+}
+
+// fieldProblems are messages by field, made at the first one.
+type fieldProblems map[string]string
+
+func (p *fieldProblems) add(field, message string) {
+	if *p == nil {
+		*p = map[string]string{}
+	}
+	(*p)[field] = message
 }
 
 // minuteProblem says what is wrong with a reported minute, "" if nothing.
