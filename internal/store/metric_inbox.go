@@ -61,8 +61,8 @@ type inboxRow struct {
 // FoldInbox folds the oldest batches of the metrics inbox: each under
 // RecordBatch's rules in a savepoint of its own (a batch that replays a
 // recorded row with other figures stores nothing and is refused; the
-// others are stored), and deletes them from the inbox, all in one
-// transaction that takes batches until budget has passed (at least one)
+// others are stored), their hours rolled up together, and deletes them
+// from the inbox, all in one transaction that takes batches until budget has passed (at least one)
 // or max. On PostgreSQL the batches are claimed with SKIP LOCKED, so two
 // serve processes fold different ones.
 func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (catalogue.Folded, error) {
@@ -81,6 +81,7 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 		start := time.Now()
 		models := map[string]bool{}
 		var done []int64
+		var fresh []bucketRow // the new minutes of the batches folded
 		for i, r := range rows {
 			if i == max || i > 0 && time.Since(start) > budget {
 				res.More = true
@@ -94,9 +95,11 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 				res.Refused = append(res.Refused, catalogue.RefusedBatch{ID: r.ID, ReceivedAt: r.ReceivedAt, Err: err})
 				continue
 			}
+			var inserted []bucketRow
 			err = tx.Transaction(func(tx *gorm.DB) error {
 				if len(batch.Buckets) > 0 {
-					if err := recordBuckets(tx, now, batch.Buckets); err != nil {
+					var err error
+					if inserted, err = insertBuckets(tx, now, batch.Buckets); err != nil {
 						return err
 					}
 				}
@@ -112,6 +115,7 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 			case err != nil:
 				return fmt.Errorf("metrics inbox: fold batch %d: %w", r.ID, err)
 			default:
+				fresh = append(fresh, inserted...)
 				res.Batches++
 				res.Buckets += len(batch.Buckets)
 				res.DemandRows += len(batch.Demand)
@@ -127,6 +131,11 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 					}
 				}
 			}
+		}
+		// The hours of every batch folded, in one upsert: a gateway's
+		// batches of successive minutes share their hours.
+		if err := addToHourly(tx, fresh, now); err != nil {
+			return fmt.Errorf("metrics inbox: roll up folded batches: %w", err)
 		}
 		if len(done) > 0 {
 			if err := tx.Exec("DELETE FROM metric_inbox WHERE id IN ?", done).Error; err != nil {

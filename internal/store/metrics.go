@@ -111,49 +111,45 @@ func (s *Store) RecordBatch(ctx context.Context, buckets []catalogue.Bucket, dem
 
 // recordBuckets is RecordBuckets within tx.
 func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) error {
+	inserted, err := insertBuckets(tx, now, buckets)
+	if err != nil {
+		return err
+	}
+	if err := addToHourly(tx, inserted, now); err != nil {
+		return fmt.Errorf("record metric buckets: %w", err)
+	}
+	return nil
+}
+
+// bucketKey is a bucket's primary key.
+type bucketKey struct {
+	listing int64
+	minute  int64 // unix seconds
+	source  string
+}
+
+func keyOf(r bucketRow) bucketKey { return bucketKey{r.ListingID, r.Minute.Unix(), r.Source} }
+
+// insertBuckets inserts a batch's buckets, recorded at now, and returns
+// those that were new, for the hourly rollups. Inserting comes first: a
+// new minute (nearly every one) then costs its INSERT alone. A bucket
+// whose key was recorded already is looked up: the same figures are a
+// harmless retry, other figures refuse the batch with a
+// *catalogue.ReplayError naming them (the caller rolls back what was
+// inserted).
+func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]bucketRow, error) {
 	rows := make([]bucketRow, len(buckets))
-	ids := map[int64]bool{}
-	var minutes []time.Time
+	position := make(map[bucketKey]int, len(buckets))
 	for i, b := range buckets {
 		rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Source: b.Source, Counts: Counts{Requests: b.Requests, Errors: b.Errors,
 			ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
 			InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
-		ids[b.ListingID] = true
-		minutes = append(minutes, rows[i].Minute)
-	}
-	type key struct {
-		listing int64
-		minute  int64
-		source  string
-	}
-	existing := map[key]bucketRow{}
-	if len(rows) > 0 {
-		lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
-		var found []bucketRow
-		if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
-			return fmt.Errorf("record metric buckets: %w", err)
-		}
-		for _, r := range found {
-			existing[key{r.ListingID, r.Minute.Unix(), r.Source}] = r
-		}
-	}
-	var fresh []bucketRow
-	var replays []int
-	for i, r := range rows {
-		old, ok := existing[key{r.ListingID, r.Minute.Unix(), r.Source}]
-		switch {
-		case !ok:
-			fresh = append(fresh, r)
-		case !sameBucket(old, r):
-			replays = append(replays, i)
-		}
-	}
-	if len(replays) > 0 {
-		return &catalogue.ReplayError{Indexes: replays}
+		position[keyOf(rows[i])] = i
 	}
 	// Inserted in key order, like the rollups: concurrent batches lock
 	// rows in one order.
-	slices.SortFunc(fresh, func(a, b bucketRow) int {
+	sorted := slices.Clone(rows)
+	slices.SortFunc(sorted, func(a, b bucketRow) int {
 		if a.ListingID != b.ListingID {
 			return cmp.Compare(a.ListingID, b.ListingID)
 		}
@@ -163,18 +159,60 @@ func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) error
 		return cmp.Compare(a.Source, b.Source)
 	})
 	per := rowsPerStatement(tx)
-	var inserted []bucketRow
-	for start := 0; start < len(fresh); start += per {
-		rows, err := insertNewBuckets(tx, fresh[start:min(start+per, len(fresh))], now)
-		if err != nil {
-			return fmt.Errorf("record metric buckets: %w", err)
+	inserted := make(map[bucketKey]bool, len(rows))
+	for start := 0; start < len(sorted); start += per {
+		if err := insertNewBuckets(tx, sorted[start:min(start+per, len(sorted))], now, inserted); err != nil {
+			return nil, fmt.Errorf("record metric buckets: %w", err)
 		}
-		inserted = append(inserted, rows...)
 	}
-	if err := addToHourly(tx, inserted, now); err != nil {
-		return fmt.Errorf("record metric buckets: %w", err)
+	fresh := make([]bucketRow, 0, len(rows))
+	var recorded []bucketRow
+	for _, r := range sorted {
+		if inserted[keyOf(r)] {
+			fresh = append(fresh, r)
+		} else {
+			recorded = append(recorded, r)
+		}
 	}
-	return nil
+	if len(recorded) == 0 {
+		return fresh, nil
+	}
+	// Keys recorded before (a retry, or another gateway's conflicting
+	// figures): compared with what was recorded.
+	ids := map[int64]bool{}
+	for _, r := range recorded {
+		ids[r.ListingID] = true
+	}
+	lo, hi := recorded[0].Minute, recorded[0].Minute
+	for _, r := range recorded {
+		lo, hi = minTime(lo, r.Minute), maxTime(hi, r.Minute)
+	}
+	var found []bucketRow
+	if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
+		return nil, fmt.Errorf("record metric buckets: %w", err)
+	}
+	existing := make(map[bucketKey]bucketRow, len(found))
+	for _, r := range found {
+		existing[keyOf(r)] = r
+	}
+	var replays []int
+	for _, r := range recorded {
+		if old, ok := existing[keyOf(r)]; !ok || !sameBucket(old, r) {
+			replays = append(replays, position[keyOf(r)])
+		}
+	}
+	if len(replays) > 0 {
+		slices.Sort(replays)
+		return nil, &catalogue.ReplayError{Indexes: replays}
+	}
+	return fresh, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // rowsPerStatement is how many rows one multi-row INSERT carries. The
@@ -380,15 +418,15 @@ func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int6
 var bucketColumns = "listing_id, minute, source, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped, " +
 	strings.Join(gatewayColumns, ", ")
 
-// insertNewBuckets inserts rows, recorded at now, and returns those it
-// inserted: a concurrent identical retry that inserted first is no conflict,
-// and its minute must not be added to the rollups twice.
-func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time) ([]bucketRow, error) {
+// insertNewBuckets inserts rows, recorded at now, marking in inserted the
+// keys it inserted: a key recorded before (a retry, perhaps concurrent) is
+// left as it is, and its minute must not be added to the rollups twice.
+func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time, inserted map[bucketKey]bool) error {
 	if len(rows) == 0 {
-		return nil, nil
+		return nil
 	}
 	var q strings.Builder
-	args := make([]any, 0, len(rows)*10)
+	args := make([]any, 0, len(rows)*22)
 	q.WriteString("INSERT INTO metric_buckets (" + bucketColumns + ", recorded_at) VALUES ")
 	for i, r := range rows {
 		if i > 0 {
@@ -399,12 +437,24 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time) ([]bucketRow
 			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
 		args = append(append(args, gatewayValues(r.GatewayCounts)...), now.UTC())
 	}
-	q.WriteString(" ON CONFLICT (listing_id, minute, source) DO NOTHING RETURNING " + bucketColumns)
-	var inserted []bucketRow
-	if err := tx.Raw(q.String(), args...).Scan(&inserted).Error; err != nil {
-		return nil, err
+	// Only the keys come back, scanned by hand: gorm's reflection over
+	// every column was a third of a batch's insert.
+	q.WriteString(" ON CONFLICT (listing_id, minute, source) DO NOTHING RETURNING listing_id, minute, source")
+	res, err := tx.Raw(q.String(), args...).Rows()
+	if err != nil {
+		return err
 	}
-	return inserted, nil
+	defer res.Close()
+	for res.Next() {
+		var k bucketKey
+		var minute time.Time
+		if err := res.Scan(&k.listing, &minute, &k.source); err != nil {
+			return err
+		}
+		k.minute = minute.Unix()
+		inserted[k] = true
+	}
+	return res.Err()
 }
 
 type hourlyRow struct {

@@ -60,3 +60,66 @@ func BenchmarkRecordBuckets(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFoldInbox folds gateways' minute batches from the metrics inbox
+// (8 gateways' batches of a new minute each, 63 listings apiece, as the
+// load tool's fleet posts at 500 listings), 64 batches a fold: the cost a
+// bucket of the background work behind a respond-async answer, beside
+// BenchmarkRecordBuckets' synchronous batch.
+//
+//	go test -run '^$' -bench 'RecordBuckets|FoldInbox' ./internal/store
+func BenchmarkFoldInbox(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			s := storetest.Open(b, d)
+			ctx := context.Background()
+			carrier, err := s.CreateCarrier(ctx, nil, "bench", "Bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var ids []int64
+			for m := range 63 {
+				model, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
+				if err != nil {
+					b.Fatal(err)
+				}
+				id, err := s.CreateListing(ctx, nil, carrier.ID, model.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			start := time.Now().UTC().Truncate(time.Minute)
+			minute := 0
+			const perFold = 64
+			for b.Loop() {
+				b.StopTimer()
+				batches := make([]catalogue.QueuedBatch, perFold)
+				for i := range batches {
+					minute++
+					batch := make([]catalogue.Bucket, len(ids))
+					for j := range batch {
+						batch[j] = catalogue.Bucket{ListingID: ids[j], Minute: start.Add(-time.Duration(minute/8) * time.Minute), Source: fmt.Sprintf("gw-%d", minute%8),
+							Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
+							GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}
+					}
+					batches[i] = catalogue.QueuedBatch{Buckets: batch}
+				}
+				if err := s.AddToInbox(ctx, batches); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for {
+					res, err := s.FoldInbox(ctx, time.Hour, perFold)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !res.More {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*perFold*len(ids)), "µs/bucket")
+		})
+	}
+}
