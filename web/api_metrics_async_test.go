@@ -113,6 +113,15 @@ func TestAPIMetricsRespondAsync(t *testing.T) {
 			}
 			res = apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, conflicting)
 			wantStatus(t, "a conflicting replay without the preference", res, http.StatusConflict)
+
+			// What the inbox did, as Prometheus sees it.
+			families := scrape(t, p.srv.URL, "/metrics", apiToken(t, p.store, apitoken.ScopeMetricsRead))
+			for name, want := range map[string]float64{"airside_metric_inbox_received_total": 2, "airside_metric_inbox_folded_total": 1,
+				"airside_metric_inbox_refused_total": 1, "airside_metric_inbox_waiting": 0} {
+				if got, ok := sample(families, name, nil); !ok || got != want {
+					t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
+				}
+			}
 		})
 	}
 }
