@@ -261,16 +261,17 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 		case <-x.wake:
 		case <-poll.C:
 		}
-		last := x.received.Load()
+		// quiet says nothing arrived during the last fold: no commit
+		// waits for the next, so it takes ten times as long and more
+		// batches share their hours. Not known after a wake (a commit
+		// wakes it, and others may follow).
+		quiet := false
 		for ctx.Err() == nil {
 			received := x.received.Load()
-			// While nothing arrives no commit waits for a fold: it takes
-			// ten times as long, and more batches share their hours.
 			b, most := budget, 64
-			if received == last {
+			if quiet {
 				b, most = 10*budget, 256
 			}
-			last = received
 			start := time.Now()
 			res, err := x.Store.FoldInbox(ctx, b, most)
 			took := time.Since(start)
@@ -283,6 +284,7 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 				break
 			}
 			failures = 0
+			quiet = x.received.Load() == received
 			x.report(res)
 			if !res.More {
 				if res.Batches == 0 && len(res.Refused) == 0 {
@@ -290,7 +292,7 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 				}
 				break
 			}
-			if x.received.Load() != received {
+			if !quiet {
 				sleep(ctx, 9*took)
 			}
 		}
