@@ -161,6 +161,11 @@ func (x *Inbox) Enqueue(ctx context.Context, batch QueuedBatch) error {
 	select {
 	case err := <-q.done:
 		return err
+	case <-x.stopped:
+		// Queued after the writer stopped, or written just before: the
+		// caller records it synchronously, a harmless replay in the
+		// second case.
+		return errInboxStopped
 	case <-ctx.Done():
 		// It may still be written: a replay of it is harmless.
 		return ctx.Err()

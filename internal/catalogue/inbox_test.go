@@ -216,3 +216,26 @@ func TestEnqueueWithoutARunningInboxRecordsAtOnce(t *testing.T) {
 		t.Errorf("an unknown listing: %v", err)
 	}
 }
+
+// TestAStoppedInboxHandsBatchesBack: once the inbox has stopped (the
+// process shutting down) a batch is recorded synchronously, not left in a
+// queue nobody writes.
+func TestAStoppedInboxHandsBatchesBack(t *testing.T) {
+	st := &ingestStore{}
+	x := &Inbox{Store: &inboxStore{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { x.Run(ctx, time.Hour); close(done) }()
+	eventually(t, "the inbox runs", x.Running)
+	cancel()
+	<-done
+	if err := x.Enqueue(context.Background(), QueuedBatch{Buckets: []Bucket{{ListingID: 7}}}); !errors.Is(err, errInboxStopped) {
+		t.Errorf("Enqueue on a stopped inbox: %v, want it handed back", err)
+	}
+	in := &Ingest{Store: st, Now: time.Now, Inbox: x}
+	minute := time.Now().UTC().Truncate(time.Minute)
+	n, queued, err := in.Enqueue(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 3}}}, nil)
+	if err != nil || queued || n != 1 || len(st.recorded) != 1 {
+		t.Errorf("a batch after the stop: %d %v %v, recorded %d; want it recorded at once", n, queued, err, len(st.recorded))
+	}
+}
