@@ -20,19 +20,7 @@ func runPortalInbox(t *testing.T, p *testPortal) {
 	done := make(chan struct{})
 	go func() { p.server.Metrics.Inbox.Run(ctx, 20*time.Millisecond); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, "the metrics inbox runs", p.server.Metrics.Inbox.Running)
-}
-
-// waitFor waits for cond with a deadline that holds on a loaded machine.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the metrics inbox runs", p.server.Metrics.Inbox.Running)
 }
 
 // TestAPIMetricsRespondAsync: a batch posted with Prefer: respond-async is
@@ -79,7 +67,7 @@ func TestAPIMetricsRespondAsync(t *testing.T) {
 				!strings.Contains(res.body, `"accepted":1`) {
 				t.Errorf("answer %s (Preference-Applied %q), want queued with the preference applied", res.body, res.header.Get("Preference-Applied"))
 			}
-			waitFor(t, "the queued batch is folded", func() bool { return requests() == before+7 })
+			waitUntil(t, "the queued batch is folded", func() bool { return requests() == before+7 })
 			mix, err := p.store.DemandMix(ctx, "kimi-k2.5", minute)
 			if err != nil || mix["chat"].Requests < 7 {
 				t.Errorf("the queued batch's demand: %+v %v", mix, err)
@@ -98,7 +86,7 @@ func TestAPIMetricsRespondAsync(t *testing.T) {
 				{"listing":"nebula/kimi-k2.5","minute":%q,"source":"gw","requests":100}]}`, at(0), at(2))
 			refusedBefore := p.server.Metrics.Inbox.Stats().Refused
 			wantStatus(t, "a conflicting replay with respond-async", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, conflicting, async...), http.StatusAccepted)
-			waitFor(t, "the conflicting batch is refused", func() bool { return p.server.Metrics.Inbox.Stats().Refused == refusedBefore+1 })
+			waitUntil(t, "the conflicting batch is refused", func() bool { return p.server.Metrics.Inbox.Stats().Refused == refusedBefore+1 })
 			if got := requests(); got != before+7 {
 				t.Errorf("requests after the refused batch: %d, want %d (nothing of it stored)", got, before+7)
 			}

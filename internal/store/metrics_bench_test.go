@@ -20,24 +20,8 @@ import (
 func BenchmarkRecordBuckets(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
-			s := storetest.Open(b, d)
+			s, ids := benchListings(b, d)
 			ctx := context.Background()
-			carrier, err := s.CreateCarrier(ctx, nil, "bench", "Bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			var ids []int64
-			for m := range 63 {
-				model, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
-				if err != nil {
-					b.Fatal(err)
-				}
-				id, err := s.CreateListing(ctx, nil, carrier.ID, model.ID)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids = append(ids, id)
-			}
 			start := time.Now().UTC().Truncate(time.Minute)
 			minute := 0
 			for _, size := range []int{1, 63} {
@@ -71,24 +55,8 @@ func BenchmarkRecordBuckets(b *testing.B) {
 func BenchmarkFoldInbox(b *testing.B) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		b.Run(string(d), func(b *testing.B) {
-			s := storetest.Open(b, d)
+			s, ids := benchListings(b, d)
 			ctx := context.Background()
-			carrier, err := s.CreateCarrier(ctx, nil, "bench", "Bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			var ids []int64
-			for m := range 63 {
-				model, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
-				if err != nil {
-					b.Fatal(err)
-				}
-				id, err := s.CreateListing(ctx, nil, carrier.ID, model.ID)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids = append(ids, id)
-			}
 			start := time.Now().UTC().Truncate(time.Minute)
 			minute := 0
 			const perFold = 64
@@ -122,4 +90,29 @@ func BenchmarkFoldInbox(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*perFold*len(ids)), "µs/bucket")
 		})
 	}
+}
+
+// benchListings is a store on d with a carrier's 63 listings (the share
+// of one gateway of 8 at 500 listings).
+func benchListings(b *testing.B, d store.Dialect) (*store.Store, []int64) {
+	b.Helper()
+	s := storetest.Open(b, d)
+	ctx := context.Background()
+	carrier, err := s.CreateCarrier(ctx, nil, "bench", "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for m := range 63 {
+		model, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: fmt.Sprintf("model-%02d", m), Name: fmt.Sprintf("Model %02d", m), ContextTokens: 131072})
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, err := s.CreateListing(ctx, nil, carrier.ID, model.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return s, ids
 }
