@@ -222,6 +222,9 @@ func (x *Inbox) write(ctx context.Context) {
 			batches[i] = q.batch
 		}
 		err := x.Store.AddToInbox(ctx, batches)
+		if err != nil && ctx.Err() != nil {
+			err = errInboxStopped // cut off by the stop: recorded synchronously instead
+		}
 		if err == nil {
 			x.backlog.Add(int64(len(group)))
 			x.received.Add(uint64(len(group)))
