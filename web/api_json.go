@@ -25,9 +25,6 @@ import (
 // its Content-Type, 413 for one over the limit (chunked too), 400 for one
 // that is not JSON or has a value of the wrong type (naming the field).
 func decodeJSON(c echo.Context, v any) error {
-	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
-	}
 	// The whole body is read first (the body limit bounds it): the
 	// duplicate-key and depth checks walk it, which encoding/json does not
 	// do (it keeps the last value of a repeated key, so {"a":1,"a":2} could
@@ -46,9 +43,6 @@ func decodeJSON(c echo.Context, v any) error {
 // accepts is one decodeJSON accepts too, read the same; a body it refuses
 // is decoded again by decodeJSON, for decodeJSON's answer.
 func decodeJSONFast(c echo.Context, v any) error {
-	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
-	}
 	data, err := readJSONBody(c)
 	if err != nil {
 		return err
@@ -61,8 +55,13 @@ func decodeJSONFast(c echo.Context, v any) error {
 	return decodeJSONBytes(data, v)
 }
 
-// readJSONBody reads a request's whole body (the body limit bounds it).
+// readJSONBody reads a request's whole JSON body (the body limit bounds
+// it): 415 for a body that is not JSON by its Content-Type, 413 for one
+// over the limit.
 func readJSONBody(c echo.Context) ([]byte, error) {
+	if ct := c.Request().Header.Get("Content-Type"); !isJSONContentType(ct) {
+		return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "Send the body as JSON with Content-Type: application/json.")
+	}
 	var buf bytes.Buffer
 	if n := c.Request().ContentLength; n > 0 && n <= 4<<20 {
 		// One allocation for a body that says its length (at most
