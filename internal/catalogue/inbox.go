@@ -90,11 +90,15 @@ type Inbox struct {
 	// of new batches waits for it.
 	FoldBudget time.Duration
 
-	once     sync.Once
-	pending  chan *queued
-	wake     chan struct{}
-	running  atomic.Bool
-	backlog  atomic.Int64
+	once    sync.Once
+	pending chan *queued
+	wake    chan struct{}
+	running atomic.Bool
+	backlog atomic.Int64
+	// arrived counts the batches handed to the writer, committed or not:
+	// what tells the fold that gateways are waiting (on SQLite a fold
+	// holds the one writer, so no commit completes while it runs).
+	arrived  atomic.Uint64
 	received atomic.Uint64
 	folded   atomic.Uint64
 	refused  atomic.Uint64
@@ -153,6 +157,7 @@ func (x *Inbox) Enqueue(ctx context.Context, batch QueuedBatch) error {
 	q := &queued{batch: batch, done: make(chan error, 1)}
 	select {
 	case x.pending <- q:
+		x.arrived.Add(1)
 	case <-x.stopped:
 		return errInboxStopped
 	case <-ctx.Done():
@@ -269,13 +274,16 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 		case <-x.wake:
 		case <-poll.C:
 		}
-		// quiet says nothing arrived during the last fold: no commit
-		// waits for the next, so it takes ten times as long and more
-		// batches share their hours. Not known after a wake (a commit
-		// wakes it, and others may follow).
+		// quiet says nothing arrived during the last fold: no gateway
+		// waits for a commit, so the next fold takes ten times as long and
+		// more batches share their hours. Arrivals, not commits, are
+		// counted: on SQLite no commit completes while a fold holds the
+		// writer, and counting commits took every fold of a burst for
+		// quiet (40 ms folds, answers waiting behind them). Not known
+		// after a wake (a commit wakes it, and others may follow).
 		quiet := false
 		for ctx.Err() == nil {
-			received := x.received.Load()
+			arrived := x.arrived.Load()
 			b, most := budget, 64
 			if quiet {
 				b, most = 10*budget, 256
@@ -292,7 +300,7 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 				break
 			}
 			failures = 0
-			quiet = x.received.Load() == received
+			quiet = x.arrived.Load() == arrived
 			x.report(res)
 			if !res.More {
 				if res.Batches == 0 && len(res.Refused) == 0 {

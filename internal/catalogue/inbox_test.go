@@ -20,9 +20,13 @@ type inboxStore struct {
 	// entered hears of each commit begun.
 	holdCommit chan struct{}
 	entered    chan struct{}
-	// holdFold, when set, blocks each fold until it is closed.
+	// holdFold, when set, blocks each fold until it is closed or sent to.
 	holdFold chan struct{}
 	folds    int
+	// budgets are the fold budgets asked for, in order; perFold, when
+	// set, bounds the batches a fold takes.
+	budgets []time.Duration
+	perFold int
 }
 
 func (s *inboxStore) AddToInbox(_ context.Context, batches []QueuedBatch) error {
@@ -39,13 +43,19 @@ func (s *inboxStore) AddToInbox(_ context.Context, batches []QueuedBatch) error 
 	return nil
 }
 
-func (s *inboxStore) FoldInbox(_ context.Context, _ time.Duration, max int) (Folded, error) {
+func (s *inboxStore) FoldInbox(_ context.Context, budget time.Duration, max int) (Folded, error) {
+	s.mu.Lock()
+	s.budgets = append(s.budgets, budget)
+	s.mu.Unlock()
 	if s.holdFold != nil {
 		<-s.holdFold
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.folds++
+	if s.perFold > 0 {
+		max = min(max, s.perFold)
+	}
 	n := min(max, len(s.waiting))
 	var res Folded
 	for _, b := range s.waiting[:n] {
@@ -128,6 +138,34 @@ func TestBatchesArrivingDuringACommitShareTheNext(t *testing.T) {
 	}
 	if s := x.Stats(); s.Received != 11 || s.Waiting != 11 {
 		t.Errorf("stats %+v, want 11 received and waiting (folding is held)", s)
+	}
+}
+
+// TestAFoldDuringWhichBatchesArriveKeepsTheNextShort: while gateways keep
+// posting, each fold takes the short budget, so their commits wait behind
+// short folds. A batch that arrives while a fold holds the writer cannot be
+// committed before the fold ends (SQLite has one writer), so arrivals, not
+// commits, say whether the inbox is quiet.
+func TestAFoldDuringWhichBatchesArriveKeepsTheNextShort(t *testing.T) {
+	backlog := []QueuedBatch{{Buckets: []Bucket{{ListingID: 1}}}, {Buckets: []Bucket{{ListingID: 2}}}, {Buckets: []Bucket{{ListingID: 3}}}}
+	st := &inboxStore{waiting: backlog, perFold: 1, holdFold: make(chan struct{}), holdCommit: make(chan struct{}), entered: make(chan struct{}, 1)}
+	x := &Inbox{Store: st, FoldBudget: 4 * time.Millisecond}
+	runInbox(t, x)
+	t.Cleanup(func() { close(st.holdCommit); close(st.holdFold) }) // before the inbox stops
+	budgets := func(n int) func() bool {
+		return func() bool { st.mu.Lock(); defer st.mu.Unlock(); return len(st.budgets) >= n }
+	}
+	// The first fold (of what an earlier process left) is under way; a
+	// gateway posts meanwhile, and its commit waits for the writer.
+	eventually(t, "the first fold begins", budgets(1))
+	go func() { _ = x.Enqueue(context.Background(), QueuedBatch{Buckets: []Bucket{{ListingID: 9}}}) }()
+	<-st.entered
+	st.holdFold <- struct{}{} // the first fold ends; the commit is still held
+	eventually(t, "the second fold begins", budgets(2))
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.budgets[0] != 4*time.Millisecond || st.budgets[1] != 4*time.Millisecond {
+		t.Errorf("fold budgets %v: a batch arrived during the first fold, so the second is short too (4ms)", st.budgets)
 	}
 }
 
