@@ -378,6 +378,8 @@ type Keeper struct {
 	// Guarded by building: the metrics mirror and how far it has read.
 	mirror *catalogue.HealthMirror
 	cursor time.Time
+	// deepReadAt is when the mirror last read twice HealthCursorSlack back.
+	deepReadAt time.Time
 	// OnError hears a failed background refresh (the old snapshot stays).
 	OnError func(error)
 	// failedAt (unix ns) is when the last rebuild after a change failed,
@@ -535,10 +537,23 @@ func (k *Keeper) liveHealth(ctx context.Context, now time.Time) (map[int64]catal
 		}
 		k.mirror = catalogue.NewHealthMirror(span, rows)
 		k.cursor = later(now, rows.Latest)
+		k.deepReadAt = now
 	} else {
-		rows, err := k.Source.HealthMetrics(ctx, span, k.cursor.Add(-catalogue.HealthCursorSlack))
+		// Two minutes back once a minute, a few seconds back between: a
+		// transaction committed up to HealthCursorSlack after taking its
+		// time is read at the next deep read, and a row is not read a dozen
+		// times.
+		slack := catalogue.HealthCursorShortSlack
+		deep := now.Sub(k.deepReadAt) >= catalogue.HealthCursorSlack
+		if deep {
+			slack = 2 * catalogue.HealthCursorSlack
+		}
+		rows, err := k.Source.HealthMetrics(ctx, span, k.cursor.Add(-slack))
 		if err != nil {
 			return nil, fmt.Errorf("read new health metrics: %w", err)
+		}
+		if deep {
+			k.deepReadAt = now
 		}
 		k.mirror.Apply(rows)
 		k.mirror.Prune(now)

@@ -36,8 +36,10 @@ type fakeSource struct {
 	// buckets are the metrics reported, with when each was recorded.
 	buckets  []catalogue.Bucket
 	recorded []time.Time
-	// fullReads and sinceReads count the health reads of each kind.
+	// fullReads and sinceReads count the health reads of each kind;
+	// sinces are the incremental reads' cursors.
 	fullReads, sinceReads int
+	sinces                []time.Time
 }
 
 func (f *fakeSource) CatalogueRevision(context.Context) (int64, error) {
@@ -75,6 +77,7 @@ func (f *fakeSource) HealthMetrics(_ context.Context, _ catalogue.HealthSpan, si
 		f.fullReads++
 	} else {
 		f.sinceReads++
+		f.sinces = append(f.sinces, since)
 	}
 	var out catalogue.MetricRows
 	for i, b := range f.buckets {
@@ -354,6 +357,59 @@ func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
 	}
 	if src.fullReads != 2 {
 		t.Errorf("%d full reads after the edge hour moved, want 2", src.fullReads)
+	}
+}
+
+// TestHealthRefreshReadsALateCommitWithinAMinute: between refreshes a
+// refresh reads only a few seconds before its cursor, so a recorded row is
+// not read again and again; a row whose transaction committed long after
+// taking its time (here 40 s) is still read, by the deep read that comes
+// once a minute.
+func TestHealthRefreshReadsALateCommitWithinAMinute(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 12, 1, 10, 20, 0, 0, time.UTC)
+	now := start
+	src := &fakeSource{revision: 1}
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Add(-time.Minute), Requests: 10}, now)
+	k := NewKeeper(src, func() time.Time { return now })
+	if _, err := k.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Listing 2's minute is recorded at start+5s (the transaction's time)
+	// and committed 40 s later.
+	late := catalogue.Bucket{ListingID: 2, Minute: start, Requests: 20}
+	var readAt time.Time
+	for step := 1; step <= 14 && readAt.IsZero(); step++ {
+		now = start.Add(time.Duration(step) * 5 * time.Second)
+		// Listing 1 reports as it goes: the cursor moves with it.
+		src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Requests: 10}, now)
+		if now.Equal(start.Add(45 * time.Second)) {
+			src.report(late, start.Add(5*time.Second))
+		}
+		snap, err := k.rebuild(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := snap.Health(2); h.UptimePct != nil {
+			readAt = now
+		}
+	}
+	if readAt.IsZero() || readAt.Sub(start.Add(45*time.Second)) > time.Minute {
+		t.Fatalf("a row committed 40 s after its time was read at %v, want within a minute of its commit (%v)", readAt, start.Add(45*time.Second))
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	short, deep := 0, 0
+	for _, since := range src.sinces {
+		switch {
+		case since.After(start.Add(-time.Minute)):
+			short++
+		default:
+			deep++
+		}
+	}
+	if deep != 1 || short != len(src.sinces)-1 || short < 10 {
+		t.Errorf("incremental reads from %v: want one that reads two minutes back and the others a few seconds", src.sinces)
 	}
 }
 
