@@ -202,7 +202,7 @@ func run(ctx context.Context, cfg config) error {
 				if err != nil {
 					return err
 				}
-				buckets := postedBuckets.Load()
+				buckets := postedBuckets.Swap(0)
 				fmt.Printf("%-28s every batch new rows, answered before folding; %d buckets folded %.1f s after the last answer\n", "", buckets, took.Seconds())
 				fmt.Printf("%-28s (%.0f buckets/s from the first answer to the last fold)\n", "", float64(buckets)/(cfg.duration+took).Seconds())
 			}
@@ -299,11 +299,17 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 	band := time.Now().UTC().Truncate(time.Minute).Add(-time.Duration(cfg.metricsHours*60+margin) * time.Minute)
 	bandMinutes := int64(max(1, 25*60-5-cfg.metricsHours*60-margin))
 	// post is one batch, answered once folded or (async) once queued; the
-	// two modes report under sources of their own, so both insert rows.
-	post := func(async bool) func(rng *rand.Rand) (int, error) {
+	// modes report under sources of their own, so each inserts rows. A
+	// single batch carries one bucket (listing k of the gateway's, in
+	// turn) instead of all the gateway's: the cost of an answer apart from
+	// the batch's size.
+	post := func(async, single bool) func(rng *rand.Rand) (int, error) {
 		mode := "stored"
 		if async {
 			mode = "queued"
+		}
+		if single {
+			mode += "-single"
 		}
 		return func(rng *rand.Rand) (int, error) {
 			g := rng.IntN(n)
@@ -311,7 +317,11 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 			k := gateway.next.Add(1) - 1
 			at := band.Add(-time.Duration(k%bandMinutes) * time.Minute)
 			source := fmt.Sprintf("load-gateway-%s-%d-%d", mode, g, k/bandMinutes)
-			body := batchBody(gateway.listings, at, source)
+			listings := gateway.listings
+			if single {
+				listings = listings[k%int64(len(listings)):][:1]
+			}
+			body := batchBody(listings, at, source)
 			req, _ := http.NewRequest("POST", base+"/api/v1/metrics", bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
@@ -328,14 +338,15 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 			}
 			drain(res)
 			if async {
-				postedBuckets.Add(int64(len(gateway.listings)))
+				postedBuckets.Add(int64(len(listings)))
 			}
 			return res.StatusCode, nil
 		}
 	}
 	return []endpoint{
-		{fmt.Sprintf("POST /metrics (%d gw, stored)", n), post(false)},
-		{fmt.Sprintf("POST /metrics (%d gw, async)", n), post(true)},
+		{fmt.Sprintf("POST /metrics (%d gw, stored)", n), post(false, false)},
+		{fmt.Sprintf("POST /metrics (%d gw, async)", n), post(true, false)},
+		{fmt.Sprintf("... 1 bucket (%d gw, async)", n), post(true, true)},
 	}
 }
 
