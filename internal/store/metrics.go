@@ -179,16 +179,20 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]bu
 	}
 	// Keys recorded before (a retry, or another gateway's conflicting
 	// figures): compared with what was recorded.
+	// (By the key's columns: a fleet's minute holds every gateway's rows.)
 	ids := map[int64]bool{}
+	var sources []string
 	for _, r := range recorded {
 		ids[r.ListingID] = true
+		sources = appendNew(sources, r.Source)
 	}
 	lo, hi := recorded[0].Minute, recorded[0].Minute
 	for _, r := range recorded {
 		lo, hi = minTime(lo, r.Minute), maxTime(hi, r.Minute)
 	}
 	var found []bucketRow
-	if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ?", slices.Collect(maps.Keys(ids)), lo, hi).Find(&found).Error; err != nil {
+	if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ? AND source IN ?", slices.Collect(maps.Keys(ids)), lo, hi, sources).
+		Find(&found).Error; err != nil {
 		return nil, fmt.Errorf("record metric buckets: %w", err)
 	}
 	existing := make(map[bucketKey]bucketRow, len(found))
@@ -643,8 +647,16 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
 		minutes[i] = d.Minute.UTC()
 	}
 	lo, hi := slices.MinFunc(minutes, time.Time.Compare), slices.MaxFunc(minutes, time.Time.Compare)
+	// The rows these could replay, by their key's columns (the primary
+	// key's order): a minute alone holds every gateway's rows of every
+	// model, which a fleet makes thousands.
+	var models, workloads, sources []string
+	for _, d := range demand {
+		models, workloads, sources = appendNew(models, d.Model), appendNew(workloads, d.Workload), appendNew(sources, d.Source)
+	}
 	var found []demandRow
-	if err := tx.Where("minute >= ? AND minute <= ?", lo, hi).Find(&found).Error; err != nil {
+	if err := tx.Where("model_slug IN ? AND workload IN ? AND minute >= ? AND minute <= ? AND source IN ?", models, workloads, lo, hi, sources).
+		Find(&found).Error; err != nil {
 		return fmt.Errorf("record demand: %w", err)
 	}
 	type key struct {
@@ -683,6 +695,14 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
 		return fmt.Errorf("record demand: %w", err)
 	}
 	return nil
+}
+
+// appendNew appends v to list unless list holds it.
+func appendNew(list []string, v string) []string {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
 }
 
 // kindColumns are a request kind's key columns.

@@ -116,3 +116,36 @@ func benchListings(b *testing.B, d store.Dialect) (*store.Store, []int64) {
 	}
 	return s, ids
 }
+
+// BenchmarkRecordDemandInAFleetsMinute records one gateway's demand row for
+// a minute in which 100 other gateways already reported 20 models each:
+// the replay check reads the rows of its own key, not the minute's 2,000.
+//
+//	go test -run '^$' -bench RecordDemandInAFleetsMinute ./internal/store
+func BenchmarkRecordDemandInAFleetsMinute(b *testing.B) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		b.Run(string(d), func(b *testing.B) {
+			s := storetest.Open(b, d)
+			ctx := context.Background()
+			minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+			var fleet []catalogue.Demand
+			for g := range 100 {
+				for m := range 20 {
+					fleet = append(fleet, catalogue.Demand{Model: fmt.Sprintf("model-%02d", m), Workload: "coding", Minute: minute,
+						Source: fmt.Sprintf("gw-%03d", g), Requests: 40, PromptTokens: 160000})
+				}
+			}
+			if err := s.RecordDemand(ctx, fleet); err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for b.Loop() {
+				n++
+				row := catalogue.Demand{Model: "model-07", Workload: "coding", Minute: minute, Source: fmt.Sprintf("new-%d", n), Requests: 40, PromptTokens: 160000}
+				if err := s.RecordDemand(ctx, []catalogue.Demand{row}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

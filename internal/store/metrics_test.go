@@ -608,6 +608,19 @@ func TestGatewaysReportTheirOwnPartsOfAMinute(t *testing.T) {
 		if mix, err := s.DemandMix(ctx, "m", minute); err != nil || mix["chat"].Requests != 7 {
 			t.Errorf("the chat demand across gateways: %+v %v, want 7", mix, err)
 		}
+		// Replays are judged by the whole key (the replay check reads the
+		// batch's models, workloads and sources, not the whole minute):
+		// gw-a's row again with another model's new one is accepted, gw-b's
+		// with other figures refused.
+		again := []catalogue.Demand{demand[0], {Model: "n", Workload: "chat", Minute: minute, Source: "gw-b", Requests: 9}}
+		if err := s.RecordDemand(ctx, again); err != nil {
+			t.Errorf("gw-a's replay and gw-b's row for another model: %v", err)
+		}
+		changed := demand[1]
+		changed.Requests = 5
+		if err := s.RecordDemand(ctx, []catalogue.Demand{demand[0], changed}); !errors.As(err, &replay) || !replay.Demand || len(replay.Indexes) != 1 || replay.Indexes[0] != 1 {
+			t.Errorf("gw-b's chat minute with other figures: %v, want a ReplayError naming row 1", err)
+		}
 	})
 }
 
