@@ -95,7 +95,7 @@ type Inbox struct {
 	wake    chan struct{}
 	running atomic.Bool
 	backlog atomic.Int64
-	// arrived counts the batches handed to the writer, committed or not:
+	// arrived counts the batches offered to the writer, committed or not:
 	// what tells the fold that gateways are waiting (on SQLite a fold
 	// holds the one writer, so no commit completes while it runs).
 	arrived  atomic.Uint64
@@ -155,9 +155,11 @@ func (x *Inbox) Enqueue(ctx context.Context, batch QueuedBatch) error {
 		return ErrInboxFull
 	}
 	q := &queued{batch: batch, done: make(chan error, 1)}
+	// Counted before it is handed over, so a fold that ends after the
+	// writer took it has seen it arrive.
+	x.arrived.Add(1)
 	select {
 	case x.pending <- q:
-		x.arrived.Add(1)
 	case <-x.stopped:
 		return errInboxStopped
 	case <-ctx.Done():
