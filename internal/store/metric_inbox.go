@@ -162,14 +162,10 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 func sourcesOf(b catalogue.QueuedBatch) []string {
 	var out []string
 	for _, x := range b.Buckets {
-		if !slices.Contains(out, x.Source) {
-			out = append(out, x.Source)
-		}
+		out = appendNew(out, x.Source)
 	}
 	for _, d := range b.Demand {
-		if !slices.Contains(out, d.Source) {
-			out = append(out, d.Source)
-		}
+		out = appendNew(out, d.Source)
 	}
 	return out
 }
