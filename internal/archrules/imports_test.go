@@ -122,3 +122,48 @@ func TestWebDependsOnServicesNotTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIClientsComeFromCarrierclient: openai.NewClient reads the
+// operator's OPENAI_* environment (organisation, project, custom headers)
+// into every call, so a client for a carrier or a gateway is built by
+// internal/carrierclient, which never reads it. Tests are exempt.
+func TestOpenAIClientsComeFromCarrierclient(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "data" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if filepath.Dir(filepath.ToSlash(rel)) == "internal/carrierclient" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		if strings.Contains(string(src), "openai.NewClient(") || strings.Contains(string(src), "openai.DefaultClientOptions(") {
+			t.Errorf("%s builds an OpenAI client from the environment's defaults: use carrierclient.New", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("only %d Go files read: the walk is broken", checked)
+	}
+}

@@ -9,12 +9,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/airside/airside/internal/carrierclient"
 )
 
 // State is where a probe is.
@@ -160,8 +161,7 @@ func (r *Runner) Run(ctx context.Context, ep Endpoint, report func(Result)) []Re
 
 func newClient(ep Endpoint, hc *http.Client, opts ...option.RequestOption) openai.Client {
 	// No retries: a probe reports what the first answer was.
-	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(strings.TrimSuffix(ep.BaseURL, "/") + "/"), option.WithAPIKey(ep.APIKey),
-		option.WithHTTPClient(hc), option.WithMaxRetries(0)}, opts...)...)
+	return carrierclient.New(ep.BaseURL, ep.APIKey, hc, opts...)
 }
 
 func (r *Runner) now() time.Time {

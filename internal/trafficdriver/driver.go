@@ -23,6 +23,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/airside/airside/internal/carrierclient"
 )
 
 // Config is a driver run.
@@ -117,8 +119,7 @@ func Run(ctx context.Context, cfg Config, stats *Stats) error {
 	}
 	clients := make([]openai.Client, len(cfg.APIKeys))
 	for i, k := range cfg.APIKeys {
-		clients[i] = openai.NewClient(option.WithBaseURL(strings.TrimSuffix(cfg.GatewayURL, "/")+"/v1/"), option.WithAPIKey(k),
-			option.WithMaxRetries(0), option.WithRequestTimeout(2*time.Minute))
+		clients[i] = carrierclient.New(strings.TrimSuffix(cfg.GatewayURL, "/")+"/v1", k, nil, option.WithRequestTimeout(2*time.Minute))
 	}
 	models := cfg.Models
 	if len(models) == 0 {
