@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/airside/airside/internal/carrierclient"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -64,19 +63,18 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	if err != nil {
 		return attempt{Outcome: Outcome{Class: traffic.NotCounted}, failure: &upstreamFailure{status: http.StatusBadRequest, message: "The body is not a JSON object."}}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// No first byte within FirstByteTimeout is a timeout (counted); the
-	// stream itself may then take as long as it streams.
-	firstByte := time.AfterFunc(g.firstByteTimeout(), cancel)
-	client := openai.NewClient(option.WithBaseURL(strings.TrimSuffix(baseURL, "/")+"/"), option.WithAPIKey(key),
-		option.WithHTTPClient(g.HTTP), option.WithMaxRetries(0))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// No first token within FirstByteTimeout is a timeout (counted); a
+	// stream then has StreamLimits.Deadline in all.
+	firstByte := time.AfterFunc(g.firstByteTimeout(), func() { cancel(errFirstByte) })
+	client := carrierclient.New(baseURL, key, g.HTTP)
 	var raw *http.Response
 	err = client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", up))
 	if raw == nil {
 		firstByte.Stop()
 		msg := "The carrier did not answer."
-		if errors.Is(ctx.Err(), context.Canceled) {
+		if errors.Is(context.Cause(ctx), errFirstByte) {
 			msg = fmt.Sprintf("The carrier sent nothing within %s.", g.firstByteTimeout())
 		}
 		return attempt{Outcome: Outcome{Class: traffic.Counted, Total: g.Now().Sub(start)},
@@ -95,7 +93,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	// The caller learns which listing served (as OpenRouter's "provider").
 	w.Header().Set(ListingHeader, route.ID)
 	if a.Stream {
-		return g.relayStream(w, a, raw, start, firstByte)
+		return g.relayStream(ctx, cancel, w, a, raw, start, firstByte, route)
 	}
 	answer, err := io.ReadAll(io.LimitReader(raw.Body, MaxAnswerBytes))
 	firstByte.Stop()
@@ -136,21 +134,37 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 // first token (the role chunk) are held back: a stream that dies before its
 // first token can still fall back, and time to first token is measured to
 // it. One that dies after is a failure partway (counted), ended for the
-// caller with an error event.
-func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Response, start time.Time, firstByte *time.Timer) attempt {
+// caller with an error event. What the stream may make the gateway hold or
+// wait for is bounded by g.StreamLimits (see StreamLimits).
+func (g *Gateway) relayStream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, a *Analysis,
+	raw *http.Response, start time.Time, firstByte *time.Timer, route Route) attempt {
+	limits := g.StreamLimits.withDefaults()
+	body := &eventBoundedBody{ReadCloser: raw.Body, limit: limits.EventBytes}
+	raw.Body = body
 	dec := ssestream.NewDecoder(raw)
 	if dec == nil {
 		firstByte.Stop()
 		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode},
 			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier answered a stream request without a stream."}}
 	}
+	deadline := time.AfterFunc(limits.Deadline, func() { cancel(errStreamDeadline) })
+	defer deadline.Stop()
+	var gap *time.Timer // armed at the first token
+	defer func() {
+		if gap != nil {
+			gap.Stop()
+		}
+	}()
 	flusher, _ := w.(http.Flusher)
 	o := Outcome{Class: traffic.Served, Status: raw.StatusCode}
-	args := map[int]*strings.Builder{}
+	args := &toolArgs{limits: limits, byCall: map[int][]byte{}}
 	written, done := false, false
+	var broke *streamBreach
 	var held [][]byte // events before the first token
+	heldBytes := 0
 	commit := func() {
 		firstByte.Stop()
+		gap = time.AfterFunc(limits.MaxGap, func() { cancel(errStreamGap) })
 		o.TTFT = g.Now().Sub(start)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -160,7 +174,8 @@ func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Resp
 		}
 		held, written = nil, true
 	}
-	for dec.Next() {
+	for broke == nil && dec.Next() {
+		body.eventSeen()
 		ev := dec.Event()
 		data := bytes.TrimSpace(ev.Data)
 		if len(data) == 0 {
@@ -200,13 +215,13 @@ func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Resp
 					token = true
 				}
 				for _, tc := range ch.Delta.ToolCalls {
-					b := args[tc.Index]
-					if b == nil {
-						b = &strings.Builder{}
-						args[tc.Index] = b
+					if b := args.add(tc.Index, tc.Function.Arguments); b != nil && broke == nil {
+						broke = b
 					}
-					b.WriteString(tc.Function.Arguments)
 				}
+			}
+			if broke != nil {
+				break
 			}
 			if chunk.Usage != nil {
 				o.Usage = chunk.Usage.usage()
@@ -218,9 +233,16 @@ func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Resp
 		if !written {
 			if !token {
 				held = append(held, data)
+				heldBytes += len(data)
+				if len(held) > limits.HeldEvents || heldBytes > limits.HeldBytes {
+					broke = breach("sent %d events (%d bytes) before its first token", len(held), heldBytes)
+				}
 				continue
 			}
 			commit()
+		}
+		if token {
+			gap.Reset(limits.MaxGap)
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", data)
 		if flusher != nil {
@@ -228,21 +250,37 @@ func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Resp
 		}
 	}
 	firstByte.Stop()
+	held = nil
 	o.Total = g.Now().Sub(start)
-	for _, b := range args {
+	for _, b := range args.byCall {
 		o.ToolCalls++
-		if !json.Valid([]byte(b.String())) {
+		if !json.Valid(b) {
 			o.BadToolCalls++
 		}
 	}
-	if err := dec.Err(); err != nil || (!done && written && o.Usage == (Usage{})) {
-		// Cut off partway (an error, or the stream ended with neither
-		// [DONE] nor usage): a counted failure.
+	if broke == nil && !done {
+		broke = g.streamBroke(ctx, dec.Err(), body, limits)
+	}
+	if broke != nil {
+		g.Log.Warn("gateway: a carrier's stream broke the gateway's limits; counted as its failure", "listing", route.ID, "why", broke.message)
+	}
+	if broke != nil || dec.Err() != nil || (!done && written && o.Usage == (Usage{})) {
+		// Cut off partway (a limit, an error, or the stream ended with
+		// neither [DONE] nor usage): a counted failure.
 		o.Class = traffic.Counted
 		if !written {
-			return attempt{Outcome: o, failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's stream broke before its first event."}}
+			msg := "The carrier's stream broke before its first event."
+			if broke != nil {
+				msg = "The carrier's stream " + broke.message + "."
+			}
+			return attempt{Outcome: o, failure: &upstreamFailure{status: http.StatusBadGateway, message: msg}}
 		}
-		_, _ = io.WriteString(w, `data: {"error":{"message":"The carrier's stream broke partway.","type":"upstream_error","code":"stream_broken"}}`+"\n\n")
+		msg := "The carrier's stream broke partway."
+		if broke != nil {
+			msg = "The carrier's stream " + broke.message + "; the gateway ended it."
+		}
+		event, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "upstream_error", "code": "stream_broken"}})
+		_, _ = fmt.Fprintf(w, "data: %s\n\n", event)
 		if flusher != nil {
 			flusher.Flush()
 		}
@@ -252,6 +290,27 @@ func (g *Gateway) relayStream(w http.ResponseWriter, a *Analysis, raw *http.Resp
 			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's stream was empty."}}
 	}
 	return attempt{Outcome: o, written: true}
+}
+
+// streamBroke names the limit a stream that ended early broke, if any: the
+// event size the body refused, or the time limit its context was cancelled
+// for.
+func (g *Gateway) streamBroke(ctx context.Context, err error, body *eventBoundedBody, limits StreamLimits) *streamBreach {
+	if body.breach != nil {
+		return body.breach
+	}
+	if err == nil {
+		return nil
+	}
+	switch context.Cause(ctx) {
+	case errFirstByte:
+		return breach("sent no token within %s", g.firstByteTimeout())
+	case errStreamDeadline:
+		return breach("outlasted the gateway's %s deadline for a stream", limits.Deadline)
+	case errStreamGap:
+		return breach("sent no token for %s", limits.MaxGap)
+	}
+	return nil
 }
 
 type toolCall struct {

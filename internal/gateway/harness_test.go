@@ -27,6 +27,9 @@ type carrierSpec struct {
 	capScope     string
 	uptime       *float64
 	server       fakecarrier.Config
+	// handler, when set, answers in place of the fake carrier (a hostile
+	// carrier, one that records what it received).
+	handler http.Handler
 }
 
 // stubPortal answers the gateway API the way the portal does (the real
@@ -191,7 +194,11 @@ func newHarness(t testing.TB, specs ...carrierSpec) *harness {
 		cfg.APIKey = "key-" + s.slug
 		cfg.Capabilities = s.capabilities
 		fc := fakecarrier.New(cfg)
-		cs := httptest.NewServer(fc)
+		var handler http.Handler = fc
+		if s.handler != nil {
+			handler = s.handler
+		}
+		cs := httptest.NewServer(handler)
 		t.Cleanup(cs.Close)
 		h.carriers[s.slug] = fc
 		id := int64(i + 1)

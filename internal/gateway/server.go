@@ -36,6 +36,9 @@ type Gateway struct {
 	FirstByteTimeout time.Duration
 	// Cache, when set, answers exact repeats of non-streamed requests.
 	Cache *ResponseCache
+	// StreamLimits bound what a carrier's stream can make the gateway hold
+	// or wait for; zero fields take DefaultStreamLimits.
+	StreamLimits StreamLimits
 
 	incumbents traffic.Incumbents
 	sessions   traffic.Sessions
