@@ -22,6 +22,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/gateway"
 	"github.com/airside/airside/internal/gatewayclient"
+	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/tracing"
 	"github.com/airside/airside/internal/trafficdriver"
 )
@@ -48,6 +49,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
 	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each of several gateways needs its own")
 	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
+	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
+		"let carriers' endpoints resolve to loopback and private addresses (the demo's carriers run on loopback; never in production)")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -77,7 +80,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	rec := gateway.NewRecorder()
 	gw := &gateway.Gateway{Config: cfg, Follower: &gateway.Follower{API: api, Log: log}, Creds: &gateway.Credentials{API: api},
-		Recorder: rec, HTTP: &http.Client{Transport: tracing.Transport(&http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second})},
+		Recorder: rec, HTTP: gateway.CarrierHTTPClient(netguard.New(*allowPrivate)),
 		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
 	if *cacheTTL > 0 {
 		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL}
@@ -102,7 +105,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	srv := &http.Server{Handler: tracing.Handler(gw.Handler(), "gateway"), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects))
+	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),
+		"private carriers", *allowPrivate)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -202,8 +206,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := waitHTTP(ctx, portalURL+"/readyz", 5*time.Minute, children); err != nil {
 		return fmt.Errorf("the portal did not become ready: %w", err)
 	}
+	// The demo's fake carriers listen on loopback: only here is the
+	// gateway let reach private addresses.
 	if err := children.start(ctx, self, []string{"AIRSIDE_GATEWAY_TOKEN=" + token}, "gateway", "--addr", *gwAddr,
-		"--portal", portalURL, "--config", configPath); err != nil {
+		"--portal", portalURL, "--config", configPath, "--allow-private-carriers"); err != nil {
 		return err
 	}
 	if err := waitHTTP(ctx, gatewayURL+"/healthz", time.Minute, children); err != nil {

@@ -63,7 +63,7 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 	gatewayDone := make(chan error, 1)
 	go func() {
 		gatewayDone <- run(gwCtx, []string{"gateway", "--addr", strings.TrimPrefix(gw, "http://"), "--portal", portal, "--config", config,
-			"--report-every", "1s", "--seed", "1"}, strings.NewReader(""), io.Discard, io.Discard)
+			"--report-every", "1s", "--seed", "1", "--allow-private-carriers"}, strings.NewReader(""), io.Discard, io.Discard)
 	}()
 	waitFor(t, "the gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
 

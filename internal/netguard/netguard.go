@@ -38,6 +38,10 @@ type Guard struct {
 	// for response headers.
 	ConnectTimeout   time.Duration
 	FirstByteTimeout time.Duration
+	// Dial connects to an address already checked ("ip:port"); nil is a
+	// net.Dialer with ConnectTimeout. Tests inject one that reaches a local
+	// server in place of the public address a fake resolver answered.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // New returns a guard with the system resolver and the default timeouts.
@@ -149,10 +153,13 @@ func (g *Guard) DialContext(ctx context.Context, network, address string) (net.C
 			}
 		}
 	}
-	d := net.Dialer{Timeout: g.ConnectTimeout}
+	dial := g.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: g.ConnectTimeout}).DialContext
+	}
 	var lastErr error
 	for _, a := range addrs {
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		conn, err := dial(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
 		if err == nil {
 			return conn, nil
 		}
