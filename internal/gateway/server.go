@@ -3,12 +3,14 @@ package gateway
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,12 +41,57 @@ type Gateway struct {
 	// StreamLimits bound what a carrier's stream can make the gateway hold
 	// or wait for; zero fields take DefaultStreamLimits.
 	StreamLimits StreamLimits
+	// ClientTimeouts bound slow callers; zero fields take
+	// DefaultClientTimeouts. HTTPServer applies them.
+	ClientTimeouts ClientTimeouts
 
 	incumbents traffic.Incumbents
 	sessions   traffic.Sessions
 	caps       traffic.Caps
 	rates      learnedRates
 	randMu     sync.Mutex
+}
+
+// ClientTimeouts bound how long a caller may take: to send its headers
+// (10 s) and its body (30 s), and to leave a connection idle between
+// requests (60 s). Without them 200 idle unauthenticated connections, or a
+// body sent a byte a second, stayed open for as long as the caller liked.
+type ClientTimeouts struct {
+	Header, Body, Idle time.Duration
+}
+
+// DefaultClientTimeouts are the portal's, with a shorter idle time: a
+// gateway has many more callers than the portal has people.
+var DefaultClientTimeouts = ClientTimeouts{Header: 10 * time.Second, Body: 30 * time.Second, Idle: 60 * time.Second}
+
+func (g *Gateway) clientTimeouts() ClientTimeouts {
+	t := g.ClientTimeouts
+	if t.Header <= 0 {
+		t.Header = DefaultClientTimeouts.Header
+	}
+	if t.Body <= 0 {
+		t.Body = DefaultClientTimeouts.Body
+	}
+	if t.Idle <= 0 {
+		t.Idle = DefaultClientTimeouts.Idle
+	}
+	return t
+}
+
+// answerGrace is how long after a carrier's own limits (the first token,
+// a stream's deadline) the gateway still waits to finish writing the answer
+// to a slow reader.
+const answerGrace = 30 * time.Second
+
+// HTTPServer is the server the gateway listens with: header, body and idle
+// timeouts for callers, and a write deadline per request (set in
+// handleChat: a stream may write for StreamLimits.Deadline, any other
+// answer for the first-token wait and answerGrace). The body's read
+// deadline is set per request and lifted once the body is in, so it bounds
+// the body and nothing after it.
+func (g *Gateway) HTTPServer(h http.Handler) *http.Server {
+	t := g.clientTimeouts()
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.Header, IdleTimeout: t.Idle, WriteTimeout: answerGrace}
 }
 
 func (g *Gateway) firstByteTimeout() time.Duration {
@@ -104,16 +151,34 @@ func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
 		return
 	}
+	rc := http.NewResponseController(w)
+	timeouts := g.clientTimeouts()
+	_ = rc.SetReadDeadline(time.Now().Add(timeouts.Body))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
-		openAIError(w, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("The body is larger than %d bytes.", MaxRequestBytes))
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			openAIError(w, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("The body is larger than %d bytes.", MaxRequestBytes))
+			return
+		}
+		w.Header().Set("Connection", "close")
+		openAIError(w, http.StatusRequestTimeout, "request_timeout", fmt.Sprintf("The body did not arrive within %s.", timeouts.Body))
 		return
 	}
+	// The body is in: lift its deadline (see HTTPServer) and give the
+	// answer the time the carrier may take.
+	_ = rc.SetReadDeadline(time.Time{})
 	a, err := Analyze(body, r.Header)
 	if err != nil {
 		openAIError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
+	answerBy := g.firstByteTimeout() + answerGrace
+	if a.Stream {
+		answerBy = g.StreamLimits.withDefaults().Deadline + answerGrace
+	}
+	// A fallback can try up to three listings, each with its own wait.
+	_ = rc.SetWriteDeadline(time.Now().Add(3 * answerBy))
 	table := g.Follower.Current()
 	if table == nil {
 		w.Header().Set("Retry-After", "1")
@@ -175,17 +240,19 @@ func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
 	g.relayFailure(w, last.failure)
 }
 
-// relayFailure gives the caller the last carrier's own answer (status and
-// body), or says there was none.
+// relayFailure gives the caller the last carrier's refusal (its status,
+// and its error as carrierError relays it), or says there was none.
 func (g *Gateway) relayFailure(w http.ResponseWriter, f *upstreamFailure) {
 	if f == nil {
 		openAIError(w, http.StatusBadGateway, "no_response", "No carrier answered.")
 		return
 	}
-	if f.retryAfter != "" {
-		w.Header().Set("Retry-After", f.retryAfter)
+	if secs, err := strconv.Atoi(f.retryAfter); err == nil && secs >= 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	} else if at, err := http.ParseTime(f.retryAfter); err == nil {
+		w.Header().Set("Retry-After", at.UTC().Format(http.TimeFormat))
 	}
-	if len(f.body) > 0 && json.Valid(f.body) {
+	if len(f.body) > 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(f.status)
 		_, _ = w.Write(f.body)
@@ -193,7 +260,7 @@ func (g *Gateway) relayFailure(w http.ResponseWriter, f *upstreamFailure) {
 	}
 	msg := f.message
 	if msg == "" {
-		msg = fmt.Sprintf("The carrier answered %d: %.300s", f.status, f.body)
+		msg = fmt.Sprintf("The carrier answered %d.", f.status)
 	}
 	openAIError(w, f.status, "upstream_error", msg)
 }
