@@ -41,7 +41,9 @@ type attempt struct {
 
 // upstreamFailure is a carrier's refusal as the caller will see it.
 type upstreamFailure struct {
-	status     int
+	status int
+	// body is the carrier's error as relayed: redacted, in OpenAI's shape
+	// (carrierError).
 	body       []byte
 	retryAfter string
 	message    string // when there was no answer at all
@@ -88,7 +90,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 		firstByte.Stop()
 		b, _ := io.ReadAll(io.LimitReader(raw.Body, 64<<10))
 		return attempt{Outcome: Outcome{Class: traffic.ClassOfStatus(raw.StatusCode), Status: raw.StatusCode, Total: g.Now().Sub(start)},
-			failure: &upstreamFailure{status: raw.StatusCode, body: b, retryAfter: raw.Header.Get("Retry-After")}}
+			failure: &upstreamFailure{status: raw.StatusCode, body: carrierError(raw.StatusCode, b, key), retryAfter: raw.Header.Get("Retry-After")}}
 	}
 	// The caller learns which listing served (as OpenRouter's "provider").
 	w.Header().Set(ListingHeader, route.ID)
