@@ -1,10 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/airside/airside/internal/election"
 )
@@ -81,11 +87,30 @@ var CodingClients = []string{
 	"continue", "opencode", "windsurf", "zed", "copilot", "goose", "openhands",
 }
 
-// Analyze reads a chat request's body and headers.
+// chatFields are the top-level names chatBody reads.
+var chatFields = func() []string {
+	var names []string
+	t := reflect.TypeFor[chatBody]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}()
+
+// Analyze reads a chat request's body and headers. Names are matched
+// exactly, as the metrics API matches them: encoding/json would read
+// "Model" as model (the last of two spellings winning), so that
+// {"model":"kimi-k2.5","Model":"glm-5"} was elected as glm-5 while the
+// carrier was sent both. A name twice, or a spelling of one of the names
+// the gateway reads in another case, is refused.
 func Analyze(body []byte, header http.Header) (Analysis, error) {
+	if err := refuseCaseVariants(body); err != nil {
+		return Analysis{}, err
+	}
 	var b chatBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return Analysis{}, fmt.Errorf("the body is not a chat request: %w", err)
+	if err := jsonv2.Unmarshal(body, &b); err != nil {
+		return Analysis{}, plainDecodeError(err)
 	}
 	if b.Model == "" {
 		return Analysis{}, fmt.Errorf("model is required")
@@ -199,4 +224,82 @@ func upstreamBody(body []byte, upstreamModel string, stream bool) ([]byte, error
 		fields["stream_options"] = raw
 	}
 	return json.Marshal(fields)
+}
+
+// refuseCaseVariants refuses a body whose top level names a field twice or
+// spells a field the gateway reads in another case.
+func refuseCaseVariants(body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errors.New("the body is not a JSON object")
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return plainDecodeError(err)
+		}
+		name := tok.String()
+		for _, known := range chatFields {
+			if name != known && strings.EqualFold(name, known) {
+				return fmt.Errorf("the body names %q: field names are case-sensitive; send %q once", name, known)
+			}
+		}
+		if err := dec.SkipValue(); err != nil {
+			return plainDecodeError(err)
+		}
+	}
+	return nil
+}
+
+// plainDecodeError says what is wrong with a body in the caller's terms
+// (which field, what was expected), not in Go's.
+func plainDecodeError(err error) error {
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+			return fmt.Errorf("the body names %s twice; send it once", pointerName(string(syn.JSONPointer)))
+		}
+		return errors.New("the body is not valid JSON")
+	}
+	var sem *jsonv2.SemanticError
+	if errors.As(err, &sem) && sem.JSONPointer != "" {
+		want := "another type"
+		if t := sem.GoType; t != nil {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			switch t.Kind() {
+			case reflect.Bool:
+				want = "true or false"
+			case reflect.String:
+				want = "a string"
+			case reflect.Int, reflect.Int64:
+				want = "a whole number"
+			case reflect.Slice:
+				want = "an array"
+			case reflect.Struct, reflect.Map:
+				want = "an object"
+			}
+		}
+		return fmt.Errorf("%s must be %s", pointerName(string(sem.JSONPointer)), want)
+	}
+	return errors.New("the body is not a chat request")
+}
+
+// pointerName turns a JSON pointer ("/messages/0/content") into the
+// dotted name a caller knows ("messages[0].content").
+func pointerName(ptr string) string {
+	var b strings.Builder
+	for i, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		if seg != "" && strings.Trim(seg, "0123456789") == "" {
+			fmt.Fprintf(&b, "[%s]", seg)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }

@@ -633,3 +633,37 @@ func TestUsageFollowsTheMetricsContract(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeMatchesNamesExactly: a name is read only as spelt, a name twice
+// is refused, and a spelling of a routed field in another case is refused
+// rather than read (encoding/json elected {"model":"kimi-k2.5",
+// "Model":"glm-5"} as glm-5). Errors name the field in the caller's terms.
+func TestAnalyzeMatchesNamesExactly(t *testing.T) {
+	for _, test := range []struct {
+		name, body, model, err string
+	}{
+		{"a case variant of model", `{"model":"kimi-k2.5","Model":"glm-5","messages":[]}`, "", `"Model": field names are case-sensitive; send "model"`},
+		{"a case variant alone", `{"MODEL":"glm-5","messages":[]}`, "", `"MODEL"`},
+		{"a case variant of stream", `{"model":"m","Stream":true,"messages":[]}`, "", `"Stream"`},
+		{"model twice", `{"model":"kimi-k2.5","model":"glm-5","messages":[]}`, "", "model twice"},
+		{"a field the gateway does not read, any case", `{"model":"m","Temperature":0.2,"messages":[]}`, "m", ""},
+		{"a wrong type, named plainly", `{"model":"m","stream":"yes","messages":[]}`, "", "stream must be true or false"},
+		{"a wrong type deeper", `{"model":"m","messages":[],"reasoning_effort":5}`, "", "reasoning_effort must be a string"},
+		{"not an object", `["model"]`, "", "not a JSON object"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			a, err := Analyze([]byte(test.body), http.Header{})
+			switch {
+			case test.err == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case test.err != "" && (err == nil || !strings.Contains(err.Error(), test.err)):
+				t.Fatalf("error %v, want one saying %q", err, test.err)
+			case test.err == "" && a.Model != test.model:
+				t.Errorf("model %q, want %q", a.Model, test.model)
+			}
+			if err != nil && strings.Contains(err.Error(), "Go ") {
+				t.Errorf("the message names Go types: %v", err)
+			}
+		})
+	}
+}
