@@ -281,6 +281,14 @@ type TwoFactorView struct {
 	Secret, QR, URL string
 	Errors          FieldErrors
 	Done            string
+	// Browsers are the browsers that skip the code now.
+	Browsers []RememberedBrowserRow
+}
+
+// RememberedBrowserRow is one browser remembered for two-factor sign-in.
+type RememberedBrowserRow struct {
+	FirstSeen, Until string
+	Current          bool
 }
 
 // MaintenanceRow is one maintenance window as listed.

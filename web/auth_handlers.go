@@ -79,7 +79,7 @@ func (s *Server) handleLogin(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, "/login/two-factor")
 	}
-	if err := s.startSession(c, done.Principal.User.ID); err != nil {
+	if err := s.startSession(c, done.Principal.User.ID, done.DeviceToken); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
@@ -87,8 +87,28 @@ func (s *Server) handleLogin(c echo.Context) error {
 
 // startSession ends whatever session the browser had and starts a new one for
 // the user, so a session id known before login is worthless after it.
-func (s *Server) startSession(c echo.Context, userID int64) error {
-	return s.replaceSession(c, map[any]any{sessionUserKey: strconv.FormatInt(userID, 10)})
+// deviceToken is the browser's known-device token ("" when none): the
+// session keeps its hash so the account page can say which remembered
+// browser is this one (the device cookie itself is sent to /login only).
+func (s *Server) startSession(c echo.Context, userID int64, deviceToken string) error {
+	values := map[any]any{sessionUserKey: strconv.FormatInt(userID, 10)}
+	if deviceToken != "" {
+		values[sessionDeviceKey] = account.HashToken(deviceToken)
+	}
+	return s.replaceSession(c, values)
+}
+
+// sessionDeviceKey holds the hash of the browser's known-device token.
+const sessionDeviceKey = "device"
+
+// sessionDeviceHash is the hash startSession kept, "" when none.
+func (s *Server) sessionDeviceHash(c echo.Context) string {
+	sess, err := s.sessions.Get(c.Request(), SessionCookie)
+	if err != nil {
+		return ""
+	}
+	h, _ := sess.Values[sessionDeviceKey].(string)
+	return h
 }
 
 // replaceSession ends the browser's session and starts a new one holding
@@ -166,7 +186,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.startSession(c, user.ID); err != nil {
+	if err := s.startSession(c, user.ID, ""); err != nil {
 		return err
 	}
 	if err := s.setFlash(c, "Welcome to Airside, %s. You are the admin of %s.", name, inv.Carrier.Name); err != nil {

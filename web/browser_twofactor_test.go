@@ -85,6 +85,29 @@ func TestBrowserTwoFactorEnrolAndRecoveryCode(t *testing.T) {
 	if err := waitText(ctx, `[data-testid="two-factor-on"]`, "9 recovery codes left"); err != nil {
 		t.Fatal(err)
 	}
+	// Signed in with a recovery code, the person cannot use another one to
+	// make new codes: the field says so and asks for a current code or the
+	// password, which then works.
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="new-codes-confirm"] summary`)),
+		chromedp.WaitVisible(chromedp.ID("codes_proof")),
+		chromedp.SendKeys(chromedp.ID("codes_proof"), recovery),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `[data-testid="new-codes"]`, "/account/two-factor/recovery-codes")
+	if err := waitText(ctx, `[data-testid="error-codes_proof"]`, "A recovery code signs you in"); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "two-factor-new-codes-refused")
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("codes_proof"), demo.Password)); err != nil {
+		t.Fatal(err)
+	}
+	clickThrough(t, ctx, `[data-testid="new-codes"]`, "/account/two-factor/recovery-codes")
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-testid="recovery-codes"]`))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestBrowserTwoApprovals: a threefold price cut needs two reviewers. The

@@ -434,6 +434,7 @@ func (s *Server) routes() {
 	member.POST("/account/two-factor/confirm", s.handleTwoFactorConfirm)
 	member.POST("/account/two-factor/recovery-codes", s.handleTwoFactorRecoveryCodes)
 	member.POST("/account/two-factor/disable", s.handleTwoFactorDisable)
+	member.POST("/account/two-factor/forget-browsers", s.handleTwoFactorForgetBrowsers)
 	member.GET("/carrier/members", s.handleMembers)
 	member.POST("/carrier/members/invite", s.handleInviteMember)
 	member.POST("/carrier/members/:id/role", s.handleMemberRole)

@@ -72,10 +72,7 @@ func (s *Server) handleSecondStep(c echo.Context) error {
 	if !ok {
 		return s.secondStepExpired(c)
 	}
-	in := account.SecondStep{UserID: userID, Code: c.FormValue("code"), Remember: c.FormValue("remember") == "on"}
-	if ck, err := c.Cookie(DeviceCookie); err == nil {
-		in.DeviceToken = ck.Value
-	}
+	in := account.SecondStep{UserID: userID, Code: c.FormValue("code"), Remember: c.FormValue("remember") == "on", DeviceToken: deviceToken(c)}
 	if err := s.TwoFactor.Verify(c.Request().Context(), in); err != nil {
 		switch apperr.Code(err) {
 		case apperr.EUNAUTHORIZED, apperr.ETHROTTLED:
@@ -87,7 +84,7 @@ func (s *Server) handleSecondStep(c echo.Context) error {
 		}
 		return err
 	}
-	if err := s.startSession(c, userID); err != nil {
+	if err := s.startSession(c, userID, in.DeviceToken); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
@@ -134,6 +131,14 @@ func (s *Server) twoFactorPage(c echo.Context, status int, enrol *account.Enrolm
 	if enrol != nil {
 		v.Secret, v.QR, v.URL = spaced(enrol.Secret), enrol.QRDataURL, enrol.URL
 	}
+	browsers, err := s.TwoFactor.RememberedBrowsers(ctx, p, s.sessionDeviceHash(c))
+	if err != nil {
+		return err
+	}
+	for _, b := range browsers {
+		v.Browsers = append(v.Browsers, templates.RememberedBrowserRow{FirstSeen: b.FirstSeen.Format("2006-01-02 15:04 UTC"),
+			Until: b.Until.Format("2006-01-02 15:04 UTC"), Current: b.Current})
+	}
 	return render(c, status, templates.TwoFactor(v))
 }
 
@@ -172,31 +177,56 @@ func (s *Server) handleTwoFactorConfirm(c echo.Context) error {
 	return err
 }
 
+// deviceToken is the browser's known-device token, "" when it has none.
+func deviceToken(c echo.Context) string {
+	if ck, err := c.Cookie(DeviceCookie); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+// presenceRefused re-shows the page with a refused proof next to its field,
+// or returns the error when it is not a refused proof.
+func (s *Server) presenceRefused(c echo.Context, err error, field string) error {
+	switch apperr.Code(err) {
+	case apperr.EUNAUTHORIZED, apperr.ETHROTTLED:
+		if secs := apperr.RetryAfterOf(err); secs > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+		return s.twoFactorPage(c, statusOf(err), nil, nil, map[string]string{field: apperr.Message(err)}, "")
+	}
+	return err
+}
+
+// handleTwoFactorRecoveryCodes makes new recovery codes once the person
+// proves they are at the keyboard (a current code or the password).
 func (s *Server) handleTwoFactorRecoveryCodes(c echo.Context) error {
-	codes, err := s.TwoFactor.NewRecoveryCodes(c.Request().Context(), principal(c))
+	codes, err := s.TwoFactor.NewRecoveryCodes(c.Request().Context(), principal(c), c.FormValue("codes_proof"))
 	if err != nil {
-		return err
+		return s.presenceRefused(c, err, "codes_proof")
 	}
 	return s.twoFactorPage(c, http.StatusOK, nil, codes, nil, "New recovery codes made; the old ones no longer work.")
 }
 
+// handleTwoFactorDisable turns two-factor off: the policy is checked
+// first, then a current code or the password (a session left open on a
+// shared machine must not be enough, and a recovery code does not do it).
 func (s *Server) handleTwoFactorDisable(c echo.Context) error {
-	p := principal(c)
-	ctx := c.Request().Context()
-	// Turning it off takes a current code: a session left open on a shared
-	// machine must not be enough to strip the account's second factor.
-	err := s.TwoFactor.Verify(ctx, account.SecondStep{UserID: p.User.ID, Code: c.FormValue("disable_code")})
-	switch apperr.Code(err) {
-	case "":
-	case apperr.EUNAUTHORIZED, apperr.ETHROTTLED:
-		return s.twoFactorPage(c, statusOf(err), nil, nil, map[string]string{"disable_code": apperr.Message(err)}, "")
-	default:
-		return err
-	}
-	if err := s.TwoFactor.Disable(ctx, p); err != nil {
-		return err
+	if err := s.TwoFactor.Disable(c.Request().Context(), principal(c), c.FormValue("disable_code")); err != nil {
+		return s.presenceRefused(c, err, "disable_code")
 	}
 	return s.twoFactorPage(c, http.StatusOK, nil, nil, nil, "Two-factor sign-in is off; your password alone signs you in.")
+}
+
+// handleTwoFactorForgetBrowsers makes every remembered browser ask for the
+// code again.
+func (s *Server) handleTwoFactorForgetBrowsers(c echo.Context) error {
+	n, err := s.TwoFactor.ForgetRememberedBrowsers(c.Request().Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	return s.twoFactorPage(c, http.StatusOK, nil, nil, nil,
+		templates.CountOf(int(n), "remembered browser", "remembered browsers")+" forgotten: each asks for the code at its next sign-in.")
 }
 
 // handleTwoFactorPolicy sets whether staff and carrier admins must use a

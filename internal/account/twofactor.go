@@ -78,6 +78,12 @@ type TwoFactorStore interface {
 	RememberTwoFactorDevice(ctx context.Context, userID int64, deviceHash string, until time.Time) error
 	// TwoFactorDeviceRemembered reports whether the browser skips the code at.
 	TwoFactorDeviceRemembered(ctx context.Context, userID int64, deviceHash string, at time.Time) (bool, error)
+	// RememberedBrowsers lists the browsers that skip the code at a moment
+	// (currentHash marks the one asking).
+	RememberedBrowsers(ctx context.Context, userID int64, currentHash string, at time.Time) ([]RememberedBrowser, error)
+	// ForgetRememberedBrowsers makes every browser of the person ask for the
+	// code again, audited.
+	ForgetRememberedBrowsers(ctx context.Context, userID int64) (int64, error)
 	// SetTwoFactorRequired sets the site policy, audited under actorID.
 	SetTwoFactorRequired(ctx context.Context, actorID int64, on bool) error
 	TwoFactorRequired(ctx context.Context) (bool, error)
@@ -86,6 +92,15 @@ type TwoFactorStore interface {
 	ReserveLoginAttempt(ctx context.Context, subject string, policy ThrottlePolicy) (time.Duration, error)
 	ClearLoginThrottle(ctx context.Context, subject string) error
 	RecordAudit(ctx context.Context, actorID *int64, action, subjectType string, subjectID int64, after map[string]any) error
+}
+
+// RememberedBrowser is a browser that skips the code until a moment.
+type RememberedBrowser struct {
+	// FirstSeen is the browser's first sign-in to the portal.
+	FirstSeen time.Time
+	Until     time.Time
+	// Current is the browser showing the list.
+	Current bool
 }
 
 // TwoFactor runs enrolment and the second step of sign-in.
@@ -226,9 +241,12 @@ func (t *TwoFactor) Confirm(ctx context.Context, p *Principal, code string) ([]s
 	return codes, nil
 }
 
-// Disable turns p's second factor off; a site that requires it refuses
-// when p is someone it is required of.
-func (t *TwoFactor) Disable(ctx context.Context, p *Principal) error {
+// Disable turns p's second factor off. A site that requires it refuses
+// when p is someone it is required of, before anything is checked or spent.
+// Otherwise it takes proof that p is at the keyboard (ConfirmPresence): a
+// session left open must not be enough to strip the account's second
+// factor.
+func (t *TwoFactor) Disable(ctx context.Context, p *Principal, proof string) error {
 	required, err := t.Required(ctx, p)
 	if err != nil {
 		return err
@@ -237,7 +255,54 @@ func (t *TwoFactor) Disable(ctx context.Context, p *Principal) error {
 		return apperr.Errorf(apperr.EFORBIDDEN, "Two-factor sign-in is required for your role on this portal; it cannot be turned off. "+
 			"To move it to a new phone, ask a gateway admin to reset it.")
 	}
+	st, err := t.State(ctx, p.User.ID)
+	if err != nil {
+		return err
+	}
+	if !st.Enabled() {
+		return apperr.Errorf(apperr.ECONFLICT, "Two-factor sign-in is already off.")
+	}
+	if err := t.ConfirmPresence(ctx, p, st, proof); err != nil {
+		return err
+	}
 	return t.Store.DisableTwoFactor(ctx, p.User.ID, p.User.ID)
+}
+
+// ConfirmPresence checks that the person at the keyboard is p and not only
+// p's session, before two-factor itself changes: a current code from the
+// authenticator (spent, so it cannot be used twice) or p's password. A
+// recovery code is refused: it signs in, it does not change two-factor (a
+// session left open could otherwise mint new codes, then spend one to turn
+// two-factor off). Guesses share the sign-in code throttle.
+func (t *TwoFactor) ConfirmPresence(ctx context.Context, p *Principal, st *TwoFactorState, proof string) error {
+	proof = strings.TrimSpace(proof)
+	if proof == "" {
+		return apperr.Errorf(apperr.EUNAUTHORIZED, "Type the code your authenticator app shows now, or your password.")
+	}
+	if err := t.reserve(ctx, p.User.ID); err != nil {
+		return err
+	}
+	if looksLikeRecoveryCode(proof) {
+		return t.refused(ctx, p.User.ID, "A recovery code signs you in; it does not change two-factor sign-in. "+
+			"Type the code your authenticator app shows now, or your password.")
+	}
+	if step, ok, err := t.match(st.SealedSecret, p.User.ID, proof); err != nil {
+		return err
+	} else if ok {
+		fresh, err := t.Store.UseTOTPStep(ctx, p.User.ID, step)
+		if err != nil {
+			return fmt.Errorf("two-factor step: %w", err)
+		}
+		if !fresh {
+			return t.refused(ctx, p.User.ID, "That code was used already. Wait for your app to show the next one.")
+		}
+	} else if ok, err := VerifyPassword(ctx, p.User.PasswordHash, proof); err != nil {
+		return err
+	} else if !ok {
+		return t.refused(ctx, p.User.ID, "That is neither the code your app shows now nor your password.")
+	}
+	_ = t.Store.ClearLoginThrottle(ctx, throttleKey(p.User.ID))
+	return nil
 }
 
 // Reset turns someone's second factor off for them (a gateway admin, for a
@@ -254,14 +319,18 @@ func (t *TwoFactor) Reset(ctx context.Context, admin *Principal, userID int64) e
 }
 
 // NewRecoveryCodes replaces p's recovery codes (the old ones stop working)
-// and returns the new ones to show once.
-func (t *TwoFactor) NewRecoveryCodes(ctx context.Context, p *Principal) ([]string, error) {
+// and returns the new ones to show once, after proof that p is at the
+// keyboard (ConfirmPresence).
+func (t *TwoFactor) NewRecoveryCodes(ctx context.Context, p *Principal, proof string) ([]string, error) {
 	st, err := t.State(ctx, p.User.ID)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Enabled() {
 		return nil, apperr.Errorf(apperr.ECONFLICT, "Turn two-factor sign-in on first.")
+	}
+	if err := t.ConfirmPresence(ctx, p, st, proof); err != nil {
+		return nil, err
 	}
 	codes, hashes, err := newRecoveryCodes()
 	if err != nil {
@@ -332,6 +401,18 @@ func (t *TwoFactor) NeedsCode(ctx context.Context, userID int64, deviceToken str
 		return false, fmt.Errorf("remembered browser: %w", err)
 	}
 	return !remembered, nil
+}
+
+// RememberedBrowsers lists p's browsers that skip the code now;
+// currentHash is the hash of the asking browser's device token.
+func (t *TwoFactor) RememberedBrowsers(ctx context.Context, p *Principal, currentHash string) ([]RememberedBrowser, error) {
+	return t.Store.RememberedBrowsers(ctx, p.User.ID, currentHash, t.Now())
+}
+
+// ForgetRememberedBrowsers makes every browser of p's ask for the code at
+// its next sign-in; it returns how many were remembered.
+func (t *TwoFactor) ForgetRememberedBrowsers(ctx context.Context, p *Principal) (int64, error) {
+	return t.Store.ForgetRememberedBrowsers(ctx, p.User.ID)
 }
 
 // SecondStep is the code a person types after their password.

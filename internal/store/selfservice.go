@@ -23,6 +23,11 @@ func (s *Store) SetPassword(ctx context.Context, actorID *int64, userID int64, h
 		if err := tx.Where("user_id = ? AND id_hash <> ?", userID, keepSessionHash).Delete(&sessionRow{}).Error; err != nil {
 			return err
 		}
+		// A browser remembered under the old password asks for the code
+		// again (whoever changed it may not be the one who remembered it).
+		if _, err := forgetRememberedBrowsers(tx, userID); err != nil {
+			return err
+		}
 		if err := spendResetLinks(tx, userID, now); err != nil {
 			return err
 		}
@@ -213,6 +218,9 @@ func (s *Store) UsePasswordReset(ctx context.Context, tokenHash, passwordHash st
 			return err
 		}
 		if err := tx.Where("user_id = ?", r.UserID).Delete(&sessionRow{}).Error; err != nil {
+			return err
+		}
+		if _, err := forgetRememberedBrowsers(tx, r.UserID); err != nil {
 			return err
 		}
 		if err := spendResetLinks(tx, r.UserID, now); err != nil {

@@ -193,13 +193,19 @@ func (s *Store) IsKnownDevice(ctx context.Context, userID int64, tokenHash strin
 	return n > 0, nil
 }
 
-// DeleteUserSessions ends every session of a user.
+// DeleteUserSessions ends every session of a user and forgets the
+// browsers remembered for two-factor sign-in: "log out everywhere" means
+// every browser signs in again in full.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, error) {
 	var n int64
 	err := s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
 		res := tx.Where("user_id = ?", userID).Delete(&sessionRow{})
+		if res.Error != nil {
+			return res.Error
+		}
 		n = res.RowsAffected
-		return res.Error
+		_, err := forgetRememberedBrowsers(tx, userID)
+		return err
 	})
 	return n, err
 }

@@ -122,7 +122,7 @@ func (s *Store) DisableTwoFactor(ctx context.Context, actorID, userID int64) err
 		if err := tx.Where("user_id = ?", userID).Delete(&recoveryCodeRow{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Table("known_devices").Where("user_id = ?", userID).Update("two_factor_until", nil).Error; err != nil {
+		if _, err := forgetRememberedBrowsers(tx, userID); err != nil {
 			return err
 		}
 		action := "two_factor.disable"
@@ -191,6 +191,50 @@ func (s *Store) TwoFactorDeviceRemembered(ctx context.Context, userID int64, dev
 		Where("token_hash = ? AND user_id = ? AND two_factor_until IS NOT NULL AND two_factor_until > ?", deviceHash, userID, at.UTC()).
 		Count(&n).Error
 	return n > 0, err
+}
+
+// RememberedBrowsers lists a person's browsers that skip the code at a
+// moment, most recently remembered first.
+func (s *Store) RememberedBrowsers(ctx context.Context, userID int64, currentHash string, at time.Time) ([]account.RememberedBrowser, error) {
+	var rows []struct {
+		TokenHash      string
+		CreatedAt      time.Time
+		TwoFactorUntil time.Time
+	}
+	err := s.read(ctx).Table("known_devices").Select("token_hash, created_at, two_factor_until").
+		Where("user_id = ? AND two_factor_until IS NOT NULL AND two_factor_until > ?", userID, at.UTC()).
+		Order("two_factor_until DESC").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("remembered browsers: %w", err)
+	}
+	out := make([]account.RememberedBrowser, len(rows))
+	for i, r := range rows {
+		out[i] = account.RememberedBrowser{FirstSeen: r.CreatedAt.UTC(), Until: r.TwoFactorUntil.UTC(), Current: currentHash != "" && r.TokenHash == currentHash}
+	}
+	return out, nil
+}
+
+// ForgetRememberedBrowsers makes every browser of a person ask for the code
+// again, audited.
+func (s *Store) ForgetRememberedBrowsers(ctx context.Context, userID int64) (int64, error) {
+	var n int64
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var err error
+		if n, err = forgetRememberedBrowsers(tx, userID); err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &userID, Action: "two_factor.forget_browsers", SubjectType: "user", SubjectID: userID,
+			After: map[string]any{"browsers": n}})
+	})
+	return n, err
+}
+
+// forgetRememberedBrowsers is the one rule for ending remembered browsers:
+// turning two-factor off, logging out everywhere, a password changed or
+// reset, and the person's own "forget" all use it.
+func forgetRememberedBrowsers(tx *gorm.DB, userID int64) (int64, error) {
+	res := tx.Table("known_devices").Where("user_id = ? AND two_factor_until IS NOT NULL", userID).Update("two_factor_until", nil)
+	return res.RowsAffected, res.Error
 }
 
 // SetTwoFactorRequired sets the site policy, audited.
