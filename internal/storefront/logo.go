@@ -111,6 +111,10 @@ func checkSVG(data []byte) string {
 					return refuse("a link out of the document")
 				case key == "base":
 					return refuse("an xml:base (it moves where every link points)")
+				case strings.ContainsRune(val, '\\'):
+					// A CSS escape spells url( without the letters
+					// (u\72l(, \75rl(): nothing a logo draws needs one.
+					return refuse("a backslash in an attribute (a CSS escape)")
 				case strings.Contains(val, "javascript:") || urlOutside(val):
 					return refuse("a URL in an attribute")
 				}

@@ -64,6 +64,9 @@ func TestLogos(t *testing.T) {
 		{"an SVG with a second url out", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect mask="url(#m), url(https://evil.example/x)"/></svg>`), "", "URL in an attribute"},
 		{"an SVG with a quoted url out", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url( 'https://evil.example/x')"/></svg>`), "", "URL in an attribute"},
 		{"an SVG with xml:base", []byte(`<svg xmlns="http://www.w3.org/2000/svg" xml:base="https://evil.example/"><use href="#a"/></svg>`), "", "xml:base"},
+		// Third probe: a CSS escape spells url( without its letters.
+		{"an SVG with an escaped url", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect fill="u\72l(https://evil.example/x)"/></svg>`), "", "backslash"},
+		{"an SVG with another escape", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><rect mask="\75 rl(https://evil.example/x)"/></svg>`), "", "backslash"},
 		{"empty", nil, "", "Choose"},
 	}
 	for _, tc := range cases {
