@@ -10,6 +10,7 @@ package alerting
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -313,5 +314,13 @@ func standardKey(secret string) ([]byte, error) {
 }
 
 // StandardMessageID is a delivery's webhook-id: the same on every retry, so
-// a receiver drops a delivery it has already handled.
-func StandardMessageID(deliveryID int64) string { return "msg_" + strconv.FormatInt(deliveryID, 10) }
+// a receiver drops a delivery it has already handled, and not the delivery's
+// row number, which would tell every carrier how many deliveries the portal
+// makes (ids were msg_1, msg_2, ... before): a MAC of the row number under
+// key, so unguessable and unordered, and the same in every process that
+// holds the key.
+func StandardMessageID(key []byte, deliveryID int64) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("webhook-id:" + strconv.FormatInt(deliveryID, 10)))
+	return "msg_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(mac.Sum(nil)[:20]))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,5 +68,40 @@ func TestMailRetryWait(t *testing.T) {
 		if got := MailRetryWait(n); got != want {
 			t.Errorf("MailRetryWait(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestWebhookIDsTellNothingOfTheVolume: a delivery's webhook-id is stable
+// for one key (retries, and every portal process, name it alike) but is not
+// its row number, and ids of consecutive deliveries share no order (they
+// were msg_1, msg_2, ...: a carrier could read the portal's volume).
+func TestWebhookIDsTellNothingOfTheVolume(t *testing.T) {
+	key, other := []byte("0123456789abcdef0123456789abcdef"), []byte("fedcba9876543210fedcba9876543210")
+	seen := map[string]bool{}
+	ascending := 0
+	prev := ""
+	for id := int64(1); id <= 200; id++ {
+		got := StandardMessageID(key, id)
+		if got != StandardMessageID(key, id) {
+			t.Fatalf("delivery %d: two ids under one key", id)
+		}
+		if got == StandardMessageID(other, id) {
+			t.Errorf("delivery %d: the same id under another key", id)
+		}
+		if strings.Contains(got, strconv.FormatInt(id, 10)) && len(got) < 10 || seen[got] {
+			t.Errorf("delivery %d: id %q names its row or repeats", id, got)
+		}
+		if !strings.HasPrefix(got, "msg_") || len(got) != len("msg_")+32 {
+			t.Errorf("delivery %d: id %q is not msg_ and 32 characters", id, got)
+		}
+		seen[got] = true
+		if got > prev {
+			ascending++
+		}
+		prev = got
+	}
+	// Random order rises about half the time; row numbers always.
+	if ascending > 150 {
+		t.Errorf("%d of 200 consecutive ids rose: they follow the row numbers", ascending)
 	}
 }

@@ -3,6 +3,7 @@ package alerting
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -249,9 +250,15 @@ type Sender struct {
 	OpenSecret func(sealed string, carrierID int64) (string, error)
 	Now        func() time.Time
 	Log        *slog.Logger
+	// IDKey keys the webhook-id of each delivery (StandardMessageID); every
+	// process of one portal must hold the same (wire derives it from the
+	// portal's secret key). Nil: a random key made once for this sender.
+	IDKey []byte
 
-	once sync.Once
-	wake chan struct{}
+	once     sync.Once
+	wake     chan struct{}
+	keyOnce  sync.Once
+	ownIDKey []byte
 
 	// For the operator (Stats): attempts by outcome.
 	delivered, retried, gaveUp atomic.Int64
@@ -323,10 +330,10 @@ func (s *Sender) send(ctx context.Context, d Delivery) (int, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Airside-Webhooks/1")
 	req.Header.Set("Airside-Event", d.Event)
-	req.Header.Set("Airside-Delivery", strconv.FormatInt(d.ID, 10))
+	msgID := StandardMessageID(s.idKey(), d.ID)
+	req.Header.Set("Airside-Delivery", msgID)
 	now := s.Now()
 	req.Header.Set("Airside-Signature", Signature(secret, now, []byte(d.Body))) // the 1.x scheme, for one version
-	msgID := StandardMessageID(d.ID)
 	sig, err := StandardSignature(secret, msgID, now, []byte(d.Body))
 	if err != nil {
 		return 0, err
@@ -354,6 +361,18 @@ func (s *Sender) send(ctx context.Context, d Delivery) (int, error) {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return resp.StatusCode, nil
+}
+
+// idKey is IDKey, or a random key of this sender's own.
+func (s *Sender) idKey() []byte {
+	if s.IDKey != nil {
+		return s.IDKey
+	}
+	s.keyOnce.Do(func() {
+		s.ownIDKey = make([]byte, 32)
+		_, _ = rand.Read(s.ownIDKey)
+	})
+	return s.ownIDKey
 }
 
 // Run sends every interval, or when woken, until ctx ends.

@@ -7,6 +7,7 @@ package secret
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -25,6 +26,9 @@ const KeySize = 32
 type Box struct {
 	primary string // id of the key that seals
 	aeads   map[string]cipher.AEAD
+	// derived is a key for MACs, derived from the primary key so that no
+	// MAC can be turned into a sealing key.
+	derived []byte
 }
 
 // ErrNoKey is returned when a sealed value names a key the box does not hold.
@@ -68,10 +72,24 @@ func New(primary []byte, older ...[]byte) (*Box, error) {
 		id := KeyID(k)
 		if i == 0 {
 			b.primary = id
+			mac := hmac.New(sha256.New, k)
+			mac.Write([]byte("airside: MAC key"))
+			b.derived = mac.Sum(nil)
 		}
 		b.aeads[id] = aead
 	}
 	return b, nil
+}
+
+// MAC is an HMAC-SHA256 of message for one purpose, under a key derived from
+// the primary key: a stable, unguessable name for something (a webhook
+// message id) that tells nobody without the key anything about message.
+func (b *Box) MAC(purpose, message string) []byte {
+	mac := hmac.New(sha256.New, b.derived)
+	mac.Write([]byte(purpose))
+	mac.Write([]byte{0})
+	mac.Write([]byte(message))
+	return mac.Sum(nil)
 }
 
 // KeyID names a key without revealing it: the first 8 hex digits of its
