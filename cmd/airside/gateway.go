@@ -102,7 +102,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		stopBackground()
 		return fmt.Errorf("gateway: %w", err)
 	}
-	srv := gw.HTTPServer(tracing.Handler(gw.Handler(), "gateway"))
+	srv := gw.HTTPServer(tracing.PublicHandler(gw.Handler(), "gateway"))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),

@@ -21,7 +21,7 @@ import (
 func servedGateway(t *testing.T, h *harness, timeouts ClientTimeouts) string {
 	t.Helper()
 	h.gw.ClientTimeouts = timeouts
-	srv := h.gw.HTTPServer(tracing.Handler(h.gw.Handler(), "gateway"))
+	srv := h.gw.HTTPServer(tracing.PublicHandler(h.gw.Handler(), "gateway"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

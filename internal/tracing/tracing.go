@@ -62,8 +62,17 @@ func Transport(base http.RoundTripper) http.RoundTripper {
 }
 
 // Handler makes each request an HTTP server span, continuing the caller's
-// traceparent (the reference gateway's endpoint; the portal names its spans
-// by route itself).
+// traceparent (the portal names its spans by route itself).
 func Handler(h http.Handler, operation string) http.Handler {
 	return otelhttp.NewHandler(h, operation)
+}
+
+// PublicHandler makes each request an HTTP server span that starts a new
+// trace, linked to (not continuing) the caller's traceparent: the reference
+// gateway's endpoint faces customers, and what it calls next faces carriers,
+// so a customer's trace ids must not reach a carrier (nor a carrier's
+// timing a customer's trace). The link keeps the caller's trace one click
+// away in a collector that holds both.
+func PublicHandler(h http.Handler, operation string) http.Handler {
+	return otelhttp.NewHandler(h, operation, otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }))
 }
