@@ -65,6 +65,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	if err != nil {
 		return attempt{Outcome: Outcome{Class: traffic.NotCounted}, failure: &upstreamFailure{status: http.StatusBadRequest, message: "The body is not a JSON object."}}
 	}
+	caller := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// No first token within FirstByteTimeout is a timeout (counted); a
@@ -75,6 +76,9 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	err = client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", up))
 	if raw == nil {
 		firstByte.Stop()
+		if caller.Err() != nil {
+			return callerHungUp(g.Now().Sub(start))
+		}
 		msg := "The carrier did not answer."
 		if errors.Is(context.Cause(ctx), errFirstByte) {
 			msg = fmt.Sprintf("The carrier sent nothing within %s.", g.firstByteTimeout())
@@ -95,10 +99,13 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	// The caller learns which listing served (as OpenRouter's "provider").
 	w.Header().Set(ListingHeader, route.ID)
 	if a.Stream {
-		return g.relayStream(ctx, cancel, w, a, raw, start, firstByte, route)
+		return g.relayStream(caller, ctx, cancel, w, a, raw, start, firstByte, route)
 	}
 	answer, err := io.ReadAll(io.LimitReader(raw.Body, MaxAnswerBytes))
 	firstByte.Stop()
+	if err != nil && caller.Err() != nil {
+		return callerHungUp(g.Now().Sub(start))
+	}
 	if err != nil {
 		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: g.Now().Sub(start)},
 			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's answer was cut off."}}
@@ -138,7 +145,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 // it. One that dies after is a failure partway (counted), ended for the
 // caller with an error event. What the stream may make the gateway hold or
 // wait for is bounded by g.StreamLimits (see StreamLimits).
-func (g *Gateway) relayStream(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, a *Analysis,
+func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, a *Analysis,
 	raw *http.Response, start time.Time, firstByte *time.Timer, route Route) attempt {
 	limits := g.StreamLimits.withDefaults()
 	body := &eventBoundedBody{ReadCloser: raw.Body, limit: limits.EventBytes}
@@ -263,6 +270,13 @@ func (g *Gateway) relayStream(ctx context.Context, cancel context.CancelCauseFun
 	if broke == nil && !done {
 		broke = g.streamBroke(ctx, dec.Err(), body, limits)
 	}
+	if broke == nil && !done && caller.Err() != nil {
+		// The caller hung up (or its own deadline passed) mid-stream: its
+		// doing, never the carrier's failure.
+		hung := callerHungUp(o.Total)
+		hung.written = written
+		return hung
+	}
 	if broke != nil {
 		g.Log.Warn("gateway: a carrier's stream broke the gateway's limits; counted as its failure", "listing", route.ID, "why", broke.message)
 	}
@@ -313,6 +327,13 @@ func (g *Gateway) streamBroke(ctx context.Context, err error, body *eventBounded
 		return breach("sent no token for %s", limits.MaxGap)
 	}
 	return nil
+}
+
+// callerHungUp is an attempt the caller abandoned: a 499, counted as the
+// caller's (election spec section 4), never against the listing.
+func callerHungUp(took time.Duration) attempt {
+	return attempt{Outcome: Outcome{Class: traffic.NotCounted, Status: traffic.StatusClientClosed, Total: took},
+		failure: &upstreamFailure{status: traffic.StatusClientClosed, message: "The caller closed the request."}}
 }
 
 type toolCall struct {
