@@ -51,7 +51,13 @@ type Health struct {
 	CacheHitRate  *float64
 	// OutputRatio is the observed output-to-input token ratio.
 	OutputRatio *float64
-	UpdatedAt   time.Time
+	// Requests is n of the blend with the model's median (election spec
+	// section 4, traffic.BlendWithPeers): the window's requests, the
+	// current minute's counted whole and older ones by their decayed
+	// weight. Nil for figures gateways did not measure (a stored
+	// snapshot), which are not blended.
+	Requests  *float64
+	UpdatedAt time.Time
 }
 
 // Listing is a carrier serving a model.

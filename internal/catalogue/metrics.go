@@ -322,7 +322,7 @@ const (
 // per second of generation), and, once past the gates, the observed cache hit
 // rate and output ratio. A metric without data is nil (missing).
 func HealthFrom(w WindowSums, d DaySums) Health {
-	var h Health
+	h := Health{Requests: ptr(float64(w.Requests) / weightLast)}
 	if w.Requests > 0 {
 		h.UptimePct = ptr(100 * float64(w.Successes) / float64(w.Requests))
 	}

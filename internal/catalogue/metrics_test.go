@@ -279,3 +279,18 @@ func TestHealthAtReadsTheHourAndTheDayBefore(t *testing.T) {
 }
 
 func count(v int64) *int64 { return &v }
+
+// TestHealthCarriesTheRequestsItRestsOn: n of the peer blend is the
+// window's weighted requests over the last minute's weight, so a request
+// this minute counts one and one ten minutes old a tenth.
+func TestHealthCarriesTheRequestsItRestsOn(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 30, 0, 0, time.UTC)
+	buckets := []Bucket{{Minute: now, Requests: 2, Errors: 1}, {Minute: now.Add(-10 * time.Minute), Requests: 5}}
+	h := HealthFrom(WindowOf(buckets, now), DaySums{})
+	if h.Requests == nil || *h.Requests != 2.5 {
+		t.Fatalf("requests %v, want 2 + 5/10 = 2.5", h.Requests)
+	}
+	if none := HealthFrom(WindowSums{}, DaySums{}); none.Requests == nil || *none.Requests != 0 {
+		t.Errorf("no traffic: requests %v, want 0 (measured, and nothing)", none.Requests)
+	}
+}

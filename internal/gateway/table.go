@@ -6,6 +6,7 @@ import (
 
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/gatewayclient"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // Table is the catalogue at one revision as the gateway routes by it: each
@@ -50,12 +51,14 @@ type contractMetrics struct {
 }
 
 // BuildTable turns a catalogue and its listings' health (by listing id; a
-// listing without any is unmeasured) into ballots through the election
+// listing without any is unmeasured, and takes the model's median health)
+// into ballots through the election
 // contract's own decoder, so a fare reads the same here as in `airside
 // elect`. Only listings in service with an endpoint can serve; paused and
 // delisted ones stay off.
 func BuildTable(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Health) (*Table, error) {
 	byModel := map[string][]contractCandidate{}
+	samples := map[string][]float64{}
 	routes := map[string][]Route{}
 	for _, l := range cat.Listings {
 		if l.Endpoint == nil || l.Status != gatewayclient.InService {
@@ -69,6 +72,11 @@ func BuildTable(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Hea
 		byModel[l.Model] = append(byModel[l.Model], contractCandidate{ID: l.Id, Priority: l.Priority, Capabilities: caps,
 			Metrics: contractMetrics{Uptime: h.Uptime, LatencyMs: h.LatencyMs, Throughput: h.Throughput},
 			Fare:    l.Fare})
+		n := -1.0 // figures no gateway measured are not blended
+		if h.Requests != nil {
+			n = *h.Requests
+		}
+		samples[l.Model] = append(samples[l.Model], n)
 		routes[l.Model] = append(routes[l.Model], Route{ID: l.Id, ListingID: l.ListingId, Revision: l.Revision,
 			PerOrg: l.Fare.CapScope == "per_org", BaseURL: l.Endpoint.BaseUrl})
 	}
@@ -82,6 +90,9 @@ func BuildTable(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Hea
 		if err != nil {
 			return nil, fmt.Errorf("catalogue model %s: %w", model, err)
 		}
+		// Health with little traffic starts as a typical peer (election
+		// spec section 4), as the portal's elections blend it.
+		traffic.BlendWithPeers(b.Candidates, samples[model])
 		t.Models[model] = &Market{Candidates: b.Candidates, Listings: routes[model]}
 	}
 	return t, nil

@@ -394,11 +394,12 @@ type Fare struct {
 // FareCapScope defines model for Fare.CapScope.
 type FareCapScope string
 
-// Health uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown.
+// Health uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown. requests is the window's request count these figures rest on (the last minute's counted whole, older ones by their weight divided by 10), absent for figures no gateway measured: a gateway blends uptime, latencyMs and throughput with the model's median, own weight requests / (requests + 20).
 type Health struct {
 	CacheHitRate *float64 `json:"cacheHitRate"`
 	LatencyMs    *float64 `json:"latencyMs"`
 	OutputRatio  *float64 `json:"outputRatio"`
+	Requests     *float64 `json:"requests,omitempty"`
 	Throughput   *float64 `json:"throughput"`
 	Uptime       *float64 `json:"uptime"`
 }
@@ -414,7 +415,7 @@ type HealthDocument struct {
 		Id        string `json:"id"`
 		ListingId int64  `json:"listingId"`
 
-		// Metrics uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown.
+		// Metrics uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown. requests is the window's request count these figures rest on (the last minute's counted whole, older ones by their weight divided by 10), absent for figures no gateway measured: a gateway blends uptime, latencyMs and throughput with the model's median, own weight requests / (requests + 20).
 		Metrics Health `json:"metrics"`
 	} `json:"listings"`
 	Revision int64 `json:"revision"`

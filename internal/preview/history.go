@@ -65,8 +65,9 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 	var parts []float64
 	out := make([][]Share, len(moments))
 	all := make([]Share, len(moments)*n)
+	var samples []float64
 	for mi, m := range moments {
-		cands, at = cands[:0], at[:0]
+		cands, at, samples = cands[:0], at[:0], samples[:0]
 		for i := range base.Listings {
 			l := &base.Listings[i]
 			f := m.Fares[l.ID]
@@ -89,7 +90,13 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 				c.Metrics.CacheHitRate = &hitRates[i]
 			}
 			cands, at = append(cands, c), append(at, i)
+			n := -1.0
+			if h.Requests != nil {
+				n = *h.Requests
+			}
+			samples = append(samples, n)
 		}
+		traffic.BlendWithPeers(cands, samples)
 		shares := all[mi*n : (mi+1)*n : (mi+1)*n]
 		served := 0.0 // the part of the moment's requests some candidate could serve
 		pcts := mixPercents(m.Mix)

@@ -185,7 +185,22 @@ func (m Market) BallotEntries(req election.Request, change Change) (election.Bal
 		b.Candidates = append(b.Candidates, c)
 		entries = append(entries, Entry{Listing: l, Fare: f})
 	}
+	blendWithPeers(b.Candidates, entries, func(e Entry) catalogue.Health { return e.Listing.Health })
 	return b, entries, subject
+}
+
+// blendWithPeers applies the section 4 blend of health with the model's
+// median (traffic.BlendWithPeers), as the reference gateway does with the
+// catalogue's figures, so the portal elects as routing does.
+func blendWithPeers[E any](cands []election.Candidate, entries []E, health func(E) catalogue.Health) {
+	samples := make([]float64, len(cands))
+	for i := range cands {
+		samples[i] = -1
+		if n := health(entries[i]).Requests; n != nil {
+			samples[i] = *n
+		}
+	}
+	traffic.BlendWithPeers(cands, samples)
 }
 
 // Standing is where one listing stands in one election.

@@ -413,3 +413,31 @@ func TestPromptsFromDemandAndScenariosThatUseThem(t *testing.T) {
 		}
 	}
 }
+
+// TestBallotsBlendLittleTrafficWithPeers: the portal's ballots blend health
+// with the model's median exactly as the gateway does (election spec
+// section 4); figures nobody measured (Requests nil) stand as they are.
+func TestBallotsBlendLittleTrafficWithPeers(t *testing.T) {
+	m := market()
+	m.Listings[2].Health.UptimePct, m.Listings[2].Health.Requests = ptr(50.0), ptr(2.0) // cheap-shaky: 1 of 2 failed
+	for _, i := range []int{0, 1, 3} {
+		m.Listings[i].Health.Requests = ptr(300.0)
+	}
+	b, _ := m.Ballot(election.Request{Model: "kimi-k2.5"}, Change{})
+	med := (99.5 + 99.0) / 2 // of 50, 99, 99.5, 99.9
+	want := map[string]float64{"ours/kimi-k2.5": (300*99.5 + 20*med) / 320, "rival/kimi-k2.5": (300*99.0 + 20*med) / 320,
+		"cheap-shaky/kimi-k2.5": (2*50 + 20*med) / 22, "fast/kimi-k2.5": (300*99.9 + 20*med) / 320}
+	for _, c := range b.Candidates {
+		if got := *c.Metrics.Uptime; math.Abs(got-want[c.ID]) > 1e-9 {
+			t.Errorf("%s: uptime %.4f, want %.4f", c.ID, got, want[c.ID])
+		}
+	}
+	if *m.Listings[2].Health.UptimePct != 50 {
+		t.Error("the listing's own figure was written through")
+	}
+	stored := market() // Requests nil: a stored snapshot stands
+	b, _ = stored.Ballot(election.Request{Model: "kimi-k2.5"}, Change{})
+	if got := *b.Candidates[2].Metrics.Uptime; got != 92 {
+		t.Errorf("a stored figure was blended: %.2f", got)
+	}
+}

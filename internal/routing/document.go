@@ -92,6 +92,9 @@ type CatalogueMetrics struct {
 	Throughput   *float64 `json:"throughput"`
 	CacheHitRate *float64 `json:"cacheHitRate"`
 	OutputRatio  *float64 `json:"outputRatio"`
+	// Requests is the window's requests the figures rest on (n of the
+	// blend with the model's median); absent when unknown.
+	Requests *float64 `json:"requests,omitempty"`
 }
 
 func priceText(m *money.Micros) *string {
@@ -154,7 +157,7 @@ func ListingDocument(l *catalogue.Listing, verified map[string]string) Catalogue
 // MetricsOf is a listing's health as the catalogue serves it.
 func MetricsOf(h catalogue.Health) *CatalogueMetrics {
 	return &CatalogueMetrics{Uptime: h.UptimePct, LatencyMs: h.LatencyMs, Throughput: h.ThroughputTPS,
-		CacheHitRate: h.CacheHitRate, OutputRatio: h.OutputRatio}
+		CacheHitRate: h.CacheHitRate, OutputRatio: h.OutputRatio, Requests: h.Requests}
 }
 
 // Catalogue is the body of the catalogue endpoints.

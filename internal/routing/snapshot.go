@@ -242,7 +242,7 @@ func (s *Snapshot) HealthDelta(model, etag string) (body Body, ok bool, err erro
 func sameFigures(a, b catalogue.Health) bool {
 	same := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return same(a.UptimePct, b.UptimePct) && same(a.LatencyMs, b.LatencyMs) && same(a.ThroughputTPS, b.ThroughputTPS) &&
-		same(a.CacheHitRate, b.CacheHitRate) && same(a.OutputRatio, b.OutputRatio)
+		same(a.CacheHitRate, b.CacheHitRate) && same(a.OutputRatio, b.OutputRatio) && same(a.Requests, b.Requests)
 }
 
 // lazily encodes the listings of a model (every model for "") into cache
@@ -328,7 +328,7 @@ func healthTagOf(listings []catalogue.Listing, health map[int64]catalogue.Health
 		id := listings[i].ID
 		put(uint64(id))
 		fig := health[id]
-		for _, f := range []*float64{fig.UptimePct, fig.LatencyMs, fig.ThroughputTPS, fig.CacheHitRate, fig.OutputRatio} {
+		for _, f := range []*float64{fig.UptimePct, fig.LatencyMs, fig.ThroughputTPS, fig.CacheHitRate, fig.OutputRatio, fig.Requests} {
 			if f == nil {
 				put(0)
 				continue
