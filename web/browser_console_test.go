@@ -4,21 +4,26 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/preflight"
+	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
 )
 
 // TestBrowserStopNowAndResume: a carrier admin stops routing to a listing
 // at once from its page (a reason and a confirmation are asked first), the
-// listing is out of the catalogue's routing as paused, and coming back is a
-// resume filed for review.
+// listing is out of the catalogue's routing as paused, and coming back with
+// the same fare takes a preflight passed since the pause, not a reviewer.
 func TestBrowserStopNowAndResume(t *testing.T) {
 	p := newPortal(t, store.SQLite)
+	withEndpoints(t, p, "nebula")
 	listing := listingIDs(t, p.store)["nebula"][0]
 	page := fmt.Sprintf("%s/listings/%d", p.srv.URL, listing)
 	ctx := newBrowser(t)
@@ -74,19 +79,85 @@ func TestBrowserStopNowAndResume(t *testing.T) {
 		t.Error("the routing catalogue does not carry the paused listing (gateways would not learn of it)")
 	}
 
-	// Coming back is filed for review.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="resume"]`))); err != nil {
+	// Coming back with the same fare needs no reviewer, but a preflight
+	// passed since the pause: without one the page says so and nothing
+	// changes.
+	clickThrough(t, ctx, `[data-testid="resume"]`, fmt.Sprintf("/listings/%d", listing))
+	if err := waitText(ctx, `[data-testid="flash"]`, "has not passed"); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitJS(ctx, `document.querySelector('[data-testid="filing-state"]') && document.querySelector('[data-testid="filing-state"]').textContent.includes("review")`, "the resume filed for review"); err != nil {
+	if l, _ := p.store.FindListing(context.Background(), listing, nil); l.Status != catalogue.StatusPaused {
+		t.Fatalf("a resume without a fresh preflight changed the status to %s", l.Status)
+	}
+	passPreflight(t, p, listing)
+	clickThrough(t, ctx, `[data-testid="resume"]`, fmt.Sprintf("/listings/%d", listing))
+	if err := waitText(ctx, `[data-testid="flash"]`, "no review was needed"); err != nil {
 		t.Fatal(err)
+	}
+	screenshot(t, ctx, "resumed-without-review")
+	if l, _ := p.store.FindListing(context.Background(), listing, nil); l.Status != catalogue.StatusInService {
+		t.Errorf("after a resume with the same fare and a fresh preflight the listing is %s", l.Status)
 	}
 	filings, err := p.store.FindFilings(context.Background(), workflow.FilingFilter{ListingID: listing})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(filings) == 0 || filings[0].TargetStatus != catalogue.StatusInService || filings[0].State != workflow.Submitted {
-		t.Errorf("no resume awaiting review: %+v", filings)
+	for _, f := range filings {
+		if f.TargetStatus == catalogue.StatusInService {
+			t.Errorf("a resume that needed no review was filed anyway: %+v", f)
+		}
+	}
+}
+
+// withEndpoints gives a carrier's demo listings an approved endpoint (at an
+// address nothing listens on: the tests record probe results themselves).
+func withEndpoints(t *testing.T, p *testPortal, carrier string) {
+	t.Helper()
+	key, err := secret.ParseKey(secret.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demo.SeedEndpoints(context.Background(), p.store, box, map[string]string{carrier: "http://127.0.0.1:9/v1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// passPreflight records a preflight of the listing's endpoint with the
+// probes a listing needs in service passed, as the worker would after
+// probing it (the demo endpoints are not served in tests).
+func passPreflight(t *testing.T, p *testPortal, listing int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := p.store.RequestPreflight(ctx, 1, listing, 0); err != nil && apperr.Code(err) != apperr.ECONFLICT { // already queued is fine
+		t.Fatal(err)
+	}
+	// Other listings' runs may be queued first (SeedEndpoints queues one
+	// for each): claim until this listing's comes.
+	var job *preflight.Job
+	for range 100 {
+		j, err := p.store.ClaimPreflight(ctx, "test", 100, time.Hour)
+		if err != nil || j == nil {
+			t.Fatalf("claim the preflight: %+v %v", j, err)
+		}
+		if j.ListingID == listing {
+			job = j
+			break
+		}
+	}
+	if job == nil {
+		t.Fatal("the listing's preflight was never claimed")
+	}
+	for _, probe := range []string{preflight.ProbeReachable, preflight.ProbeChat, preflight.ProbeStreaming} {
+		if err := p.store.RecordProbe(ctx, job, preflight.Result{Probe: probe, State: preflight.Passed, At: p.store.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.store.FinishPreflight(ctx, job, 24*time.Hour); err != nil {
+		t.Fatal(err)
 	}
 }
 

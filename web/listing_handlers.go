@@ -176,7 +176,8 @@ func (s *Server) handlePause(c echo.Context) error {
 	err = s.Filings.PauseNow(c.Request().Context(), principal(c), id, reason, c.FormValue("confirm") == "yes")
 	switch apperr.Code(err) {
 	case "":
-		if err := s.setFlash(c, "Paused: gateways stop routing to this listing at their next catalogue read (seconds). Resuming is filed for review."); err != nil {
+		if err := s.setFlash(c, "Paused: gateways stop routing to this listing at their next catalogue read (seconds). "+
+			"Resuming with this fare needs no review once the endpoint passes preflight again."); err != nil {
 			return err
 		}
 		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
@@ -193,14 +194,15 @@ func (s *Server) handlePause(c echo.Context) error {
 	return err
 }
 
-func (s *Server) handleResume(c echo.Context) error { return s.setPaused(c, false) }
-
-func (s *Server) setPaused(c echo.Context, pause bool) error {
+// handleResume brings a paused listing back: at once with the fare of
+// before the pause and a fresh preflight, else filed for review; when the
+// preflight is missing, the listing page says so and nothing changes.
+func (s *Server) handleResume(c echo.Context) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	filingID, err := s.Filings.SetPaused(c.Request().Context(), principal(c), id, pause, strings.TrimSpace(c.FormValue("justification")))
+	res, err := s.Filings.Resume(c.Request().Context(), principal(c), id, strings.TrimSpace(c.FormValue("justification")))
 	if apperr.Code(err) == apperr.ECONFLICT {
 		if ferr := s.setFlash(c, "%s", apperr.Message(err)); ferr != nil {
 			return ferr
@@ -210,14 +212,17 @@ func (s *Server) setPaused(c echo.Context, pause bool) error {
 	if err != nil {
 		return err
 	}
-	what := "pause"
-	if !pause {
-		what = "resume"
+	if res.AtOnce {
+		if err := s.setFlash(c, "Resumed: the fare is the one in force at the pause and the endpoint passed preflight since, so no review was needed. "+
+			"Gateways route to this listing again at their next catalogue read (seconds)."); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/listings/%d", id))
 	}
-	if err := s.setFlash(c, "The %s was filed for review; the listing changes once a reviewer approves it.", what); err != nil {
+	if err := s.setFlash(c, "%s The resume was filed; the listing changes once a reviewer approves it.", res.Why); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/filings/%d", filingID))
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/filings/%d", res.FilingID))
 }
 
 func (s *Server) handleSetPriority(c echo.Context) error {

@@ -77,6 +77,55 @@ func (s *Store) DelistListing(ctx context.Context, actorID, listingID int64, rea
 	})
 }
 
+// pausedNow is the update that pauses a listing: its status, and when and
+// with which fare in force, so a resume with that fare can skip review.
+func pausedNow(now time.Time, fareID *int64) map[string]any {
+	return map[string]any{"status": string(catalogue.StatusPaused), "updated_at": now, "paused_at": now, "paused_fare_id": fareID}
+}
+
+// ListingPause is when a listing was last paused and the fare then in force
+// (nil when it never was, or had no fare).
+func (s *Store) ListingPause(ctx context.Context, listingID int64) (*time.Time, *int64, error) {
+	var row struct {
+		PausedAt     *time.Time
+		PausedFareID *int64
+	}
+	if err := s.read(ctx).Table("listings").Select("paused_at, paused_fare_id").Where("id = ?", listingID).Scan(&row).Error; err != nil {
+		return nil, nil, fmt.Errorf("listing pause: %w", err)
+	}
+	if row.PausedAt != nil {
+		at := row.PausedAt.UTC()
+		row.PausedAt = &at
+	}
+	return row.PausedAt, row.PausedFareID, nil
+}
+
+// ResumeListing puts a paused listing back in service at once, published
+// (a new catalogue revision) and audited with why no review was needed;
+// only while its fare is still the one in force when it was paused.
+func (s *Store) ResumeListing(ctx context.Context, actorID, listingID int64, why string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		var l listingRow
+		if err := tx.First(&l, listingID).Error; err != nil {
+			return notFound(err, "Listing")
+		}
+		res := tx.Model(&listingRow{}).Where("id = ? AND status = ? AND paused_fare_id = published_fare_id", l.ID, string(catalogue.StatusPaused)).
+			Updates(map[string]any{"status": string(catalogue.StatusInService), "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return apperr.Errorf(apperr.ECONFLICT, "This listing is no longer paused with the fare it was paused with; file the resume for review.")
+		}
+		if _, err := bumpRevision(tx, now, l.ID, fmt.Sprintf("resumed listing %d", l.ID)); err != nil {
+			return err
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "listing.resume",
+			SubjectType: "listing", SubjectID: l.ID, Before: map[string]any{"status": l.Status},
+			After: map[string]any{"status": catalogue.StatusInService, "review": why}})
+	})
+}
+
 // PauseListing takes a listing in service out of routing at once: its
 // status becomes paused and a new catalogue revision is published (gateways
 // stop routing to it at their next read), audited with the reason.
@@ -87,7 +136,7 @@ func (s *Store) PauseListing(ctx context.Context, actorID, listingID int64, reas
 			return notFound(err, "Listing")
 		}
 		res := tx.Model(&listingRow{}).Where("id = ? AND status = ?", l.ID, string(catalogue.StatusInService)).
-			Updates(map[string]any{"status": string(catalogue.StatusPaused), "updated_at": now})
+			Updates(pausedNow(now, l.PublishedFareID))
 		if res.Error != nil {
 			return res.Error
 		}

@@ -158,7 +158,7 @@ func (s *Store) StartMaintenance(ctx context.Context, windowID int64) error {
 			return nil // another process started it, or it was called off
 		}
 		res := tx.Model(&listingRow{}).Where("id = ? AND status = ?", l.ID, string(catalogue.StatusInService)).
-			Updates(map[string]any{"status": string(catalogue.StatusPaused), "updated_at": now})
+			Updates(pausedNow(now, l.PublishedFareID))
 		if res.Error != nil {
 			return res.Error
 		}

@@ -26,6 +26,10 @@ func publishFiling(tx *gorm.DB, now time.Time, f *filingRow, l *listingRow, acto
 		if l.Status == string(catalogue.StatusDraft) {
 			updates["status"] = string(catalogue.StatusInService)
 		}
+	case f.TargetStatus == string(catalogue.StatusPaused):
+		for k, v := range pausedNow(now, l.PublishedFareID) {
+			updates[k] = v
+		}
 	default:
 		updates["status"] = f.TargetStatus
 	}

@@ -212,6 +212,28 @@ func (e *Endpoints) Preflight(ctx context.Context, listingID int64) (*catalogue.
 	return ep, run, latest, err
 }
 
+// PassedPreflightSince reports whether a listing's published endpoint
+// passed the probes ReadyForService asks for, each after since (a resume
+// with the fare of before the pause: the endpoint must work now, not only
+// before it was paused).
+func (e *Endpoints) PassedPreflightSince(ctx context.Context, l *catalogue.Listing, since time.Time) error {
+	if l.Endpoint == nil {
+		return apperr.Errorf(apperr.ECONFLICT, "This listing has no approved endpoint: register one before resuming.")
+	}
+	_, latest, err := e.Store.FindPreflightRuns(ctx, l.ID, l.Endpoint.ID)
+	if err != nil {
+		return err
+	}
+	for _, probe := range []string{preflight.ProbeReachable, preflight.ProbeChat, preflight.ProbeStreaming} {
+		if r := latest[probe]; r.State != preflight.Passed || !r.At.After(since) {
+			p, _ := preflight.Lookup(probe)
+			return apperr.Errorf(apperr.ECONFLICT, "The fare is the one in force when this listing was paused, so resuming needs no review, "+
+				"but the endpoint has not passed the %q probe since the pause. Run preflight (below); once it passes, resume takes effect at once.", p.Title)
+		}
+	}
+	return nil
+}
+
 // ReadyForService reports whether a listing's published endpoint passed the
 // reachability, chat and streaming probes (within freshness): a listing goes
 // into service only then. Streaming counts because a gateway streams and

@@ -42,6 +42,10 @@ type FilingUpdate struct {
 // transaction, audited.
 type Store interface {
 	FindListingHeader(ctx context.Context, id int64, carrierIDs []int64) (*catalogue.Listing, error)
+	// ListingPause is when a listing was last paused and the fare then in
+	// force; ResumeListing puts it back in service at once, audited.
+	ListingPause(ctx context.Context, listingID int64) (*time.Time, *int64, error)
+	ResumeListing(ctx context.Context, actorID, listingID int64, why string) error
 	FindListings(ctx context.Context, f catalogue.ListingFilter) ([]catalogue.Listing, error)
 	CreateFilings(ctx context.Context, actorID int64, nfs []NewFiling) ([]int64, error)
 	CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error)
@@ -70,6 +74,10 @@ type Service struct {
 	// puts a listing into service (its first fare, or a resume): the
 	// endpoint must have passed preflight (Endpoints.ReadyForService).
 	ReadyForService func(ctx context.Context, l *catalogue.Listing) error
+	// PassedPreflightSince, when set, says whether the listing's endpoint
+	// passed preflight after a moment (Endpoints.PassedPreflightSince): a
+	// resume with the fare of before the pause needs that, not a review.
+	PassedPreflightSince func(ctx context.Context, l *catalogue.Listing, since time.Time) error
 	// Notice is how long ahead a price increase must be filed (0: the
 	// default 7 days; negative: no notice); QuarantineFactor the price move
 	// that needs two reviewers (0: the default 3; negative: none).
@@ -219,6 +227,57 @@ func (s *Service) SetPaused(ctx context.Context, p *account.Principal, listingID
 		return 0, apperr.Invalid(map[string]string{"justification": msg})
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, TargetStatus: target, Justification: note, Submit: true})
+}
+
+// Resumed is what became of a resume.
+type Resumed struct {
+	// AtOnce: back in service now, with no review; otherwise FilingID is
+	// the resume filed for review, and Why says why it needs one.
+	AtOnce   bool
+	FilingID int64
+	Why      string
+}
+
+// Resume brings a paused listing back. With the fare that was in force when
+// it was paused, and an endpoint that has passed preflight since, it is back
+// in service at once: a reviewer approved that fare already, and the
+// carrier's own pause lowered nobody's exposure. A fare changed since (or no
+// record of the pause) is filed for review as before; with the same fare but
+// no preflight passed since the pause, it says so and changes nothing, so
+// the carrier runs preflight and resumes without waiting for anyone.
+func (s *Service) Resume(ctx context.Context, p *account.Principal, listingID int64, note string) (Resumed, error) {
+	l, err := s.ListingToFile(ctx, p, listingID)
+	if err != nil {
+		return Resumed{}, err
+	}
+	if !CanManageListings(p, l.CarrierID) {
+		return Resumed{}, errAdminsManage
+	}
+	if l.Status != catalogue.StatusPaused {
+		return Resumed{}, apperr.Errorf(apperr.ECONFLICT, "Only a paused listing can be resumed; this one is %s.", l.Status.Label())
+	}
+	pausedAt, pausedFare, err := s.Store.ListingPause(ctx, listingID)
+	if err != nil {
+		return Resumed{}, err
+	}
+	sameFare := pausedAt != nil && pausedFare != nil && l.Published != nil && l.Published.ID == *pausedFare
+	if !sameFare || s.PassedPreflightSince == nil {
+		id, err := s.SetPaused(ctx, p, listingID, false, note)
+		why := "The fare changed since the pause, so the resume goes to review."
+		if pausedAt == nil {
+			why = "There is no record of this listing's pause, so the resume goes to review."
+		}
+		return Resumed{FilingID: id, Why: why}, err
+	}
+	if err := s.PassedPreflightSince(ctx, l, *pausedAt); err != nil {
+		return Resumed{}, err
+	}
+	why := fmt.Sprintf("not needed: the fare is the one in force at the pause (%s) and the endpoint passed preflight since",
+		pausedAt.Format("2006-01-02 15:04 UTC"))
+	if err := s.Store.ResumeListing(ctx, p.User.ID, listingID, why); err != nil {
+		return Resumed{}, err
+	}
+	return Resumed{AtOnce: true}, nil
 }
 
 // PauseNow takes a listing in service out of routing at once, publishing

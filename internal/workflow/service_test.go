@@ -24,6 +24,12 @@ type fakeStore struct {
 	calls    []string
 	notes    []Notification
 	read     bool
+	pauses   map[int64]fakePause
+}
+
+type fakePause struct {
+	at     time.Time
+	fareID int64
 }
 
 func newFakeStore() *fakeStore {
@@ -90,6 +96,19 @@ func (s *fakeStore) CreateFiling(_ context.Context, _ int64, nf NewFiling) (int6
 }
 
 func (s *fakeStore) record(call string) error { s.calls = append(s.calls, call); return nil }
+
+func (s *fakeStore) ListingPause(_ context.Context, id int64) (*time.Time, *int64, error) {
+	p, ok := s.pauses[id]
+	if !ok {
+		return nil, nil, nil
+	}
+	return &p.at, &p.fareID, nil
+}
+
+func (s *fakeStore) ResumeListing(_ context.Context, _, id int64, why string) error {
+	s.listings[id].Status = catalogue.StatusInService
+	return s.record("resume " + why)
+}
 
 func (s *fakeStore) UpdateFiling(context.Context, int64, int64, FilingUpdate) error {
 	return s.record("update")

@@ -87,7 +87,10 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 	worker := &preflight.Worker{Store: st, OpenKey: endpoints.OpenKey, Name: workerName(), Log: log, Freshness: freshness,
 		Runner: &preflight.Runner{HTTP: guard.Client(2 * time.Minute), Now: now}}
 	endpoints.Queued = worker.Wake
-	filings := &workflow.Service{Store: st, Now: now, Approvals: st, Notice: cfg.Notice, QuarantineFactor: cfg.QuarantineFactor}
+	// A resume skips review only after a preflight passed since the pause,
+	// whether or not approvals require a passed preflight.
+	filings := &workflow.Service{Store: st, Now: now, Approvals: st, Notice: cfg.Notice, QuarantineFactor: cfg.QuarantineFactor,
+		PassedPreflightSince: endpoints.PassedPreflightSince}
 	maintenance := &workflow.Maintenance{Store: st, Now: now}
 	if cfg.RequireReady {
 		filings.ReadyForService = endpoints.ReadyForService
