@@ -9,11 +9,11 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Config is the gateway's configuration file.
@@ -45,12 +45,11 @@ func LoadConfig(path string) (*Config, error) {
 }
 
 // ParseConfig reads and checks a configuration: unknown keys are refused
-// (a typo must not silently drop an override).
+// (a typo must not silently drop an override), names match exactly ("ApiKey"
+// is unknown, as the portal's API reads names) and a name twice is refused.
 func ParseConfig(data []byte) (*Config, error) {
 	var cfg Config
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := jsonv2.Unmarshal(data, &cfg, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return nil, fmt.Errorf("gateway config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -667,3 +667,22 @@ func TestAnalyzeMatchesNamesExactly(t *testing.T) {
 		})
 	}
 }
+
+// TestTheConfigMatchesNamesExactly: the projects file, like chat bodies and
+// the portal's API, reads names as spelt: a case variant is an unknown key,
+// and a key twice is refused.
+func TestTheConfigMatchesNamesExactly(t *testing.T) {
+	for _, test := range []struct{ name, doc, want string }{
+		{"as spelt", `{"projects":[{"name":"p","apiKey":"sk-12345678"}]}`, ""},
+		{"a case variant", `{"projects":[{"name":"p","ApiKey":"sk-12345678"}]}`, "ApiKey"},
+		{"a key twice", `{"projects":[{"name":"p","apiKey":"sk-12345678","apiKey":"sk-87654321"}]}`, "duplicate"},
+	} {
+		_, err := ParseConfig([]byte(test.doc))
+		switch {
+		case test.want == "" && err != nil:
+			t.Errorf("%s: %v", test.name, err)
+		case test.want != "" && (err == nil || !strings.Contains(err.Error(), test.want)):
+			t.Errorf("%s: %v, want an error naming %q", test.name, err, test.want)
+		}
+	}
+}
