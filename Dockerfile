@@ -19,9 +19,12 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/airside ./cmd/airs
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --home /var/lib/airside --create-home airside
+    && groupadd --system --gid 10001 airside \
+    && useradd --system --uid 10001 --gid 10001 --home /var/lib/airside --create-home airside
 COPY --from=build /out/airside /usr/local/bin/airside
-USER airside
+# Numeric, so Kubernetes' runAsNonRoot can check it is not root (a name it
+# cannot resolve is refused).
+USER 10001:10001
 WORKDIR /var/lib/airside
 # The embedded SQLite default lives here when no AIRSIDE_DATABASE_URL is set.
 VOLUME /var/lib/airside

@@ -26,6 +26,7 @@ type dockerfile struct {
 	cmd         []string
 	healthcheck []string
 	volume      string
+	user        string
 }
 
 func readDockerfile(t *testing.T) dockerfile {
@@ -63,6 +64,8 @@ func readDockerfile(t *testing.T) dockerfile {
 			d.cmd = exec(rest)
 		case "VOLUME":
 			d.volume = rest
+		case "USER":
+			d.user = rest
 		case "HEALTHCHECK":
 			_, after, ok := strings.Cut(rest, "CMD ")
 			if !ok {
@@ -85,6 +88,11 @@ func readDockerfile(t *testing.T) dockerfile {
 // is written on the volume, the only place the image lets it write.
 func TestDockerfileBuildAndEntrypoint(t *testing.T) {
 	d := readDockerfile(t)
+	// Kubernetes' runAsNonRoot refuses a USER it cannot see is not root: a
+	// name is not enough, the uid (and gid) must be numbers, and not 0.
+	if !regexp.MustCompile(`^[1-9][0-9]*(:[1-9][0-9]*)?$`).MatchString(d.user) {
+		t.Errorf("USER %q: want a numeric, non-root uid[:gid]", d.user)
+	}
 	out := filepath.Join(t.TempDir(), "airside")
 	// The command as the image's shell runs it, writing to a temporary
 	// file instead of the build stage's /out.
