@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -685,4 +686,55 @@ func TestTheConfigMatchesNamesExactly(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %q", test.name, err, test.want)
 		}
 	}
+}
+
+// TestEveryAnswerHasARequestIDAndModelsAnswerAsOpenAI: x-request-id on
+// every answer (the caller's own when usable, else made), and one model by
+// id as OpenAI answers it, an unknown one as OpenAI's JSON 404.
+func TestEveryAnswerHasARequestIDAndModelsAnswerAsOpenAI(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	get := func(path, requestID string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+projectKey)
+		if requestID != "" {
+			req.Header.Set("X-Request-Id", requestID)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, body := get("/v1/models/m", "")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `"id":"m"`) || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {
+		t.Errorf("one model: %d %s, request id %q", res.StatusCode, body, res.Header.Get("X-Request-Id"))
+	}
+	res, body = get("/v1/models/nope", "caller-id-42")
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, `"code":"model_not_found"`) || res.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("an unknown model: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if got := res.Header.Get("X-Request-Id"); got != "caller-id-42" {
+		t.Errorf("the caller's request id came back as %q", got)
+	}
+	if res, _ = get("/v1/models", "bad id\twith tab"); !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {
+		t.Errorf("an unusable caller id was echoed: %q", res.Header.Get("X-Request-Id"))
+	}
+	if a, b := h.chatHeader(hello), h.chatHeader(hello); a == "" || a == b {
+		t.Errorf("chat answers' request ids %q and %q: want one each, different", a, b)
+	}
+}
+
+// chatHeader sends a chat request and returns its answer's request id.
+func (h *harness) chatHeader(body string) string {
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+projectKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.Header.Get("X-Request-Id")
 }

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	crand "crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,8 +109,57 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.handleChat)
 	mux.HandleFunc("GET /v1/models", g.handleModels)
+	mux.HandleFunc("GET /v1/models/{id}", g.handleModel)
 	mux.HandleFunc("GET /healthz", g.handleHealthz)
-	return mux
+	return withRequestID(mux)
+}
+
+// RequestIDHeader names the id of a request on its answer: the caller's own
+// when it sent a usable one, else one the gateway made. OpenAI's SDKs read
+// it as the answer's request_id.
+const RequestIDHeader = "X-Request-Id"
+
+// withRequestID gives every answer an x-request-id.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(RequestIDHeader)
+		if !usableRequestID(id) {
+			var b [12]byte
+			_, _ = crand.Read(b[:])
+			id = "req_" + hex.EncodeToString(b[:])
+		}
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// usableRequestID is a caller's id the gateway echoes: short, and only
+// letters, digits and - _ . : (nothing a log or a header could be split on).
+func usableRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// handleModel answers one model as OpenAI does, or OpenAI's 404.
+func (g *Gateway) handleModel(w http.ResponseWriter, r *http.Request) {
+	if g.project(r) == nil {
+		openAIError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
+		return
+	}
+	id := r.PathValue("id")
+	if t := g.Follower.Current(); t != nil && t.Models[id] != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "airside"})
+		return
+	}
+	openAIError(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("The model %q does not exist or has no listing in service.", id))
 }
 
 // project is the caller's project by its API key, compared in constant time.
