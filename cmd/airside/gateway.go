@@ -49,6 +49,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
 	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each of several gateways needs its own")
 	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
+	metricsAddr := fs.String("metrics-addr", env("AIRSIDE_GATEWAY_METRICS_ADDR", ""),
+		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
 		"let carriers' endpoints resolve to loopback and private addresses (the demo's carriers run on loopback; never in production)")
 	if err := fs.Parse(args); err != nil {
@@ -103,6 +105,14 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("gateway: %w", err)
 	}
 	srv := gw.HTTPServer(tracing.PublicHandler(gw.Handler(), "gateway"))
+	if *metricsAddr != "" {
+		stopMetrics, err := serveMetrics(ctx, *metricsAddr, gw.MetricsHandler(reporter), log)
+		if err != nil {
+			stopBackground()
+			return err
+		}
+		defer stopMetrics()
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),

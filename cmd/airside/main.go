@@ -280,7 +280,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func serveMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("AIRSIDE_METRICS_ADDR: %w", err)
+		return nil, fmt.Errorf("metrics listener %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)

@@ -35,12 +35,24 @@ type Follower struct {
 	// HealthNotModified the same for health.
 	Full, NotModified             atomic.Int64
 	HealthFull, HealthNotModified atomic.Int64
+	// checked is when the portal last answered a catalogue read (Unix
+	// nanoseconds): how stale the table may be.
+	checked atomic.Int64
 
 	// What the table was built from, with the validators to revalidate
 	// them; only Run's goroutine touches them.
 	cat                 *gatewayclient.Catalogue
 	health              map[int64]gatewayclient.Health
 	catETag, healthETag string
+}
+
+// CheckedAt is when the portal last answered a read of the catalogue and
+// its health (zero before the first).
+func (f *Follower) CheckedAt() time.Time {
+	if n := f.checked.Load(); n > 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Current is the table to route by, nil before the first catalogue read.
@@ -90,6 +102,7 @@ func (f *Follower) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f.checked.Store(time.Now().UnixNano())
 	if !catChanged && !healthChanged && f.cur.Load() != nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -30,7 +31,19 @@ type Reporter struct {
 
 	pending []gatewayclient.Bucket
 	demand  []gatewayclient.Demand
+	// waiting is len(pending), for the metrics endpoint (pending is Run's
+	// alone).
+	waiting atomic.Int64
+	refused atomic.Int64
 }
+
+// Refused is how many batches the portal refused (409 or 422) and were
+// dropped.
+func (r *Reporter) Refused() int64 { return r.refused.Load() }
+
+// Waiting is how many closed buckets wait to be posted (the portal away,
+// or a post failed).
+func (r *Reporter) Waiting() int64 { return r.waiting.Load() }
 
 // Run reports until ctx ends, then reports what it has once more.
 func (r *Reporter) Run(ctx context.Context) {
@@ -59,6 +72,7 @@ func (r *Reporter) Run(ctx context.Context) {
 
 // Report takes the minutes closed by now and posts everything pending.
 func (r *Reporter) Report(ctx context.Context, now time.Time) error {
+	defer func() { r.waiting.Store(int64(len(r.pending))) }()
 	source := nilIfEmpty(r.Source)
 	for _, m := range r.Recorder.TakeClosed(now.Add(-r.Grace)) {
 		b := bucketOf(m)
@@ -118,6 +132,7 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 			// Another writer recorded other figures for a minute, or the
 			// batch is refused as bad: retrying cannot help. Say so loudly.
 			r.Log.Error("metrics: the portal refused a batch; dropping it", "status", code, "body", string(res.Body))
+			r.refused.Add(1)
 		default:
 			return &postError{status: code, body: string(res.Body)}
 		}

@@ -196,7 +196,40 @@ func errorType(status int) string {
 	return "invalid_request_error"
 }
 
-func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
+// statusWriter notes the status an answer went out with (for the metrics),
+// and passes flushes and the ResponseController through.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	tel := g.metrics()
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() { tel.answered(w.status) }()
 	p := g.project(r)
 	if p == nil {
 		openAIError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided.")
@@ -263,7 +296,15 @@ func (g *Gateway) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var last attempt
+	tel.routing.Observe(time.Since(arrived).Seconds())
+	tries := 0
+	defer func() {
+		if tries > 0 {
+			tel.tries.Observe(float64(tries))
+		}
+	}()
 	for n, i := range pl.tries {
+		tries++
 		route := m.Listings[i]
 		kind := pl.kind
 		if n > 0 {
