@@ -117,7 +117,8 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 				ToolCalls []toolCall `json:"tool_calls"`
 			} `json:"message"`
 		} `json:"choices"`
-		Usage *usageJSON `json:"usage"`
+		Usage    *usageJSON      `json:"usage"`
+		Provider json.RawMessage `json:"provider"`
 	}
 	if json.Unmarshal(answer, &c) != nil {
 		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: ttft},
@@ -131,6 +132,9 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 				o.BadToolCalls++
 			}
 		}
+	}
+	if c.Provider == nil {
+		answer = withProvider(answer, route.Carrier())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(CacheHeader, "miss")
@@ -213,10 +217,14 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 					} `json:"tool_calls"`
 				} `json:"delta"`
 			} `json:"choices"`
-			Usage *usageJSON `json:"usage"`
+			Usage    *usageJSON      `json:"usage"`
+			Provider json.RawMessage `json:"provider"`
 		}
 		token := true // an event that is not a chat chunk is passed on as it is
 		if json.Unmarshal(data, &chunk) == nil {
+			if chunk.Provider == nil {
+				data = withProvider(data, route.Carrier())
+			}
 			token = chunk.Usage != nil
 			for _, ch := range chunk.Choices {
 				if ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" ||
@@ -377,4 +385,24 @@ func (u *usageJSON) usage() Usage {
 	out.CacheRead = min(out.CacheRead, out.Input-out.Cached)
 	out.CacheWrite = min(out.CacheWrite, out.Input-out.Cached-out.CacheRead)
 	return out
+}
+
+// withProvider names the carrier that served in a JSON object answer or
+// chunk, as OpenRouter's "provider" does, so a client that reads only bodies
+// (not the Airside-Listing header) learns it. obj is a JSON object without
+// a provider of its own.
+func withProvider(obj []byte, carrier string) []byte {
+	trimmed := bytes.TrimLeft(obj, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return obj
+	}
+	name, _ := json.Marshal(carrier)
+	rest := trimmed[1:]
+	out := make([]byte, 0, len(obj)+len(name)+16)
+	out = append(out, `{"provider":`...)
+	out = append(out, name...)
+	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }

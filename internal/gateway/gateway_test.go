@@ -738,3 +738,46 @@ func (h *harness) chatHeader(body string) string {
 	_, _ = io.Copy(io.Discard, res.Body)
 	return res.Header.Get("X-Request-Id")
 }
+
+// TestTheServingCarrierIsNamedInTheBody: a body-only client learns which
+// carrier served from "provider" in the answer and in every chunk, as
+// OpenRouter's clients read it; a carrier's own provider field is kept.
+func TestTheServingCarrierIsNamedInTheBody(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	res := h.chat(hello)
+	var answer struct {
+		Provider string `json:"provider"`
+		Choices  []any  `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(res.body), &answer); err != nil || answer.Provider != "a" || len(answer.Choices) == 0 {
+		t.Errorf("non-streamed answer: provider %q (%v): %s", answer.Provider, err, res.body)
+	}
+	res = h.chat(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello there"}]}`)
+	chunks := 0
+	for _, line := range strings.Split(res.body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Provider string `json:"provider"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil || chunk.Provider != "a" {
+			t.Errorf("chunk without the provider (%v): %s", err, data)
+		}
+		chunks++
+	}
+	if chunks < 2 {
+		t.Fatalf("only %d chunks: %s", chunks, res.body)
+	}
+	for _, test := range []struct{ in, want string }{
+		{`{"id":"x"}`, `{"provider":"a","id":"x"}`},
+		{`{}`, `{"provider":"a"}`},
+		{` { "id":1 }`, `{"provider":"a", "id":1 }`},
+		{`[1]`, `[1]`},
+	} {
+		if got := string(withProvider([]byte(test.in), "a")); got != test.want || (test.in != "[1]" && !json.Valid([]byte(got))) {
+			t.Errorf("withProvider(%s) = %s, want %s", test.in, got, test.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/gatewayclient"
@@ -30,6 +31,12 @@ type Route struct {
 	Revision  int64
 	PerOrg    bool
 	BaseURL   string
+}
+
+// Carrier is the listing's carrier slug, the part of its id before "/".
+func (r Route) Carrier() string {
+	carrier, _, _ := strings.Cut(r.ID, "/")
+	return carrier
 }
 
 // contractCandidate is a catalogue listing in the election contract's words:
