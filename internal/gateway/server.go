@@ -67,17 +67,8 @@ type ClientTimeouts struct {
 var DefaultClientTimeouts = ClientTimeouts{Header: 10 * time.Second, Body: 30 * time.Second, Idle: 60 * time.Second}
 
 func (g *Gateway) clientTimeouts() ClientTimeouts {
-	t := g.ClientTimeouts
-	if t.Header <= 0 {
-		t.Header = DefaultClientTimeouts.Header
-	}
-	if t.Body <= 0 {
-		t.Body = DefaultClientTimeouts.Body
-	}
-	if t.Idle <= 0 {
-		t.Idle = DefaultClientTimeouts.Idle
-	}
-	return t
+	t, d := g.ClientTimeouts, DefaultClientTimeouts
+	return ClientTimeouts{Header: positiveOr(t.Header, d.Header), Body: positiveOr(t.Body, d.Body), Idle: positiveOr(t.Idle, d.Idle)}
 }
 
 // answerGrace is how long after a carrier's own limits (the first token,
@@ -97,10 +88,7 @@ func (g *Gateway) HTTPServer(h http.Handler) *http.Server {
 }
 
 func (g *Gateway) firstByteTimeout() time.Duration {
-	if g.FirstByteTimeout <= 0 {
-		return 60 * time.Second
-	}
-	return g.FirstByteTimeout
+	return positiveOr(g.FirstByteTimeout, 60*time.Second)
 }
 
 // Handler serves the OpenAI-compatible API: POST /v1/chat/completions and

@@ -50,24 +50,19 @@ var DefaultStreamLimits = StreamLimits{HeldEvents: 64, HeldBytes: 256 << 10, Eve
 // withDefaults fills each unset limit from DefaultStreamLimits.
 func (l StreamLimits) withDefaults() StreamLimits {
 	d := DefaultStreamLimits
-	pick := func(v, def int) int {
-		if v > 0 {
-			return v
-		}
-		return def
+	return StreamLimits{HeldEvents: positiveOr(l.HeldEvents, d.HeldEvents), HeldBytes: positiveOr(l.HeldBytes, d.HeldBytes),
+		EventBytes: positiveOr(l.EventBytes, d.EventBytes), ToolCalls: positiveOr(l.ToolCalls, d.ToolCalls),
+		ToolArgsBytes: positiveOr(l.ToolArgsBytes, d.ToolArgsBytes), ToolArgsTotal: positiveOr(l.ToolArgsTotal, d.ToolArgsTotal),
+		Deadline: positiveOr(l.Deadline, d.Deadline), MaxGap: positiveOr(l.MaxGap, d.MaxGap)}
+}
+
+// positiveOr is v when it is set (positive), else def: the gateway's
+// limits and timeouts leave zero to mean "the default".
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	l.HeldEvents, l.HeldBytes = pick(l.HeldEvents, d.HeldEvents), pick(l.HeldBytes, d.HeldBytes)
-	l.ToolCalls, l.ToolArgsBytes, l.ToolArgsTotal = pick(l.ToolCalls, d.ToolCalls), pick(l.ToolArgsBytes, d.ToolArgsBytes), pick(l.ToolArgsTotal, d.ToolArgsTotal)
-	if l.EventBytes <= 0 {
-		l.EventBytes = d.EventBytes
-	}
-	if l.Deadline <= 0 {
-		l.Deadline = d.Deadline
-	}
-	if l.MaxGap <= 0 {
-		l.MaxGap = d.MaxGap
-	}
-	return l
+	return def
 }
 
 // streamBreach is a limit a carrier's stream broke; its message is what the
