@@ -156,6 +156,8 @@ type AccountView struct {
 	AlertEmail *AlertEmailView
 	// TwoFactorOn: the person signs in with a second factor.
 	TwoFactorOn bool
+	// Browsers are the browsers that skip the code now.
+	Browsers []RememberedBrowserRow
 }
 
 // AlertEmailView is whether alerts are e-mailed to the person, and whether

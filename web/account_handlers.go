@@ -30,6 +30,13 @@ func (s *Server) renderAccount(c echo.Context, status int, errs map[string]strin
 		v.Carriers = append(v.Carriers, templates.Choice{Label: m.Carrier.Name + " (" + string(m.Role) + "): people",
 			URL: "/carrier/members?carrier=" + m.Carrier.Slug})
 	}
+	if v.TwoFactorOn {
+		rows, err := s.rememberedBrowserRows(c)
+		if err != nil {
+			return err
+		}
+		v.Browsers = rows
+	}
 	if len(p.Memberships) > 0 && s.AlertEmails != nil {
 		on, err := s.AlertEmails.On(c.Request().Context(), p)
 		if err != nil {

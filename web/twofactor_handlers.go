@@ -131,15 +131,25 @@ func (s *Server) twoFactorPage(c echo.Context, status int, enrol *account.Enrolm
 	if enrol != nil {
 		v.Secret, v.QR, v.URL = spaced(enrol.Secret), enrol.QRDataURL, enrol.URL
 	}
-	browsers, err := s.TwoFactor.RememberedBrowsers(ctx, p, s.sessionDeviceHash(c))
-	if err != nil {
+	if v.Browsers, err = s.rememberedBrowserRows(c); err != nil {
 		return err
 	}
-	for _, b := range browsers {
-		v.Browsers = append(v.Browsers, templates.RememberedBrowserRow{FirstSeen: b.FirstSeen.Format("2006-01-02 15:04 UTC"),
-			Until: b.Until.Format("2006-01-02 15:04 UTC"), Current: b.Current})
-	}
 	return render(c, status, templates.TwoFactor(v))
+}
+
+// rememberedBrowserRows are the signed-in person's browsers that skip the
+// code, as the account and two-factor pages list them.
+func (s *Server) rememberedBrowserRows(c echo.Context) ([]templates.RememberedBrowserRow, error) {
+	browsers, err := s.TwoFactor.RememberedBrowsers(c.Request().Context(), principal(c), s.sessionDeviceHash(c))
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]templates.RememberedBrowserRow, len(browsers))
+	for i, b := range browsers {
+		rows[i] = templates.RememberedBrowserRow{FirstSeen: b.FirstSeen.Format("2006-01-02 15:04 UTC"),
+			Until: b.Until.Format("2006-01-02 15:04 UTC"), Current: b.Current}
+	}
+	return rows, nil
 }
 
 // spaced groups a base32 secret in fours, as authenticator apps show it.

@@ -125,6 +125,10 @@ func TestRememberedBrowsersAreListedAndForgotten(t *testing.T) {
 			if strings.Contains(c.get("/account/two-factor").body, "this browser") {
 				t.Error("another browser is shown as this one")
 			}
+			if account := b.get("/account").body; !strings.Contains(account, `data-testid="account-remembered-browsers"`) ||
+				!strings.Contains(account, "1 browser skips the code") {
+				t.Errorf("the account page does not list the remembered browser:\n%.3000s", account)
+			}
 
 			wantStatus(t, "log out everywhere", c.post("/account", "/logout/everywhere", url.Values{}), http.StatusSeeOther)
 			wantStatus(t, "b's session ended too", b.get("/account"), http.StatusSeeOther)
