@@ -133,6 +133,9 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 			}
 		}
 	}
+	if c.Usage.spelledAsDeepSeek() {
+		answer = rewriteUsage(answer, false)
+	}
 	if c.Provider == nil {
 		answer = withProvider(answer, route.Carrier())
 	}
@@ -222,9 +225,6 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		}
 		token := true // an event that is not a chat chunk is passed on as it is
 		if json.Unmarshal(data, &chunk) == nil {
-			if chunk.Provider == nil {
-				data = withProvider(data, route.Carrier())
-			}
 			token = chunk.Usage != nil
 			for _, ch := range chunk.Choices {
 				if ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" ||
@@ -242,9 +242,19 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 			}
 			if chunk.Usage != nil {
 				o.Usage = chunk.Usage.usage()
-				if len(chunk.Choices) == 0 && !a.IncludeUsage {
+				switch {
+				case len(chunk.Choices) == 0 && !a.IncludeUsage:
 					continue // asked for by the gateway, not by the caller
+				case !a.IncludeUsage:
+					// Usage on a content chunk (DeepSeek's way), not asked
+					// for: the chunk goes on without it.
+					data = rewriteUsage(data, true)
+				case chunk.Usage.spelledAsDeepSeek():
+					data = rewriteUsage(data, false)
 				}
+			}
+			if chunk.Provider == nil { // last: a rewrite above reorders the keys
+				data = withProvider(data, route.Carrier())
 			}
 		}
 		if !written {
@@ -361,12 +371,51 @@ type usageJSON struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens     int64 `json:"cached_tokens"`
-		CacheWriteTokens int64 `json:"cache_write_tokens"`
+		CachedTokens     *int64 `json:"cached_tokens"`
+		CacheWriteTokens int64  `json:"cache_write_tokens"`
 	} `json:"prompt_tokens_details"`
-	PromptCacheHitTokens     int64 `json:"prompt_cache_hit_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	// PromptCacheHitTokens is DeepSeek's spelling (nil: not sent).
+	PromptCacheHitTokens     *int64 `json:"prompt_cache_hit_tokens"`
+	CacheReadInputTokens     int64  `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens"`
+}
+
+// spelledAsDeepSeek reports usage that gives cache hits only in DeepSeek's
+// prompt_cache_hit_tokens, without OpenAI's prompt_tokens_details.
+func (u *usageJSON) spelledAsDeepSeek() bool {
+	return u != nil && u.PromptCacheHitTokens != nil && (u.PromptTokensDetails == nil || u.PromptTokensDetails.CachedTokens == nil)
+}
+
+// rewriteUsage rewrites the usage of a JSON answer or chunk: dropped (the
+// caller did not ask for it), or with DeepSeek's cache hits also given as
+// OpenAI's prompt_tokens_details.cached_tokens, which the OpenAI SDKs read.
+// Only the top level is re-encoded (the other members pass as they came);
+// obj is returned unchanged when it is not an object with usage.
+func rewriteUsage(obj []byte, drop bool) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(obj, &top) != nil || top["usage"] == nil {
+		return obj
+	}
+	if drop {
+		delete(top, "usage")
+	} else {
+		var usage map[string]json.RawMessage
+		if json.Unmarshal(top["usage"], &usage) != nil {
+			return obj
+		}
+		details := map[string]json.RawMessage{}
+		if raw, ok := usage["prompt_tokens_details"]; ok && json.Unmarshal(raw, &details) != nil {
+			return obj
+		}
+		details["cached_tokens"] = usage["prompt_cache_hit_tokens"]
+		usage["prompt_tokens_details"], _ = json.Marshal(details)
+		top["usage"], _ = json.Marshal(usage)
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return obj
+	}
+	return out
 }
 
 func (u *usageJSON) usage() Usage {
@@ -374,9 +423,9 @@ func (u *usageJSON) usage() Usage {
 		return Usage{}
 	}
 	out := Usage{Input: u.PromptTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens, Output: u.CompletionTokens,
-		Cached: u.PromptCacheHitTokens, CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
+		Cached: valueOr0(u.PromptCacheHitTokens), CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}
 	if d := u.PromptTokensDetails; d != nil {
-		out.Cached = max(out.Cached, d.CachedTokens)
+		out.Cached = max(out.Cached, valueOr0(d.CachedTokens))
 		out.CacheWrite = max(out.CacheWrite, d.CacheWriteTokens)
 	}
 	// Never more cached than there are prompt tokens (a carrier's slip would
@@ -405,4 +454,11 @@ func withProvider(obj []byte, carrier string) []byte {
 		out = append(out, ',')
 	}
 	return append(out, rest...)
+}
+
+func valueOr0(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

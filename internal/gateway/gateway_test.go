@@ -327,7 +327,7 @@ func TestMetricsPostedAddUpToWhatWasServed(t *testing.T) {
 			t.Fatalf("status %d: %s", res.status, res.body)
 		}
 		u := usageIn(t, res.body, stream)
-		input, cached, output = input+u.PromptTokens, cached+u.PromptTokensDetails.CachedTokens, output+u.CompletionTokens
+		input, cached, output = input+u.PromptTokens, cached+valueOr0(u.PromptTokensDetails.CachedTokens), output+u.CompletionTokens
 	}
 	h.advance(2 * time.Minute)
 	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock}
@@ -429,8 +429,8 @@ func usageIn(t *testing.T, body string, stream bool) usageJSON {
 func withDetails(u usageJSON) usageJSON {
 	if u.PromptTokensDetails == nil {
 		u.PromptTokensDetails = &struct {
-			CachedTokens     int64 `json:"cached_tokens"`
-			CacheWriteTokens int64 `json:"cache_write_tokens"`
+			CachedTokens     *int64 `json:"cached_tokens"`
+			CacheWriteTokens int64  `json:"cache_write_tokens"`
 		}{}
 	}
 	return u
@@ -778,6 +778,69 @@ func TestTheServingCarrierIsNamedInTheBody(t *testing.T) {
 	} {
 		if got := string(withProvider([]byte(test.in), "a")); got != test.want || (test.in != "[1]" && !json.Valid([]byte(got))) {
 			t.Errorf("withProvider(%s) = %s, want %s", test.in, got, test.want)
+		}
+	}
+}
+
+// TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor: a DeepSeek-dialect carrier's
+// cache hits reach the caller as OpenAI's prompt_tokens_details.cached_tokens
+// too (what the SDKs read), and a stream carries usage only when the caller
+// asked for it (the dialect puts it on the last content chunk).
+func TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor(t *testing.T) {
+	specs := threeCarriers()[:1]
+	specs[0].server.Dialect, specs[0].server.Cache = fakecarrier.DialectDeepSeek, true
+	h := newHarness(t, specs...)
+	long := strings.Repeat("The same long system prompt, again. ", 200)
+	body := func(stream, usage bool) string {
+		b, _ := json.Marshal(map[string]any{"model": "m", "stream": stream, "stream_options": map[string]bool{"include_usage": usage},
+			"messages": []map[string]string{{"role": "user", "content": long}}})
+		if !stream {
+			b, _ = json.Marshal(map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": long}}})
+		}
+		return string(b)
+	}
+	h.chat(body(false, false)) // warm the carrier's cache
+	type usage struct {
+		PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+		PromptTokensDetails  *struct {
+			CachedTokens *int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	}
+	var answer struct {
+		Usage usage `json:"usage"`
+	}
+	res := h.chat(body(false, false))
+	if err := json.Unmarshal([]byte(res.body), &answer); err != nil {
+		t.Fatalf("%v: %s", err, res.body)
+	}
+	u := answer.Usage
+	if u.PromptCacheHitTokens == nil || *u.PromptCacheHitTokens == 0 || u.PromptTokensDetails == nil || u.PromptTokensDetails.CachedTokens == nil ||
+		*u.PromptTokensDetails.CachedTokens != *u.PromptCacheHitTokens {
+		t.Errorf("cache hits not given as cached_tokens too: %s", res.body)
+	}
+	for _, asked := range []bool{false, true} {
+		res := h.chat(body(true, asked))
+		withUsage := 0
+		for _, line := range strings.Split(res.body, "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || data == "[DONE]" {
+				continue
+			}
+			var chunk struct {
+				Usage *usage `json:"usage"`
+			}
+			if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+				t.Fatalf("a chunk is not JSON: %s", data)
+			}
+			if chunk.Usage != nil {
+				withUsage++
+				if d := chunk.Usage.PromptTokensDetails; d == nil || d.CachedTokens == nil {
+					t.Errorf("the usage chunk lacks cached_tokens: %s", data)
+				}
+			}
+		}
+		if want := map[bool]int{false: 0, true: 1}[asked]; withUsage != want {
+			t.Errorf("include_usage %v: %d chunks carry usage, want %d:\n%s", asked, withUsage, want, res.body)
 		}
 	}
 }
