@@ -408,6 +408,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.completion(&req, a))
 }
 
+// toolAnswered reports whether the conversation ends with a tool's result.
+func toolAnswered(msgs []message) bool {
+	return len(msgs) > 0 && msgs[len(msgs)-1].Role == "tool"
+}
+
 // compose decides the answer: a tool call, JSON, or text, with reasoning
 // and citations where asked and served. An image it can see is read: the
 // answer names its colour, and each image costs tokens.
@@ -425,6 +430,10 @@ func (s *Server) compose(req *request, prompt string, images, audio []string) *a
 		a.prompt += audioTokens * int64(len(audio))
 	case s.pretends(PretendJSONByPrompt) && strings.Contains(strings.ToLower(prompt), "json"):
 		a.content = "Sure! Here is the answer you asked for:\n" + `{"answer": 4}` + "\nLet me know if you need more."
+	case len(req.Tools) > 0 && toolAnswered(req.Messages):
+		// The conversation already holds the tool's result: answer in
+		// words, as a model does, so an SDK's tool loop ends.
+		a.content = "The tool answered; that settles it: the answer is 4."
 	case len(req.Tools) > 0:
 		t := req.Tools[0].Function
 		args, _ := json.Marshal(Example(t.Parameters, s.cfg.BreakSchema))
