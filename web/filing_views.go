@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -135,7 +136,10 @@ func changeRows(changes []fare.Change) []templates.ChangeRow {
 	rows := make([]templates.ChangeRow, len(changes))
 	for i, ch := range changes {
 		row := templates.ChangeRow{Label: ch.Label, Old: ch.Old, New: ch.New}
-		if ch.Percent != nil {
+		switch {
+		case ch.Points != nil:
+			row.Percent = pointsText(*ch.Points)
+		case ch.Percent != nil:
 			row.Percent = fmt.Sprintf("%+.1f %%", *ch.Percent)
 			if math.Abs(*ch.Percent) < 0.05 {
 				row.Percent = fmt.Sprintf("%+.2f %%", *ch.Percent)
@@ -158,4 +162,18 @@ func filingRow(f *workflow.Filing) templates.FilingRow {
 		Kinds: kindsLabel(f.Kinds), State: f.State.Label(), Class: string(f.State), Author: f.AuthorEmail,
 		Created: stamp(&f.CreatedAt), Decided: stamp(f.DecidedAt)}
 	return row
+}
+
+// pointsText is a change of a percentage in points: "+5 points",
+// "-2.5 points", "+1 point".
+func pointsText(p float64) string {
+	unit := " points"
+	if p == 1 || p == -1 {
+		unit = " point"
+	}
+	sign := "+"
+	if p < 0 {
+		sign = "-"
+	}
+	return sign + strconv.FormatFloat(math.Abs(p), 'f', -1, 64) + unit
 }

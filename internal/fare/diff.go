@@ -29,8 +29,11 @@ type Change struct {
 	Old   string
 	New   string
 	// Percent is the relative change of a number, nil when there is no old
-	// number to compare with.
+	// number to compare with, or when the number is itself a percentage.
 	Percent *float64
+	// Points is the change of a percentage (the landing fee, the discount)
+	// in percentage points: 25 % to 30 % is +5 points, not +20 %.
+	Points *float64
 	// Direction is +1 for an increase, -1 for a decrease, 0 when the change has
 	// no direction (text, a list).
 	Direction int
@@ -74,10 +77,8 @@ func Diff(old, new *Fare) []Change {
 			return
 		}
 		c := Change{Field: field, Label: FieldLabel(field), Kind: KindFares, Old: a.Percent() + " %", New: b.Percent() + " %", Direction: sign(int64(b - a))}
-		if a != 0 {
-			pct := float64(b-a) / float64(a) * 100
-			c.Percent = &pct
-		}
+		points := float64(b-a) / 100 // basis points to percentage points
+		c.Points = &points
 		out = append(out, c)
 	}
 	rateChange("landing_fee", old.LandingFee, new.LandingFee)

@@ -170,10 +170,12 @@ func TestDiff(t *testing.T) {
 	if c := got["cached_input"]; c.New != "none" || c.Percent != nil {
 		t.Errorf("removed cached price %+v", c)
 	}
-	if c := got["landing_fee"]; c.Direction != 1 || *c.Percent != 50 {
+	// Percentages change by points, not by a share of themselves: 20 % to
+	// 30 % is +10 points (it read "+50 %").
+	if c := got["landing_fee"]; c.Direction != 1 || c.Percent != nil || c.Points == nil || *c.Points != 10 {
 		t.Errorf("landing fee %+v", c)
 	}
-	if c := got["discount"]; c.Old != "0 %" || c.Percent != nil {
+	if c := got["discount"]; c.Old != "0 %" || c.Percent != nil || c.Points == nil || *c.Points != 5 {
 		t.Errorf("discount from zero %+v", c)
 	}
 	if diff := cmp.Diff([]Kind{KindPrice, KindFares, KindCaps, KindCapabilities}, KindsOf(changes)); diff != "" {
