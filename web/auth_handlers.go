@@ -49,10 +49,7 @@ func (s *Server) handleLoginForm(c echo.Context) error {
 
 func (s *Server) handleLogin(c echo.Context) error {
 	email, password, next := c.FormValue("email"), c.FormValue("password"), c.FormValue("next")
-	in := account.Login{Email: email, Password: password, Addr: c.RealIP()}
-	if ck, err := c.Cookie(DeviceCookie); err == nil {
-		in.DeviceToken = ck.Value
-	}
+	in := account.Login{Email: email, Password: password, Addr: c.RealIP(), DeviceToken: deviceToken(c)}
 	done, err := s.Accounts.Authenticate(c.Request().Context(), in)
 	if err != nil {
 		switch apperr.Code(err) {

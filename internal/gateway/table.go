@@ -79,11 +79,7 @@ func BuildTable(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Hea
 		byModel[l.Model] = append(byModel[l.Model], contractCandidate{ID: l.Id, Priority: l.Priority, Capabilities: caps,
 			Metrics: contractMetrics{Uptime: h.Uptime, LatencyMs: h.LatencyMs, Throughput: h.Throughput},
 			Fare:    l.Fare})
-		n := -1.0 // figures no gateway measured are not blended
-		if h.Requests != nil {
-			n = *h.Requests
-		}
-		samples[l.Model] = append(samples[l.Model], n)
+		samples[l.Model] = append(samples[l.Model], traffic.PeerSample(h.Requests))
 		routes[l.Model] = append(routes[l.Model], Route{ID: l.Id, ListingID: l.ListingId, Revision: l.Revision,
 			PerOrg: l.Fare.CapScope == "per_org", BaseURL: l.Endpoint.BaseUrl})
 	}

@@ -90,11 +90,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 				c.Metrics.CacheHitRate = &hitRates[i]
 			}
 			cands, at = append(cands, c), append(at, i)
-			n := -1.0
-			if h.Requests != nil {
-				n = *h.Requests
-			}
-			samples = append(samples, n)
+			samples = append(samples, traffic.PeerSample(h.Requests))
 		}
 		traffic.BlendWithPeers(cands, samples)
 		shares := all[mi*n : (mi+1)*n : (mi+1)*n]

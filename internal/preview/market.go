@@ -185,22 +185,14 @@ func (m Market) BallotEntries(req election.Request, change Change) (election.Bal
 		b.Candidates = append(b.Candidates, c)
 		entries = append(entries, Entry{Listing: l, Fare: f})
 	}
-	blendWithPeers(b.Candidates, entries, func(e Entry) catalogue.Health { return e.Listing.Health })
-	return b, entries, subject
-}
-
-// blendWithPeers applies the section 4 blend of health with the model's
-// median (traffic.BlendWithPeers), as the reference gateway does with the
-// catalogue's figures, so the portal elects as routing does.
-func blendWithPeers[E any](cands []election.Candidate, entries []E, health func(E) catalogue.Health) {
-	samples := make([]float64, len(cands))
-	for i := range cands {
-		samples[i] = -1
-		if n := health(entries[i]).Requests; n != nil {
-			samples[i] = *n
-		}
+	// Health with little traffic starts as a typical peer (election spec
+	// section 4), as the reference gateway blends the catalogue's figures.
+	samples := make([]float64, len(entries))
+	for i, e := range entries {
+		samples[i] = traffic.PeerSample(e.Listing.Health.Requests)
 	}
-	traffic.BlendWithPeers(cands, samples)
+	traffic.BlendWithPeers(b.Candidates, samples)
+	return b, entries, subject
 }
 
 // Standing is where one listing stands in one election.

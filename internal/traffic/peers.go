@@ -59,6 +59,15 @@ func BlendWithPeers(cands []election.Candidate, samples []float64) {
 	blend(func(m *election.Metrics) **float64 { return &m.Throughput })
 }
 
+// PeerSample is a listing's n for BlendWithPeers from the requests its
+// health figures rest on: -1 (unknown) when nobody reported them.
+func PeerSample(requests *float64) float64 {
+	if requests == nil {
+		return -1
+	}
+	return *requests
+}
+
 // median is the middle value of values, or the mean of the two middle
 // ones; values is sorted in place.
 func median(values []float64) float64 {
