@@ -117,7 +117,7 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 // forgetDemandOf drops the cached demand of the models of recorded rows.
 func (s *Server) forgetDemandOf(demand []catalogue.Demand) {
 	for _, d := range demand {
-		s.forgetDemand(d.Model)
+		s.Projector.ForgetDemand(d.Model)
 	}
 }
 

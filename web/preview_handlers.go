@@ -17,7 +17,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -27,7 +27,7 @@ import (
 type previewControls struct {
 	mix    map[string]float64
 	text   map[string]string
-	custom *preview.Scenario
+	custom *projection.Scenario
 	form   templates.CustomScenario
 	focus  string
 }
@@ -62,7 +62,7 @@ func parsePreviewControls(c echo.Context, now time.Time) previewControls {
 	if err != nil || prompt <= 0 || prompt > 10_000_000 {
 		return ctl
 	}
-	sc := preview.Scenario{Key: "custom", PromptTokens: prompt, Streaming: ctl.form.Streaming}
+	sc := projection.Scenario{Key: "custom", PromptTokens: prompt, Streaming: ctl.form.Streaming}
 	sc.Workload, _ = election.ParseWorkload(ctl.form.Workload)
 	sc.Routing, _ = election.ParseMode(ctl.form.Routing)
 	for name := range requires {
@@ -83,38 +83,32 @@ func parsePreviewControls(c echo.Context, now time.Time) previewControls {
 
 // previewPanel computes the preview of fare f for listing l.
 func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ctl previewControls, formID, fragmentURL string) (templates.PreviewPanel, error) {
-	m, err := s.market(ctx, l.Model.ID)
-	if err != nil {
-		return templates.PreviewPanel{}, err
-	}
-	if m.Routing, err = s.routingState(ctx, l); err != nil {
-		return templates.PreviewPanel{}, err
-	}
 	// The model's real mix, as the gateway measured it, unless another one
 	// was typed (the fields post with every live update, showing the
 	// measured mix; one equal to it as shown is still the measured one).
-	d, err := s.demand(ctx, l.Model.Slug)
+	d, err := s.Projector.MeasuredDemand(ctx, l.Model.Slug)
 	if err != nil {
 		return templates.PreviewPanel{}, err
 	}
-	measured, total := preview.MixFromDemand(d)
-	mix, source := ctl.mix, "The mix is the one typed here (clear the fields for the measured one)."
+	ask := projection.Ask{Mix: ctl.mix, Custom: ctl.custom, Focus: ctl.focus}
+	source := "The mix is the one typed here (clear the fields for the measured one)."
 	switch {
-	case total > 0 && (len(ctl.mix) == 0 || sameMix(ctl.mix, measured)):
-		mix = measured
+	case d.Requests > 0 && (len(ctl.mix) == 0 || sameMix(ctl.mix, d.Mix)):
+		ask.Mix = nil
 		source = fmt.Sprintf("The mix is what the gateway measured for this model over the last %d days (%s requests); type another to try it.",
-			int(MixWindow.Hours()/24), templates.GroupThousands(strconv.FormatInt(total, 10)))
-	case total == 0 && len(ctl.mix) == 0:
+			int(projection.MixWindow.Hours()/24), templates.GroupThousands(strconv.FormatInt(d.Requests, 10)))
+	case d.Requests == 0 && len(ctl.mix) == 0:
 		source = "The gateway has measured no demand for this model yet: an even mix; type your own to try another."
 	}
 	// Each shape's prompt is the size the gateway measured for it, as
 	// routing elects it (a typed mix changes the weights, not the sizes).
-	prompts := preview.PromptsFromDemand(d)
-	if len(prompts) > 0 {
+	if len(d.Prompts) > 0 {
 		source += " Each workload's prompt is its measured average size."
 	}
-	res := preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: s.Now().UTC(),
-		Custom: ctl.custom, Mix: mix, Prompts: prompts, Kinds: preview.KindsFromDemand(d), Focus: ctl.focus})
+	res, err := s.Projector.Preview(ctx, l, f, ask)
+	if err != nil {
+		return templates.PreviewPanel{}, err
+	}
 	v := panelView(res, f, ctl, formID, fragmentURL, s.Now())
 	v.MixSource = source
 	return v, nil
@@ -138,9 +132,6 @@ func sameMix(typed, measured map[string]float64) bool {
 	}
 	return true
 }
-
-// MixWindow is how far back the preview's measured workload mix looks.
-const MixWindow = 7 * 24 * time.Hour
 
 // previewTarget is a listing the user may preview: their carrier's, or any
 // for staff.

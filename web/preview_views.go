@@ -10,14 +10,14 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
-	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/templates"
 )
 
-// The view builders of the preview panel: plain functions of a preview.Result.
+// The view builders of the preview panel: plain functions of a projection.Result.
 
 // panelView shapes a preview for the page.
-func panelView(res preview.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string, now time.Time) templates.PreviewPanel {
+func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string, now time.Time) templates.PreviewPanel {
 	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form}
 	if f == nil {
 		v.Error = "This listing has no fare yet: type one to preview it."
@@ -111,7 +111,7 @@ func effectiveHint(m *money.Micros) string {
 	return "routes at " + templates.Dollars(*m)
 }
 
-func scoreOrDash(c preview.Competitor) string {
+func scoreOrDash(c projection.Competitor) string {
 	if !c.Eligible {
 		return strings.Join(c.Excluded, ", ")
 	}
@@ -129,7 +129,7 @@ func shortScenario(name string) string {
 	return out
 }
 
-func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
+func scenarioRow(sc projection.ScenarioResult) templates.ScenarioRow {
 	m := sc.Mine
 	row := templates.ScenarioRow{Key: sc.Scenario.Key, Name: sc.Scenario.Name, Winner: orDash(sc.Winner)}
 	switch {
@@ -163,12 +163,12 @@ func scenarioRow(sc preview.ScenarioResult) templates.ScenarioRow {
 
 // displaceLine is the prices that lead an incumbent by more than the margin,
 // after lead (a sentence's start naming the margin with %.2f).
-func displaceLine(w preview.WinPlan, lead string) string {
+func displaceLine(w projection.WinPlan, lead string) string {
 	return fmt.Sprintf(lead+": x%s, input %s, output %s.", election.IncumbentMargin,
 		templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput))
 }
 
-func winRow(sc preview.ScenarioResult) templates.WinRow {
+func winRow(sc projection.ScenarioResult) templates.WinRow {
 	w := sc.Win
 	row := templates.WinRow{Scenario: sc.Scenario.Name}
 	if w.WinsNow && !sc.HolderIsMe && sc.Holder != "" {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,10 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
-	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -96,11 +94,6 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%d d", int(d.Hours()/24))
 }
 
-// market loads a model's listings with their capability verifications.
-func (s *Server) market(ctx context.Context, modelID int64) (preview.Market, error) {
-	return preview.LoadMarket(ctx, s.ListingReads, catalogue.ListingFilter{ModelID: modelID})
-}
-
 // addReviewPanels fills the parts of the filing page read beside the
 // filing: the impact on routing and the thread.
 func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *templates.FilingView) error {
@@ -134,34 +127,30 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 		}
 	}
 	if f.State == workflow.Submitted || f.State.Open() {
-		m, err := s.market(ctx, f.Model.ID)
+		change := projection.Change{ListingID: f.ListingID, Fare: f.Fare}
+		if f.IsPause() {
+			change = projection.Change{ListingID: f.ListingID, Status: f.TargetStatus}
+		}
+		now := s.Now().UTC()
+		// A fare with a time-of-day block ranks differently at peak and
+		// off-peak: show both, whatever the hour of review.
+		blocks := blockTimes(f, now)
+		at := []time.Time{now}
+		for _, b := range blocks {
+			at = append(at, b.at)
+		}
+		impact, err := s.Projector.ImpactOf(ctx, f.Model.ID, f.Model.Slug, change, at...)
 		if err != nil {
 			return err
 		}
-		// Elected as the carrier's preview elects: on the rates routing
-		// learned and each shape's holder, so the reviewer reads the
-		// scores the carrier saw before filing.
-		if i := slices.IndexFunc(m.Listings, func(l catalogue.Listing) bool { return l.ID == f.ListingID }); i >= 0 {
-			if m.Routing, err = s.routingState(ctx, &m.Listings[i]); err != nil {
-				return err
-			}
-		}
-		change := preview.Change{ListingID: f.ListingID, Fare: f.Fare}
-		if f.IsPause() {
-			change = preview.Change{ListingID: f.ListingID, Status: f.TargetStatus}
-		}
-		now := s.Now().UTC()
 		v.ImpactTitle = "Impact on routing, now (" + now.Format("Mon 15:04") + " UTC)"
-		names := carrierNames(&m)
-		for _, imp := range preview.Impact(m, f.Model.Slug, change, now) {
-			v.Impact = append(v.Impact, impactRow(imp, names))
+		for _, imp := range impact.Sets[0] {
+			v.Impact = append(v.Impact, impactRow(imp, impact.Names))
 		}
-		// A fare with a time-of-day block ranks differently at peak and
-		// off-peak: show both, whatever the hour of review.
-		for _, at := range blockTimes(f, now) {
-			set := templates.ImpactSet{Title: at.label + " (" + at.at.Format("Mon 15:04") + " UTC)"}
-			for _, imp := range preview.Impact(m, f.Model.Slug, change, at.at) {
-				set.Rows = append(set.Rows, impactRow(imp, names))
+		for i, b := range blocks {
+			set := templates.ImpactSet{Title: b.label + " (" + b.at.Format("Mon 15:04") + " UTC)"}
+			for _, imp := range impact.Sets[i+1] {
+				set.Rows = append(set.Rows, impactRow(imp, impact.Names))
 			}
 			v.ImpactSets = append(v.ImpactSets, set)
 		}
@@ -185,7 +174,7 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 	return nil
 }
 
-func standingText(st preview.Standing) (rank, score string) {
+func standingText(st projection.Standing) (rank, score string) {
 	switch {
 	case !st.OnBallot:
 		return "not listed", "—"
@@ -195,17 +184,7 @@ func standingText(st preview.Standing) (rank, score string) {
 	return fmt.Sprintf("%d of %d", st.Rank, st.Of), templates.Score(st.Score)
 }
 
-// carrierNames names a market's candidates by their carrier (L9: people
-// read "Nebula Inference", not "nebula/kimi-k2.5").
-func carrierNames(m *preview.Market) map[string]string {
-	names := map[string]string{}
-	for i := range m.Listings {
-		names[preview.CandidateID(&m.Listings[i])] = m.Listings[i].CarrierName
-	}
-	return names
-}
-
-func impactRow(imp preview.ScenarioImpact, names map[string]string) templates.ImpactRow {
+func impactRow(imp projection.ScenarioImpact, names map[string]string) templates.ImpactRow {
 	name := func(id string) string {
 		if n, ok := names[id]; ok {
 			return n

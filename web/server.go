@@ -27,6 +27,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/preflight"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/ratelimit"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/storefront"
@@ -91,6 +92,9 @@ type Server struct {
 	// Routing is the routing catalogue in memory: the catalogue, elect and
 	// API tokens answer from it without SQL.
 	Routing *routing.Keeper
+	// Projector projects listings' shares and keeps the traffic pages'
+	// reads: every page's projected figure comes from it.
+	Projector *projection.Projector
 	// Now is the one clock of the portal; tests move it without sleeping.
 	Now func() time.Time
 	Log *slog.Logger
@@ -111,23 +115,6 @@ type Server struct {
 	// Mail sends sign-up and reset links when AIRSIDE_SMTP_URL is set (nil:
 	// the pages show the links to pass on).
 	Mail mailer.Mailer
-	// demands are the models' measured workload mixes, reused a minute.
-	demands demandCache
-	// projections keep the past hours' projections that can no longer
-	// change (projectModels).
-	projections projectionCache
-	// histories keep the fare histories the projection reads, per
-	// routing revision.
-	histories histories
-	// hoursProjected counts the hours projectHours has projected (tests
-	// read it to tell a kept projection from one worked out again).
-	hoursProjected atomic.Int64
-	// metricCache keeps the traffic pages' rollup reads until new metrics.
-	metricCache metricCache
-	// metricPointsRead counts the points (an hour of a listing, or a
-	// total) the rollup reads behind metricCache have read (tests read it
-	// to tell a kept hour from one read again).
-	metricPointsRead atomic.Int64
 	// touched is when each API token's use was last recorded from here.
 	touchedMu  sync.Mutex
 	touched    map[int64]time.Time
@@ -183,6 +170,7 @@ type Services struct {
 	Publications Publications
 	Sessions     sessionRecords
 	Routing      *routing.Keeper
+	Projector    *projection.Projector
 	Accounts     *account.Service
 	Self         *account.SelfService
 	AlertEmails  *account.AlertEmails
@@ -218,6 +206,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		AlertReads:      svc.Reads,
 		Publications:    svc.Publications,
 		Routing:         svc.Routing,
+		Projector:       svc.Projector,
 		Accounts:        svc.Accounts,
 		Self:            svc.Self,
 		AlertEmails:     svc.AlertEmails,
@@ -246,7 +235,7 @@ func New(svc Services, log *slog.Logger) *Server {
 	if s.Metrics != nil && s.Metrics.Inbox != nil && s.Metrics.Inbox.Folded == nil {
 		s.Metrics.Inbox.Folded = func(res catalogue.Folded) {
 			for _, m := range res.Models {
-				s.forgetDemand(m)
+				s.Projector.ForgetDemand(m)
 			}
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
-	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -115,20 +115,14 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	}
 	var d trafficData
 	var err error
-	if d.hours, err = splitMetrics(s, "hourly", ids, since, until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
-		return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
-	}, mergeHourly); err != nil {
+	if d.hours, err = s.Projector.Hourly(ctx, ids, since, until); err != nil {
 		return d, err
 	}
 	switch need {
 	case modelByHour:
-		d.models, err = splitMetrics(s, "model-hours", modelIDs, since, until, modelHourPoints, func(from, to time.Time) (map[int64]map[time.Time]int64, error) {
-			return s.TrafficReads.ModelTraffic(ctx, modelIDs, from, to)
-		}, mergeModelHours)
+		d.models, err = s.Projector.ModelHours(ctx, modelIDs, since, until)
 	case modelTotal:
-		d.modelTotals, err = splitMetrics(s, "model-totals", modelIDs, since, until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
-			return s.TrafficReads.ModelTotals(ctx, modelIDs, from, to)
-		}, mergeTotals)
+		d.modelTotals, err = s.Projector.ModelTotals(ctx, modelIDs, since, until)
 	}
 	if err != nil {
 		return d, err
@@ -204,7 +198,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 }
 
 // demandMixes is the measured workload mix of each model the listings are
-// of, over MixWindow (models with no demand measured are left out).
+// of, over projection.MixWindow (models with no demand measured are left out).
 func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) ([]templates.MixRow, error) {
 	var rows []templates.MixRow
 	seen := map[string]bool{}
@@ -213,11 +207,11 @@ func (s *Server) demandMixes(ctx context.Context, listings []catalogue.Listing) 
 			continue
 		}
 		seen[l.Model.Slug] = true
-		d, err := s.demand(ctx, l.Model.Slug)
+		d, err := s.Projector.MeasuredDemand(ctx, l.Model.Slug)
 		if err != nil {
 			return nil, err
 		}
-		mix, total := preview.MixFromDemand(d)
+		mix, total := d.Mix, d.Requests
 		if total == 0 {
 			continue
 		}
@@ -244,7 +238,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	past, projects, err := s.projectPast(ctx, l, since, until)
+	past, projects, err := s.Projector.ListingHours(ctx, l, since, until)
 	if err != nil {
 		return err
 	}
@@ -262,8 +256,9 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	if projects {
 		// Beside what routing served: what the preview projected from what
 		// was in force hour by hour, weighed as the model's requests came.
-		if then, any := past.over(since, until); any {
-			v.Gap = shareGapView(then, past.hours[0], data.hours[l.ID], data.models[l.Model.ID], past.cappedSince(past.hours[0]))
+		if then, any := past.Over(since, until); any {
+			first := past.Hours()[0]
+			v.Gap = shareGapView(then, first, data.hours[l.ID], data.models[l.Model.ID], past.CappedSince(first))
 		}
 	}
 	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)
@@ -357,18 +352,14 @@ func (s *Server) handleOperations(c echo.Context) error {
 		ids = append(ids, l.ID)
 	}
 	data := trafficData{modelTotals: map[int64]int64{}}
-	if data.listingTotals, err = splitMetrics(s, "listing-totals", ids, until.Add(-24*time.Hour), until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
-		return s.TrafficReads.ListingTotals(ctx, ids, from, to)
-	}, mergeTotals); err != nil {
+	if data.listingTotals, err = s.Projector.ListingTotals(ctx, ids, until.Add(-24*time.Hour), until); err != nil {
 		return err
 	}
 	// Every listing is here, so each model's total is its listings' sum.
 	for _, l := range listings {
 		data.modelTotals[l.Model.ID] += data.listingTotals[l.ID]
 	}
-	if data.hours, err = splitMetrics(s, "hourly", ids, until.Add(-incidentHours), until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
-		return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
-	}, mergeHourly); err != nil {
+	if data.hours, err = s.Projector.Hourly(ctx, ids, until.Add(-incidentHours), until); err != nil {
 		return err
 	}
 	waiting, err := s.FilingReads.FindFilings(ctx, workflow.FilingFilter{States: []workflow.State{workflow.Submitted}})
@@ -409,10 +400,10 @@ func (s *Server) handleOperations(c echo.Context) error {
 //
 // Beside each, the share the preview projected for the same weeks from
 // what was in force hour by hour, for a change whose week before is within
-// ProjectionReach ("–" for older ones): from the page's own projection when
+// projection.Reach ("–" for older ones): from the page's own projection when
 // it reaches back far enough (past), else projected from the earliest such
 // week on.
-func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, history []earnings.FareSpan, past pastProjection) ([]templates.FareChangeRow, error) {
+func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, history []earnings.FareSpan, past projection.Past) ([]templates.FareChangeRow, error) {
 	now := s.Now().UTC()
 	const week = 7 * 24 * time.Hour
 	var changes []earnings.FareSpan
@@ -429,7 +420,7 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 		return nil, err
 	}
 	until := now.Add(time.Hour)
-	reach := until.Add(-ProjectionReach).Truncate(time.Hour)
+	reach := until.Add(-projection.Reach).Truncate(time.Hour)
 	var from time.Time // the first hour a projection is needed from
 	for _, f := range changes {
 		if start := f.From.Add(-week).Truncate(time.Hour); !start.Before(reach) && (from.IsZero() || start.Before(from)) {
@@ -437,9 +428,9 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 		}
 	}
 	projected := past
-	if !from.IsZero() && (len(past.hours) == 0 || past.hours[0].After(from)) {
+	if hours := past.Hours(); !from.IsZero() && (len(hours) == 0 || hours[0].After(from)) {
 		var ok bool
-		if projected, ok, err = s.projectPast(ctx, l, from, until); err != nil {
+		if projected, ok, err = s.Projector.ListingHours(ctx, l, from, until); err != nil {
 			return nil, err
 		} else if !ok {
 			from = time.Time{}
@@ -452,10 +443,10 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 		row := templates.FareChangeRow{When: f.From.Format("2006-01-02 15:04"), Fare: "input $" + f.Fare.Input.String() + ", output $" + f.Fare.Output.String(),
 			Before: templates.Share(before), After: templates.Share(after), ProjectedBefore: "–", ProjectedAfter: "–"}
 		if !from.IsZero() && !f.From.Add(-week).Truncate(time.Hour).Before(from) {
-			if p, any := projected.over(f.From.Add(-week), f.From); any {
+			if p, any := projected.Over(f.From.Add(-week), f.From); any {
 				row.ProjectedBefore = templates.Share(p.Total)
 			}
-			if p, any := projected.over(f.From, f.From.Add(week)); any {
+			if p, any := projected.Over(f.From, f.From.Add(week)); any {
 				row.ProjectedAfter = templates.Share(p.Total)
 			}
 		}
@@ -472,22 +463,32 @@ func (s *Server) fareChangeEffects(ctx context.Context, l *catalogue.Listing, hi
 // from past), weighed by the model's measured workload mix (an even one
 // without demand measured), and the words saying which mix; ok is false for
 // a listing not in service.
-func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing, past pastProjection) (preview.Share, bool, string, error) {
-	d, err := s.demand(ctx, l.Model.Slug)
-	if err != nil {
-		return preview.Share{}, false, "", err
+func (s *Server) projectedShare(ctx context.Context, l *catalogue.Listing, past projection.Past) (projection.Share, bool, string, error) {
+	now, err := s.Projector.ShareNow(ctx, l, past)
+	if err != nil || !now.OK {
+		return projection.Share{}, false, "", err
 	}
-	mix, total := preview.MixFromDemand(d)
 	said := "assuming an even mix of the four workloads (the gateway has reported no demand for this model in the last 7 days)"
-	if total > 0 {
+	if now.Requests > 0 {
 		var parts []string
 		for _, k := range mixKeys {
-			parts = append(parts, strings.ToLower(k.label)+" "+templates.WholePct(100*mix[k.key]/float64(total)))
+			parts = append(parts, strings.ToLower(k.label)+" "+templates.WholePct(100*now.Mix[k.key]/float64(now.Requests)))
 		}
 		said = "weighed by the model's workload mix the gateway measured over the last 7 days (" + strings.Join(parts, ", ") + ")"
-	} else {
-		mix = nil
 	}
-	share, ok, err := s.projectNow(ctx, l, past, mix, preview.PromptsFromDemand(d), preview.KindsFromDemand(d))
-	return share, ok, said, err
+	return now.Share, true, said, nil
+}
+
+// projectedShares is each listing's projected share over since to until,
+// as a page shows it (Projector.Shares).
+func (s *Server) projectedShares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]string, error) {
+	shares, err := s.Projector.Shares(ctx, listings, since, until)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(shares))
+	for id, sh := range shares {
+		out[id] = templates.Share(sh.Total)
+	}
+	return out, nil
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/money"
-	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/routing"
-	"github.com/airside/airside/internal/traffic"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -130,7 +129,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 }
 
 func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData,
-	past pastProjection) templates.ListingTrafficView {
+	past projection.Past) templates.ListingTrafficView {
 	period := g.Period
 	v := templates.ListingTrafficView{Page: page, Title: l.Model.Name + " · " + l.CarrierName, ListingURL: fmt.Sprintf("/listings/%d", l.ID),
 		TrafficURL: fmt.Sprintf("/traffic?carrier=%s&tz=%d", l.CarrierSlug, tz), Window: windowText(g, since, until),
@@ -154,7 +153,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			shares[i] = 100 * s
 		}
 		projectedText, gapText := "–", "–"
-		if then, ok := past.over(p.Start, g.Next(p.Start)); ok {
+		if then, ok := past.Over(p.Start, g.Next(p.Start)); ok {
 			projected[i] = 100 * then.Total
 			projectedText = templates.Share(then.Total)
 			if s := p.Share(); s >= 0 {
@@ -304,22 +303,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 	for _, f := range waiting {
 		waitingOf[f.ListingID] = f
 	}
-	wins := map[string][]string{} // candidate id -> scenario names won
-	models := map[string]bool{}
-	for _, l := range listings {
-		models[l.Model.Slug] = true
-	}
-	// On the snapshot's compiled ballots, as the gateway's winner-only
-	// elections run (building each model's ballot again was a quarter of
-	// the page at 500 listings).
-	for slug := range models {
-		for _, sc := range preview.StandardScenarios() {
-			req := sc.Request(slug, now)
-			if id, _, ok := snap.Winner(&req, nil); ok && id != "" {
-				wins[id] = append(wins[id], sc.Name)
-			}
-		}
-	}
+	wins := projection.WinsNow(snap, listings, now) // listing id -> scenario names won
 	type row struct {
 		templates.OperationsRow
 		share, uptime float64
@@ -346,7 +330,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		}
 		modelReq := d.modelTotals[l.Model.ID]
 		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
-			Status: l.Status.Label(), Wins: strings.Join(wins[preview.CandidateID(&l)], ", "), Requests: templates.Count(requests)},
+			Status: l.Status.Label(), Wins: strings.Join(wins[l.ID], ", "), Requests: templates.Count(requests)},
 			share: -1, uptime: -1, requests: requests}
 		if modelReq > 0 {
 			r.share = float64(requests) / float64(modelReq)
@@ -463,31 +447,13 @@ func speedText(tps float64) string {
 }
 
 // shareGapView sets the projected share beside the one routing served in
-// the hours, with the causes of the difference (internal/traffic says how
-// they split); model are the model's requests by hour over the same period.
-func shareGapView(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped int64) *templates.ShareGapView {
-	c := traffic.ShareCounts{}
-	for _, h := range hours {
-		if h.Hour.Before(from) {
-			continue
-		}
-		c.Requests += h.Requests
-		c.Routed, c.Pinned, c.Exploration, c.Fallback = c.Routed+h.Routed, c.Pinned+h.Pinned, c.Exploration+h.Exploration, c.Fallback+h.Fallback
-		c.Failed += h.Errors + h.ClientErrors
-		c.Capped += h.Capped
-		c.RateLimited += h.RateLimited
-	}
-	for h, n := range model {
-		if !h.Before(from) {
-			c.ModelRequests += n
-		}
-	}
-	c.OthersCapped = max(0, modelCapped-c.Capped)
-	g := traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c)
+// the hours, with the causes of the difference (projection.Gap); model are the model's requests by hour over the same period.
+func shareGapView(projected projection.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped int64) *templates.ShareGapView {
+	g, modelRequests := projection.Gap(projected, from, hours, model, modelCapped)
 	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
 	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap),
 		Since: from.Format("2006-01-02 15:04 UTC")}
-	if c.ModelRequests == 0 {
+	if modelRequests == 0 {
 		v.Measured = "– (no requests for the model in this period)"
 	}
 	for _, cause := range g.Named(1) {

@@ -123,6 +123,25 @@ func TestWebDependsOnServicesNotTheStore(t *testing.T) {
 	}
 }
 
+// TestPagesAskTheProjector: every projected figure a page shows comes from
+// internal/projection (one Projector, built in cmd/airside/wire), so web's
+// own code never calls the preview engine or the traffic rules itself:
+// two ways of projecting would be two numbers for one label.
+func TestPagesAskTheProjector(t *testing.T) {
+	p, err := build.ImportDir(filepath.Join("../..", "web"), build.ImportComment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Imports, module+"/internal/projection") {
+		t.Fatalf("web does not import internal/projection: the check is broken (imports %v)", p.Imports)
+	}
+	for _, engine := range []string{"/internal/preview", "/internal/traffic"} {
+		if slices.Contains(p.Imports, module+engine) {
+			t.Errorf("web imports %s: ask the Projector (internal/projection) for the figure instead", module+engine)
+		}
+	}
+}
+
 // TestOpenAIClientsComeFromCarrierclient: openai.NewClient reads the
 // operator's OPENAI_* environment (organisation, project, custom headers)
 // into every call, so a client for a carrier or a gateway is built by

@@ -24,6 +24,7 @@ import (
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/preflight"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
@@ -112,6 +113,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Publications: st,
 		Sessions:     st,
 		Routing:      keeper,
+		Projector:    projection.New(st, keeper, now),
 		Accounts:     &account.Service{Store: st, Now: now},
 		Self:         &account.SelfService{Store: st, Now: now},
 		AlertEmails:  &account.AlertEmails{Store: st},

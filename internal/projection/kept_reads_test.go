@@ -1,4 +1,4 @@
-package web
+package projection
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 	st, ids := twoListingsOfAModel(t)
 	now := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour).Add(40 * time.Minute)
 	h := now.Truncate(time.Hour)
-	s := &Server{TrafficReads: st, Now: func() time.Time { return now }}
+	s := New(st, nil, func() time.Time { return now })
 	record := func(source string, minutes ...int) {
 		t.Helper()
 		var batch []catalogue.Bucket
@@ -39,8 +39,8 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 	}
 	read := func(step string) int64 {
 		t.Helper()
-		before := s.metricPointsRead.Load()
-		got, err := s.requestsByMinute(ctx, ids, h)
+		before := s.PointsRead()
+		got, err := s.RequestsByMinute(ctx, ids, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Errorf("%s: kept minutes %v, the store's %v", step, got, want)
 		}
-		return s.metricPointsRead.Load() - before
+		return s.PointsRead() - before
 	}
 	var first []int
 	for m := range 30 {
@@ -98,7 +98,7 @@ func TestFareHistoriesAreKeptPerRevision(t *testing.T) {
 		}
 	}
 	publish(ids[0], 500000) // orbit has no fare yet
-	s := &Server{TrafficReads: st, Now: time.Now}
+	s := New(st, nil, time.Now)
 	read := func(revision int64) (map[int64][]earnings.FareSpan, int64) {
 		t.Helper()
 		before := st.Statements()

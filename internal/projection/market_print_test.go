@@ -1,4 +1,4 @@
-package web
+package projection
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package web
+package projection
 
 import (
 	"context"
@@ -15,12 +15,11 @@ import (
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/traffic"
-	"github.com/airside/airside/templates"
 )
 
-// ProjectionReach is how far back a traffic page projects, hour by hour,
+// Reach is how far back a traffic page projects, hour by hour,
 // what the preview would have said.
-const ProjectionReach = 31 * 24 * time.Hour
+const Reach = 31 * 24 * time.Hour
 
 // frozenAfter is the age past which an hour's projection can no longer
 // change: the portal refuses metrics and demand older than
@@ -29,11 +28,11 @@ const ProjectionReach = 31 * 24 * time.Hour
 // they read (marketPrint), and kept.
 const frozenAfter = catalogue.MaxBucketAge + time.Hour
 
-// pastProjection is, for one listing, the share the preview projected in
+// Past is, for one listing, the share the preview projected in
 // each past hour from what was then in force, and its model's requests and
 // requests turned away at caps in that hour: the projection a traffic page
 // sets beside the measured share.
-type pastProjection struct {
+type Past struct {
 	hours    []time.Time
 	shares   []preview.Share
 	requests []int64
@@ -52,7 +51,7 @@ type projectionEnd struct {
 
 // over is the projection weighed by the model's requests over the hours
 // from since (inclusive) to until (exclusive).
-func (p pastProjection) over(since, until time.Time) (preview.Share, bool) {
+func (p Past) Over(since, until time.Time) (preview.Share, bool) {
 	var w preview.ShareWeigher
 	for i, h := range p.hours {
 		if !h.Before(since) && h.Before(until) {
@@ -63,7 +62,7 @@ func (p pastProjection) over(since, until time.Time) (preview.Share, bool) {
 }
 
 // cappedSince sums what the model's caps turned away from the hour from on.
-func (p pastProjection) cappedSince(from time.Time) int64 {
+func (p Past) CappedSince(from time.Time) int64 {
 	var n int64
 	for i, h := range p.hours {
 		if !h.Before(from) {
@@ -86,12 +85,12 @@ type modelProjection struct {
 
 // of is one listing's part of the projection (ok false for a listing the
 // model's market does not hold).
-func (m modelProjection) of(id int64) (pastProjection, bool) {
+func (m modelProjection) of(id int64) (Past, bool) {
 	i := slices.Index(m.listings, id)
 	if i < 0 {
-		return pastProjection{}, false
+		return Past{}, false
 	}
-	p := pastProjection{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours)), end: m.end}
+	p := Past{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours)), end: m.end}
 	for h := range m.hours {
 		p.shares[h] = m.shares[h][i]
 	}
@@ -197,39 +196,39 @@ func (c *projectionCache) entry(k projectionKey) *frozenProjection {
 	return e
 }
 
-// projectPast is the listing's projection hour by hour from since to until
+// ListingHours is the listing's projection hour by hour from since to until
 // (projectModels says how); ok is false for a listing routing does not
 // know.
-func (s *Server) projectPast(ctx context.Context, l *catalogue.Listing, since, until time.Time) (pastProjection, bool, error) {
-	models, err := s.projectModels(ctx, []string{l.Model.Slug}, since, until)
+func (pj *Projector) ListingHours(ctx context.Context, l *catalogue.Listing, since, until time.Time) (Past, bool, error) {
+	models, err := pj.projectModels(ctx, []string{l.Model.Slug}, since, until)
 	if err != nil {
-		return pastProjection{}, false, err
+		return Past{}, false, err
 	}
 	m, ok := models[l.Model.Slug]
 	if !ok {
-		return pastProjection{}, false, nil
+		return Past{}, false, nil
 	}
 	p, ok := m.of(l.ID)
 	return p, ok, nil
 }
 
-// projectedShares is, for each listing, the share the preview projects
+// Shares is, for each listing, the share the preview projects
 // over since to until from what was in force hour by hour, as a page shows
 // it; a listing routing does not know, or whose model had no requests, has
 // none.
-func (s *Server) projectedShares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]string, error) {
+func (pj *Projector) Shares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]preview.Share, error) {
 	var models []string
 	for _, l := range listings {
 		models = append(models, l.Model.Slug)
 	}
-	projections, err := s.projectModels(ctx, models, since, until)
+	projections, err := pj.projectModels(ctx, models, since, until)
 	if err != nil {
 		return nil, err
 	}
-	out := map[int64]string{}
+	out := map[int64]preview.Share{}
 	for _, l := range listings {
 		if share, any := projections[l.Model.Slug].shareOver(l.ID, since, until); any {
-			out[l.ID] = templates.Share(share.Total)
+			out[l.ID] = share
 		}
 	}
 	return out, nil
@@ -237,7 +236,7 @@ func (s *Server) projectedShares(ctx context.Context, listings []catalogue.Listi
 
 // shareOver is the listing's projection weighed by the model's requests
 // over the hours from since (inclusive) to until (exclusive), as
-// pastProjection.over, read in place (a page of every listing reads a
+// Past.over, read in place (a page of every listing reads a
 // month of hours per model).
 func (m modelProjection) shareOver(id int64, since, until time.Time) (preview.Share, bool) {
 	i := slices.Index(m.listings, id)
@@ -254,7 +253,7 @@ func (m modelProjection) shareOver(id int64, since, until time.Time) (preview.Sh
 }
 
 // projectModels rebuilds, for every hour from since to until (at most
-// ProjectionReach back from until), what was in force for each model
+// Reach back from until), what was in force for each model
 // (every listing's published fare and health, the hour's workload mix and
 // prompt sizes, the rates routing had learned) and projects every
 // listing's share of each hour as the preview would have
@@ -262,16 +261,16 @@ func (m modelProjection) shareOver(id int64, since, until time.Time) (preview.Sh
 // projected in parts, before and after, each weighed by the model's
 // requests in it. Hours older than frozenAfter come from projectionCache.
 // A model routing does not know is left out.
-func (s *Server) projectModels(ctx context.Context, models []string, since, until time.Time) (map[string]modelProjection, error) {
-	snap, err := s.Routing.Current(ctx)
+func (pj *Projector) projectModels(ctx context.Context, models []string, since, until time.Time) (map[string]modelProjection, error) {
+	snap, err := pj.Routing.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	since, until = since.UTC().Truncate(time.Hour), until.UTC()
-	if reach := until.Add(-ProjectionReach).Truncate(time.Hour); since.Before(reach) {
+	if reach := until.Add(-Reach).Truncate(time.Hour); since.Before(reach) {
 		since = reach
 	}
-	frozen := s.Now().UTC().Add(-frozenAfter).Truncate(time.Hour)
+	frozen := pj.Now().UTC().Add(-frozenAfter).Truncate(time.Hour)
 	if frozen.Before(since) {
 		frozen = since
 	}
@@ -279,10 +278,10 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		frozen = last
 	}
 
-	now := s.Now()
+	now := pj.Now()
 	// The live hours' projection is kept per model (liveKey): a view after
 	// no new metrics reads nothing for the model.
-	live := liveKey{from: frozen, last: until.Add(-time.Nanosecond).Truncate(time.Hour), revision: snap.Revision, metrics: s.TrafficReads.MetricsWritten()}
+	live := liveKey{from: frozen, last: until.Add(-time.Nanosecond).Truncate(time.Hour), revision: snap.Revision, metrics: pj.Reads.MetricsWritten()}
 	type work struct {
 		market preview.Market
 		entry  *frozenProjection
@@ -312,7 +311,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			w.market.Listings[i] = ml
 			w.market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
 		}
-		w.entry = s.projections.entry(projectionKey{model: model, since: since, market: marketPrint(w.market)})
+		w.entry = pj.projections.entry(projectionKey{model: model, since: since, market: marketPrint(w.market)})
 		w.entry.mu.Lock()
 		defer w.entry.mu.Unlock()
 		w.from = w.entry.through
@@ -329,7 +328,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		}
 		first := w.from
 		if !w.from.Before(frozen) {
-			if w.redo = s.liveRedo(w.entry, live, now); !w.redo.IsZero() {
+			if w.redo = pj.liveRedo(w.entry, live, now); !w.redo.IsZero() {
 				first = w.redo
 			}
 		}
@@ -355,13 +354,13 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 		// read the day before it.
 		// Kept as the traffic pages keep their reads (splitMetrics): after
 		// a batch of the minute under way only that hour is read again.
-		if hourly, err = splitMetrics(s, "hourly", ids, readFrom.Add(-24*time.Hour), until, hourlyPoints,
+		if hourly, err = splitMetrics(pj, "hourly", ids, readFrom.Add(-24*time.Hour), until, hourlyPoints,
 			func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
-				return s.TrafficReads.HourlyTraffic(ctx, ids, from, to)
+				return pj.Reads.HourlyTraffic(ctx, ids, from, to)
 			}, mergeHourly); err != nil {
 			return nil, err
 		}
-		if history, err = s.fareHistories(ctx, snap.Revision, ids); err != nil {
+		if history, err = pj.fareHistories(ctx, snap.Revision, ids); err != nil {
 			return nil, err
 		}
 		var projected []string
@@ -370,7 +369,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 				projected = append(projected, model)
 			}
 		}
-		if demand, err = s.TrafficReads.DemandByHour(ctx, projected, projectFrom, until, election.CachePromptTokens); err != nil {
+		if demand, err = pj.Reads.DemandByHour(ctx, projected, projectFrom, until, election.CachePromptTokens); err != nil {
 			return nil, err
 		}
 	}
@@ -386,7 +385,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			continue
 		}
 		if w.from.Before(frozen) {
-			part, _, err := s.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
+			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
 			if err != nil {
 				return nil, err
 			}
@@ -404,7 +403,7 @@ func (s *Server) projectModels(ctx context.Context, models []string, since, unti
 			liveProj.append(w.entry.live.prefix(k))
 			liveHolders = append(liveHolders, w.entry.liveHolders[:k]...)
 		}
-		hours, starts, err := s.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], holders)
+		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], holders)
 		if err != nil {
 			return nil, err
 		}
@@ -432,8 +431,8 @@ type histories struct {
 
 // fareHistories is the store's FareHistory of the listings, kept per
 // revision (histories). Readers never change what it returns.
-func (s *Server) fareHistories(ctx context.Context, revision int64, ids []int64) (map[int64][]earnings.FareSpan, error) {
-	c := &s.histories
+func (pj *Projector) fareHistories(ctx context.Context, revision int64, ids []int64) (map[int64][]earnings.FareSpan, error) {
+	c := &pj.histories
 	out := make(map[int64][]earnings.FareSpan, len(ids))
 	var missing []int64
 	c.mu.Lock()
@@ -451,7 +450,7 @@ func (s *Server) fareHistories(ctx context.Context, revision int64, ids []int64)
 	if len(missing) == 0 {
 		return out, nil
 	}
-	read, err := s.TrafficReads.FareHistory(ctx, missing)
+	read, err := pj.Reads.FareHistory(ctx, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -471,13 +470,13 @@ func (s *Server) fareHistories(ctx context.Context, revision int64, ids []int64)
 // its live projection, when that projection is otherwise current (the
 // same hours and revision, younger than liveFor) and the hour is one of
 // its hours after the first; zero to project every live hour.
-func (s *Server) liveRedo(e *frozenProjection, k liveKey, now time.Time) time.Time {
+func (pj *Projector) liveRedo(e *frozenProjection, k liveKey, now time.Time) time.Time {
 	kept := e.liveKey
 	if kept.from != k.from || kept.last != k.last || kept.revision != k.revision || e.liveAt.IsZero() || !keptFresh(e.liveAt, now, liveFor) ||
 		len(e.liveHolders) != len(e.live.hours) {
 		return time.Time{}
 	}
-	touched, ok := s.TrafficReads.MetricsTouchedSince(kept.metrics)
+	touched, ok := pj.Reads.MetricsTouchedSince(kept.metrics)
 	if !ok || touched.IsZero() {
 		return time.Time{}
 	}
@@ -498,7 +497,7 @@ func (m modelProjection) prefix(k int) modelProjection {
 // projectHours projects the model's hours from since to until, from the
 // holders given (updated to those after the last hour), and returns the
 // holders at the start of each hour.
-func (s *Server) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
+func (pj *Projector) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
 	holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
@@ -543,7 +542,7 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 			}
 		}
 		learned := traffic.Learn(learnedHours, h.Add(-time.Second))
-		splits, weights, err := s.hourSplits(ctx, ids, h, changes[h])
+		splits, weights, err := pj.hourSplits(ctx, ids, h, changes[h])
 		if err != nil {
 			return p, nil, err
 		}
@@ -581,19 +580,19 @@ func (s *Server) projectHours(ctx context.Context, market preview.Market, model 
 		}
 		first = last
 	}
-	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, minTime(until, s.Now()))}
-	s.hoursProjected.Add(int64(len(p.hours)))
+	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, minTime(until, pj.Now()))}
+	pj.hoursProjected.Add(int64(len(p.hours)))
 	return p, starts, nil
 }
 
-// routingState is where routing stands for the listing's model now, as the
+// RoutingState is where routing stands for the listing's model now, as the
 // traffic pages project it: the rates learned and each shape's holder at
 // the end of the projection of the listing traffic page's default window.
 // The fare preview elects on it, so a published fare previews as the
 // traffic page projects it now. Nil for a model routing does not know.
-func (s *Server) routingState(ctx context.Context, l *catalogue.Listing) (*preview.RoutingState, error) {
-	since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: earnings.Offset(0)}.Window(s.Now())
-	past, ok, err := s.projectPast(ctx, l, since, until)
+func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*preview.RoutingState, error) {
+	since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: earnings.Offset(0)}.Window(pj.Now())
+	past, ok, err := pj.ListingHours(ctx, l, since, until)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -607,9 +606,9 @@ func (s *Server) routingState(ctx context.Context, l *catalogue.Listing) (*previ
 // (mix nil: even) and the kinds of its requests, the rates routing has learned, and each shape's holder
 // where the projection of the hours before left it (past.end). ok is false
 // for a listing not on the model's ballot now.
-func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past pastProjection, mix map[string]float64, prompts map[string]int64,
+func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past Past, mix map[string]float64, prompts map[string]int64,
 	kinds map[string][]preview.Kind) (preview.Share, bool, error) {
-	snap, err := s.Routing.Current(ctx)
+	snap, err := pj.Routing.Current(ctx)
 	if err != nil {
 		return preview.Share{}, false, err
 	}
@@ -627,7 +626,7 @@ func (s *Server) projectNow(ctx context.Context, l *catalogue.Listing, past past
 			fares[ml.ID] = ml.Published
 		}
 	}
-	moment := preview.Moment{At: s.Now(), Fares: fares, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: past.end.learned}
+	moment := preview.Moment{At: pj.Now(), Fares: fares, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: past.end.learned}
 	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
 	return shares[0][at], true, nil
 }
@@ -655,7 +654,7 @@ type hourPart struct {
 // hourSplits cuts the hour h at the fare publications within it: the start
 // of each part and its weight, the model's requests in it as the minute
 // buckets count them (kept about a day), else its length.
-func (s *Server) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, error) {
+func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, error) {
 	if len(changes) == 0 {
 		return []time.Time{h}, []float64{1}, nil
 	}
@@ -663,7 +662,7 @@ func (s *Server) hourSplits(ctx context.Context, ids []int64, h time.Time, chang
 	slices.SortFunc(starts, time.Time.Compare)
 	starts = slices.CompactFunc(starts, time.Time.Equal)
 	ends := append(starts[1:len(starts):len(starts)], h.Add(time.Hour))
-	minutes, err := s.requestsByMinute(ctx, ids, h)
+	minutes, err := pj.RequestsByMinute(ctx, ids, h)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -715,4 +714,39 @@ func marketPrint(m preview.Market) uint64 {
 		h.Write([]byte{'\n'})
 	}
 	return h.Sum64()
+}
+
+// Hours are the hours the projection covers, oldest first (shared: read
+// only).
+func (p Past) Hours() []time.Time { return p.hours }
+
+// NowShare is the share the preview projects for a listing with what is in
+// force now, and the workload mix it was weighed by.
+type NowShare struct {
+	Share preview.Share
+	// OK is false for a listing not on its model's ballot now.
+	OK bool
+	// Mix is the model's workload mix the gateway measured over MixWindow
+	// (requests by workload key) and Requests their sum; Mix is nil and the
+	// mix even when Requests is 0.
+	Mix      map[string]float64
+	Requests int64
+}
+
+// ShareNow is the share the preview projects for the listing with what is
+// in force now (projectNow: the rule of every past hour, carried on from
+// past), weighed by the model's measured workload mix (an even one without
+// demand measured).
+func (pj *Projector) ShareNow(ctx context.Context, l *catalogue.Listing, past Past) (NowShare, error) {
+	d, err := pj.Demand(ctx, l.Model.Slug)
+	if err != nil {
+		return NowShare{}, err
+	}
+	var out NowShare
+	out.Mix, out.Requests = preview.MixFromDemand(d)
+	if out.Requests == 0 {
+		out.Mix = nil
+	}
+	out.Share, out.OK, err = pj.projectNow(ctx, l, past, out.Mix, preview.PromptsFromDemand(d), preview.KindsFromDemand(d))
+	return out, err
 }

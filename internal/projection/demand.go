@@ -1,4 +1,4 @@
-package web
+package projection
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 )
+
+// MixWindow is how far back a model's measured workload mix looks.
+const MixWindow = 7 * 24 * time.Hour
 
 // demandFresh is how long a model's measured workload mix is reused: it is a
 // week of demand, which a minute more or less does not move, and reading it
@@ -28,33 +31,33 @@ type demandEntry struct {
 	shapes map[string]catalogue.WorkloadDemand
 }
 
-// demand is the model's workload demand over the last MixWindow, read at
+// Demand is the model's workload demand over the last MixWindow, read at
 // most once every demandFresh per process. The map is shared: callers only
 // read it.
-func (s *Server) demand(ctx context.Context, model string) (map[string]catalogue.WorkloadDemand, error) {
-	now := s.Now()
-	s.demands.mu.Lock()
-	e, ok := s.demands.models[model]
-	s.demands.mu.Unlock()
+func (pj *Projector) Demand(ctx context.Context, model string) (map[string]catalogue.WorkloadDemand, error) {
+	now := pj.Now()
+	pj.demands.mu.Lock()
+	e, ok := pj.demands.models[model]
+	pj.demands.mu.Unlock()
 	if ok && keptFresh(e.at, now, demandFresh) {
 		return e.shapes, nil
 	}
-	shapes, err := s.TrafficReads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
+	shapes, err := pj.Reads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
 	if err != nil {
 		return nil, err
 	}
-	s.demands.mu.Lock()
-	if s.demands.models == nil {
-		s.demands.models = map[string]demandEntry{}
+	pj.demands.mu.Lock()
+	if pj.demands.models == nil {
+		pj.demands.models = map[string]demandEntry{}
 	}
-	s.demands.models[model] = demandEntry{at: now, shapes: shapes}
-	s.demands.mu.Unlock()
+	pj.demands.models[model] = demandEntry{at: now, shapes: shapes}
+	pj.demands.mu.Unlock()
 	return shapes, nil
 }
 
-// forgetDemand drops a model's cached demand: new demand was recorded.
-func (s *Server) forgetDemand(model string) {
-	s.demands.mu.Lock()
-	delete(s.demands.models, model)
-	s.demands.mu.Unlock()
+// ForgetDemand drops a model's cached demand: new demand was recorded.
+func (pj *Projector) ForgetDemand(model string) {
+	pj.demands.mu.Lock()
+	delete(pj.demands.models, model)
+	pj.demands.mu.Unlock()
 }

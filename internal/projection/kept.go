@@ -1,4 +1,4 @@
-package web
+package projection
 
 import (
 	"context"
@@ -39,12 +39,12 @@ const metricCacheBudget = 400_000
 // cachedMetrics answers a rollup query over a window ending at until from
 // the cache, or reads it and keeps it. key names the query and its
 // arguments; points sizes a value.
-func cachedMetrics[T any](s *Server, key string, until time.Time, points func(T) int, read func() (T, error)) (T, error) {
-	c, now, version := &s.metricCache, s.Now(), s.TrafficReads.MetricsWritten()
+func cachedMetrics[T any](pj *Projector, key string, until time.Time, points func(T) int, read func() (T, error)) (T, error) {
+	c, now, version := &pj.metricCache, pj.Now(), pj.Reads.MetricsWritten()
 	c.mu.Lock()
 	e, ok := c.by[key]
 	c.mu.Unlock()
-	if ok && keptFresh(e.at, now, liveFor) && (e.version == version || s.untouchedBefore(e.version, until)) {
+	if ok && keptFresh(e.at, now, liveFor) && (e.version == version || pj.untouchedBefore(e.version, until)) {
 		return e.value.(T), nil
 	}
 	v, err := read()
@@ -52,7 +52,7 @@ func cachedMetrics[T any](s *Server, key string, until time.Time, points func(T)
 		return v, err
 	}
 	n := points(v)
-	s.metricPointsRead.Add(int64(n))
+	pj.pointsRead.Add(int64(n))
 	c.keep(key, metricEntry{at: now, version: version, value: v, points: n})
 	return v, nil
 }
@@ -70,8 +70,8 @@ func (c *metricCache) keep(key string, e metricEntry) {
 
 // untouchedBefore reports whether no metric write since version touched a
 // minute before until.
-func (s *Server) untouchedBefore(version uint64, until time.Time) bool {
-	at, ok := s.TrafficReads.MetricsTouchedSince(version)
+func (pj *Projector) untouchedBefore(version uint64, until time.Time) bool {
+	at, ok := pj.Reads.MetricsTouchedSince(version)
 	return ok && (at.IsZero() || !at.Before(until))
 }
 
@@ -81,16 +81,16 @@ func (s *Server) untouchedBefore(version uint64, until time.Time) bool {
 // ending at the next hour's start holds the hour under way too), which a
 // batch of the minute under way leaves as they were, and the hour under
 // way; merge joins them into a value of its own.
-func splitMetrics[T any](s *Server, kind string, ids []int64, since, until time.Time, points func(T) int,
+func splitMetrics[T any](pj *Projector, kind string, ids []int64, since, until time.Time, points func(T) int,
 	read func(since, until time.Time) (T, error), merge func(head, tail T) T) (T, error) {
 	since, until = since.UTC(), until.UTC()
-	split := s.Now().UTC().Truncate(time.Hour)
+	split := pj.Now().UTC().Truncate(time.Hour)
 	first := since.Truncate(time.Hour)
 	if first.Before(since) {
 		first = first.Add(time.Hour) // the first hour starting in the window
 	}
 	whole := func(from, to time.Time) (T, error) {
-		return cachedMetrics(s, metricKey(kind, ids, from, to), to, points, func() (T, error) { return read(from, to) })
+		return cachedMetrics(pj, metricKey(kind, ids, from, to), to, points, func() (T, error) { return read(from, to) })
 	}
 	if !split.After(first) || !split.Before(until) {
 		return whole(first, until) // the hour under way is not in the window, or is all of it
@@ -174,16 +174,16 @@ func modelHourPoints(m map[int64]map[time.Time]int64) int {
 	return n
 }
 
-// requestsByMinute is the listings' requests per minute of the hour
+// RequestsByMinute is the listings' requests per minute of the hour
 // starting at h (the store's RequestsByMinute), kept as the rollups are:
 // after a batch that touched minutes of the hour, only the minutes from the
 // earliest one it touched are read again (an hour in which a fare was
 // published is split by them, and the hour under way takes a batch a few
 // seconds under a live fleet).
-func (s *Server) requestsByMinute(ctx context.Context, ids []int64, h time.Time) (map[time.Time]int64, error) {
+func (pj *Projector) RequestsByMinute(ctx context.Context, ids []int64, h time.Time) (map[time.Time]int64, error) {
 	h = h.UTC()
 	end := h.Add(time.Hour)
-	c, now, version := &s.metricCache, s.Now(), s.TrafficReads.MetricsWritten()
+	c, now, version := &pj.metricCache, pj.Now(), pj.Reads.MetricsWritten()
 	key := metricKey("minutes", ids, h, end)
 	c.mu.Lock()
 	e, ok := c.by[key]
@@ -193,7 +193,7 @@ func (s *Server) requestsByMinute(ctx context.Context, ids []int64, h time.Time)
 		if e.version == version {
 			return e.value.(map[time.Time]int64), nil
 		}
-		if at, known := s.TrafficReads.MetricsTouchedSince(e.version); known {
+		if at, known := pj.Reads.MetricsTouchedSince(e.version); known {
 			if at.IsZero() || !at.Before(end) {
 				return e.value.(map[time.Time]int64), nil
 			}
@@ -202,11 +202,11 @@ func (s *Server) requestsByMinute(ctx context.Context, ids []int64, h time.Time)
 			}
 		}
 	}
-	read, err := s.TrafficReads.RequestsByMinute(ctx, ids, from, end)
+	read, err := pj.Reads.RequestsByMinute(ctx, ids, from, end)
 	if err != nil {
 		return nil, err
 	}
-	s.metricPointsRead.Add(int64(len(read) + 1))
+	pj.pointsRead.Add(int64(len(read) + 1))
 	minutes := make(map[time.Time]int64, len(kept)+len(read))
 	for m, n := range kept {
 		if m.Before(from) {
@@ -218,4 +218,32 @@ func (s *Server) requestsByMinute(ctx context.Context, ids []int64, h time.Time)
 	}
 	c.keep(key, metricEntry{at: now, version: version, value: minutes, points: len(minutes) + 1})
 	return minutes, nil
+}
+
+// Hourly is each listing's hours from since to until, kept (splitMetrics).
+func (pj *Projector) Hourly(ctx context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+	return splitMetrics(pj, "hourly", ids, since, until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+		return pj.Reads.HourlyTraffic(ctx, ids, from, to)
+	}, mergeHourly)
+}
+
+// ModelHours is each model's requests by hour from since to until, kept.
+func (pj *Projector) ModelHours(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error) {
+	return splitMetrics(pj, "model-hours", modelIDs, since, until, modelHourPoints, func(from, to time.Time) (map[int64]map[time.Time]int64, error) {
+		return pj.Reads.ModelTraffic(ctx, modelIDs, from, to)
+	}, mergeModelHours)
+}
+
+// ModelTotals is each model's requests from since to until, kept.
+func (pj *Projector) ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error) {
+	return splitMetrics(pj, "model-totals", modelIDs, since, until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
+		return pj.Reads.ModelTotals(ctx, modelIDs, from, to)
+	}, mergeTotals)
+}
+
+// ListingTotals is each listing's requests from since to until, kept.
+func (pj *Projector) ListingTotals(ctx context.Context, ids []int64, since, until time.Time) (map[int64]int64, error) {
+	return splitMetrics(pj, "listing-totals", ids, since, until, totalPoints, func(from, to time.Time) (map[int64]int64, error) {
+		return pj.Reads.ListingTotals(ctx, ids, from, to)
+	}, mergeTotals)
 }

@@ -1,0 +1,36 @@
+package projection
+
+import (
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// Gap sets the projected share beside the one routing served in the hours
+// from from on, with the causes of the difference (traffic.ExplainShare
+// says how they split): hours are the listing's, model the model's
+// requests by hour over the same period and modelCapped what the model's
+// caps turned away in it. ModelRequests is 0 when the model had no
+// requests.
+func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped int64) (traffic.ShareGap, int64) {
+	c := traffic.ShareCounts{}
+	for _, h := range hours {
+		if h.Hour.Before(from) {
+			continue
+		}
+		c.Requests += h.Requests
+		c.Routed, c.Pinned, c.Exploration, c.Fallback = c.Routed+h.Routed, c.Pinned+h.Pinned, c.Exploration+h.Exploration, c.Fallback+h.Fallback
+		c.Failed += h.Errors + h.ClientErrors
+		c.Capped += h.Capped
+		c.RateLimited += h.RateLimited
+	}
+	for h, n := range model {
+		if !h.Before(from) {
+			c.ModelRequests += n
+		}
+	}
+	c.OthersCapped = max(0, modelCapped-c.Capped)
+	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c), c.ModelRequests
+}

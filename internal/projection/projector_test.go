@@ -1,0 +1,230 @@
+package projection
+
+import (
+	"context"
+	"maps"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/routing"
+)
+
+// market is a fake read side: a model's listings with their fare histories,
+// each listing's hours and the model's demand by hour, all in memory. It is
+// both the projector's Reads and the routing catalogue's Source, so the
+// projection runs with no database.
+type market struct {
+	listings []catalogue.Listing
+	history  map[int64][]earnings.FareSpan
+	hours    map[int64][]catalogue.HourlyPoint
+	minutes  map[time.Time]int64
+	demand   map[time.Time]map[string]catalogue.WorkloadDemand
+	// reads counts the rollup reads (HourlyTraffic), to tell kept hours
+	// from hours read again.
+	reads int
+}
+
+func fareOf(id int64, input money.Micros) *fare.Fare {
+	return &fare.Fare{ListingID: id, Input: input, Output: 2 * input, LandingFee: fare.BaselineLandingFee, CapScope: fare.ScopeGlobal}
+}
+
+// newMarket is one model with two listings, a and b, whose fares start
+// at inputs a and b, and 30 hours of even traffic up to the hour of now:
+// 600 requests an hour, small one-shots, each listing healthy.
+func newMarket(now time.Time, a, b money.Micros) *market {
+	model := catalogue.Model{ID: 1, Slug: "glm-5", Name: "GLM-5", ContextTokens: 200000}
+	m := &market{history: map[int64][]earnings.FareSpan{}, hours: map[int64][]catalogue.HourlyPoint{}, minutes: map[time.Time]int64{},
+		demand: map[time.Time]map[string]catalogue.WorkloadDemand{}}
+	start := now.Truncate(time.Hour).Add(-30 * time.Hour)
+	for i, input := range []money.Micros{a, b} {
+		id := int64(i + 1)
+		m.listings = append(m.listings, catalogue.Listing{ID: id, CarrierSlug: []string{"a", "b"}[i], CarrierName: []string{"Alpha", "Beta"}[i],
+			Model: model, Status: catalogue.StatusInService, PriorityBP: 10000, Published: fareOf(id, input)})
+		m.history[id] = []earnings.FareSpan{{From: start.Add(-48 * time.Hour), Fare: fareOf(id, input)}}
+	}
+	for h := start; !h.After(now); h = h.Add(time.Hour) {
+		for _, l := range m.listings {
+			m.hours[l.ID] = append(m.hours[l.ID], catalogue.HourlyPoint{Hour: h, Requests: 300, TTFTMsSum: 300 * 400, OutputTokens: 300 * 200,
+				DurationMs: 300 * 2000, InputTokens: 300 * 1000})
+		}
+		m.demand[h] = map[string]catalogue.WorkloadDemand{"general": {Requests: 600, PromptTokens: 600 * 1000}}
+	}
+	return m
+}
+
+// publish makes fare f listing id's from at on (history and catalogue).
+func (m *market) publish(id int64, f *fare.Fare, at time.Time) {
+	m.history[id] = append(m.history[id], earnings.FareSpan{From: at, Fare: f})
+	m.listings[id-1].Published = f
+}
+
+func (m *market) CatalogueRevision(context.Context) (int64, error) { return 1, nil }
+func (m *market) FindListings(context.Context, catalogue.ListingFilter) ([]catalogue.Listing, error) {
+	return slices.Clone(m.listings), nil
+}
+func (m *market) FindCapabilityChecksFor(context.Context, []int64) (map[int64]map[string]string, error) {
+	return map[int64]map[string]string{}, nil
+}
+func (m *market) FindLiveTokens(context.Context) (map[string]apitoken.Token, error) {
+	return map[string]apitoken.Token{}, nil
+}
+func (m *market) HealthMetrics(context.Context, catalogue.HealthSpan, time.Time) (catalogue.MetricRows, error) {
+	return catalogue.MetricRows{}, nil
+}
+func (m *market) DemandShapes(_ context.Context, _ string, since time.Time, _ int64) (map[string]catalogue.WorkloadDemand, error) {
+	out := map[string]catalogue.WorkloadDemand{}
+	for h, d := range m.demand {
+		if !h.Before(since) {
+			for k, w := range d {
+				o := out[k]
+				o.Requests += w.Requests
+				o.PromptTokens += w.PromptTokens
+				out[k] = o
+			}
+		}
+	}
+	return out, nil
+}
+func (m *market) HourlyTraffic(_ context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error) {
+	m.reads++
+	out := map[int64][]catalogue.HourlyPoint{}
+	for _, id := range ids {
+		for _, h := range m.hours[id] {
+			if !h.Hour.Before(since) && h.Hour.Before(until) {
+				out[id] = append(out[id], h)
+			}
+		}
+	}
+	return out, nil
+}
+func (m *market) ModelTraffic(context.Context, []int64, time.Time, time.Time) (map[int64]map[time.Time]int64, error) {
+	return nil, nil
+}
+func (m *market) ModelTotals(context.Context, []int64, time.Time, time.Time) (map[int64]int64, error) {
+	return nil, nil
+}
+func (m *market) ListingTotals(context.Context, []int64, time.Time, time.Time) (map[int64]int64, error) {
+	return nil, nil
+}
+func (m *market) FareHistory(_ context.Context, ids []int64) (map[int64][]earnings.FareSpan, error) {
+	out := map[int64][]earnings.FareSpan{}
+	for _, id := range ids {
+		out[id] = slices.Clone(m.history[id])
+	}
+	return out, nil
+}
+func (m *market) DemandByHour(_ context.Context, models []string, since, until time.Time, _ int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error) {
+	out := map[string]map[time.Time]map[string]catalogue.WorkloadDemand{}
+	for _, model := range models {
+		out[model] = map[time.Time]map[string]catalogue.WorkloadDemand{}
+		for h, d := range m.demand {
+			if !h.Before(since) && h.Before(until) {
+				out[model][h] = d
+			}
+		}
+	}
+	return out, nil
+}
+func (m *market) RequestsByMinute(_ context.Context, _ []int64, since, until time.Time) (map[time.Time]int64, error) {
+	out := map[time.Time]int64{}
+	for t, n := range m.minutes {
+		if !t.Before(since) && t.Before(until) {
+			out[t] = n
+		}
+	}
+	return out, nil
+}
+func (m *market) MetricsWritten() uint64                       { return 0 }
+func (m *market) MetricsTouchedSince(uint64) (time.Time, bool) { return time.Time{}, true }
+
+func projectorOn(m *market, now *time.Time) *Projector {
+	clock := func() time.Time { return *now }
+	return New(m, routing.NewKeeper(m, clock), clock)
+}
+
+// hourShares is listing id's projected share in each hour from since to
+// until.
+func hourShares(t *testing.T, pj *Projector, l *catalogue.Listing, since, until time.Time) map[time.Time]float64 {
+	t.Helper()
+	past, ok, err := pj.ListingHours(context.Background(), l, since, until)
+	if err != nil || !ok {
+		t.Fatalf("projecting %s: ok %v, %v", l.CarrierSlug, ok, err)
+	}
+	out := map[time.Time]float64{}
+	for _, h := range past.Hours() {
+		if sh, any := past.Over(h, h.Add(time.Hour)); any {
+			out[h] = sh.Total
+		}
+	}
+	return out
+}
+
+// TestTheProjectionIsKeptAndCarriedOnWithoutADatabase: the hours a
+// Projector keeps, and carries on from three hours later, project as one
+// worked out from nothing over the same reads; a view with nothing new
+// reads no rollup again.
+func TestTheProjectionIsKeptAndCarriedOnWithoutADatabase(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	now = now.Add(-3 * time.Hour)
+	kept := projectorOn(m, &now)
+	since, until := now.Add(-26*time.Hour), now.Add(time.Hour)
+	first := hourShares(t, kept, &m.listings[0], since, until)
+	reads, hours := m.reads, kept.HoursProjected()
+	if again := hourShares(t, kept, &m.listings[0], since, until); !maps.Equal(again, first) || m.reads != reads || kept.HoursProjected() != hours {
+		t.Errorf("read again with nothing new: %d rollup reads, %d hours projected; shares equal: %v", m.reads-reads, kept.HoursProjected()-hours, maps.Equal(again, first))
+	}
+	now = now.Add(3 * time.Hour)
+	since, until = now.Add(-26*time.Hour), now.Add(time.Hour)
+	carried := hourShares(t, kept, &m.listings[0], since, until)
+	whole := hourShares(t, projectorOn(m, &now), &m.listings[0], since, until)
+	if len(whole) < 24 {
+		t.Fatalf("worked out from nothing: %d hours with a share, want a day", len(whole))
+	}
+	for h, want := range whole {
+		if got, ok := carried[h]; !ok || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: carried on %.6f (%v), from nothing %.6f", h.Format("15:04"), got, ok, want)
+		}
+	}
+}
+
+// TestAFarePublishedMidHourSplitsItsHourByRequests: the hour in which a
+// cheaper fare is published is projected in two parts, weighed by the
+// model's requests on each side of the publication; the hours after it go
+// to the cheaper fare.
+func TestAFarePublishedMidHourSplitsItsHourByRequests(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	for _, test := range []struct {
+		name          string
+		before, after int64 // requests in the hour before and after the publication
+	}{
+		{"most before", 450, 150},
+		{"even", 300, 300},
+		{"most after", 100, 500},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			m := newMarket(now, 300000, 500000)
+			split := now.Truncate(time.Hour).Add(-5 * time.Hour)
+			at := split.Add(30 * time.Minute)
+			m.minutes[split.Add(10*time.Minute)] = test.before
+			m.minutes[split.Add(50*time.Minute)] = test.after
+			m.publish(2, fareOf(2, 100000), at)
+			shares := hourShares(t, projectorOn(m, &now), &m.listings[1], now.Add(-26*time.Hour), now.Add(time.Hour))
+			beforeShare, afterShare, mid := shares[split.Add(-time.Hour)], shares[split.Add(time.Hour)], shares[split]
+			if beforeShare > 0.2 || afterShare < 0.8 {
+				t.Fatalf("b projected %.3f the hour before its cheaper fare and %.3f the hour after: the fare does not move the projection", beforeShare, afterShare)
+			}
+			w := float64(test.after) / float64(test.before+test.after)
+			if want := (1-w)*beforeShare + w*afterShare; math.Abs(mid-want) > 0.02 {
+				t.Errorf("the hour of the publication: %.3f, want the parts weighed by requests (%.2f after): %.3f", mid, w, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,25 @@
+package projection
+
+import "github.com/airside/airside/internal/preview"
+
+// The preview's vocabulary, as the pages read it: the portal asks this
+// package for every projected figure and reads the answers in these types,
+// and never calls the preview engine itself (an import rule keeps web off
+// internal/preview and internal/traffic).
+type (
+	// Share is a projected share of a model's requests.
+	Share = preview.Share
+	// Result is a fare preview; ScenarioResult one of its scenarios;
+	// Competitor a rival in it; WinPlan what would win a scenario.
+	Result         = preview.Result
+	ScenarioResult = preview.ScenarioResult
+	Competitor     = preview.Competitor
+	WinPlan        = preview.WinPlan
+	// Scenario is a workload the preview elects for.
+	Scenario = preview.Scenario
+	// Change is a filing's change to a listing, ScenarioImpact its effect on
+	// one scenario, Standing a listing's place in one.
+	Change         = preview.Change
+	ScenarioImpact = preview.ScenarioImpact
+	Standing       = preview.Standing
+)
