@@ -82,7 +82,9 @@ type ShareView struct {
 
 // ShareRow is one shape of the mix.
 type ShareRow struct {
-	Name, Percent, Outcome, Share, PerRequest string
+	// Weight is the row's part of the headline; Share the carrier's share of
+	// the row's servable requests (headline = sum of Weight x Share).
+	Name, Percent, Outcome, Weight, Share, PerRequest string
 }
 
 // MixInput is one workload-mix percentage field.

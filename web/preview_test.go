@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,6 +288,36 @@ func TestThePreviewWeighsTheMeasuredMix(t *testing.T) {
 	typed := c.post(page, page, url.Values{"input": {"0.10"}, "landing_fee": {"20"}, "mix_small": {"100"}, "mix_large": {"0"}, "mix_coding": {"0"}, "mix_chat": {"0"}})
 	if !strings.Contains(typed.body, "The mix is the one typed here") || !strings.Contains(typed.body, `name="mix_small" value="100"`) {
 		t.Error("a typed mix does not win")
+	}
+	for name, body := range map[string]string{"measured": res.body, "typed": typed.body} {
+		headlineIsTheRowsWeighed(t, name, body)
+	}
+}
+
+// headlineIsTheRowsWeighed checks a preview's headline share against its
+// rows as printed: the sum of each row's weight times its share, within
+// the rounding of the figures shown (a tenth of a point each).
+func headlineIsTheRowsWeighed(t *testing.T, name, body string) {
+	t.Helper()
+	pct := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%s: %q is not a percentage", name, s)
+		}
+		return v
+	}
+	total := regexp.MustCompile(`data-testid="share-total">([0-9.]+) %`).FindStringSubmatch(body)
+	weights := regexp.MustCompile(`data-testid="share-weight-([a-z_]+)">([0-9.]+) %</td><td class="num" data-testid="share-row-([a-z_]+)">([0-9.]+) %`).FindAllStringSubmatch(body, -1)
+	if total == nil || len(weights) != 4 {
+		t.Fatalf("%s: no headline or not four rows (%d):\n%.3000s", name, len(weights), body)
+	}
+	var sum, weight float64
+	for _, w := range weights {
+		sum += pct(w[2]) * pct(w[4]) / 100
+		weight += pct(w[2])
+	}
+	if math.Abs(sum-pct(total[1])) > 0.3 || math.Abs(weight-100) > 0.3 {
+		t.Errorf("%s: headline %s %%, the rows weigh to %.2f %% (weights sum to %.1f %%)", name, total[1], sum, weight)
 	}
 }
 

@@ -75,7 +75,7 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 			outcome = "exploration only: " + ms.Why
 		}
 		v.Share.Rows = append(v.Share.Rows, templates.ShareRow{Name: ms.Name, Percent: templates.Decimal1(ms.Percent), Outcome: outcome,
-			Share: templates.Pct(ms.Share * 100), PerRequest: templates.USD(ms.RevenuePerRequest)})
+			Weight: templates.Pct(ms.Weight * 100), Share: templates.Pct(ms.ServedShare * 100), PerRequest: templates.USD(ms.RevenuePerRequest)})
 		value := ctl.text[mixKeys[i].key]
 		if value == "" {
 			value = fmt.Sprintf("%g", math.Round(ms.Percent*10)/10)

@@ -177,3 +177,45 @@ func (m Market) ballotFor(shape Scenario, requires election.Capabilities) electi
 	b, _ := m.Ballot(req, Change{})
 	return b
 }
+
+// TestTheHeadlineIsTheRowsWeighed: the preview's headline share is the sum
+// of its rows' weights times their shares, the weights summing to one,
+// whatever part of the mix no listing can serve (vision requests here,
+// which no listing has verified: they route nowhere and count in no
+// share).
+func TestTheHeadlineIsTheRowsWeighed(t *testing.T) {
+	vision := election.CapabilitySet(election.CapVision)
+	for _, test := range []struct {
+		name   string
+		mix    map[string]float64
+		kinds  map[string][]Kind
+		weight map[string]float64 // the rows' expected weights
+	}{
+		{"everything servable", map[string]float64{"small": 50, "large": 50}, nil,
+			map[string]float64{"small": 0.5, "large": 0.5}},
+		{"a third of small unservable", map[string]float64{"small": 50, "large": 50},
+			map[string][]Kind{"small": {{Part: 0.7}, {Requires: vision, Part: 0.3}}},
+			map[string]float64{"small": 0.35 / 0.85, "large": 0.5 / 0.85}},
+		{"small all unservable", map[string]float64{"small": 40, "coding": 60},
+			map[string][]Kind{"small": {{Requires: vision, Part: 1}}},
+			map[string]float64{"small": 0, "coding": 1}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			m := jsonMarket(100)
+			for _, l := range m.Listings {
+				share := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: test.mix, Kinds: test.kinds}).Share
+				var sum, weights float64
+				for _, row := range share.Mix {
+					sum += row.Weight * row.ServedShare
+					weights += row.Weight
+					if math.Abs(row.Weight-test.weight[row.Key]) > 1e-9 {
+						t.Errorf("listing %d: %s weighs %.4f, want %.4f", l.ID, row.Key, row.Weight, test.weight[row.Key])
+					}
+				}
+				if math.Abs(sum-share.Total) > 1e-12 || math.Abs(weights-1) > 1e-12 {
+					t.Errorf("listing %d: headline %.6f, the rows weigh to %.6f (weights sum to %.6f)", l.ID, share.Total, sum, weights)
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,12 @@ type MixShare struct {
 	Why string
 	// RevenuePerRequest is what one such request earns the carrier, in USD.
 	RevenuePerRequest float64
+	// Weight is the part of the headline's requests this shape's are: its
+	// part of the mix that some listing can serve, over all such parts (a
+	// request no listing can serve routes nowhere and counts in no share).
+	// ServedShare is the carrier's share of those servable requests, so
+	// the headline Total is the sum of Weight x ServedShare over the rows.
+	Weight, ServedShare float64
 }
 
 // Share is the projected share of a model's auto traffic.
@@ -42,6 +48,7 @@ func projectShare(in Input, results []ScenarioResult) Share {
 	pcts := mixPercents(in.Mix)
 	var out Share
 	served := 0.0 // the part of the requests some candidate could serve
+	servable := make([]float64, len(shapes))
 	for si, shape := range shapes {
 		pct := pcts[si]
 		ms := MixShare{Key: shape.Key, Name: shape.Name, Percent: pct}
@@ -54,10 +61,9 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			switch kinds := in.Kinds[shape.Key]; {
 			case len(kinds) > 0:
 				// Kinds on ballots of their own, under one incumbent.
-				var servable float64
-				ms.Share, explored, servable, ms.Wins = kindsShare(in, r.Scenario, kinds)
+				ms.Share, explored, servable[si], ms.Wins = kindsShare(in, r.Scenario, kinds)
 				ms.Why = kindsNote(kinds) + r.HolderNote
-				served += pct / 100 * servable
+				served += pct / 100 * servable[si]
 			case r.Mine.Eligible:
 				ms.Wins = r.HolderIsMe
 				ms.Share = shapeShare(ms.Wins, r.Mine.Of)
@@ -67,6 +73,7 @@ func projectShare(in Input, results []ScenarioResult) Share {
 				fallthrough
 			case r.Mine.Of > 0:
 				served += pct / 100
+				servable[si] = 1
 			}
 			if ms.Share > 0 {
 				ms.RevenuePerRequest = revenuePerRequest(in, r)
@@ -80,6 +87,18 @@ func projectShare(in Input, results []ScenarioResult) Share {
 	whole := []Share{out}
 	normalise(whole, served)
 	whole[0].Mix = out.Mix
+	// Each row's weight in the headline (normalise's rule: with nothing
+	// servable, or everything, the mix itself).
+	for i := range whole[0].Mix {
+		ms := &whole[0].Mix[i]
+		ms.Weight, ms.ServedShare = ms.Percent/100, ms.Share
+		if served > 0 && served < 1 {
+			ms.Weight = ms.Percent / 100 * servable[i] / served
+			if servable[i] > 0 {
+				ms.ServedShare = ms.Share / servable[i]
+			}
+		}
+	}
 	return whole[0]
 }
 
