@@ -16,6 +16,8 @@ import (
 )
 
 // TestOperationsWinnersAreTheElections: "wins now" on the operations page
+// (with no traffic yet, so no incumbent: internal/projection tests the
+// incumbent keeping a shape within its margin)
 // names, for each listing, the standard scenarios it wins: those in which
 // a full election on the routing snapshot's market (the preview's ballot)
 // elects it. The page elects on the snapshot's compiled ballots.

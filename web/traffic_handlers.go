@@ -379,8 +379,14 @@ func (s *Server) handleOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// "Wins now": what the gateway does now, the incumbents where the
+	// projection beside it leaves them.
+	wins, err := s.Projector.WinsNow(ctx, snap, listings, until.Add(-24*time.Hour), until, now)
+	if err != nil {
+		return err
+	}
 	v := operationsView(s.page(c, "Operations", "operations"), model, carrier, c.QueryParam("sort"),
-		listings, snap, data, projected, waiting, now)
+		listings, data, projected, wins, waiting, now)
 	windows, err := s.Maintenance.Upcoming(ctx, principal(c))
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/projection"
-	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -296,14 +295,13 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 // operations to show its incident as open.
 const incidentHours = 2 * time.Hour
 
-func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing, snap *routing.Snapshot,
-	d trafficData, projected map[int64]string, waiting []workflow.Filing, now time.Time) templates.OperationsView {
+func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing,
+	d trafficData, projected map[int64]string, wins map[int64][]string, waiting []workflow.Filing, now time.Time) templates.OperationsView {
 	v := templates.OperationsView{Page: page, Model: model, Carrier: carrier, Sort: sortBy, Waiting: len(waiting)}
 	waitingOf := map[int64]workflow.Filing{}
 	for _, f := range waiting {
 		waitingOf[f.ListingID] = f
 	}
-	wins := projection.WinsNow(snap, listings, now) // listing id -> scenario names won
 	type row struct {
 		templates.OperationsRow
 		share, uptime float64

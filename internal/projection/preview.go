@@ -3,12 +3,15 @@ package projection
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/routing"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // Market is the model's market as the preview and the reviewer's impact
@@ -106,26 +109,56 @@ func (pj *Projector) ImpactOf(ctx context.Context, modelID int64, model string, 
 	return out, nil
 }
 
-// WinsNow is, for each listing, the standard scenarios it wins on the
-// snapshot at now, elected as the gateway's winner-only elections run (on
-// the snapshot's compiled ballots).
-func WinsNow(snap *routing.Snapshot, listings []catalogue.Listing, now time.Time) map[int64][]string {
+// WinsNow is, for each listing, the standard scenarios it wins now as the
+// gateway routes them: elected on the snapshot's compiled ballots (as the
+// gateway's winner-only elections run) and, under auto, held by the shape's
+// incumbent where the projection of since to until left one and it keeps
+// the shape under the stable preference (within the incumbent margin of
+// the winner, at or above the stable uptime): a cheaper fare that has not
+// cleared the margin wins nothing yet. The projection is the one the page
+// shows beside it (kept: asking again costs nothing).
+func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]string, error) {
 	byCandidate := map[string]int64{}
 	var models []string
 	for i := range listings {
 		byCandidate[preview.CandidateID(&listings[i])] = listings[i].ID
 		models = append(models, listings[i].Model.Slug)
 	}
+	projected, err := pj.projectModels(ctx, models, since, until)
+	if err != nil {
+		return nil, err
+	}
 	wins := map[int64][]string{}
 	for _, slug := range slices.Compact(slices.Sorted(slices.Values(models))) {
+		holders := projected[slug].end.holders
 		for _, sc := range preview.StandardScenarios() {
 			req := sc.Request(slug, now)
-			if id, _, ok := snap.Winner(&req, nil); ok && id != "" {
-				if lid, ok := byCandidate[id]; ok {
-					wins[lid] = append(wins[lid], sc.Name)
+			id, _, ok := snap.Winner(&req, nil)
+			if !ok || id == "" {
+				continue
+			}
+			if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
+				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(snap, slug, req, incumbent) {
+					id = incumbent
 				}
+			}
+			if lid, ok := byCandidate[id]; ok {
+				wins[lid] = append(wins[lid], sc.Name)
 			}
 		}
 	}
-	return wins
+	return wins, nil
+}
+
+// keeps reports whether the incumbent keeps the request's shape against
+// the winner of a full election on the snapshot's market (traffic.Holder).
+func keeps(snap *routing.Snapshot, model string, req election.Request, incumbent string) bool {
+	market, ok := snap.Market(model)
+	if !ok {
+		return false
+	}
+	b, _ := market.Ballot(req, preview.Change{})
+	res := election.Elect(&b)
+	_, kept := traffic.Holder(&b, &res, incumbent)
+	return kept
 }

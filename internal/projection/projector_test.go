@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/routing"
 )
 
@@ -226,5 +228,63 @@ func TestAFarePublishedMidHourSplitsItsHourByRequests(t *testing.T) {
 				t.Errorf("the hour of the publication: %.3f, want the parts weighed by requests (%.2f after): %.3f", mid, w, want)
 			}
 		})
+	}
+}
+
+// TestWinsNowKeepsTheIncumbentWithinItsMargin: "wins now" is what the
+// gateway does now. A rival fare that wins the election but not by the
+// incumbent's margin leaves the shape with its holder under auto (and wins
+// it outright when routing by price, which holds no incumbent here); a
+// rival far enough ahead takes it.
+func TestWinsNowKeepsTheIncumbentWithinItsMargin(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	since, until := now.Add(-24*time.Hour), now.Truncate(time.Hour).Add(time.Hour)
+	const auto, price = "Small one-shot (auto)", "Small one-shot (price)"
+	winsNow := func(input money.Micros) (map[int64][]string, bool) {
+		t.Helper()
+		m := newMarket(now, 300000, 500000)
+		m.publish(2, fareOf(2, input), now.Add(-time.Minute))
+		pj := projectorOn(m, &now)
+		snap, err := pj.Routing.Current(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := preview.StandardScenarios()[0].Request("glm-5", now)
+		if !strings.HasPrefix(preview.StandardScenarios()[0].Name, "Small one-shot") {
+			t.Fatalf("the first standard scenario is %q", preview.StandardScenarios()[0].Name)
+		}
+		winner, _, _ := snap.Winner(&req, nil)
+		wins, err := pj.WinsNow(context.Background(), snap, m.listings, since, until, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wins, winner == "b/glm-5"
+	}
+	// The highest rival fare that wins the election: within the margin.
+	var inside, outside money.Micros
+	for input := money.Micros(299000); input > 10000; input -= 1000 {
+		wins, rivalWins := winsNow(input)
+		switch {
+		case !rivalWins:
+			continue
+		case inside == 0 && slices.Contains(wins[1], auto):
+			inside = input
+		case slices.Contains(wins[2], auto):
+			outside = input
+		}
+		if outside != 0 {
+			break
+		}
+	}
+	if inside == 0 || outside == 0 {
+		t.Fatalf("no rival fare won the election within the margin (%v) or took the shape past it (%v)", inside, outside)
+	}
+	wins, _ := winsNow(inside)
+	if !slices.Contains(wins[1], auto) || slices.Contains(wins[2], auto) || !slices.Contains(wins[2], price) {
+		t.Errorf("rival at %v, ahead within the margin: a wins %q, b wins %q; want a to keep %q and b to win %q", inside, wins[1], wins[2], auto, price)
+	}
+	wins, _ = winsNow(outside)
+	if slices.Contains(wins[1], auto) || !slices.Contains(wins[2], auto) {
+		t.Errorf("rival at %v, past the margin: a wins %q, b wins %q", outside, wins[1], wins[2])
 	}
 }
