@@ -26,6 +26,7 @@ func (s *Server) startBackground(ctx context.Context) {
 		s.background.Go(func() { s.Preflight.Run(ctx) }) // returns once its runs are recorded
 	}
 	s.background.Go(func() { s.Alerts.Run(ctx, time.Minute) })
+	s.background.Go(func() { s.sampleHealth(ctx, 15*time.Second) })
 	s.background.Go(func() { s.Webhooks.Run(ctx, 15*time.Second) })
 	s.background.Go(func() {
 		s.Publications.ListenForPublications(ctx, func(err error) { s.Log.Warn("catalogue listener", "err", err) })
@@ -80,6 +81,17 @@ func (s *Server) sweep(ctx context.Context, every time.Duration) {
 			s.Log.Warn("metric bucket sweep failed", "err", err)
 		} else if n > 0 {
 			s.Log.Info("old metric buckets removed", "count", n)
+		}
+	})
+}
+
+// sampleHealth records, once per sample interval, the live health the
+// routing catalogue serves (what gateways elect on), for the projection to
+// replay (projection.Projector.SampleHealth).
+func (s *Server) sampleHealth(ctx context.Context, every time.Duration) {
+	repeat(ctx, "health samples", &s.watch, every, true, func(turn context.Context) {
+		if _, err := s.Projector.SampleHealth(turn); err != nil && ctx.Err() == nil {
+			s.Log.Warn("health sample", "err", err)
 		}
 	})
 }

@@ -114,3 +114,19 @@ type ListingFilter struct {
 	// 500 fares and their tiers was a fifth of the operations page).
 	WithoutFares bool
 }
+
+// HealthSample is a listing's live health as the routing catalogue served
+// it at At: what gateways elected on from then until the next sample.
+type HealthSample struct {
+	At time.Time
+	Health
+}
+
+// HealthSampleEvery is how often the portal samples the live health it
+// serves; HealthSampleRetention how long samples are kept (the projection
+// replays the hours they cover; older hours rebuild health from the hourly
+// rollups).
+const (
+	HealthSampleEvery     = 10 * time.Minute
+	HealthSampleRetention = 8 * 24 * time.Hour
+)

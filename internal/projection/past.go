@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -349,6 +350,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	var hourly map[int64][]catalogue.HourlyPoint
 	var history map[int64][]earnings.FareSpan
 	var demand map[string]map[time.Time]map[string]catalogue.WorkloadDemand
+	var samples map[int64][]catalogue.HealthSample
 	if len(ids) > 0 {
 		// A day before the first hour: an hour's health and learned rates
 		// read the day before it.
@@ -372,6 +374,11 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 		if demand, err = pj.Reads.DemandByHour(ctx, projected, projectFrom, until, election.CachePromptTokens); err != nil {
 			return nil, err
 		}
+		// The health routing elected on, from a sample before the first
+		// hour projected on (a part reads the latest at or before it).
+		if samples, err = pj.Reads.HealthSamples(ctx, ids, projectFrom.Add(-2*catalogue.HealthSampleEvery), until); err != nil {
+			return nil, err
+		}
 	}
 	out := map[string]modelProjection{}
 	for model, w := range jobs {
@@ -385,7 +392,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			continue
 		}
 		if w.from.Before(frozen) {
-			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], w.entry.holders)
+			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], samples, w.entry.holders)
 			if err != nil {
 				return nil, err
 			}
@@ -403,7 +410,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			liveProj.append(w.entry.live.prefix(k))
 			liveHolders = append(liveHolders, w.entry.liveHolders[:k]...)
 		}
-		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], holders)
+		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], samples, holders)
 		if err != nil {
 			return nil, err
 		}
@@ -499,7 +506,7 @@ func (m modelProjection) prefix(k int) modelProjection {
 // holders at the start of each hour.
 func (pj *Projector) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
-	holders map[string]string) (modelProjection, []map[string]string, error) {
+	samples map[int64][]catalogue.HealthSample, holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
 	var learnedHours []traffic.Hour
@@ -514,12 +521,19 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				OutputTokens: hp.OutputTokens})
 		}
 	}
-	// Fare publications within the span, each a moment of its own.
+	// Fare publications within the span, each a moment of its own; and
+	// the health samples (what routing elected on from then), each the
+	// start of a part of its hour elected with them.
 	changes := map[time.Time][]time.Time{}
 	for _, id := range ids {
 		for _, f := range history[id] {
 			if h := f.From.Truncate(time.Hour); !f.From.Equal(h) && !h.Before(since) && h.Before(until) {
 				changes[h] = append(changes[h], f.From)
+			}
+		}
+		for _, sm := range samples[id] {
+			if h := sm.At.Truncate(time.Hour); !sm.At.Equal(h) && !h.Before(since) && h.Before(until) {
+				changes[h] = append(changes[h], sm.At)
 			}
 		}
 	}
@@ -535,18 +549,26 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 			prompts = preview.PromptsFromDemand(d)
 			kinds = preview.KindsFromDemand(d)
 		}
-		health := map[int64]catalogue.Health{}
+		rebuilt := map[int64]catalogue.Health{}
 		for _, id := range ids {
 			if hh, ok := catalogue.HealthAt(hourly[id], h); ok {
-				health[id] = hh
+				rebuilt[id] = hh
 			}
 		}
-		learned := traffic.Learn(learnedHours, h.Add(-time.Second))
-		splits, weights, err := pj.hourSplits(ctx, ids, h, changes[h])
+		splits, weights, before, err := pj.hourSplits(ctx, ids, h, changes[h])
 		if err != nil {
 			return p, nil, err
 		}
+		var earlier []traffic.Hour // the hours before h, for the rates learned within it
 		for i, from := range splits {
+			health := sampledHealth(ids, samples, rebuilt, from)
+			learned := traffic.Learn(learnedHours, h.Add(-time.Second))
+			if i > 0 {
+				if earlier == nil {
+					earlier = slices.DeleteFunc(slices.Clone(learnedHours), func(lh traffic.Hour) bool { return !lh.Start.Before(h) })
+				}
+				learned = learnedWithin(earlier, hourly, market, h, from, before[i])
+			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0}
 			for _, id := range ids {
@@ -651,12 +673,14 @@ type hourPart struct {
 	weight float64
 }
 
-// hourSplits cuts the hour h at the fare publications within it: the start
-// of each part and its weight, the model's requests in it as the minute
-// buckets count them (kept about a day), else its length.
-func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, error) {
+// hourSplits cuts the hour h at the times given (fare publications and
+// health samples within it): the start of each part, its weight (the
+// model's requests in it as the minute buckets count them, kept about a
+// day, else its length) and the part of the hour's requests that came
+// before it.
+func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, []float64, error) {
 	if len(changes) == 0 {
-		return []time.Time{h}, []float64{1}, nil
+		return []time.Time{h}, []float64{1}, []float64{0}, nil
 	}
 	starts := append([]time.Time{h}, changes...)
 	slices.SortFunc(starts, time.Time.Compare)
@@ -664,7 +688,7 @@ func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, c
 	ends := append(starts[1:len(starts):len(starts)], h.Add(time.Hour))
 	minutes, err := pj.RequestsByMinute(ctx, ids, h)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	weights := make([]float64, len(starts))
 	var total float64
@@ -680,14 +704,65 @@ func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, c
 		}
 		total += float64(n)
 	}
+	before := make([]float64, len(starts))
 	for i := range weights {
 		if total > 0 {
 			weights[i] /= total
 		} else {
 			weights[i] = ends[i].Sub(starts[i]).Hours()
 		}
+		if i > 0 {
+			before[i] = before[i-1] + weights[i-1]
+		}
 	}
-	return starts, weights, nil
+	return starts, weights, before, nil
+}
+
+// sampledHealth is each listing's health for a part of an hour starting at
+// from: the latest health sample at or before it (no older than two sample
+// intervals: what routing elected on then), else the health rebuilt from
+// the hourly rollups for the hour.
+func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebuilt map[int64]catalogue.Health, from time.Time) map[int64]catalogue.Health {
+	if len(samples) == 0 {
+		return rebuilt
+	}
+	out := make(map[int64]catalogue.Health, len(ids))
+	for _, id := range ids {
+		if h, ok := rebuilt[id]; ok {
+			out[id] = h
+		}
+		list := samples[id]
+		i, _ := slices.BinarySearchFunc(list, from, func(s catalogue.HealthSample, t time.Time) int { return s.At.Compare(t) })
+		if i < len(list) && list[i].At.Equal(from) {
+			i++
+		}
+		if i > 0 && from.Sub(list[i-1].At) < 2*catalogue.HealthSampleEvery {
+			out[id] = list[i-1].Health
+		}
+	}
+	return out
+}
+
+// learnedWithin is what routing had learned by from, within the hour h:
+// the hours before h (earlier) and the part of each listing's hour h that
+// came before from (done, of the model's requests in it, taken evenly from
+// the listing's figures for the hour): the gateway learns from the hour
+// under way as its requests answer.
+func learnedWithin(earlier []traffic.Hour, hourly map[int64][]catalogue.HourlyPoint, market preview.Market, h, from time.Time, done float64) traffic.Learned {
+	hours := slices.Clone(earlier)
+	for i := range market.Listings {
+		ml := &market.Listings[i]
+		list := hourly[ml.ID]
+		j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) })
+		if !found {
+			continue
+		}
+		hp := list[j]
+		part := func(n int64) int64 { return int64(math.Round(done * float64(n))) }
+		hours = append(hours, traffic.Hour{Start: h, Candidate: preview.CandidateID(ml), Successes: part(hp.Requests - hp.Errors - hp.ClientErrors),
+			InputTokens: part(hp.InputTokens), CachedInputTokens: part(hp.CachedInputTokens), OutputTokens: part(hp.OutputTokens)})
+	}
+	return traffic.Learn(hours, from)
 }
 
 // marketPrint fingerprints what of a model's market the projection of past

@@ -14,6 +14,7 @@ package projection
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,9 @@ type Reads interface {
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
 	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
 	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
+	// HealthSamples are the live health the catalogue served, sampled
+	// (RecordHealthSample): what routing elected on, part by part.
+	HealthSamples(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HealthSample, error)
 	// MetricsWritten moves with every metric batch this process records;
 	// MetricsTouchedSince says from which minute on the batches since a
 	// count changed anything (ok false: it no longer knows).
@@ -55,6 +59,9 @@ type Projector struct {
 	Routing Catalogue
 	// Now is the portal's clock (tests move it).
 	Now func() time.Time
+	// Recorder keeps the health samples SampleHealth takes (nil: none are
+	// taken, and the projection rebuilds health from the hourly rollups).
+	Recorder HealthRecorder
 
 	// demands are the models' measured workload mixes, reused a minute.
 	demands demandCache
@@ -72,6 +79,9 @@ type Projector struct {
 	// from work done again.
 	hoursProjected atomic.Int64
 	pointsRead     atomic.Int64
+	// sampled is the start (Unix) of the last health sample interval
+	// recorded here.
+	sampled atomic.Int64
 }
 
 // New is a Projector over reads and the routing catalogue, on the clock now.
@@ -85,3 +95,36 @@ func (pj *Projector) HoursProjected() int64 { return pj.hoursProjected.Load() }
 // PointsRead is how many rollup points this Projector has read from its
 // Reads (an hour of a listing, or a total).
 func (pj *Projector) PointsRead() int64 { return pj.pointsRead.Load() }
+
+// HealthRecorder keeps the health samples the projection replays (the
+// store's RecordHealthSample).
+type HealthRecorder interface {
+	RecordHealthSample(ctx context.Context, at time.Time, health map[int64]catalogue.Health) error
+}
+
+// sampleLate bounds how late after its interval starts a sample is taken:
+// a process that starts (or stalls) later leaves the interval to another
+// process, or to the hourly rollups, rather than file health from later on
+// as the interval's.
+const sampleLate = time.Minute
+
+// SampleHealth records the live health the routing catalogue serves now as
+// the sample of the interval under way (catalogue.HealthSampleEvery), once
+// per interval: what gateways elect on, which the projection then replays.
+// It reports whether it recorded one.
+func (pj *Projector) SampleHealth(ctx context.Context) (bool, error) {
+	now := pj.Now().UTC()
+	at := now.Truncate(catalogue.HealthSampleEvery)
+	if pj.Recorder == nil || pj.sampled.Load() == at.Unix() || now.Sub(at) >= sampleLate {
+		return false, nil
+	}
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := pj.Recorder.RecordHealthSample(ctx, at, snap.AllHealth()); err != nil {
+		return false, fmt.Errorf("sample health at %s: %w", at.Format(time.RFC3339), err)
+	}
+	pj.sampled.Store(at.Unix())
+	return true, nil
+}

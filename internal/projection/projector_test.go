@@ -28,6 +28,7 @@ type market struct {
 	hours    map[int64][]catalogue.HourlyPoint
 	minutes  map[time.Time]int64
 	demand   map[time.Time]map[string]catalogue.WorkloadDemand
+	samples  map[int64][]catalogue.HealthSample
 	// reads counts the rollup reads (HourlyTraffic), to tell kept hours
 	// from hours read again.
 	reads int
@@ -139,6 +140,17 @@ func (m *market) RequestsByMinute(_ context.Context, _ []int64, since, until tim
 	for t, n := range m.minutes {
 		if !t.Before(since) && t.Before(until) {
 			out[t] = n
+		}
+	}
+	return out, nil
+}
+func (m *market) HealthSamples(_ context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HealthSample, error) {
+	out := map[int64][]catalogue.HealthSample{}
+	for _, id := range ids {
+		for _, sm := range m.samples[id] {
+			if !sm.At.Before(since) && sm.At.Before(until) {
+				out[id] = append(out[id], sm)
+			}
 		}
 	}
 	return out, nil
@@ -286,5 +298,86 @@ func TestWinsNowKeepsTheIncumbentWithinItsMargin(t *testing.T) {
 	wins, _ = winsNow(outside)
 	if slices.Contains(wins[1], auto) || !slices.Contains(wins[2], auto) {
 		t.Errorf("rival at %v, past the margin: a wins %q, b wins %q", outside, wins[1], wins[2])
+	}
+}
+
+// TestTheProjectionElectsOnTheHealthRoutingWasServed: where the live health
+// the catalogue served was sampled, each part of an hour is elected with
+// the sample in force then, not with health rebuilt from the hour before:
+// a holder that turns slow twenty minutes into an hour keeps a third of the
+// hour and loses the hours after, though the hourly rollups (the same every
+// hour here) say nothing changed.
+func TestTheProjectionElectsOnTheHealthRoutingWasServed(t *testing.T) {
+	now := time.Date(2026, 11, 20, 16, 20, 0, 0, time.UTC)
+	slowFrom := time.Date(2026, 11, 20, 13, 20, 0, 0, time.UTC)
+	good, bad := 99.9, 40.0
+	fast, slow := 400.0, 30000.0
+	shares := func(sampled bool) map[time.Time]float64 {
+		m := newMarket(now, 500000, 300000) // b is cheaper and holds the small one-shots
+		if sampled {
+			m.samples = map[int64][]catalogue.HealthSample{}
+			for at := now.Truncate(time.Hour).Add(-6 * time.Hour); at.Before(now); at = at.Add(catalogue.HealthSampleEvery) {
+				for _, id := range []int64{1, 2} {
+					uptime, ttft := good, fast
+					if id == 2 && !at.Before(slowFrom) {
+						uptime, ttft = bad, slow
+					}
+					m.samples[id] = append(m.samples[id], catalogue.HealthSample{At: at, Health: catalogue.Health{UptimePct: &uptime, LatencyMs: &ttft}})
+				}
+			}
+		}
+		return hourShares(t, projectorOn(m, &now), &m.listings[1], now.Add(-6*time.Hour), now.Add(time.Hour))
+	}
+	hour := slowFrom.Truncate(time.Hour)
+	rebuilt, replayed := shares(false), shares(true)
+	for _, h := range []time.Time{hour.Add(-time.Hour), hour, hour.Add(time.Hour)} {
+		if rebuilt[h] < 0.9 {
+			t.Fatalf("without samples b projects %.3f at %s: the test needs b to hold the shape on the rollups", rebuilt[h], h.Format("15:04"))
+		}
+	}
+	if math.Abs(replayed[hour.Add(-time.Hour)]-rebuilt[hour.Add(-time.Hour)]) > 1e-9 {
+		t.Errorf("the hour before the slowdown: %.3f replayed, %.3f rebuilt; the samples agree with the rollups there", replayed[hour.Add(-time.Hour)], rebuilt[hour.Add(-time.Hour)])
+	}
+	// Twenty minutes held (2 of 6 parts, minutes spread evenly), the rest
+	// exploration's 1 % split over one rival.
+	if want := (2*rebuilt[hour] + 4*(1-rebuilt[hour])) / 6; math.Abs(replayed[hour]-want) > 0.01 {
+		t.Errorf("the hour b slowed in: %.3f replayed, want %.3f (held until 13:20)", replayed[hour], want)
+	}
+	if after := replayed[hour.Add(time.Hour)]; after > 0.05 {
+		t.Errorf("the hour after the slowdown: b still projects %.3f", after)
+	}
+}
+
+// recorder is a fake HealthRecorder.
+type recorder struct{ at []time.Time }
+
+func (r *recorder) RecordHealthSample(_ context.Context, at time.Time, _ map[int64]catalogue.Health) error {
+	r.at = append(r.at, at)
+	return nil
+}
+
+// TestHealthIsSampledOncePerIntervalAndNeverLate: SampleHealth records the
+// interval under way once, at its start's time, and leaves an interval it
+// reaches more than a minute late alone (health from later on is not what
+// routing elected on at its start).
+func TestHealthIsSampledOncePerIntervalAndNeverLate(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 0, 5, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	pj := projectorOn(m, &now)
+	rec := &recorder{}
+	pj.Recorder = rec
+	for _, step := range []struct {
+		at     time.Duration // after 14:00
+		record bool
+	}{{5 * time.Second, true}, {20 * time.Second, false}, {10*time.Minute + 30*time.Second, true}, {20*time.Minute + 90*time.Second, false}, {30 * time.Minute, true}} {
+		now = time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC).Add(step.at)
+		recorded, err := pj.SampleHealth(context.Background())
+		if err != nil || recorded != step.record {
+			t.Errorf("at 14:00 + %v: recorded %v (%v), want %v", step.at, recorded, err, step.record)
+		}
+	}
+	want := []time.Time{time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 14, 10, 0, 0, time.UTC), time.Date(2026, 11, 20, 14, 30, 0, 0, time.UTC)}
+	if !slices.EqualFunc(rec.at, want, time.Time.Equal) {
+		t.Errorf("samples at %v, want %v", rec.at, want)
 	}
 }

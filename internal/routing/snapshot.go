@@ -737,3 +737,7 @@ func (k *Keeper) Revision() (int64, bool) {
 	}
 	return cur.Revision, true
 }
+
+// AllHealth is every listing's live health as of HealthAsOf (shared: read
+// only).
+func (s *Snapshot) AllHealth() map[int64]catalogue.Health { return s.health }

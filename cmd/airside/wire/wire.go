@@ -113,7 +113,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Publications: st,
 		Sessions:     st,
 		Routing:      keeper,
-		Projector:    projection.New(st, keeper, now),
+		Projector:    &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st},
 		Accounts:     &account.Service{Store: st, Now: now},
 		Self:         &account.SelfService{Store: st, Now: now},
 		AlertEmails:  &account.AlertEmails{Store: st},
