@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,34 @@ func TestOpenAIClientsComeFromCarrierclient(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Fatalf("only %d Go files read: the walk is broken", checked)
+	}
+}
+
+// TestTheStoreWritesNoInboxWords: every inbox sentence is written in a
+// domain package's messages file (workflow, alerting, storefront); the
+// store only persists the words it is handed. A string literal in a call
+// of the store's notify helpers is a sentence with a second home.
+func TestTheStoreWritesNoInboxWords(t *testing.T) {
+	files, err := filepath.Glob("../../internal/store/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no store files (%v)", err)
+	}
+	literal := regexp.MustCompile(`notify(Carrier|Reviewers|Users|Staff)\([^\n]*"`)
+	calls := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls += len(regexp.MustCompile(`notify(Carrier|Reviewers|Users|Staff)\(tx`).FindAll(src, -1))
+		for _, m := range literal.FindAll(src, -1) {
+			t.Errorf("%s: %s: the words belong in a messages file", filepath.Base(f), m)
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no notify call seen in the store: the check is broken")
 	}
 }

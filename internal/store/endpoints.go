@@ -123,7 +123,7 @@ func (s *Store) RegisterEndpoint(ctx context.Context, actorID int64, ep workflow
 			return err
 		}
 		filingID = f.ID
-		if err := notifyReviewers(tx, now, f.ID, actorID, "New filing "+filingLabel(tx, &f)+" awaits review."); err != nil {
+		if err := notifyReviewers(tx, now, f.ID, actorID, workflow.NoticeSubmitted(filingLabel(tx, &f), workflow.Draft)); err != nil {
 			return err
 		}
 		if err := appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &l.CarrierID, Action: "filing.submit",

@@ -193,7 +193,7 @@ func (s *Store) FindProfileChange(ctx context.Context, id int64) (*storefront.Pr
 
 // DecideProfileChange approves (publishing the profile) or rejects a
 // profile change, audited, and tells the carrier.
-func (s *Store) DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note string) error {
+func (s *Store) DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note, message string) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var row profileChangeRow
 		if err := tx.First(&row, id).Error; err != nil {
@@ -225,11 +225,7 @@ func (s *Store) DecideProfileChange(ctx context.Context, reviewerID, id int64, a
 			SubjectType: "carrier", SubjectID: row.CarrierID, After: map[string]any{"change": id, "note": note}}); err != nil {
 			return err
 		}
-		msg := "Your profile change was approved and is public."
-		if !approve {
-			msg = "Your profile change was declined: " + note
-		}
-		return notifyCarrier(tx, now, row.CarrierID, nil, msg)
+		return notifyCarrier(tx, now, row.CarrierID, nil, message)
 	})
 }
 
@@ -543,7 +539,7 @@ func (s *Store) AcceptProposal(ctx context.Context, reviewerID, id int64, m cata
 		if res.RowsAffected != 1 {
 			return apperr.Errorf(apperr.ECONFLICT, "This proposal was decided meanwhile.")
 		}
-		return notifyCarrier(tx, now, row.CarrierID, nil, "Your proposed model "+model.Name+" is in the catalogue: any carrier may list it now.")
+		return notifyCarrier(tx, now, row.CarrierID, nil, storefront.ProposalAccepted(model.Name))
 	})
 }
 
@@ -566,7 +562,7 @@ func (s *Store) DeclineProposal(ctx context.Context, reviewerID, id int64, note 
 			SubjectType: "proposal", SubjectID: id, After: map[string]any{"note": note}}); err != nil {
 			return err
 		}
-		return notifyCarrier(tx, now, row.CarrierID, nil, "Your proposed model "+row.Name+" was declined: "+note)
+		return notifyCarrier(tx, now, row.CarrierID, nil, storefront.ProposalDeclined(row.Name, note))
 	})
 }
 

@@ -18,3 +18,21 @@ func NoticeApplicantAnswered(company string) string { return "The applicant " + 
 func NoticeModelProposal(model string) string {
 	return "A model proposal awaits review: " + model + "."
 }
+
+// ProfileDecided tells a carrier what became of its profile change.
+func ProfileDecided(approved bool, note string) string {
+	if approved {
+		return "Your profile change was approved and is public."
+	}
+	return "Your profile change was declined: " + note
+}
+
+// ProposalAccepted tells a carrier its proposed model is in the catalogue.
+func ProposalAccepted(model string) string {
+	return "Your proposed model " + model + " is in the catalogue: any carrier may list it now."
+}
+
+// ProposalDeclined tells a carrier its proposed model was declined, and why.
+func ProposalDeclined(model, note string) string {
+	return "Your proposed model " + model + " was declined: " + note
+}

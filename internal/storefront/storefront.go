@@ -90,7 +90,9 @@ type Store interface {
 	FindProfile(ctx context.Context, carrierID int64) (*Profile, error)
 	SubmitProfileChange(ctx context.Context, authorID int64, ch ProfileChange) (int64, error)
 	FindProfileChange(ctx context.Context, id int64) (*ProfileChange, error)
-	DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note string) error
+	// DecideProfileChange records the decision and tells the carrier in
+	// message (the words are the service's: ProfileDecided).
+	DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note, message string) error
 	SetDomain(ctx context.Context, actorID, carrierID int64, domain, token string) error
 	MarkDomainVerified(ctx context.Context, carrierID int64, method string) error
 	CreateProposal(ctx context.Context, authorID int64, pr Proposal) (int64, error)
@@ -339,7 +341,8 @@ func (s *Service) DecideProfile(ctx context.Context, p *account.Principal, id in
 	if !approve && strings.TrimSpace(note) == "" {
 		return apperr.Invalid(map[string]string{"note": "Give the carrier a reason."})
 	}
-	return s.Store.DecideProfileChange(ctx, p.User.ID, id, approve, strings.TrimSpace(note))
+	note = strings.TrimSpace(note)
+	return s.Store.DecideProfileChange(ctx, p.User.ID, id, approve, note, ProfileDecided(approve, note))
 }
 
 // ProposalForm is a model proposal as typed.
