@@ -12,7 +12,7 @@ ARTIFACTS ?= $(CURDIR)/artifacts
 FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
        internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV internal/fare:FuzzFormulaGuard web:FuzzSafeNext
 
-.PHONY: run build test check generate bench fuzz fuzz-run soak clean
+.PHONY: run build test check hooks generate bench fuzz fuzz-run soak clean
 
 ## run: build, then start the whole loop on loopback: the portal on http://localhost:8080 (embedded SQLite in ./data,
 ##      demo seeded once), the reference gateway on http://127.0.0.1:8081/v1 and simulated customers sending through it
@@ -38,7 +38,7 @@ test: check
 ## check: no tracked file over 1 MB outside .large-files-allowed, gofmt, go vet, staticcheck, the import and threshold rules,
 ##        the fare field table and the threshold sentences, the OpenAPI document valid and the client generated from it
 ##        fresh, go.mod tidy, and templ output in sync with the .templ files
-check:
+check: hooks
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$2}' \
 	  | grep -v -x -F -f .large-files-allowed || true); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB (a build output? if it belongs, add it to .large-files-allowed):"; echo "$$big"; exit 1; fi
@@ -60,6 +60,12 @@ check:
 	$(GO) tool templ generate >/dev/null 2>&1 || { echo "templ generate failed"; exit 1; }; \
 	after=$$(cat templates/*_templ.go | sha256sum); \
 	if [ "$$before" != "$$after" ]; then echo "generated templates were stale (now regenerated): commit templates/*_templ.go"; exit 1; fi
+
+## hooks: point this clone's git hooks at .githooks (the pre-commit hook runs gofmt on the staged Go files, the
+##        large-file rule and go vet); check, and so test, run it, so nobody has to find it. Outside a clone, nothing.
+hooks:
+	@if git rev-parse --git-dir >/dev/null 2>&1 && [ "$$(git config core.hooksPath)" != ".githooks" ]; then \
+	  git config core.hooksPath .githooks && echo "git hooks: core.hooksPath set to .githooks (the pre-commit checks)"; fi
 
 ## generate: regenerate the templ components and the gateway client
 generate:
