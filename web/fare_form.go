@@ -29,16 +29,9 @@ func parseFareForm(c echo.Context) (fare.Form, error) {
 
 // effectiveOf computes what the typed prices route at, as far as they parse.
 func effectiveOf(form fare.Form) templates.Effective {
-	lf, err1 := money.ParsePercent(form.LandingFee)
-	d, err2 := money.ParsePercent(form.Discount)
-	if strings.TrimSpace(form.LandingFee) == "" {
-		lf, err1 = fare.BaselineLandingFee, nil
-	}
-	if strings.TrimSpace(form.Discount) == "" {
-		d, err2 = 0, nil
-	}
 	out := templates.Effective{Input: "—", Output: "—", CachedInput: "—", KeptCents: "—"}
-	if err1 != nil || err2 != nil || lf < fare.MinLandingFee || lf > fare.MaxLandingFee || d > fare.MaxDiscount {
+	lf, d, ok := form.Levers()
+	if !ok {
 		return out
 	}
 	f := &fare.Fare{LandingFee: lf, Discount: d}

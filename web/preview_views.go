@@ -189,7 +189,7 @@ func winRow(sc projection.ScenarioResult) templates.WinRow {
 			row.Lines = append(row.Lines, fmt.Sprintf("Room to raise prices: up to x%s (input %s, output %s) still wins.",
 				templates.Multiplier(w.Price.Value), templates.Dollars(w.NewInput), templates.Dollars(w.NewOutput)))
 		}
-		if w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee {
+		if w.LowerFeeWins() {
 			row.Lines = append(row.Lines, fmt.Sprintf("A landing fee as low as %s %% still wins.", w.LandingFeeBP.Percent()))
 		}
 		if !w.Displace.WinsNow && w.Displace.CanWin {

@@ -216,3 +216,34 @@ func TestTheStoreWritesNoInboxWords(t *testing.T) {
 		t.Fatal("no notify call seen in the store: the check is broken")
 	}
 }
+
+// TestPagesDoNotCheckFareBounds: the landing fee's and the discount's
+// bounds are checked in internal/fare (Form.Parse, Form.Levers) and by the
+// domain's own methods; a page may say them (sentences carry the
+// constants) but never compares a figure against them itself.
+func TestPagesDoNotCheckFareBounds(t *testing.T) {
+	compare := regexp.MustCompile(`[<>]=?\s*fare\.(Min|Max)(LandingFee|Discount)\b|fare\.(Min|Max)(LandingFee|Discount)\s*[<>]`)
+	seen := 0
+	for _, dir := range []string{"web", "templates"} {
+		files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen++
+			for _, m := range compare.FindAll(src, -1) {
+				t.Errorf("%s: %s: check the bound in internal/fare", filepath.Base(f), m)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("only %d files read: the check is broken", seen)
+	}
+}

@@ -160,6 +160,16 @@ func (p *formParser) levers() {
 	p.fare.Discount = rate("discount", p.form.Discount, 0, MaxDiscount, 0)
 }
 
+// Levers reads the landing fee and the discount as Parse does (blank: the
+// baseline fee and no discount); ok is false when either is not a
+// percentage within its bounds. The fare form's live effective prices use
+// it, so the bounds are checked in one place.
+func (f *Form) Levers() (landingFee, discount money.BasisPoints, ok bool) {
+	p := &formParser{form: f, errs: FieldErrors{}, fare: &Fare{}}
+	p.levers()
+	return p.fare.LandingFee, p.fare.Discount, len(p.errs) == 0
+}
+
 // caps: the rate caps and their scope.
 func (p *formParser) caps() {
 	capField := func(field, s string) *int64 {

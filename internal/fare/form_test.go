@@ -340,3 +340,32 @@ func TestCSVWordsForFormMessages(t *testing.T) {
 	}
 	t.Error("no cap_scope problem in the file's terms")
 }
+
+func TestLeversAreParsedWithinTheirBounds(t *testing.T) {
+	for _, test := range []struct {
+		fee, discount string
+		wantFee       money.BasisPoints
+		wantDiscount  money.BasisPoints
+		ok            bool
+	}{
+		{"", "", BaselineLandingFee, 0, true},
+		{" 12.5 ", "3", 1250, 300, true},
+		{MinLandingFee.Percent(), MaxDiscount.Percent(), MinLandingFee, MaxDiscount, true},
+		{MaxLandingFee.Percent(), "0", MaxLandingFee, 0, true},
+		{"4.99", "", 0, 0, false},
+		{"50.01", "", 0, 0, false},
+		{"20", "-1", 0, 0, false},
+		{"20", "ten", 0, 0, false},
+	} {
+		f := Form{LandingFee: test.fee, Discount: test.discount}
+		fee, discount, ok := f.Levers()
+		if ok != test.ok || ok && (fee != test.wantFee || discount != test.wantDiscount) {
+			t.Errorf("fee %q discount %q: %v %v %v, want %v %v %v", test.fee, test.discount, fee, discount, ok, test.wantFee, test.wantDiscount, test.ok)
+		}
+		// The same verdict as the form's own parse gives those fields.
+		_, errs := f.Parse(time.Now())
+		if parsedOK := errs["landing_fee"] == "" && errs["discount"] == ""; parsedOK != ok {
+			t.Errorf("fee %q discount %q: Levers says %v, Parse's messages %q / %q", test.fee, test.discount, ok, errs["landing_fee"], errs["discount"])
+		}
+	}
+}

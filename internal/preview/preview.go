@@ -100,6 +100,12 @@ type WinPlan struct {
 	Reason string
 }
 
+// LowerFeeWins reports whether a landing fee lower than the one filed, yet
+// within its bounds, still wins (LandingFeeBP is the lowest such fee).
+func (w WinPlan) LowerFeeWins() bool {
+	return w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee
+}
+
 // ScenarioResult is one scenario of the preview.
 type ScenarioResult struct {
 	Scenario Scenario
