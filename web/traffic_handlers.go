@@ -44,24 +44,20 @@ type TrafficReads interface {
 // carriers (or, for staff, any), by ?carrier=slug, else the first. It also
 // returns the choices to switch between.
 func (s *Server) trafficCarrier(c echo.Context, p *account.Principal, path string) (*account.Carrier, []templates.Choice, error) {
-	var carriers []account.Carrier
-	if p.IsStaff() {
+	carriers, err := workflow.CarriersInScope(p, func() ([]account.Carrier, error) {
 		all, err := s.AccountReads.FindCarriers(c.Request().Context())
-		if err != nil {
-			return nil, nil, err
+		out := make([]account.Carrier, len(all))
+		for i, cs := range all {
+			out[i] = cs.Carrier
 		}
-		for _, cs := range all {
-			carriers = append(carriers, cs.Carrier)
-		}
-	} else {
-		for _, m := range p.Memberships {
-			carriers = append(carriers, m.Carrier)
-		}
+		return out, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(carriers) == 0 {
 		return nil, nil, apperr.Errorf(apperr.ENOTFOUND, "You belong to no carrier.")
 	}
-	slices.SortFunc(carriers, func(a, b account.Carrier) int { return strings.Compare(a.Name, b.Name) })
 	want := c.QueryParam("carrier")
 	chosen := &carriers[0]
 	found := want == ""

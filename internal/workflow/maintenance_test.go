@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 )
@@ -269,5 +270,40 @@ func TestMaintenanceNotices(t *testing.T) {
 	}
 	if got := NoticeMaintenanceEnded("Kimi K2.5", 10, "ended early; kept paused", false); !strings.HasPrefix(got, "The maintenance window of Kimi K2.5 (listing #10) ended early") {
 		t.Errorf("ended, kept out: %q", got)
+	}
+}
+
+func TestCarriersInScope(t *testing.T) {
+	every := []account.Carrier{{ID: carrierB, Name: "Orbit"}, {ID: carrierA, Name: "Nebula"}, {ID: 9, Name: "Aurora"}}
+	calls := 0
+	all := func() ([]account.Carrier, error) { calls++; return every, nil }
+	names := func(cs []account.Carrier) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	both := &account.Principal{User: account.User{ID: 8}, Memberships: []account.Membership{
+		{CarrierID: carrierB, Role: account.CarrierMember, Carrier: account.Carrier{ID: carrierB, Name: "Orbit"}},
+		{CarrierID: carrierA, Role: account.CarrierAdmin, Carrier: account.Carrier{ID: carrierA, Name: "Nebula"}}}}
+	for _, test := range []struct {
+		name  string
+		p     *account.Principal
+		want  []string
+		reads int
+	}{
+		{"staff see every carrier", reviewer, []string{"Aurora", "Nebula", "Orbit"}, 1},
+		{"a member sees theirs", memberB, []string{""}, 0},
+		{"a person of two carriers sees both", both, []string{"Nebula", "Orbit"}, 0},
+	} {
+		calls = 0
+		got, err := CarriersInScope(test.p, all)
+		if err != nil || !slices.Equal(names(got), test.want) || calls != test.reads {
+			t.Errorf("%s: %v (%v, %d reads of every carrier), want %v", test.name, names(got), err, calls, test.want)
+		}
+	}
+	if !slices.Equal(names(every), []string{"Orbit", "Nebula", "Aurora"}) {
+		t.Error("CarriersInScope sorted the caller's slice in place")
 	}
 }

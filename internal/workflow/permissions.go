@@ -1,6 +1,9 @@
 package workflow
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
@@ -25,6 +28,26 @@ func Scope(p *account.Principal) []int64 {
 		return nil
 	}
 	return p.CarrierIDs()
+}
+
+// CarriersInScope are the carriers whose data p may read, by name: every
+// carrier (all reads them) for staff, else p's own carriers. The traffic
+// pages choose among them.
+func CarriersInScope(p *account.Principal, all func() ([]account.Carrier, error)) ([]account.Carrier, error) {
+	var carriers []account.Carrier
+	if Scope(p) == nil {
+		every, err := all()
+		if err != nil {
+			return nil, err
+		}
+		carriers = slices.Clone(every)
+	} else {
+		for _, m := range p.Memberships {
+			carriers = append(carriers, m.Carrier)
+		}
+	}
+	slices.SortFunc(carriers, func(a, b account.Carrier) int { return strings.Compare(a.Name, b.Name) })
+	return carriers, nil
 }
 
 // CanFileFor reports whether p may file for a carrier (its admins and members).
