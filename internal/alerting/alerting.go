@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -100,20 +101,39 @@ type Rules struct {
 	MinRequests int64
 }
 
+// The default rules: the alerts page says them from here (Watched).
+const (
+	DefaultWindow      = 10 * time.Minute
+	DefaultCapMinutes  = 15
+	DefaultShareDrop   = 0.30
+	DefaultMinRequests = 50
+)
+
 func (r Rules) withDefaults() Rules {
 	if r.Window <= 0 {
-		r.Window = 10 * time.Minute
+		r.Window = DefaultWindow
 	}
 	if r.CapMinutes <= 0 {
-		r.CapMinutes = 15
+		r.CapMinutes = DefaultCapMinutes
 	}
 	if r.ShareDrop <= 0 {
-		r.ShareDrop = 0.30
+		r.ShareDrop = DefaultShareDrop
 	}
 	if r.MinRequests <= 0 {
-		r.MinRequests = 50
+		r.MinRequests = DefaultMinRequests
 	}
 	return r
+}
+
+// Watched says, for the alerts page, what the rules r (defaults filled)
+// watch: the page's sentence is derived from the figures the evaluator
+// uses, never written beside them.
+func (r Rules) Watched() string {
+	r = r.withDefaults()
+	return fmt.Sprintf("uptime under %s %% (the routing penalty) or %s %% (sessions move away) for %d minutes, %d minutes at a rate cap within an hour, "+
+		"share of the model down more than %d %% week over week, and a competitor's change that cost you a rank",
+		election.Percent(election.PenaltyUptime), election.Percent(election.StableUptime), int(r.Window/time.Minute), r.CapMinutes,
+		int(math.Round(r.ShareDrop*100)))
 }
 
 // Signals are what is known of one listing now.
