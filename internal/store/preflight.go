@@ -340,51 +340,38 @@ func sameVerdicts(a, b map[string]string) bool {
 	return true
 }
 
-// verdictsAt computes the capability verdicts of listings: a reviewer's
-// override where there is one set within overrideFor, else the latest probe
-// of the flag against the listing's published endpoint within freshness
-// ("verified" when it passed, "failed" when it failed; a flag with no fresh
-// probe has no verdict). exceptRun leaves one run out (the verdicts before
-// it).
+// verdictsAt reads what the capability verdicts of listings are made of
+// (the finished probes against each one's published endpoint, the
+// reviewers' overrides, within preflight.VerdictWindow) and applies the
+// rule, preflight.Verdicts. exceptRun leaves one run out (the verdicts
+// before it).
 func verdictsAt(tx *gorm.DB, listingIDs []int64, now time.Time, freshness, overrideFor time.Duration, exceptRun int64) (map[int64]map[string]string, error) {
-	out := map[int64]map[string]string{}
 	if len(listingIDs) == 0 {
-		return out, nil
+		return map[int64]map[string]string{}, nil
 	}
-	set := func(id int64, capability, state string) {
-		if out[id] == nil {
-			out[id] = map[string]string{}
-		}
-		out[id][capability] = state
-	}
-	var probes []probeResultRow
+	probesAfter, overridesAfter := preflight.VerdictWindow(now, freshness, overrideFor)
+	var rows []probeResultRow
 	err := tx.Table("probe_results").Select("probe_results.*").
 		Joins("JOIN listings ON listings.id = probe_results.listing_id AND listings.endpoint_id = probe_results.endpoint_id").
 		Where("probe_results.listing_id IN ? AND probe_results.at > ? AND probe_results.state IN ? AND probe_results.run_id <> ?",
-			listingIDs, now.Add(-freshness), []string{string(preflight.Passed), string(preflight.Failed)}, exceptRun).
-		Order("probe_results.at, probe_results.run_id").Find(&probes).Error
+			listingIDs, probesAfter, []string{string(preflight.Passed), string(preflight.Failed)}, exceptRun).
+		Order("probe_results.at, probe_results.run_id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("find probe verdicts: %w", err)
 	}
-	for _, p := range probes { // oldest first: the latest verdict wins
-		probe, ok := preflight.Lookup(p.Probe)
-		if !ok || probe.Capability == "" {
-			continue
-		}
-		state := workflow.CapabilityFailed
-		if p.State == string(preflight.Passed) {
-			state = workflow.CapabilityVerified
-		}
-		set(p.ListingID, probe.Capability, state)
+	probes := make([]preflight.ProbeOutcome, len(rows))
+	for i, r := range rows {
+		probes[i] = preflight.ProbeOutcome{ListingID: r.ListingID, Probe: r.Probe, State: preflight.State(r.State), At: r.At}
 	}
-	var overrides []capabilityCheckRow
-	if err := tx.Where("listing_id IN ? AND updated_at > ?", listingIDs, now.Add(-overrideFor)).Find(&overrides).Error; err != nil {
+	var checks []capabilityCheckRow
+	if err := tx.Where("listing_id IN ? AND updated_at > ?", listingIDs, overridesAfter).Find(&checks).Error; err != nil {
 		return nil, fmt.Errorf("find capability overrides: %w", err)
 	}
-	for _, o := range overrides {
-		set(o.ListingID, o.Capability, o.State)
+	overrides := make([]preflight.Override, len(checks))
+	for i, o := range checks {
+		overrides[i] = preflight.Override{ListingID: o.ListingID, Capability: o.Capability, Verdict: o.State, SetAt: o.UpdatedAt}
 	}
-	return out, nil
+	return preflight.Verdicts(probes, overrides, now, freshness, overrideFor), nil
 }
 
 // FindPreflightRuns returns the latest run of a listing's endpoint (nil when

@@ -12,6 +12,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/textcheck"
 )
 
@@ -619,8 +620,8 @@ const MaxComment = 4000
 
 // Verification states of a declared capability.
 const (
-	CapabilityVerified = "verified"
-	CapabilityFailed   = "failed"
+	CapabilityVerified = preflight.VerdictVerified
+	CapabilityFailed   = preflight.VerdictFailed
 )
 
 // Inbox lists p's latest inbox messages, newest first, and marks them read:
