@@ -19,22 +19,27 @@ type TrafficRow struct {
 	// Projected is the share the preview projected over the window from
 	// what was in force hour by hour ("–" without one).
 	Projected string
+	// ThisHour is the share served in the hour under way so far, with its
+	// projection ("–" before the model's first request in it).
+	ThisHour string
 }
 
 // CarrierTrafficView is /traffic: what the carrier's fares did.
 type CarrierTrafficView struct {
 	Page
-	Carrier    string
-	Carriers   []Choice
-	Periods    []Choice
-	Window     string
-	Zones      []Option
-	ZoneAction string
-	Hidden     map[string]string
-	Figures    []Figure
-	Earnings   SeriesChartView
-	Rows       []TrafficRow
-	Statements []Choice
+	Carrier  string
+	Carriers []Choice
+	Periods  []Choice
+	Window   string
+	// ThisHourSince is when the hour under way began (its column's head).
+	ThisHourSince string
+	Zones         []Option
+	ZoneAction    string
+	Hidden        map[string]string
+	Figures       []Figure
+	Earnings      SeriesChartView
+	Rows          []TrafficRow
+	Statements    []Choice
 	// Mixes are the measured workload mix of each model the carrier lists.
 	Mixes []MixRow
 }
@@ -76,6 +81,15 @@ type ListingTrafficView struct {
 	// Gap is the projected share beside the measured one, and why they
 	// differ (nil without a projection).
 	Gap *ShareGapView
+	// ThisHour is the hour under way so far: partial, updated as routing
+	// reports (nil when the model has had no request in it).
+	ThisHour *ThisHourView
+}
+
+// ThisHourView is a listing's share of the hour under way so far, served
+// and projected by the same rule as every closed hour.
+type ThisHourView struct {
+	Since, Served, Projected, Requests string
 }
 
 // ShareGapView is a listing's projected share beside the share routing

@@ -125,6 +125,15 @@ func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
 		if math.Abs(points) > 3 {
 			t.Errorf("%s: projected %.1f %% of the model's requests, the gateway routed it %.1f %%", preview.CandidateID(&l), p, m)
 		}
+		// The run is the hour under way: its "so far" figures are the
+		// gap's, one number under both labels.
+		if hour := regexp.MustCompile(`data-testid="this-hour-served">([0-9.]+) %.*?data-testid="this-hour-projected">([0-9.]+) %`).FindStringSubmatch(res.body); hour == nil {
+			t.Errorf("%s: no hour under way on its traffic page", preview.CandidateID(&l))
+		} else if s, _ := strconv.ParseFloat(hour[1], 64); math.Abs(s-m) > 0.05 {
+			t.Errorf("%s: this hour so far served %v %%, the gap %v %%", preview.CandidateID(&l), s, m)
+		} else if pr, _ := strconv.ParseFloat(hour[2], 64); math.Abs(pr-p) > 0.05 {
+			t.Errorf("%s: this hour so far projected %v %%, the gap %v %%", preview.CandidateID(&l), pr, p)
+		}
 		if math.Abs(points) > 1 && len(causes) == 0 {
 			t.Errorf("%s: a gap of %+.1f points and no cause named", preview.CandidateID(&l), points)
 		}

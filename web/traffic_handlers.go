@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -181,12 +182,44 @@ func (s *Server) handleTraffic(c echo.Context) error {
 		return err
 	}
 	// Beside each share served, the share projected from what was in force
-	// hour by hour, every model at once.
-	projected, err := s.projectedShares(ctx, listings, since, until)
+	// hour by hour, every model at once; and the hour under way so far,
+	// served and projected, from the same projection.
+	hour := now.Truncate(time.Hour)
+	whole, tail, err := s.Projector.SharesIn(ctx, listings, since, until, hour)
 	if err != nil {
 		return err
 	}
+	var modelIDs []int64
+	for _, l := range listings {
+		modelIDs = append(modelIDs, l.Model.ID)
+	}
+	modelHour, err := s.Projector.ModelTotals(ctx, slices.Compact(slices.Sorted(slices.Values(modelIDs))), hour, hour.Add(time.Hour))
+	if err != nil {
+		return err
+	}
+	projected, thisHour := map[int64]string{}, map[int64]string{}
+	for _, l := range listings {
+		if sh, ok := whole[l.ID]; ok {
+			projected[l.ID] = templates.Share(sh.Total)
+		}
+		if model := modelHour[l.Model.ID]; model > 0 {
+			var mine int64
+			for _, h := range data.hours[l.ID] {
+				if h.Hour.Equal(hour) {
+					mine = h.Requests
+				}
+			}
+			thisHour[l.ID] = templates.Share(float64(mine) / float64(model))
+			if sh, ok := tail[l.ID]; ok {
+				thisHour[l.ID] += " (projected " + templates.Share(sh.Total) + ")"
+			}
+		}
+	}
 	v := carrierTrafficView(s.page(c, "Traffic", "traffic"), carrier, carriers, g, tz, since, until, now, listings, data, projected)
+	for i, l := range listings {
+		v.Rows[i].ThisHour = cmp.Or(thisHour[l.ID], "–")
+	}
+	v.ThisHourSince = hour.Format("15:04") + " UTC"
 	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
 		return err
 	}
@@ -239,6 +272,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		return err
 	}
 	v := listingTrafficView(s.page(c, "Traffic · "+l.Model.Name, "traffic"), l, g, tz, since, until, data, past)
+	v.ThisHour = thisHourView(s.Now(), l, data, past)
 	if v.Changes, err = s.fareChangeEffects(ctx, l, data.history[l.ID], past); err != nil {
 		return err
 	}

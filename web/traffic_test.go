@@ -280,3 +280,80 @@ func TestWhatEachFareDidIsProjectedToo(t *testing.T) {
 		}
 	}
 }
+
+// TestTheHourUnderWayIsShownAsItComes: the listing's traffic page shows
+// the hour under way so far, marked partial, and a batch the gateway posts
+// moves it at the next read (no wait for the hour to close).
+func TestTheHourUnderWayIsShownAsItComes(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	now := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour).Add(30 * time.Minute)
+	p.store.Now = func() time.Time { return now }
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	peer := listingOf(t, p.store, "orbit", "kimi-k2.5")
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	post := func(minute time.Time, mine, theirs int) {
+		t.Helper()
+		m := minute.Format(time.RFC3339)
+		body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"source":"gw-1","requests":%d,"routed":%d},
+			{"listingId":%d,"minute":%q,"source":"gw-1","requests":%d,"routed":%d}]}`, kimi.ID, m, mine, mine, peer.ID, m, theirs, theirs)
+		wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
+	}
+	c := p.client()
+	c.login("admin@nebula.example")
+	page := fmt.Sprintf("/traffic/listings/%d?period=hour", kimi.ID)
+	if res := c.get(page); strings.Contains(res.body, `data-testid="this-hour"`) {
+		t.Error("the hour under way is shown before any request in it")
+	}
+	served := func() string {
+		t.Helper()
+		res := c.get(page)
+		wantStatus(t, "listing traffic", res, http.StatusOK)
+		m := regexp.MustCompile(`data-testid="this-hour">This hour so far \(from ([0-9:]+) UTC, partial[^"]*?served <strong data-testid="this-hour-served">([^<]+)</strong> of the model(?:'|&#39;)s ([0-9,]+) requests; projected <strong data-testid="this-hour-projected">([^<]+)</strong>`).FindStringSubmatch(res.body)
+		if m == nil {
+			t.Fatalf("no hour under way on the page:\n%s", regexp.MustCompile(`(?s)data-testid="this-hour".{0,600}`).FindString(res.body))
+		}
+		if m[1] != now.Truncate(time.Hour).Format("15:04") {
+			t.Errorf("the hour under way starts at %s", m[1])
+		}
+		return m[2] + " of " + m[3]
+	}
+	post(now.Add(-2*time.Minute), 30, 70)
+	if got := served(); got != "30.0 % of 100" {
+		t.Errorf("after the first batch: %s", got)
+	}
+	post(now.Add(-time.Minute), 70, 30)
+	if got := served(); got != "50.0 % of 200" {
+		t.Errorf("after the second batch, read at once: %s", got)
+	}
+	// The carrier's overview says the same, in its own column.
+	overview := c.get("/traffic?period=hour")
+	row := regexp.MustCompile(fmt.Sprintf(`(?s)href="/traffic/listings/%d\?period=hour".*?data-testid="this-hour-share">([^<]+)<`, kimi.ID)).FindStringSubmatch(overview.body)
+	if row == nil || !strings.HasPrefix(row[1], "50.0 %") {
+		t.Errorf("the overview's hour under way: %v", row)
+	}
+}
+
+// TestTheListingPageSaysWhoServesEachWorkload: a published listing's page
+// names, for each standard workload under auto routing, who serves it now
+// as the gateway decides (the incumbent kept within its margin).
+func TestTheListingPageSaysWhoServesEachWorkload(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	c := p.client()
+	c.login("admin@nebula.example")
+	res := c.get(fmt.Sprintf("/listings/%d", kimi.ID))
+	wantStatus(t, "listing", res, http.StatusOK)
+	card := regexp.MustCompile(`(?s)data-testid="holding".*?</section>`).FindString(res.body)
+	lines := regexp.MustCompile(`<li>([^<]*\(auto\): [^<]+)</li>`).FindAllStringSubmatch(card, -1)
+	if len(lines) != 4 {
+		t.Fatalf("%d workloads on the holding card, want the 4 standard ones:\n%s", len(lines), card)
+	}
+	for _, l := range lines {
+		if !regexp.MustCompile(`serves it|keeps it as the incumbent|no listing is eligible`).MatchString(l[1]) {
+			t.Errorf("a line says no holder: %s", l[1])
+		}
+	}
+	if !strings.Contains(card, "0.15 points of the election") {
+		t.Errorf("the card does not give the margin:\n%s", card)
+	}
+}

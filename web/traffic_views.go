@@ -427,6 +427,30 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 	}
 }
 
+// thisHourView is the listing's share of the hour under way so far, served
+// (the gateway's reports so far) and projected (the same projection as
+// every closed hour, over its parts so far); nil when the model had no
+// request in it yet.
+func thisHourView(now time.Time, l *catalogue.Listing, d trafficData, past projection.Past) *templates.ThisHourView {
+	hour := now.UTC().Truncate(time.Hour)
+	model := d.models[l.Model.ID][hour]
+	if model <= 0 {
+		return nil
+	}
+	var mine int64
+	for _, h := range d.hours[l.ID] {
+		if h.Hour.Equal(hour) {
+			mine = h.Requests
+		}
+	}
+	v := &templates.ThisHourView{Since: hour.Format("15:04") + " UTC", Served: templates.Share(float64(mine) / float64(model)),
+		Requests: templates.Count(model), Projected: "–"}
+	if then, ok := past.Over(hour, hour.Add(time.Hour)); ok {
+		v.Projected = templates.Share(then.Total)
+	}
+	return v
+}
+
 // speedOf is the end-to-end speed of the successes: output tokens over the
 // whole answer's time, first token included (as health's throughput), -1
 // with none measured.

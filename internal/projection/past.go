@@ -218,21 +218,32 @@ func (pj *Projector) ListingHours(ctx context.Context, l *catalogue.Listing, sin
 // it; a listing routing does not know, or whose model had no requests, has
 // none.
 func (pj *Projector) Shares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]preview.Share, error) {
+	whole, _, err := pj.SharesIn(ctx, listings, since, until, until)
+	return whole, err
+}
+
+// SharesIn is Shares over since to until and, from the same projection
+// (the same holders carried from since), over from to until: a page's
+// window and the hour under way in it agree with each other.
+func (pj *Projector) SharesIn(ctx context.Context, listings []catalogue.Listing, since, until, from time.Time) (whole, tail map[int64]preview.Share, err error) {
 	var models []string
 	for _, l := range listings {
 		models = append(models, l.Model.Slug)
 	}
 	projections, err := pj.projectModels(ctx, models, since, until)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[int64]preview.Share{}
+	whole, tail = map[int64]preview.Share{}, map[int64]preview.Share{}
 	for _, l := range listings {
 		if share, any := projections[l.Model.Slug].shareOver(l.ID, since, until); any {
-			out[l.ID] = share
+			whole[l.ID] = share
+		}
+		if share, any := projections[l.Model.Slug].shareOver(l.ID, from, until); any {
+			tail[l.ID] = share
 		}
 	}
-	return out, nil
+	return whole, tail, nil
 }
 
 // shareOver is the listing's projection weighed by the model's requests
