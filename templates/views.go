@@ -96,6 +96,11 @@ type KV struct {
 // ListingView is one listing's page.
 type ListingView struct {
 	Page
+	// Holding says who serves each standard workload under auto routing
+	// now (or, for a paused listing, if it resumed now), and what lead
+	// takes a workload from its incumbent.
+	Holding      []string
+	HoldingTitle string
 	// Revision is the listing's catalogue revision the verification form
 	// carries, so a verdict on a listing changed since is refused.
 	Revision  int64

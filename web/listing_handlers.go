@@ -138,6 +138,9 @@ func (s *Server) renderListing(c echo.Context, id int64, status int, edit func(v
 		v.Verify = verifyRows(l, inFlightOf(filings), checks, overrides, latest)
 		v.CanVerify = len(v.Verify) > 0
 	}
+	if err := s.listingHolding(ctx, &v, l); err != nil {
+		return err
+	}
 	if edit != nil {
 		edit(&v)
 	}

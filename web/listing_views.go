@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
 )
@@ -382,4 +385,49 @@ func narrowListings(v *templates.ListingsView, entries []catalogue.ListingEntry,
 		v.Showing = fmt.Sprintf("%d to %d of %d listings", from+1, to, len(kept))
 	}
 	return ids
+}
+
+// listingHolding says, on the listing's page, who serves each standard
+// workload under auto routing now (for a paused listing: if it resumed
+// now), from the projector's incumbents and the gateway's stable
+// preference; nothing for a listing that was never published.
+func (s *Server) listingHolding(ctx context.Context, v *templates.ListingView, l *catalogue.Listing) error {
+	if l.Published == nil || (l.Status != catalogue.StatusInService && l.Status != catalogue.StatusPaused) {
+		return nil
+	}
+	paused := l.Status == catalogue.StatusPaused
+	holds, err := s.Projector.Holding(ctx, l, paused)
+	if err != nil {
+		return err
+	}
+	v.HoldingTitle = "Who routing gives this model's traffic now"
+	if paused {
+		v.HoldingTitle = "If you resumed now"
+	}
+	v.Holding = holdingLines(holds, election.IncumbentMargin)
+	return nil
+}
+
+// holdingLines words each workload's holder as the listing sees it.
+func holdingLines(holds []projection.Hold, margin float64) []string {
+	var out []string
+	points := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, h := range holds {
+		var line string
+		switch {
+		case h.Holder == "":
+			line = "no listing is eligible"
+		case !h.Eligible:
+			line = h.Holder + " serves it; this listing is not on its ballot"
+		case h.Mine:
+			line = "this listing serves it"
+		case h.Kept:
+			line = h.Holder + " keeps it as the incumbent: this listing's score leads by " + points(h.Lead) +
+				", and a lead of more than " + points(margin) + " takes it"
+		default:
+			line = h.Holder + " serves it; this listing's score trails by " + points(-h.Lead)
+		}
+		out = append(out, h.Scenario+": "+line+".")
+	}
+	return out
 }

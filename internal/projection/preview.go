@@ -162,3 +162,77 @@ func keeps(snap *routing.Snapshot, model string, req election.Request, incumbent
 	_, kept := traffic.Holder(&b, &res, incumbent)
 	return kept
 }
+
+// Hold is who serves one of a model's standard scenarios under auto
+// routing now, as the gateway decides it (the stable preference), seen
+// from one listing.
+type Hold struct {
+	Scenario string
+	// Holder names the carrier serving it ("" when no one is eligible).
+	Holder string
+	// Mine: the listing serves it. Kept: the listing wins the election but
+	// the incumbent keeps the shape, being within the margin.
+	Mine, Kept bool
+	// Lead is how far the listing's score is ahead of the holder's (lower
+	// scores win; negative: behind); 0 when the listing is not eligible.
+	Lead float64
+	// Eligible says the listing is on the scenario's ballot at all.
+	Eligible bool
+}
+
+// Holding is, for each standard scenario under auto routing, who serves it
+// now and where the listing stands against them: the incumbents where the
+// projection of the listing's traffic page leaves them, kept under the
+// stable preference. asResumed elects the listing as if back in service
+// (the resume a paused listing's page offers).
+func (pj *Projector) Holding(ctx context.Context, l *catalogue.Listing, asResumed bool) ([]Hold, error) {
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	market, ok := snap.Market(l.Model.Slug)
+	if !ok {
+		return nil, nil
+	}
+	state, err := pj.RoutingState(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	holders := map[string]string{}
+	if state != nil {
+		holders = state.Holders
+	}
+	names := map[string]string{}
+	for i := range market.Listings {
+		names[preview.CandidateID(&market.Listings[i])] = market.Listings[i].CarrierName
+	}
+	change := preview.Change{ListingID: l.ID}
+	if asResumed {
+		change.Status = catalogue.StatusInService
+	}
+	now := pj.Now()
+	var out []Hold
+	for _, sc := range preview.StandardScenarios() {
+		shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String())
+		if !auto {
+			continue
+		}
+		b, me := market.Ballot(sc.Request(l.Model.Slug, now), change)
+		res := election.Elect(&b)
+		at, _ := traffic.Holder(&b, &res, holders[shape])
+		h := Hold{Scenario: sc.Name}
+		if at < 0 {
+			out = append(out, h)
+			continue
+		}
+		h.Holder = names[res.Candidates[at].ID]
+		if me >= 0 && res.Candidates[me].Eligible {
+			h.Eligible = true
+			h.Mine = at == me
+			h.Lead = res.Candidates[at].Score - res.Candidates[me].Score
+			h.Kept = !h.Mine && res.Winner == me
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
@@ -379,5 +380,55 @@ func TestHealthIsSampledOncePerIntervalAndNeverLate(t *testing.T) {
 	want := []time.Time{time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC), time.Date(2026, 11, 20, 14, 10, 0, 0, time.UTC), time.Date(2026, 11, 20, 14, 30, 0, 0, time.UTC)}
 	if !slices.EqualFunc(rec.at, want, time.Time.Equal) {
 		t.Errorf("samples at %v, want %v", rec.at, want)
+	}
+}
+
+// TestHoldingSaysWhatLeadTakesTheShape: a listing that wins the election
+// within the incumbent's margin is told the incumbent keeps the shape, and
+// by how much it leads; past the margin it holds it. A paused listing is
+// elected as if resumed when asked.
+func TestHoldingSaysWhatLeadTakesTheShape(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	const auto = "Small one-shot (auto)"
+	holding := func(input money.Micros, status catalogue.ListingStatus, asResumed bool) Hold {
+		t.Helper()
+		m := newMarket(now, 300000, 500000)
+		m.publish(2, fareOf(2, input), now.Add(-time.Minute))
+		m.listings[1].Status = status
+		holds, err := projectorOn(m, &now).Holding(context.Background(), &m.listings[1], asResumed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range holds {
+			if h.Scenario == auto {
+				return h
+			}
+		}
+		t.Fatalf("no %q in %+v", auto, holds)
+		return Hold{}
+	}
+	var inside, outside Hold
+	for input := money.Micros(299000); input > 10000 && (inside.Scenario == "" || outside.Scenario == ""); input -= 1000 {
+		switch h := holding(input, catalogue.StatusInService, false); {
+		case h.Kept && inside.Scenario == "":
+			inside = h
+		case h.Mine:
+			outside = h
+		}
+	}
+	if inside.Scenario == "" || outside.Scenario == "" {
+		t.Fatal("no rival fare kept out by the margin, or none past it")
+	}
+	if inside.Holder != "Alpha" || inside.Lead <= 0 || inside.Lead > election.IncumbentMargin {
+		t.Errorf("within the margin: %+v, want Alpha keeping it against a lead in (0, %v]", inside, election.IncumbentMargin)
+	}
+	if outside.Holder != "Beta" || outside.Lead != 0 {
+		t.Errorf("past the margin: %+v, want Beta holding it", outside)
+	}
+	if h := holding(100000, catalogue.StatusPaused, false); h.Eligible || h.Holder != "Alpha" {
+		t.Errorf("paused, as it is: %+v, want Alpha serving and Beta off the ballot", h)
+	}
+	if h := holding(100000, catalogue.StatusPaused, true); !h.Eligible || !h.Mine {
+		t.Errorf("paused, as if resumed at a far lower fare: %+v", h)
 	}
 }
