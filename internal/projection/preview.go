@@ -2,8 +2,12 @@ package projection
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -128,8 +132,32 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 	if err != nil {
 		return nil, err
 	}
+	models = slices.Compact(slices.Sorted(slices.Values(models)))
+	// The answer depends on the snapshot, the listings asked of, each
+	// model's holders and the minute (a time-of-day block): kept while they
+	// hold, since a page read after each metric batch would otherwise run
+	// a full election for every shape whose holder is not the winner.
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|", now.Unix()/60)
+	for _, id := range slices.Sorted(maps.Keys(byCandidate)) {
+		fmt.Fprintf(h, "%s=%d,", id, byCandidate[id])
+	}
+	for _, slug := range models {
+		holders := projected[slug].end.holders
+		for _, shape := range slices.Sorted(maps.Keys(holders)) {
+			fmt.Fprintf(h, "%s/%s=%s;", slug, shape, holders[shape])
+		}
+	}
+	key := h.Sum64()
+	pj.wins.mu.Lock()
+	if pj.wins.snap == snap && pj.wins.key == key {
+		kept := pj.wins.by
+		pj.wins.mu.Unlock()
+		return kept, nil
+	}
+	pj.wins.mu.Unlock()
 	wins := map[int64][]string{}
-	for _, slug := range slices.Compact(slices.Sorted(slices.Values(models))) {
+	for _, slug := range models {
 		holders := projected[slug].end.holders
 		for _, sc := range preview.StandardScenarios() {
 			req := sc.Request(slug, now)
@@ -138,7 +166,7 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 				continue
 			}
 			if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
-				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(snap, slug, req, incumbent) {
+				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(snap, req, incumbent) {
 					id = incumbent
 				}
 			}
@@ -147,18 +175,31 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 			}
 		}
 	}
+	pj.wins.mu.Lock()
+	pj.wins.snap, pj.wins.key, pj.wins.by = snap, key, wins
+	pj.wins.mu.Unlock()
 	return wins, nil
 }
 
+// winsKept is the last WinsNow answer and what it was worked out from
+// (readers never change it).
+type winsKept struct {
+	mu   sync.Mutex
+	snap *routing.Snapshot
+	key  uint64
+	by   map[int64][]string
+}
+
 // keeps reports whether the incumbent keeps the request's shape against
-// the winner of a full election on the snapshot's market (traffic.Holder).
-func keeps(snap *routing.Snapshot, model string, req election.Request, incumbent string) bool {
-	market, ok := snap.Market(model)
+// the winner (traffic.Holder), elected winner-only on the snapshot's ready
+// ballot as the gateway elects: every candidate scored, nothing ranked.
+func keeps(snap *routing.Snapshot, req election.Request, incumbent string) bool {
+	b, ok := snap.Ballot(req, nil)
 	if !ok {
 		return false
 	}
-	b, _ := market.Ballot(req, preview.Change{})
-	res := election.Elect(&b)
+	var res election.Result
+	election.ElectWinnerInto(&b, &res)
 	_, kept := traffic.Holder(&b, &res, incumbent)
 	return kept
 }

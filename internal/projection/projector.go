@@ -82,6 +82,8 @@ type Projector struct {
 	// sampled is the start (Unix) of the last health sample interval
 	// recorded here.
 	sampled atomic.Int64
+	// wins keeps the last WinsNow answer.
+	wins winsKept
 }
 
 // New is a Projector over reads and the routing catalogue, on the clock now.

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -430,5 +431,36 @@ func TestHoldingSaysWhatLeadTakesTheShape(t *testing.T) {
 	}
 	if h := holding(100000, catalogue.StatusPaused, true); !h.Eligible || !h.Mine {
 		t.Errorf("paused, as if resumed at a far lower fare: %+v", h)
+	}
+}
+
+// TestWinsNowIsKeptWhileNothingMoves: asked again on the same snapshot,
+// holders and minute, WinsNow gives the kept answer; another snapshot
+// works it out again, to the same answer.
+func TestWinsNowIsKeptWhileNothingMoves(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	pj := projectorOn(m, &now)
+	ctx := context.Background()
+	since, until := now.Add(-24*time.Hour), now.Truncate(time.Hour).Add(time.Hour)
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := pj.WinsNow(ctx, snap, m.listings, since, until, now)
+	if err != nil || len(first[1]) == 0 {
+		t.Fatalf("wins %v (%v)", first, err)
+	}
+	again, _ := pj.WinsNow(ctx, snap, m.listings, since, until, now)
+	if fmt.Sprintf("%p", again) != fmt.Sprintf("%p", first) {
+		t.Error("asked again with nothing moved: worked out anew")
+	}
+	other, err := routing.NewKeeper(m, func() time.Time { return now }).Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := pj.WinsNow(ctx, other, m.listings, since, until, now)
+	if fmt.Sprintf("%p", fresh) == fmt.Sprintf("%p", first) || fmt.Sprint(fresh) != fmt.Sprint(first) {
+		t.Errorf("on another snapshot: %v (kept: %v)", fresh, first)
 	}
 }
