@@ -419,11 +419,11 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "turned away at your cap", Value: templates.Count(capped), TestID: "capped"},
 		{Label: "tool calls", Value: templates.Count(g.ToolCalls), TestID: "tool-calls"},
 		{Label: "malformed tool calls", Value: malformed, TestID: "malformed-tool-calls"},
-		{Label: "failure rate (the model's other listings " + rateText(failureRate(peers)) + ")", Value: rateText(failureRate(mine)), TestID: "failure-rate"},
-		{Label: "429 rate (the model's other listings " + rateText(limitRate(peers)) + ")", Value: rateText(limitRate(mine)), TestID: "rate-limited-rate"},
-		{Label: "time to first token (the model's other listings " + msText(ttftOf(peers)) + ")", Value: msText(ttftOf(mine)), TestID: "ttft-vs-peers"},
-		{Label: "end-to-end speed, output tokens a second of the whole answer (the model's other listings " + speedText(speedOf(peers)) + ")",
-			Value: speedText(speedOf(mine)), TestID: "speed-vs-peers"},
+		{Label: "failure rate (the model's other listings " + rateText(peers.FailureRate()) + ")", Value: rateText(mine.FailureRate()), TestID: "failure-rate"},
+		{Label: "429 rate (the model's other listings " + rateText(peers.LimitRate()) + ")", Value: rateText(mine.LimitRate()), TestID: "rate-limited-rate"},
+		{Label: "time to first token (the model's other listings " + msText(peers.TTFTPerSuccess()) + ")", Value: msText(mine.TTFTPerSuccess()), TestID: "ttft-vs-peers"},
+		{Label: "end-to-end speed, output tokens a second of the whole answer (the model's other listings " + speedText(peers.Speed()) + ")",
+			Value: speedText(mine.Speed()), TestID: "speed-vs-peers"},
 	}
 }
 
@@ -451,16 +451,6 @@ func thisHourView(now time.Time, l *catalogue.Listing, d trafficData, past proje
 	return v
 }
 
-// speedOf is the end-to-end speed of the successes: output tokens over the
-// whole answer's time, first token included (as health's throughput), -1
-// with none measured.
-func speedOf(h catalogue.HourlyPoint) float64 {
-	if h.DurationMs > 0 {
-		return float64(h.OutputTokens) / (float64(h.DurationMs) / 1000)
-	}
-	return -1
-}
-
 func speedText(tps float64) string {
 	if tps < 0 {
 		return "–"
@@ -482,32 +472,6 @@ func shareGapView(projected projection.Share, from time.Time, hours []catalogue.
 		v.Causes = append(v.Causes, templates.CauseRow{Key: cause.Key, Name: cause.Name, Points: points(cause.Points)})
 	}
 	return v
-}
-
-// failureRate is the share of requests that failed for the listing's
-// reasons (callers' errors left out), -1 with none.
-func failureRate(h catalogue.HourlyPoint) float64 {
-	if n := h.Requests - h.ClientErrors; n > 0 {
-		return float64(h.Errors) / float64(n)
-	}
-	return -1
-}
-
-// limitRate is the share of tries answered 429, -1 with none.
-func limitRate(h catalogue.HourlyPoint) float64 {
-	if n := h.Requests + h.RateLimited; n > 0 {
-		return float64(h.RateLimited) / float64(n)
-	}
-	return -1
-}
-
-// ttftOf is the average time to first token of the successes, -1 with none
-// measured.
-func ttftOf(h catalogue.HourlyPoint) float64 {
-	if ok := h.Requests - h.Errors - h.ClientErrors; ok > 0 && h.TTFTMsSum > 0 {
-		return float64(h.TTFTMsSum) / float64(ok)
-	}
-	return -1
 }
 
 func rateText(r float64) string {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 )
 
@@ -202,7 +203,7 @@ func Judge(r Rules, s Signals) Verdict {
 			Detail: fmt.Sprintf("%.1f %% of requests answered 429 over the last %d minutes; the model's other listings %.1f %%", 100*mine, int(r.Window.Minutes()), 100*peers)}
 	}
 	if s.Successes >= r.MinRequests && s.PrevSuccesses >= r.MinRequests && s.TTFTMsSum > 0 && s.PrevTTFTMsSum > 0 {
-		now, before := float64(s.TTFTMsSum)/float64(s.Successes), float64(s.PrevTTFTMsSum)/float64(s.PrevSuccesses)
+		now, before := catalogue.TTFTPerSuccess(s.TTFTMsSum, s.Successes), catalogue.TTFTPerSuccess(s.PrevTTFTMsSum, s.PrevSuccesses)
 		v[TTFTJump] = Finding{Holds: now >= ttftJumpFactor*before,
 			Detail: fmt.Sprintf("time to first token %.0f ms over the last %d minutes, %.0f ms the hour before", now, int(r.Window.Minutes()), before)}
 	}

@@ -328,11 +328,11 @@ func HealthFrom(w WindowSums, d DaySums) Health {
 	}
 	// A 0 ms average time to first token is no measurement (a gateway that
 	// reports none), not the best latency there is (election spec section 3).
-	if w.Successes > 0 && w.TTFTMsSum > 0 {
-		h.LatencyMs = ptr(float64(w.TTFTMsSum) / float64(w.Successes))
+	if ms := TTFTPerSuccess(w.TTFTMsSum, w.Successes); ms >= 0 {
+		h.LatencyMs = ptr(ms)
 	}
-	if w.DurationMs > 0 {
-		h.ThroughputTPS = ptr(float64(w.OutputTokens) / (float64(w.DurationMs) / 1000))
+	if tps := Speed(w.OutputTokens, w.DurationMs); tps >= 0 {
+		h.ThroughputTPS = ptr(tps)
 	}
 	if PassesGates(d) {
 		h.CacheHitRate = ptr(float64(d.CachedInputTokens) / float64(d.InputTokens))
@@ -348,6 +348,55 @@ func PassesGates(d DaySums) bool {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// The figures derived from a metric's sums, one home for health, earnings
+// and the pages. Each is -1 when nothing was measured.
+
+// TTFTPerSuccess is the average time to first token of the successes (ms).
+// A sum of 0 is no measurement (a gateway that reports none), not the best
+// latency there is (election spec section 3).
+func TTFTPerSuccess(ttftMsSum, successes int64) float64 {
+	if successes <= 0 || ttftMsSum <= 0 {
+		return -1
+	}
+	return float64(ttftMsSum) / float64(successes)
+}
+
+// Speed is the end-to-end speed of the successes: output tokens over the
+// whole answers' time, first token included.
+func Speed(outputTokens, durationMs int64) float64 {
+	if durationMs <= 0 {
+		return -1
+	}
+	return float64(outputTokens) / (float64(durationMs) / 1000)
+}
+
+// Successes are the requests that neither failed nor were the caller's
+// fault.
+func (h HourlyPoint) Successes() int64 { return h.Requests - h.Errors - h.ClientErrors }
+
+// TTFTPerSuccess is the hour's average time to first token (ms).
+func (h HourlyPoint) TTFTPerSuccess() float64 { return TTFTPerSuccess(h.TTFTMsSum, h.Successes()) }
+
+// Speed is the hour's end-to-end speed (output tokens a second).
+func (h HourlyPoint) Speed() float64 { return Speed(h.OutputTokens, h.DurationMs) }
+
+// FailureRate is the share of requests that failed for the listing's
+// reasons (callers' errors left out).
+func (h HourlyPoint) FailureRate() float64 {
+	if n := h.Requests - h.ClientErrors; n > 0 {
+		return float64(h.Errors) / float64(n)
+	}
+	return -1
+}
+
+// LimitRate is the share of tries the carrier answered 429.
+func (h HourlyPoint) LimitRate() float64 {
+	if n := h.Requests + h.RateLimited; n > 0 {
+		return float64(h.RateLimited) / float64(n)
+	}
+	return -1
+}
 
 // WindowOf computes the window sums of buckets at time now (pure; the store
 // does the same in SQL).

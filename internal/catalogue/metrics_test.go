@@ -294,3 +294,37 @@ func TestHealthCarriesTheRequestsItRestsOn(t *testing.T) {
 		t.Errorf("no traffic: requests %v, want 0 (measured, and nothing)", none.Requests)
 	}
 }
+
+// TestDerivedFiguresHaveOneRule: the figures health, earnings, alerts and
+// pages derive from a metric's sums, each -1 when nothing was measured.
+func TestDerivedFiguresHaveOneRule(t *testing.T) {
+	for _, test := range []struct {
+		name                          string
+		h                             HourlyPoint
+		ttft, speed, failure, limited float64
+	}{
+		{"nothing", HourlyPoint{}, -1, -1, -1, -1},
+		{"a measured hour", HourlyPoint{Requests: 50, Errors: 2, ClientErrors: 3, TTFTMsSum: 19980, OutputTokens: 5000, DurationMs: 90000,
+			GatewayCounts: GatewayCounts{RateLimited: 6}}, 444, 5000 / 90.0, 2 / 47.0, 6 / 56.0},
+		{"no TTFT reported is no measurement", HourlyPoint{Requests: 10, OutputTokens: 100, DurationMs: 1000}, -1, 100, 0, 0},
+		{"every request the caller's fault", HourlyPoint{Requests: 4, ClientErrors: 4, TTFTMsSum: 100}, -1, -1, -1, 0},
+	} {
+		if got := test.h.TTFTPerSuccess(); got != test.ttft {
+			t.Errorf("%s: TTFT %v, want %v", test.name, got, test.ttft)
+		}
+		if got := test.h.Speed(); got != test.speed {
+			t.Errorf("%s: speed %v, want %v", test.name, got, test.speed)
+		}
+		if got := test.h.FailureRate(); got != test.failure {
+			t.Errorf("%s: failure rate %v, want %v", test.name, got, test.failure)
+		}
+		if got := test.h.LimitRate(); got != test.limited {
+			t.Errorf("%s: 429 rate %v, want %v", test.name, got, test.limited)
+		}
+	}
+	// Health reads the same rule: a window of the measured hour's figures.
+	h := HealthFrom(WindowSums{Requests: 47, Successes: 45, TTFTMsSum: 19980, OutputTokens: 5000, DurationMs: 90000}, DaySums{})
+	if h.LatencyMs == nil || *h.LatencyMs != 444 || h.ThroughputTPS == nil || *h.ThroughputTPS != 5000/90.0 {
+		t.Errorf("health %+v", h)
+	}
+}

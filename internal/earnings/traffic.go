@@ -114,20 +114,11 @@ func (p Point) Share() float64 {
 
 // LatencyMs is the average time to first token, or -1.
 func (p Point) LatencyMs() float64 {
-	ok := p.Requests - p.Errors - p.ClientErrors
-	if ok <= 0 || p.TTFTMsSum <= 0 {
-		return -1
-	}
-	return float64(p.TTFTMsSum) / float64(ok)
+	return catalogue.TTFTPerSuccess(p.TTFTMsSum, p.Requests-p.Errors-p.ClientErrors)
 }
 
 // Throughput is output tokens per second of generation, or -1.
-func (p Point) Throughput() float64 {
-	if p.DurationMs <= 0 {
-		return -1
-	}
-	return float64(p.OutputTokens) / (float64(p.DurationMs) / 1000)
-}
+func (p Point) Throughput() float64 { return catalogue.Speed(p.OutputTokens, p.DurationMs) }
 
 // Series groups a listing's hours by period over [since, until), with
 // earnings under the fare of each hour and the model's total for share.
