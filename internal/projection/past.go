@@ -551,6 +551,8 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
+	// Scratch for the rates learned within an hour, reused hour to hour.
+	var earlier, scratch []traffic.Hour
 	for h := since; h.Before(until); h = h.Add(time.Hour) {
 		var mix map[string]float64
 		var prompts map[string]int64
@@ -570,15 +572,25 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		if err != nil {
 			return p, nil, err
 		}
-		var earlier []traffic.Hour // the hours before h, for the rates learned within it
+		// The hours routing learned from before h (those within the learned
+		// window), for the rates learned within it; a part adds the hour's
+		// requests before it.
+		earlier = earlier[:0]
+		haveEarlier := false
+		atStart := traffic.Learn(learnedHours, h.Add(-time.Second))
 		for i, from := range splits {
 			health := sampledHealth(ids, samples, rebuilt, from)
-			learned := traffic.Learn(learnedHours, h.Add(-time.Second))
+			learned := atStart
 			if i > 0 {
-				if earlier == nil {
-					earlier = slices.DeleteFunc(slices.Clone(learnedHours), func(lh traffic.Hour) bool { return !lh.Start.Before(h) })
+				if !haveEarlier {
+					haveEarlier = true
+					for _, lh := range learnedHours {
+						if lh.Start.Before(h) && lh.Start.After(h.Add(-traffic.LearnedWindow-time.Hour)) {
+							earlier = append(earlier, lh)
+						}
+					}
 				}
-				learned = learnedWithin(earlier, hourly, market, h, from, before[i])
+				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0}
@@ -758,9 +770,10 @@ func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebu
 // the hours before h (earlier) and the part of each listing's hour h that
 // came before from (done, of the model's requests in it, taken evenly from
 // the listing's figures for the hour): the gateway learns from the hour
-// under way as its requests answer.
-func learnedWithin(earlier []traffic.Hour, hourly map[int64][]catalogue.HourlyPoint, market preview.Market, h, from time.Time, done float64) traffic.Learned {
-	hours := slices.Clone(earlier)
+// under way as its requests answer. scratch is reused for the list
+// (returned for the next call).
+func learnedWithin(earlier, scratch []traffic.Hour, hourly map[int64][]catalogue.HourlyPoint, market preview.Market, h, from time.Time, done float64) (traffic.Learned, []traffic.Hour) {
+	hours := append(scratch[:0], earlier...) // earlier is shared by the hour's parts
 	for i := range market.Listings {
 		ml := &market.Listings[i]
 		list := hourly[ml.ID]
@@ -773,7 +786,7 @@ func learnedWithin(earlier []traffic.Hour, hourly map[int64][]catalogue.HourlyPo
 		hours = append(hours, traffic.Hour{Start: h, Candidate: preview.CandidateID(ml), Successes: part(hp.Requests - hp.Errors - hp.ClientErrors),
 			InputTokens: part(hp.InputTokens), CachedInputTokens: part(hp.CachedInputTokens), OutputTokens: part(hp.OutputTokens)})
 	}
-	return traffic.Learn(hours, from)
+	return traffic.Learn(hours, from), hours
 }
 
 // marketPrint fingerprints what of a model's market the projection of past
