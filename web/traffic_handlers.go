@@ -211,7 +211,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 			}
 			thisHour[l.ID] = templates.Share(float64(mine) / float64(model))
 			if sh, ok := tail[l.ID]; ok {
-				thisHour[l.ID] += " (projected " + templates.Share(sh.Total) + ")"
+				thisHour[l.ID] += " (" + templates.Share(sh.Total) + ")"
 			}
 		}
 	}
