@@ -22,23 +22,13 @@ import (
 	"github.com/airside/airside/templates"
 )
 
-// TrafficReads is what the traffic pages, earnings and the preview's demand read.
+// TrafficReads is what the traffic pages read themselves; every projected
+// figure, and the rollups the projection keeps, come through the Projector.
 type TrafficReads interface {
-	DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error)
 	PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error)
 	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
-	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
-	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
-	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
-	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
-	ListingTotals(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]int64, error)
-	// MetricsWritten moves with every metric batch this process records;
-	// MetricsTouchedSince says from which minute on the batches since a
-	// count changed anything.
-	MetricsWritten() uint64
-	MetricsTouchedSince(version uint64) (time.Time, bool)
 }
 
 // trafficCarrier picks the carrier a traffic page shows: one of p's
