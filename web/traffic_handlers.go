@@ -193,13 +193,7 @@ func (s *Server) handleTraffic(c echo.Context) error {
 			projected[l.ID] = templates.Share(sh.Total)
 		}
 		if model := modelHour[l.Model.ID]; model > 0 {
-			var mine int64
-			for _, h := range data.hours[l.ID] {
-				if h.Hour.Equal(hour) {
-					mine = h.Requests
-				}
-			}
-			thisHour[l.ID] = templates.Share(float64(mine) / float64(model))
+			thisHour[l.ID] = templates.Share(float64(requestsIn(data.hours[l.ID], hour)) / float64(model))
 			if sh, ok := tail[l.ID]; ok {
 				thisHour[l.ID] += " (" + templates.Share(sh.Total) + ")"
 			}

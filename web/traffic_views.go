@@ -437,18 +437,23 @@ func thisHourView(now time.Time, l *catalogue.Listing, d trafficData, past proje
 	if model <= 0 {
 		return nil
 	}
-	var mine int64
-	for _, h := range d.hours[l.ID] {
-		if h.Hour.Equal(hour) {
-			mine = h.Requests
-		}
-	}
-	v := &templates.ThisHourView{Since: hour.Format("15:04") + " UTC", Served: templates.Share(float64(mine) / float64(model)),
+	v := &templates.ThisHourView{Since: hour.Format("15:04") + " UTC", Served: templates.Share(float64(requestsIn(d.hours[l.ID], hour)) / float64(model)),
 		Requests: templates.Count(model), Projected: "–"}
 	if then, ok := past.Over(hour, hour.Add(time.Hour)); ok {
 		v.Projected = templates.Share(then.Total)
 	}
 	return v
+}
+
+// requestsIn is the listing's requests in the hour starting at hour (0
+// without a report of it).
+func requestsIn(hours []catalogue.HourlyPoint, hour time.Time) int64 {
+	for _, h := range hours {
+		if h.Hour.Equal(hour) {
+			return h.Requests
+		}
+	}
+	return 0
 }
 
 func speedText(tps float64) string {
