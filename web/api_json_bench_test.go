@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/catalogue"
 )
 
 // BenchmarkDecodeMetricsBatch decodes a gateway's minute batch (a bucket
@@ -28,8 +30,8 @@ func BenchmarkDecodeMetricsBatch(b *testing.B) {
 	sb.WriteString(`],"demand":[{"model":"kimi-k2.5","workload":"coding","minute":"2026-12-02T10:00:00Z","source":"load-gateway-1","requests":100,"promptTokens":400000}]}`)
 	data := sb.Bytes()
 	type batch struct {
-		Buckets []bucketBody `json:"buckets"`
-		Demand  []demandBody `json:"demand"`
+		Buckets []catalogue.PostedBucket `json:"buckets"`
+		Demand  []catalogue.Demand       `json:"demand"`
 	}
 	b.Run("encoding/json alone", func(b *testing.B) {
 		for b.Loop() {

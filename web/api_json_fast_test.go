@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
 )
 
 // TestDecodeJSONFastAnswersAsDecodeJSON: the metrics endpoint's JSON v2
@@ -20,8 +21,8 @@ import (
 // to decodeJSON and its answer).
 func TestDecodeJSONFastAnswersAsDecodeJSON(t *testing.T) {
 	type batch struct {
-		Buckets []bucketBody `json:"buckets"`
-		Demand  []demandBody `json:"demand"`
+		Buckets []catalogue.PostedBucket `json:"buckets"`
+		Demand  []catalogue.Demand       `json:"demand"`
 	}
 	bucket := `{"listingId":3,"minute":"2026-12-02T10:00:00Z","source":"gw","requests":80,"errors":1,"ttftMsSum":31600,"routed":78}`
 	demand := `{"model":"kimi","workload":"coding","minute":"2026-12-02T10:00:00Z","requests":9,"promptTokens":900,"largeRequests":null,"streaming":true,"requires":["tools"]}`

@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 )
 
@@ -221,5 +225,42 @@ func TestTheAPIServesItsDescription(t *testing.T) {
 	}
 	if again, _ := get("/api/v1/openapi.json", res.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
 		t.Errorf("revalidated json: %d, want 304", again.StatusCode)
+	}
+}
+
+// TestTheContractsBucketIsTheCatalogues: the metrics endpoint decodes a
+// bucket and a demand row straight into the catalogue's types, so the
+// document's Bucket names exactly the listing, the minute, the source and
+// catalogue.Counters, and its Demand exactly catalogue.Demand's JSON
+// members: a counter added to one and not the other fails here.
+func TestTheContractsBucketIsTheCatalogues(t *testing.T) {
+	doc, err := loadAPIDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaNames := func(name string) []string {
+		s := doc.Components.Schemas[name]
+		if s == nil || s.Value == nil {
+			t.Fatalf("docs/openapi.yaml has no schema %s", name)
+		}
+		return slices.Sorted(maps.Keys(s.Value.Properties))
+	}
+	want := []string{"listing", "listingId", "minute", "source"}
+	for _, k := range catalogue.Counters {
+		want = append(want, k.Name)
+	}
+	slices.Sort(want)
+	if got := schemaNames("Bucket"); !slices.Equal(got, want) {
+		t.Errorf("the document's Bucket names %v, the catalogue %v", got, want)
+	}
+	var demand []string
+	typ := reflect.TypeFor[catalogue.Demand]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		demand = append(demand, name)
+	}
+	slices.Sort(demand)
+	if got := schemaNames("Demand"); !slices.Equal(got, demand) {
+		t.Errorf("the document's Demand names %v, the catalogue %v", got, demand)
 	}
 }

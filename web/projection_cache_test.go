@@ -92,8 +92,8 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 			for m := range 30 {
 				at := now.Truncate(time.Hour).Add(time.Duration(m)*time.Minute - time.Duration(k)*time.Hour)
 				if at.Before(now) {
-					minutes = append(minutes, catalogue.Bucket{ListingID: other.ID, Minute: at, Source: "cache-test", Requests: 5000, Errors: 4500,
-						TTFTMsSum: 500 * 400, OutputTokens: 500 * 300, DurationMs: 500 * 5000, InputTokens: 5000 * 4000})
+					minutes = append(minutes, catalogue.Bucket{ListingID: other.ID, Minute: at, Source: "cache-test", Counts: catalogue.Counts{Requests: 5000, Errors: 4500,
+						TTFTMsSum: 500 * 400, OutputTokens: 500 * 300, DurationMs: 500 * 5000, InputTokens: 5000 * 4000}})
 				}
 			}
 		}
@@ -119,8 +119,8 @@ func TestTheProjectionCacheChangesNothing(t *testing.T) {
 	var recent []catalogue.Bucket
 	for _, l := range all {
 		if l.Model.Slug == listing.Model.Slug {
-			recent = append(recent, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "cache-test-now", Requests: 9000,
-				Errors: 8900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 9000 * 4000})
+			recent = append(recent, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "cache-test-now", Counts: catalogue.Counts{Requests: 9000,
+				Errors: 8900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 9000 * 4000}})
 		}
 	}
 	if err := p.store.RecordBuckets(context.Background(), recent); err != nil {
@@ -164,8 +164,7 @@ func TestABatchOfTheHourUnderWayRereadsThatHourAlone(t *testing.T) {
 	var day []catalogue.Bucket
 	for i, l := range all {
 		for k := 1; k <= 24; k++ {
-			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "ops-test",
-				Requests: int64(100 + 10*(i%5)), TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 100 * 4000})
+			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "ops-test", Counts: catalogue.Counts{Requests: int64(100 + 10*(i%5)), TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 100 * 4000}})
 		}
 	}
 	if err := p.store.RecordBuckets(ctx, day); err != nil {
@@ -198,8 +197,8 @@ func TestABatchOfTheHourUnderWayRereadsThatHourAlone(t *testing.T) {
 	// at every listing: shares and projections move.
 	var batch []catalogue.Bucket
 	for i, l := range all {
-		batch = append(batch, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "ops-test", Requests: int64(1000 + 500*(i%3)),
-			Errors: 900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 1000 * 4000})
+		batch = append(batch, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute), Source: "ops-test", Counts: catalogue.Counts{Requests: int64(1000 + 500*(i%3)),
+			Errors: 900, TTFTMsSum: 100 * 400, OutputTokens: 100 * 300, DurationMs: 100 * 5000, InputTokens: 1000 * 4000}})
 	}
 	if err := p.store.RecordBuckets(ctx, batch); err != nil {
 		t.Fatal(err)

@@ -395,9 +395,8 @@ func TestTheReviewersImpactIsTheCarriersPreview(t *testing.T) {
 	var day []catalogue.Bucket
 	for i, l := range all {
 		for k := 1; k <= 6; k++ {
-			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "impact-test",
-				Requests: 200, TTFTMsSum: 200 * 400, OutputTokens: 200 * 300, DurationMs: 200 * 5000, InputTokens: 200 * 40000,
-				CachedInputTokens: int64(200 * 40000 * (10 + 17*i%80) / 100)})
+			day = append(day, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(k) * time.Hour), Source: "impact-test", Counts: catalogue.Counts{Requests: 200, TTFTMsSum: 200 * 400, OutputTokens: 200 * 300, DurationMs: 200 * 5000, InputTokens: 200 * 40000,
+				CachedInputTokens: int64(200 * 40000 * (10 + 17*i%80) / 100)}})
 		}
 	}
 	if err := p.store.RecordBuckets(context.Background(), day); err != nil {

@@ -79,7 +79,7 @@ func TestRecentTrafficChartStartsAtTheFirstReport(t *testing.T) {
 	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
 	var buckets []catalogue.Bucket
 	for i := range 30 {
-		buckets = append(buckets, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(i) * time.Minute), Requests: 5})
+		buckets = append(buckets, catalogue.Bucket{ListingID: l.ID, Minute: now.Truncate(time.Minute).Add(-time.Duration(i) * time.Minute), Counts: catalogue.Counts{Requests: 5}})
 	}
 	if err := p.store.RecordBuckets(context.Background(), buckets); err != nil {
 		t.Fatal(err)

@@ -402,8 +402,8 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 	if g == (catalogue.GatewayCounts{}) {
 		return nil
 	}
-	mine := catalogue.HourlyPoint{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft, OutputTokens: output,
-		DurationMs: duration, GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}
+	mine := catalogue.HourlyPoint{Counts: catalogue.Counts{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft, OutputTokens: output,
+		DurationMs: duration, GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}}
 	malformed := "–"
 	if g.ToolCalls > 0 {
 		malformed = templates.Pct(100 * float64(g.MalformedToolCalls) / float64(g.ToolCalls))

@@ -830,9 +830,9 @@ func seedMetrics(ctx context.Context, st *store.Store, ids []int64, hours int) (
 			requests := int64(20 + rng.IntN(100))
 			errs := int64(rng.IntN(3))
 			ok := requests - errs
-			batch = append(batch, catalogue.Bucket{ListingID: id, Minute: now.Add(-time.Duration(m) * time.Minute), Requests: requests,
+			batch = append(batch, catalogue.Bucket{ListingID: id, Minute: now.Add(-time.Duration(m) * time.Minute), Counts: catalogue.Counts{Requests: requests,
 				Errors: errs, TTFTMsSum: ok * int64(200+rng.IntN(600)), OutputTokens: ok * 300, DurationMs: ok * 4000,
-				InputTokens: requests * 5000, CachedInputTokens: requests * 1500})
+				InputTokens: requests * 5000, CachedInputTokens: requests * 1500}})
 			if len(batch) == 5000 {
 				if err := flush(); err != nil {
 					return total, err

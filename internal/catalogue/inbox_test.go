@@ -239,17 +239,17 @@ func TestEnqueueWithoutARunningInboxRecordsAtOnce(t *testing.T) {
 	st := &ingestStore{}
 	in := &Ingest{Store: st, Now: time.Now, Inbox: &Inbox{Store: &inboxStore{}}}
 	minute := time.Now().UTC().Truncate(time.Minute)
-	n, queued, err := in.Enqueue(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 3}}}, nil)
+	n, queued, err := in.Enqueue(context.Background(), []PostedBucket{posted("nebula/kimi", Bucket{Minute: minute, Counts: Counts{Requests: 3}})}, nil)
 	if err != nil || queued || n != 1 || len(st.recorded) != 1 {
 		t.Fatalf("Enqueue: %d %v %v, recorded %d", n, queued, err, len(st.recorded))
 	}
 	st.replay = []int{0}
-	_, _, err = in.Enqueue(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 4}}}, nil)
+	_, _, err = in.Enqueue(context.Background(), []PostedBucket{posted("nebula/kimi", Bucket{Minute: minute, Counts: Counts{Requests: 4}})}, nil)
 	if apperr.Code(err) != apperr.ECONFLICT {
 		t.Errorf("a conflicting replay recorded at once: %v, want a conflict", err)
 	}
 	// A bad batch is refused before anything, running inbox or not.
-	_, _, err = in.Enqueue(context.Background(), []PostedBucket{{Listing: "nobody/x", Bucket: Bucket{Minute: minute, Requests: 1}}}, nil)
+	_, _, err = in.Enqueue(context.Background(), []PostedBucket{posted("nobody/x", Bucket{Minute: minute, Counts: Counts{Requests: 1}})}, nil)
 	if fields := apperr.FieldErrors(err); fields["buckets[0].listing"] == "" || errors.Is(err, errInboxStopped) {
 		t.Errorf("an unknown listing: %v", err)
 	}
@@ -272,7 +272,7 @@ func TestAStoppedInboxHandsBatchesBack(t *testing.T) {
 	}
 	in := &Ingest{Store: st, Now: time.Now, Inbox: x}
 	minute := time.Now().UTC().Truncate(time.Minute)
-	n, queued, err := in.Enqueue(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 3}}}, nil)
+	n, queued, err := in.Enqueue(context.Background(), []PostedBucket{posted("nebula/kimi", Bucket{Minute: minute, Counts: Counts{Requests: 3}})}, nil)
 	if err != nil || queued || n != 1 || len(st.recorded) != 1 {
 		t.Errorf("a batch after the stop: %d %v %v, recorded %d; want it recorded at once", n, queued, err, len(st.recorded))
 	}

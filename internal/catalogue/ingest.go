@@ -9,12 +9,27 @@ import (
 	"github.com/airside/airside/internal/apperr"
 )
 
-// PostedBucket is one metric bucket as a gateway posts it: the listing named
-// by "carrier/model" or by id.
+// PostedBucket is one metric bucket as a gateway posts it (the metrics
+// contract's bucket, decoded straight into it): the listing named by
+// "carrier/model" or by id.
 type PostedBucket struct {
-	Listing   string
-	ListingID int64
+	Listing   string `json:"listing"`
+	ListingID int64  `json:"listingId"`
+	// Requests is the bucket's requests as posted: nil when the member was
+	// left out, which the contract refuses (0 is a report).
+	Requests *int64 `json:"requests"`
 	Bucket
+}
+
+// Resolved is the bucket with its posted requests, false when the member
+// was left out.
+func (p PostedBucket) Resolved() (Bucket, bool) {
+	if p.Requests == nil {
+		return p.Bucket, false
+	}
+	b := p.Bucket
+	b.Requests = *p.Requests
+	return b, true
 }
 
 // MaxBuckets bounds one metrics batch.
@@ -192,7 +207,11 @@ func (in *Ingest) checkBuckets(ctx context.Context, posted []PostedBucket) ([]Bu
 			fields.add(name(i, "listing"), "unknown listing; name it as \"carrier/model\" or by listingId")
 			continue
 		}
-		bucket := b.Bucket
+		bucket, ok := b.Resolved()
+		if !ok {
+			fields.add(name(i, "requests"), "required: the requests in this minute (0 for none)")
+			continue
+		}
 		bucket.ListingID, bucket.Minute = id, b.Minute.UTC()
 		for f, msg := range bucket.Validate(now) {
 			fields.add(name(i, f), msg)

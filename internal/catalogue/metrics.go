@@ -11,23 +11,32 @@ import (
 
 // Bucket is one minute of a listing's traffic as a gateway reports it.
 type Bucket struct {
-	ListingID int64
-	Minute    time.Time
+	ListingID int64     `json:"-"` // PostedBucket names the listing
+	Minute    time.Time `json:"minute"`
 	// Source names the gateway that reports the minute: several gateways
 	// route the same listings and each reports its own part, which add up;
 	// "" for a gateway that gives no name.
-	Source            string
-	Requests          int64
-	Errors            int64 // failures of the listing (5xx, timeouts, broken responses)
-	ClientErrors      int64 // the caller's fault; not held against uptime
-	TTFTMsSum         int64 // time to first token, summed over successful requests
-	OutputTokens      int64
-	DurationMs        int64 // summed over successful requests
-	InputTokens       int64
-	CachedInputTokens int64
+	Source string `json:"source"`
+	Counts
+}
+
+// Counts are the counters of a minute (a Bucket) or an hour (an
+// HourlyPoint) of a listing's traffic, by their names in the metrics
+// contract. Every one is listed in Counters too.
+type Counts struct {
+	// Requests is required by the contract (0 is a report, no member a
+	// mistake): PostedBucket decodes it, so it can tell the two apart.
+	Requests          int64 `json:"-"`
+	Errors            int64 `json:"errors"`       // failures of the listing (5xx, timeouts, broken responses)
+	ClientErrors      int64 `json:"clientErrors"` // the caller's fault; not held against uptime
+	TTFTMsSum         int64 `json:"ttftMsSum"`    // time to first token, summed over successful requests
+	OutputTokens      int64 `json:"outputTokens"`
+	DurationMs        int64 `json:"durationMs"` // summed over successful requests
+	InputTokens       int64 `json:"inputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens"`
 	// Capped counts requests the gateway skipped because the listing was at
 	// its rate cap (not in Requests: they were not served).
-	Capped int64
+	Capped int64 `json:"capped"`
 	GatewayCounts
 }
 
@@ -39,34 +48,67 @@ type GatewayCounts struct {
 	// shape's holder or a session's listing), pinned by the caller
 	// ("carrier/model"), exploration (the 1 %), or fallback after another
 	// listing failed. Their sum is at most the successful requests.
-	Routed, Pinned, Exploration, Fallback int64
+	Routed      int64 `json:"routed"`
+	Pinned      int64 `json:"pinned"`
+	Exploration int64 `json:"exploration"`
+	Fallback    int64 `json:"fallback"`
 	// RateLimited counts the listing's 429s: not in Requests (no answer,
 	// not an uptime failure), each one moved to another listing.
-	RateLimited int64
+	RateLimited int64 `json:"rateLimited"`
 	// Explicit prompt-cache reads and writes, billed at their own prices.
 	// Like cachedInputTokens (implicit cache hits), they are counted within
 	// InputTokens, which holds every prompt token (OpenAI's convention).
-	CacheReadTokens, CacheWriteTokens int64
+	CacheReadTokens  int64 `json:"cacheReadTokens"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens"`
 	// Tool calls in the answers, and those whose arguments were not JSON.
-	ToolCalls, MalformedToolCalls int64
+	ToolCalls          int64 `json:"toolCalls"`
+	MalformedToolCalls int64 `json:"malformedToolCalls"`
+}
+
+// Counter is one counter of Counts: its name in the metrics contract (the
+// store's column is the name in snake case) and where Counts holds it.
+type Counter struct {
+	Name string
+	Of   func(*Counts) *int64
+}
+
+// Counters lists every counter of Counts, in an order that only ever grows
+// at its end (the metrics inbox writes counters in it). A new metric is a
+// field of Counts and a row here; validation, adding, the store's columns
+// and the inbox follow from the row.
+var Counters = [...]Counter{
+	{"requests", func(c *Counts) *int64 { return &c.Requests }},
+	{"errors", func(c *Counts) *int64 { return &c.Errors }},
+	{"clientErrors", func(c *Counts) *int64 { return &c.ClientErrors }},
+	{"ttftMsSum", func(c *Counts) *int64 { return &c.TTFTMsSum }},
+	{"outputTokens", func(c *Counts) *int64 { return &c.OutputTokens }},
+	{"durationMs", func(c *Counts) *int64 { return &c.DurationMs }},
+	{"inputTokens", func(c *Counts) *int64 { return &c.InputTokens }},
+	{"cachedInputTokens", func(c *Counts) *int64 { return &c.CachedInputTokens }},
+	{"capped", func(c *Counts) *int64 { return &c.Capped }},
+	{"routed", func(c *Counts) *int64 { return &c.Routed }},
+	{"pinned", func(c *Counts) *int64 { return &c.Pinned }},
+	{"exploration", func(c *Counts) *int64 { return &c.Exploration }},
+	{"fallback", func(c *Counts) *int64 { return &c.Fallback }},
+	{"rateLimited", func(c *Counts) *int64 { return &c.RateLimited }},
+	{"cacheReadTokens", func(c *Counts) *int64 { return &c.CacheReadTokens }},
+	{"cacheWriteTokens", func(c *Counts) *int64 { return &c.CacheWriteTokens }},
+	{"toolCalls", func(c *Counts) *int64 { return &c.ToolCalls }},
+	{"malformedToolCalls", func(c *Counts) *int64 { return &c.MalformedToolCalls }},
+}
+
+// Add adds o's figures to these.
+func (c *Counts) Add(o Counts) {
+	for _, k := range Counters {
+		*k.Of(c) += *k.Of(&o)
+	}
 }
 
 // Add adds o's figures to these.
 func (g *GatewayCounts) Add(o GatewayCounts) {
-	g.Routed += o.Routed
-	g.Pinned += o.Pinned
-	g.Exploration += o.Exploration
-	g.Fallback += o.Fallback
-	g.RateLimited += o.RateLimited
-	g.CacheReadTokens += o.CacheReadTokens
-	g.CacheWriteTokens += o.CacheWriteTokens
-	g.ToolCalls += o.ToolCalls
-	g.MalformedToolCalls += o.MalformedToolCalls
-}
-
-type namedCount struct {
-	name string
-	v    int64
+	a, b := Counts{GatewayCounts: *g}, Counts{GatewayCounts: o}
+	a.Add(b)
+	*g = a.GatewayCounts
 }
 
 // Bounds of a bucket beyond its counters: what a minute may be, and what one
@@ -88,16 +130,9 @@ func (b *Bucket) Validate(now time.Time) map[string]string {
 	// The map is made at the first problem: a gateway's batch validates
 	// dozens of good buckets a request.
 	var errs fieldProblems
-	g := &b.GatewayCounts
-	for _, f := range [...]namedCount{
-		{"requests", b.Requests}, {"errors", b.Errors}, {"clientErrors", b.ClientErrors}, {"ttftMsSum", b.TTFTMsSum},
-		{"outputTokens", b.OutputTokens}, {"durationMs", b.DurationMs}, {"inputTokens", b.InputTokens}, {"cachedInputTokens", b.CachedInputTokens},
-		{"capped", b.Capped}, {"routed", g.Routed}, {"pinned", g.Pinned}, {"exploration", g.Exploration}, {"fallback", g.Fallback},
-		{"rateLimited", g.RateLimited}, {"cacheReadTokens", g.CacheReadTokens}, {"cacheWriteTokens", g.CacheWriteTokens},
-		{"toolCalls", g.ToolCalls}, {"malformedToolCalls", g.MalformedToolCalls},
-	} {
-		if f.v < 0 || f.v > MaxBucketValue {
-			errs.add(f.name, fmt.Sprintf("must be between 0 and %d", MaxBucketValue))
+	for _, k := range Counters {
+		if v := *k.Of(&b.Counts); v < 0 || v > MaxBucketValue {
+			errs.add(k.Name, fmt.Sprintf("must be between 0 and %d", MaxBucketValue))
 		}
 	}
 	if b.Errors+b.ClientErrors > b.Requests {
@@ -176,27 +211,29 @@ func sourceProblem(s string) string {
 // Demand is one minute of a model's requests of one workload as a gateway's
 // customers sent them, before routing: the real workload mix.
 type Demand struct {
-	Model    string
-	Workload string // general, coding or chat
-	Minute   time.Time
+	Model    string    `json:"model"`
+	Workload string    `json:"workload"` // general, coding or chat
+	Minute   time.Time `json:"minute"`
 	// Source names the reporting gateway, as for buckets: each gateway's
 	// demand adds up.
-	Source string
+	Source string `json:"source"`
 	// Requests and the sum of their estimated prompt tokens.
-	Requests, PromptTokens int64
+	Requests     int64 `json:"requests"`
+	PromptTokens int64 `json:"promptTokens"`
 	// LargeRequests are the requests whose own prompt was at least
-	// election.CachePromptTokens, LargePromptTokens their prompt tokens;
-	// nil from a gateway that reports only the totals (the minute's
-	// average prompt then decides).
-	LargeRequests, LargePromptTokens *int64
+	// election.CachePromptTokens, LargePromptTokens their prompt tokens
+	// (both or neither); nil from a gateway that reports only the totals
+	// (the minute's average prompt then decides).
+	LargeRequests     *int64 `json:"largeRequests"`
+	LargePromptTokens *int64 `json:"largePromptTokens"`
 	// Streaming says whether the row's requests streamed (nil from a
 	// gateway that does not say), and Requires the capabilities they
 	// required (contract names): a gateway that says splits a workload's
 	// minute into a row per kind of request. The projection elects each
 	// kind on its own ballot (streaming weighs latency, a capability
 	// narrows the candidates) under the shape's one incumbent.
-	Streaming *bool
-	Requires  []string
+	Streaming *bool    `json:"streaming"`
+	Requires  []string `json:"requires"`
 }
 
 // RequestKind is how a part of a workload's requests asked: streamed or
@@ -248,9 +285,9 @@ func (d *Demand) Validate(now time.Time) map[string]string {
 	if !slices.Contains(Workloads, d.Workload) {
 		errs["workload"] = "one of general, coding, chat"
 	}
-	for _, f := range []namedCount{{"requests", d.Requests}, {"promptTokens", d.PromptTokens}} {
-		if f.v < 0 || f.v > MaxBucketValue {
-			errs[f.name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
+	for name, v := range map[string]int64{"requests": d.Requests, "promptTokens": d.PromptTokens} {
+		if v < 0 || v > MaxBucketValue {
+			errs[name] = fmt.Sprintf("must be between 0 and %d", MaxBucketValue)
 		}
 	}
 	if (d.LargeRequests == nil) != (d.LargePromptTokens == nil) {
@@ -445,12 +482,8 @@ type SeriesPoint struct {
 
 // HourlyPoint is one hour of a listing's traffic, rolled up from its minutes.
 type HourlyPoint struct {
-	Hour                                time.Time
-	Requests, Errors, ClientErrors      int64
-	TTFTMsSum, OutputTokens, DurationMs int64
-	InputTokens, CachedInputTokens      int64
-	Capped                              int64
-	GatewayCounts
+	Hour time.Time
+	Counts
 }
 
 // HealthAt is a listing's health as the catalogue computed it at the start

@@ -3,6 +3,9 @@ package catalogue
 import (
 	"context"
 	"math"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,13 +30,13 @@ func TestMinuteWeights(t *testing.T) {
 func TestDecayedWindowByHand(t *testing.T) {
 	buckets := []Bucket{
 		// this minute: 10 requests, 5 errors, 1 client error (weight 10)
-		{Minute: minute(0), Requests: 10, Errors: 5, ClientErrors: 1, TTFTMsSum: 4 * 500, OutputTokens: 400, DurationMs: 8000},
+		{Minute: minute(0), Counts: Counts{Requests: 10, Errors: 5, ClientErrors: 1, TTFTMsSum: 4 * 500, OutputTokens: 400, DurationMs: 8000}},
 		// 3 minutes ago: 20 requests, all good (weight 3)
-		{Minute: minute(3), Requests: 20, TTFTMsSum: 20 * 300, OutputTokens: 2000, DurationMs: 20000},
+		{Minute: minute(3), Counts: Counts{Requests: 20, TTFTMsSum: 20 * 300, OutputTokens: 2000, DurationMs: 20000}},
 		// 30 minutes ago: 100 requests, 1 error (weight 1)
-		{Minute: minute(30), Requests: 100, Errors: 1, TTFTMsSum: 99 * 400, OutputTokens: 9900, DurationMs: 99000},
+		{Minute: minute(30), Counts: Counts{Requests: 100, Errors: 1, TTFTMsSum: 99 * 400, OutputTokens: 9900, DurationMs: 99000}},
 		// 61 minutes ago: outside the window
-		{Minute: minute(61), Requests: 1000, Errors: 1000},
+		{Minute: minute(61), Counts: Counts{Requests: 1000, Errors: 1000}},
 	}
 	w := WindowOf(buckets, now)
 	// Requests (less client errors): 10*9 + 3*20 + 1*100 = 250; successes: 10*4 + 3*20 + 1*99 = 199.
@@ -80,9 +83,9 @@ func TestDayGates(t *testing.T) {
 	}
 	// Only the last 24 hours count.
 	buckets := []Bucket{
-		{Minute: minute(10), Requests: 15, InputTokens: 15000},
-		{Minute: minute(23 * 60), Requests: 5, InputTokens: 5000},
-		{Minute: minute(25 * 60), Requests: 500, InputTokens: 500000},
+		{Minute: minute(10), Counts: Counts{Requests: 15, InputTokens: 15000}},
+		{Minute: minute(23 * 60), Counts: Counts{Requests: 5, InputTokens: 5000}},
+		{Minute: minute(25 * 60), Counts: Counts{Requests: 500, InputTokens: 500000}},
 	}
 	if d := DayOf(buckets, now); d.Successes != 20 || d.InputTokens != 20000 || !PassesGates(d) {
 		t.Errorf("day %+v", d)
@@ -95,19 +98,19 @@ func TestBucketValidation(t *testing.T) {
 		b     Bucket
 		field string
 	}{
-		{"negative", Bucket{Minute: minute(1), Requests: -1}, "requests"},
-		{"more errors than requests", Bucket{Minute: minute(1), Requests: 2, Errors: 2, ClientErrors: 1}, "errors"},
-		{"cached above input", Bucket{Minute: minute(1), InputTokens: 5, CachedInputTokens: 6}, "cachedInputTokens"},
+		{"negative", Bucket{Minute: minute(1), Counts: Counts{Requests: -1}}, "requests"},
+		{"more errors than requests", Bucket{Minute: minute(1), Counts: Counts{Requests: 2, Errors: 2, ClientErrors: 1}}, "errors"},
+		{"cached above input", Bucket{Minute: minute(1), Counts: Counts{InputTokens: 5, CachedInputTokens: 6}}, "cachedInputTokens"},
 		{"seconds", Bucket{Minute: minute(1).Add(time.Second)}, "minute"},
 		{"future", Bucket{Minute: minute(-5)}, "minute"},
 		{"missing minute", Bucket{}, "minute"},
-		{"too large", Bucket{Minute: minute(1), InputTokens: MaxBucketValue + 1}, "inputTokens"},
+		{"too large", Bucket{Minute: minute(1), Counts: Counts{InputTokens: MaxBucketValue + 1}}, "inputTokens"},
 	} {
 		if errs := test.b.Validate(now); errs[test.field] == "" {
 			t.Errorf("%s: no error on %s (%v)", test.name, test.field, errs)
 		}
 	}
-	ok := Bucket{Minute: minute(1), Requests: 3, Errors: 1, ClientErrors: 1, InputTokens: 10, CachedInputTokens: 10}
+	ok := Bucket{Minute: minute(1), Counts: Counts{Requests: 3, Errors: 1, ClientErrors: 1, InputTokens: 10, CachedInputTokens: 10}}
 	if errs := ok.Validate(now); len(errs) > 0 {
 		t.Errorf("valid bucket refused: %v", errs)
 	}
@@ -140,28 +143,28 @@ func TestIngestBounds(t *testing.T) {
 		b         Bucket
 		wantField string
 	}{
-		{"a good bucket", Bucket{Minute: minute, Requests: 10, Errors: 1, TTFTMsSum: 9 * 500, DurationMs: 9 * 4000}, ""},
-		{"two minutes ahead is fine", Bucket{Minute: minute.Add(2 * time.Minute), Requests: 1}, ""},
-		{"three minutes ahead is not", Bucket{Minute: minute.Add(3 * time.Minute), Requests: 1}, "buckets[0].minute"},
-		{"25 hours back is not", Bucket{Minute: minute.Add(-25*time.Hour - time.Minute), Requests: 1}, "buckets[0].minute"},
-		{"a latency of years is not", Bucket{Minute: minute, Requests: 1, TTFTMsSum: 3_260_000_000_000}, "buckets[0].ttftMsSum"},
-		{"a first token after 10 minutes is not", Bucket{Minute: minute, Requests: 2, TTFTMsSum: 2*MaxTTFTMs + 1}, "buckets[0].ttftMsSum"},
-		{"no success, no time", Bucket{Minute: minute, Requests: 3, Errors: 3, DurationMs: 5}, "buckets[0].durationMs"},
-		{"how requests came, within the successes", Bucket{Minute: minute, Requests: 10, Errors: 2,
-			GatewayCounts: GatewayCounts{Routed: 5, Pinned: 1, Exploration: 1, Fallback: 1, RateLimited: 4, ToolCalls: 3, MalformedToolCalls: 1}}, ""},
-		{"more served than succeeded", Bucket{Minute: minute, Requests: 10, Errors: 2,
-			GatewayCounts: GatewayCounts{Routed: 8, Fallback: 1}}, "buckets[0].routed"},
-		{"more malformed tool calls than tool calls", Bucket{Minute: minute, Requests: 1,
-			GatewayCounts: GatewayCounts{ToolCalls: 1, MalformedToolCalls: 2}}, "buckets[0].malformedToolCalls"},
-		{"a negative 429 count", Bucket{Minute: minute, Requests: 1, GatewayCounts: GatewayCounts{RateLimited: -1}}, "buckets[0].rateLimited"},
-		{"cache reads and writes within the input", Bucket{Minute: minute, Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
-			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 300}}, ""},
-		{"more cached, read and written than input", Bucket{Minute: minute, Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
-			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 301}}, "buckets[0].cacheReadTokens"},
+		{"a good bucket", Bucket{Minute: minute, Counts: Counts{Requests: 10, Errors: 1, TTFTMsSum: 9 * 500, DurationMs: 9 * 4000}}, ""},
+		{"two minutes ahead is fine", Bucket{Minute: minute.Add(2 * time.Minute), Counts: Counts{Requests: 1}}, ""},
+		{"three minutes ahead is not", Bucket{Minute: minute.Add(3 * time.Minute), Counts: Counts{Requests: 1}}, "buckets[0].minute"},
+		{"25 hours back is not", Bucket{Minute: minute.Add(-25*time.Hour - time.Minute), Counts: Counts{Requests: 1}}, "buckets[0].minute"},
+		{"a latency of years is not", Bucket{Minute: minute, Counts: Counts{Requests: 1, TTFTMsSum: 3_260_000_000_000}}, "buckets[0].ttftMsSum"},
+		{"a first token after 10 minutes is not", Bucket{Minute: minute, Counts: Counts{Requests: 2, TTFTMsSum: 2*MaxTTFTMs + 1}}, "buckets[0].ttftMsSum"},
+		{"no success, no time", Bucket{Minute: minute, Counts: Counts{Requests: 3, Errors: 3, DurationMs: 5}}, "buckets[0].durationMs"},
+		{"how requests came, within the successes", Bucket{Minute: minute, Counts: Counts{Requests: 10, Errors: 2,
+			GatewayCounts: GatewayCounts{Routed: 5, Pinned: 1, Exploration: 1, Fallback: 1, RateLimited: 4, ToolCalls: 3, MalformedToolCalls: 1}}}, ""},
+		{"more served than succeeded", Bucket{Minute: minute, Counts: Counts{Requests: 10, Errors: 2,
+			GatewayCounts: GatewayCounts{Routed: 8, Fallback: 1}}}, "buckets[0].routed"},
+		{"more malformed tool calls than tool calls", Bucket{Minute: minute, Counts: Counts{Requests: 1,
+			GatewayCounts: GatewayCounts{ToolCalls: 1, MalformedToolCalls: 2}}}, "buckets[0].malformedToolCalls"},
+		{"a negative 429 count", Bucket{Minute: minute, Counts: Counts{Requests: 1, GatewayCounts: GatewayCounts{RateLimited: -1}}}, "buckets[0].rateLimited"},
+		{"cache reads and writes within the input", Bucket{Minute: minute, Counts: Counts{Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
+			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 300}}}, ""},
+		{"more cached, read and written than input", Bucket{Minute: minute, Counts: Counts{Requests: 1, InputTokens: 1000, CachedInputTokens: 300,
+			GatewayCounts: GatewayCounts{CacheReadTokens: 400, CacheWriteTokens: 301}}}, "buckets[0].cacheReadTokens"},
 	} {
 		st := &ingestStore{}
 		in := &Ingest{Store: st, Now: func() time.Time { return now }}
-		_, err := in.Record(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: test.b}})
+		_, err := in.Record(context.Background(), []PostedBucket{posted("nebula/kimi", test.b)})
 		fields := apperr.FieldErrors(err)
 		switch {
 		case test.wantField == "" && err != nil:
@@ -172,8 +175,8 @@ func TestIngestBounds(t *testing.T) {
 	}
 	st := &ingestStore{replay: []int{1}}
 	in := &Ingest{Store: st, Now: func() time.Time { return now }}
-	_, err := in.Record(context.Background(), []PostedBucket{{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute, Requests: 1}},
-		{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute.Add(-time.Minute), Requests: 2}}})
+	_, err := in.Record(context.Background(), []PostedBucket{posted("nebula/kimi", Bucket{Minute: minute, Counts: Counts{Requests: 1}}),
+		posted("nebula/kimi", Bucket{Minute: minute.Add(-time.Minute), Counts: Counts{Requests: 2}})})
 	if apperr.Code(err) != apperr.ECONFLICT || apperr.FieldErrors(err)["buckets[1]"] == "" {
 		t.Errorf("a replay with other figures: %v %v", err, apperr.FieldErrors(err))
 	}
@@ -246,11 +249,11 @@ func TestZeroLatencyIsNoMeasurement(t *testing.T) {
 func TestHealthAtReadsTheHourAndTheDayBefore(t *testing.T) {
 	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	hours := []HourlyPoint{
-		{Hour: at.Add(-25 * time.Hour), Requests: 1000, Errors: 1000, InputTokens: 1e6, CachedInputTokens: 1e6}, // a day and more before
-		{Hour: at.Add(-5 * time.Hour), Requests: 40, Errors: 10, InputTokens: 30000, CachedInputTokens: 3000},
-		{Hour: at.Add(-time.Hour), Requests: 110, Errors: 5, ClientErrors: 10, TTFTMsSum: 95 * 400, OutputTokens: 9000, DurationMs: 90000,
-			InputTokens: 20000, CachedInputTokens: 12000},
-		{Hour: at, Requests: 500, Errors: 500}, // the hour itself: not yet known at its start
+		{Hour: at.Add(-25 * time.Hour), Counts: Counts{Requests: 1000, Errors: 1000, InputTokens: 1e6, CachedInputTokens: 1e6}}, // a day and more before
+		{Hour: at.Add(-5 * time.Hour), Counts: Counts{Requests: 40, Errors: 10, InputTokens: 30000, CachedInputTokens: 3000}},
+		{Hour: at.Add(-time.Hour), Counts: Counts{Requests: 110, Errors: 5, ClientErrors: 10, TTFTMsSum: 95 * 400, OutputTokens: 9000, DurationMs: 90000,
+			InputTokens: 20000, CachedInputTokens: 12000}},
+		{Hour: at, Counts: Counts{Requests: 500, Errors: 500}}, // the hour itself: not yet known at its start
 	}
 	h, ok := HealthAt(hours, at)
 	if !ok {
@@ -285,7 +288,7 @@ func count(v int64) *int64 { return &v }
 // this minute counts one and one ten minutes old a tenth.
 func TestHealthCarriesTheRequestsItRestsOn(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 30, 0, 0, time.UTC)
-	buckets := []Bucket{{Minute: now, Requests: 2, Errors: 1}, {Minute: now.Add(-10 * time.Minute), Requests: 5}}
+	buckets := []Bucket{{Minute: now, Counts: Counts{Requests: 2, Errors: 1}}, {Minute: now.Add(-10 * time.Minute), Counts: Counts{Requests: 5}}}
 	h := HealthFrom(WindowOf(buckets, now), DaySums{})
 	if h.Requests == nil || *h.Requests != 2.5 {
 		t.Fatalf("requests %v, want 2 + 5/10 = 2.5", h.Requests)
@@ -304,10 +307,10 @@ func TestDerivedFiguresHaveOneRule(t *testing.T) {
 		ttft, speed, failure, limited float64
 	}{
 		{"nothing", HourlyPoint{}, -1, -1, -1, -1},
-		{"a measured hour", HourlyPoint{Requests: 50, Errors: 2, ClientErrors: 3, TTFTMsSum: 19980, OutputTokens: 5000, DurationMs: 90000,
-			GatewayCounts: GatewayCounts{RateLimited: 6}}, 444, 5000 / 90.0, 2 / 47.0, 6 / 56.0},
-		{"no TTFT reported is no measurement", HourlyPoint{Requests: 10, OutputTokens: 100, DurationMs: 1000}, -1, 100, 0, 0},
-		{"every request the caller's fault", HourlyPoint{Requests: 4, ClientErrors: 4, TTFTMsSum: 100}, -1, -1, -1, 0},
+		{"a measured hour", HourlyPoint{Counts: Counts{Requests: 50, Errors: 2, ClientErrors: 3, TTFTMsSum: 19980, OutputTokens: 5000, DurationMs: 90000,
+			GatewayCounts: GatewayCounts{RateLimited: 6}}}, 444, 5000 / 90.0, 2 / 47.0, 6 / 56.0},
+		{"no TTFT reported is no measurement", HourlyPoint{Counts: Counts{Requests: 10, OutputTokens: 100, DurationMs: 1000}}, -1, 100, 0, 0},
+		{"every request the caller's fault", HourlyPoint{Counts: Counts{Requests: 4, ClientErrors: 4, TTFTMsSum: 100}}, -1, -1, -1, 0},
 	} {
 		if got := test.h.TTFTPerSuccess(); got != test.ttft {
 			t.Errorf("%s: TTFT %v, want %v", test.name, got, test.ttft)
@@ -326,5 +329,99 @@ func TestDerivedFiguresHaveOneRule(t *testing.T) {
 	h := HealthFrom(WindowSums{Requests: 47, Successes: 45, TTFTMsSum: 19980, OutputTokens: 5000, DurationMs: 90000}, DaySums{})
 	if h.LatencyMs == nil || *h.LatencyMs != 444 || h.ThroughputTPS == nil || *h.ThroughputTPS != 5000/90.0 {
 		t.Errorf("health %+v", h)
+	}
+}
+
+// TestCountersNameEveryCountOnce: Counters, which the store's
+// columns, the metrics inbox, validation and adding all loop over, holds
+// every counter of Counts exactly once, under the name the contract's JSON
+// gives it; so a counter added to Counts without its row fails here.
+func TestCountersNameEveryCountOnce(t *testing.T) {
+	var fields []reflect.StructField
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Anonymous {
+				outer := f.Index
+				n := len(fields)
+				walk(f.Type)
+				for j := n; j < len(fields); j++ {
+					fields[j].Index = append(slices.Clone(outer), fields[j].Index...)
+				}
+				continue
+			}
+			if f.Type.Kind() != reflect.Int64 {
+				t.Errorf("Counts.%s is a %s: a counter is an int64", f.Name, f.Type)
+			}
+			fields = append(fields, f)
+		}
+	}
+	walk(reflect.TypeFor[Counts]())
+	if len(fields) != len(Counters) {
+		t.Errorf("Counts has %d counters, Counters lists %d", len(fields), len(Counters))
+	}
+	seen := map[string]bool{}
+	for i, k := range Counters {
+		if seen[k.Name] {
+			t.Errorf("%s is listed twice", k.Name)
+		}
+		seen[k.Name] = true
+		var c Counts
+		*k.Of(&c) = int64(i + 1)
+		v := reflect.ValueOf(c)
+		for _, f := range fields {
+			got := v.FieldByIndex(f.Index).Int() // promoted fields by their own index path
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" { // requests: decoded by PostedBucket, where it is required
+				name = strings.ToLower(f.Name[:1]) + f.Name[1:]
+			}
+			if (got != 0) != (name == k.Name) {
+				t.Errorf("Counters[%d] (%s) sets Counts.%s (JSON %q)", i, k.Name, f.Name, name)
+			}
+		}
+	}
+	posted, ok := reflect.TypeFor[PostedBucket]().FieldByName("Requests")
+	if !ok || posted.Tag.Get("json") != "requests" {
+		t.Errorf("PostedBucket decodes requests as %q", posted.Tag.Get("json"))
+	}
+}
+
+// TestCountsAddEveryCounter: adding counts adds each counter to its own.
+func TestCountsAddEveryCounter(t *testing.T) {
+	var a, b, want Counts
+	for i, k := range Counters {
+		*k.Of(&a) = int64(i + 1)
+		*k.Of(&b) = int64(100 * (i + 1))
+		*k.Of(&want) = int64(101 * (i + 1))
+	}
+	a.Add(b)
+	if a != want {
+		t.Errorf("added: %+v, want %+v", a, want)
+	}
+	g := a.GatewayCounts
+	g.Add(b.GatewayCounts)
+	if want := a.GatewayCounts.Routed + b.Routed; g.Routed != want {
+		t.Errorf("gateway counts added: routed %d, want %d", g.Routed, want)
+	}
+}
+
+// posted is b as a gateway posts it for listing, its requests sent.
+func posted(listing string, b Bucket) PostedBucket {
+	return PostedBucket{Listing: listing, Requests: &b.Requests, Bucket: b}
+}
+
+// TestABucketWithoutRequestsIsRefused: the contract requires requests (0 is
+// a report of an idle minute, a bucket without the member a mistake).
+func TestABucketWithoutRequestsIsRefused(t *testing.T) {
+	in := &Ingest{Store: &ingestStore{}, Now: func() time.Time { return now }}
+	zero := int64(0)
+	_, err := in.Record(context.Background(), []PostedBucket{
+		{Listing: "nebula/kimi", Requests: &zero, Bucket: Bucket{Minute: minute(1)}},
+		{Listing: "nebula/kimi", Bucket: Bucket{Minute: minute(2)}},
+	})
+	fields := apperr.FieldErrors(err)
+	if fields["buckets[1].requests"] == "" || fields["buckets[0].requests"] != "" {
+		t.Errorf("fields %v, want buckets[1].requests alone", fields)
 	}
 }

@@ -38,11 +38,11 @@ func TestStatementAcrossAFareChangeAndAPeakWindow(t *testing.T) {
 	history := map[int64][]FareSpan{7: {{From: at("2026-01-01T00:00:00Z"), Fare: fareA}, {From: at("2026-01-15T12:00:00Z"), Fare: fareB}}}
 	hours := map[int64][]catalogue.HourlyPoint{7: {
 		// Off-peak under A: 800k uncached x 0.50 + 200k x 0.10 + 500k x 2.00 = $1.42
-		{Hour: at("2026-01-10T03:00:00Z"), Requests: 100, InputTokens: 1_000_000, CachedInputTokens: 200_000, OutputTokens: 500_000},
+		{Hour: at("2026-01-10T03:00:00Z"), Counts: catalogue.Counts{Requests: 100, InputTokens: 1_000_000, CachedInputTokens: 200_000, OutputTokens: 500_000}},
 		// Peak under A: 2M x 0.80 + 100k x 2.00 = $1.80
-		{Hour: at("2026-01-10T09:00:00Z"), Requests: 50, InputTokens: 2_000_000, OutputTokens: 100_000},
+		{Hour: at("2026-01-10T09:00:00Z"), Counts: catalogue.Counts{Requests: 50, InputTokens: 2_000_000, OutputTokens: 100_000}},
 		// Under B (no cached price: the cached share bills at input): 3M x 0.40 + 1M x 1.60 = $2.80
-		{Hour: at("2026-01-20T10:00:00Z"), Requests: 70, Errors: 7, InputTokens: 3_000_000, CachedInputTokens: 1_000_000, OutputTokens: 1_000_000},
+		{Hour: at("2026-01-20T10:00:00Z"), Counts: catalogue.Counts{Requests: 70, Errors: 7, InputTokens: 3_000_000, CachedInputTokens: 1_000_000, OutputTokens: 1_000_000}},
 	}}
 	listings := []Listing{{ID: 7, Carrier: "nebula", Model: "kimi-k2.5"}}
 	st := BuildStatement("nebula", at("2026-01-17T00:00:00Z"), at("2026-02-03T00:00:00Z"), listings, hours, history)
@@ -80,8 +80,8 @@ func TestTenthsOfACentDoNotDrift(t *testing.T) {
 	f := &fare.Fare{Input: price(t, "0.10"), Output: price(t, "0.20"), LandingFee: 2000}
 	var s Sum
 	for i := range 1000 {
-		s.Add(catalogue.HourlyPoint{Hour: at("2026-01-01T00:00:00Z").Add(time.Duration(i) * time.Hour), InputTokens: 1_000_000,
-			OutputTokens: 0}, f)
+		s.Add(catalogue.HourlyPoint{Hour: at("2026-01-01T00:00:00Z").Add(time.Duration(i) * time.Hour), Counts: catalogue.Counts{InputTokens: 1_000_000,
+			OutputTokens: 0}}, f)
 	}
 	if got := s.Money(); got.Filed != 100_000_000 || got.Kept != 80_000_000 {
 		t.Errorf("a thousand hours of 1M tokens at $0.10: %+v, want filed $0.10 x 1000 = $100 exactly", got)
@@ -122,7 +122,7 @@ func TestFareAtAndPricesAt(t *testing.T) {
 func TestIncidentsAndCapAdvice(t *testing.T) {
 	base := at("2026-01-05T00:00:00Z")
 	hour := func(i int, req, errs, capped int64) catalogue.HourlyPoint {
-		return catalogue.HourlyPoint{Hour: base.Add(time.Duration(i) * time.Hour), Requests: req, Errors: errs, Capped: capped}
+		return catalogue.HourlyPoint{Hour: base.Add(time.Duration(i) * time.Hour), Counts: catalogue.Counts{Requests: req, Errors: errs, Capped: capped}}
 	}
 	hours := []catalogue.HourlyPoint{
 		hour(0, 1000, 1, 0),
@@ -150,9 +150,9 @@ func TestSeriesGroupsAndShares(t *testing.T) {
 	f := &fare.Fare{Input: price(t, "1.00"), Output: price(t, "1.00"), LandingFee: 2000}
 	history := []FareSpan{{From: at("2026-01-01T00:00:00Z"), Fare: f}}
 	hours := []catalogue.HourlyPoint{
-		{Hour: at("2026-01-05T10:00:00Z"), Requests: 10, InputTokens: 1_000_000},
-		{Hour: at("2026-01-05T11:00:00Z"), Requests: 30, InputTokens: 1_000_000},
-		{Hour: at("2026-01-06T11:00:00Z"), Requests: 5},
+		{Hour: at("2026-01-05T10:00:00Z"), Counts: catalogue.Counts{Requests: 10, InputTokens: 1_000_000}},
+		{Hour: at("2026-01-05T11:00:00Z"), Counts: catalogue.Counts{Requests: 30, InputTokens: 1_000_000}},
+		{Hour: at("2026-01-06T11:00:00Z"), Counts: catalogue.Counts{Requests: 5}},
 	}
 	model := map[time.Time]int64{at("2026-01-05T10:00:00Z"): 50, at("2026-01-05T11:00:00Z"): 30, at("2026-01-06T11:00:00Z"): 20}
 	since, until := ByDay.UTC().Window(at("2026-01-06T15:00:00Z"))
@@ -172,9 +172,9 @@ func TestSeriesGroupsAndShares(t *testing.T) {
 func TestShareAroundAFareChange(t *testing.T) {
 	change := at("2026-01-10T00:00:00Z")
 	hours := []catalogue.HourlyPoint{
-		{Hour: change.Add(-48 * time.Hour), Requests: 10},
-		{Hour: change.Add(-8 * 24 * time.Hour), Requests: 1000}, // before the week: left out
-		{Hour: change.Add(2 * time.Hour), Requests: 30},
+		{Hour: change.Add(-48 * time.Hour), Counts: catalogue.Counts{Requests: 10}},
+		{Hour: change.Add(-8 * 24 * time.Hour), Counts: catalogue.Counts{Requests: 1000}}, // before the week: left out
+		{Hour: change.Add(2 * time.Hour), Counts: catalogue.Counts{Requests: 30}},
 	}
 	model := map[time.Time]int64{change.Add(-48 * time.Hour): 100, change.Add(-8 * 24 * time.Hour): 1000, change.Add(2 * time.Hour): 60}
 	before, after := ShareAround(hours, model, change, 7*24*time.Hour)
@@ -189,7 +189,7 @@ func TestDaysStartAtLocalMidnight(t *testing.T) {
 	if got := g.Start(at("2026-01-06T03:00:00Z")); !got.Equal(at("2026-01-05T05:00:00Z")) {
 		t.Errorf("day start %v", got)
 	}
-	hours := []catalogue.HourlyPoint{{Hour: at("2026-01-06T03:00:00Z"), Requests: 7}, {Hour: at("2026-01-06T06:00:00Z"), Requests: 3}}
+	hours := []catalogue.HourlyPoint{{Hour: at("2026-01-06T03:00:00Z"), Counts: catalogue.Counts{Requests: 7}}, {Hour: at("2026-01-06T06:00:00Z"), Counts: catalogue.Counts{Requests: 3}}}
 	since, until := g.Window(at("2026-01-06T12:00:00Z"))
 	pts := Series(g, since, until, hours, nil, nil)
 	if n := len(pts); pts[n-2].Requests != 7 || pts[n-1].Requests != 3 {
@@ -225,8 +225,8 @@ func TestExplicitCacheReadsAndWritesBillAtTheirPrices(t *testing.T) {
 			Money{Filed: 540_000, Discount: 54_000, LandingFee: 97_200, Kept: 388_800}},
 	} {
 		var s Sum
-		h := catalogue.HourlyPoint{Hour: at("2026-02-03T10:00:00Z"), Requests: 10, InputTokens: 1_000_000, CachedInputTokens: 100_000,
-			OutputTokens: 100_000, GatewayCounts: catalogue.GatewayCounts{CacheReadTokens: 300_000, CacheWriteTokens: 200_000}}
+		h := catalogue.HourlyPoint{Hour: at("2026-02-03T10:00:00Z"), Counts: catalogue.Counts{Requests: 10, InputTokens: 1_000_000, CachedInputTokens: 100_000,
+			OutputTokens: 100_000, GatewayCounts: catalogue.GatewayCounts{CacheReadTokens: 300_000, CacheWriteTokens: 200_000}}}
 		s.Add(h, test.f)
 		if got := s.Money(); got != test.want {
 			t.Errorf("%s: %+v, want %+v", test.name, got, test.want)

@@ -29,8 +29,8 @@ func benchMarket(now time.Time, n int, sampled bool) *market {
 	for h := start; !h.After(now); h = h.Add(time.Hour) {
 		for i, l := range m.listings {
 			req := int64(100 + 10*i)
-			m.hours[l.ID] = append(m.hours[l.ID], catalogue.HourlyPoint{Hour: h, Requests: req, TTFTMsSum: req * int64(300+20*i),
-				OutputTokens: req * 200, DurationMs: req * 2000, InputTokens: req * 4000, CachedInputTokens: req * 1000})
+			m.hours[l.ID] = append(m.hours[l.ID], catalogue.HourlyPoint{Hour: h, Counts: catalogue.Counts{Requests: req, TTFTMsSum: req * int64(300+20*i),
+				OutputTokens: req * 200, DurationMs: req * 2000, InputTokens: req * 4000, CachedInputTokens: req * 1000}})
 		}
 		m.demand[h] = map[string]catalogue.WorkloadDemand{"general": {Requests: 600, PromptTokens: 600 * 1000, LargeRequests: 100, LargePromptTokens: 100 * 30000},
 			"coding": {Requests: 300, PromptTokens: 300 * 40000}}

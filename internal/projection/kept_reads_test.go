@@ -30,7 +30,7 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 		var batch []catalogue.Bucket
 		for _, m := range minutes {
 			for i, id := range ids {
-				batch = append(batch, catalogue.Bucket{ListingID: id, Minute: h.Add(time.Duration(m) * time.Minute), Source: source, Requests: int64(10*m + i + 1)})
+				batch = append(batch, catalogue.Bucket{ListingID: id, Minute: h.Add(time.Duration(m) * time.Minute), Source: source, Counts: catalogue.Counts{Requests: int64(10*m + i + 1)}})
 			}
 		}
 		if err := st.RecordBuckets(ctx, batch); err != nil {

@@ -56,8 +56,8 @@ func newMarket(now time.Time, a, b money.Micros) *market {
 	}
 	for h := start; !h.After(now); h = h.Add(time.Hour) {
 		for _, l := range m.listings {
-			m.hours[l.ID] = append(m.hours[l.ID], catalogue.HourlyPoint{Hour: h, Requests: 300, TTFTMsSum: 300 * 400, OutputTokens: 300 * 200,
-				DurationMs: 300 * 2000, InputTokens: 300 * 1000})
+			m.hours[l.ID] = append(m.hours[l.ID], catalogue.HourlyPoint{Hour: h, Counts: catalogue.Counts{Requests: 300, TTFTMsSum: 300 * 400, OutputTokens: 300 * 200,
+				DurationMs: 300 * 2000, InputTokens: 300 * 1000}})
 		}
 		m.demand[h] = map[string]catalogue.WorkloadDemand{"general": {Requests: 600, PromptTokens: 600 * 1000}}
 	}

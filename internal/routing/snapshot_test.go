@@ -324,7 +324,7 @@ func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 30, 20, 0, time.UTC)
 	clock := func() time.Time { return now }
 	src := &fakeSource{revision: 1}
-	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute).Add(-time.Minute), Requests: 10, Errors: 5}, now)
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute).Add(-time.Minute), Counts: catalogue.Counts{Requests: 10, Errors: 5}}, now)
 	k := NewKeeper(src, clock)
 	snap, err := k.Refresh(ctx)
 	if err != nil {
@@ -335,7 +335,7 @@ func TestHealthRefreshReadsOnlyNewMetrics(t *testing.T) {
 	}
 	builds := src.builds.Load()
 	now = now.Add(10 * time.Second)
-	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Requests: 30}, now)
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Counts: catalogue.Counts{Requests: 30}}, now)
 	snap, err = k.rebuild(ctx, false)
 	if err != nil {
 		t.Fatal(err)
@@ -370,19 +370,19 @@ func TestHealthRefreshReadsALateCommitWithinAMinute(t *testing.T) {
 	start := time.Date(2026, 12, 1, 10, 20, 0, 0, time.UTC)
 	now := start
 	src := &fakeSource{revision: 1}
-	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Add(-time.Minute), Requests: 10}, now)
+	src.report(catalogue.Bucket{ListingID: 1, Minute: now.Add(-time.Minute), Counts: catalogue.Counts{Requests: 10}}, now)
 	k := NewKeeper(src, func() time.Time { return now })
 	if _, err := k.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Listing 2's minute is recorded at start+5s (the transaction's time)
 	// and committed 40 s later.
-	late := catalogue.Bucket{ListingID: 2, Minute: start, Requests: 20}
+	late := catalogue.Bucket{ListingID: 2, Minute: start, Counts: catalogue.Counts{Requests: 20}}
 	var readAt time.Time
 	for step := 1; step <= 14 && readAt.IsZero(); step++ {
 		now = start.Add(time.Duration(step) * 5 * time.Second)
 		// Listing 1 reports as it goes: the cursor moves with it.
-		src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Requests: 10}, now)
+		src.report(catalogue.Bucket{ListingID: 1, Minute: now.Truncate(time.Minute), Counts: catalogue.Counts{Requests: 10}}, now)
 		if now.Equal(start.Add(45 * time.Second)) {
 			src.report(late, start.Add(5*time.Second))
 		}

@@ -34,8 +34,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func minutes(listingID int64, from time.Time, n int, requests, errors, capped int64) []catalogue.Bucket {
 	var out []catalogue.Bucket
 	for i := range n {
-		out = append(out, catalogue.Bucket{ListingID: listingID, Minute: from.Add(time.Duration(i) * time.Minute), Requests: requests,
-			Errors: errors, Capped: capped})
+		out = append(out, catalogue.Bucket{ListingID: listingID, Minute: from.Add(time.Duration(i) * time.Minute), Counts: catalogue.Counts{Requests: requests,
+			Errors: errors, Capped: capped}})
 	}
 	return out
 }
@@ -250,11 +250,11 @@ func TestAlertSignalsAgainstPeers(t *testing.T) {
 		for i := range 10 { // the window: fx fails 30 %, answers 429 to 20 more; the peer fails 2 %
 			m := now.Add(-time.Duration(i) * time.Minute)
 			buckets = append(buckets,
-				catalogue.Bucket{ListingID: fx.listingID, Minute: m, Requests: 10, Errors: 3, TTFTMsSum: 7 * 900, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}},
-				catalogue.Bucket{ListingID: peer, Minute: m, Requests: 50, Errors: 1, TTFTMsSum: 49 * 300})
+				catalogue.Bucket{ListingID: fx.listingID, Minute: m, Counts: catalogue.Counts{Requests: 10, Errors: 3, TTFTMsSum: 7 * 900, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}}},
+				catalogue.Bucket{ListingID: peer, Minute: m, Counts: catalogue.Counts{Requests: 50, Errors: 1, TTFTMsSum: 49 * 300}})
 		}
 		for i := 15; i < 60; i++ { // the hour before: first token 400 ms
-			buckets = append(buckets, catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Duration(i) * time.Minute), Requests: 10, TTFTMsSum: 10 * 400})
+			buckets = append(buckets, catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Duration(i) * time.Minute), Counts: catalogue.Counts{Requests: 10, TTFTMsSum: 10 * 400}})
 		}
 		if err := s.RecordBuckets(ctx, buckets); err != nil {
 			t.Fatal(err)
@@ -289,9 +289,9 @@ func TestPeerTrafficSumsTheModelsOtherListings(t *testing.T) {
 		fx := newFixture(t, s)
 		peer, modelID := peerListing(t, s)
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
-			{ListingID: fx.listingID, Minute: now.Add(-time.Minute), Requests: 10, Errors: 5},
-			{ListingID: peer, Minute: now.Add(-time.Minute), Requests: 40, Errors: 1, TTFTMsSum: 39 * 300, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}},
-			{ListingID: peer, Minute: now.Add(-2 * time.Minute), Requests: 60, GatewayCounts: catalogue.GatewayCounts{Routed: 60}},
+			{ListingID: fx.listingID, Minute: now.Add(-time.Minute), Counts: catalogue.Counts{Requests: 10, Errors: 5}},
+			{ListingID: peer, Minute: now.Add(-time.Minute), Counts: catalogue.Counts{Requests: 40, Errors: 1, TTFTMsSum: 39 * 300, GatewayCounts: catalogue.GatewayCounts{RateLimited: 2}}},
+			{ListingID: peer, Minute: now.Add(-2 * time.Minute), Counts: catalogue.Counts{Requests: 60, GatewayCounts: catalogue.GatewayCounts{Routed: 60}}},
 		}); err != nil {
 			t.Fatal(err)
 		}

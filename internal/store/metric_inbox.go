@@ -81,7 +81,7 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 		start := time.Now()
 		models := map[string]bool{}
 		var done []int64
-		var fresh []bucketRow // the new minutes of the batches folded
+		var fresh []catalogue.Bucket // the new minutes of the batches folded
 		for i, r := range rows {
 			if i == max || i > 0 && time.Since(start) > budget {
 				res.More = true
@@ -95,7 +95,7 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 				res.Refused = append(res.Refused, catalogue.RefusedBatch{ID: r.ID, ReceivedAt: r.ReceivedAt, Err: err})
 				continue
 			}
-			var inserted []bucketRow
+			var inserted []catalogue.Bucket
 			err = tx.Transaction(func(tx *gorm.DB) error {
 				if len(batch.Buckets) > 0 {
 					var err error
@@ -175,8 +175,14 @@ func sourcesOf(b catalogue.QueuedBatch) []string {
 // posts, and encoding/json or gob would cost more than the row's insert.
 // Sources are written once, in a table the rows index, and minutes as
 // nanoseconds from the batch's base (its first row's), so a gateway's
-// minute batch takes about 30 bytes a bucket.
-const inboxFormat = 1
+// minute batch takes about 30 bytes a bucket. Format 2 writes how many
+// counters a bucket carries (catalogue.Counters, which only grows at its
+// end), so a batch queued before a new counter still reads, with it zero;
+// format 1 carried the first 18.
+const (
+	inboxFormat          = 2
+	inboxFormat1Counters = 18
+)
 
 func encodeBatch(b catalogue.QueuedBatch) []byte {
 	out := make([]byte, 0, 32+len(b.Buckets)*32+len(b.Demand)*48)
@@ -189,6 +195,7 @@ func encodeBatch(b catalogue.QueuedBatch) []byte {
 		base = b.Demand[0].Minute.UnixNano()
 	}
 	out = binary.AppendVarint(out, base)
+	out = binary.AppendUvarint(out, uint64(len(catalogue.Counters)))
 	sources := sourcesOf(b)
 	out = binary.AppendUvarint(out, uint64(len(sources)))
 	for _, src := range sources {
@@ -200,11 +207,8 @@ func encodeBatch(b catalogue.QueuedBatch) []byte {
 		out = binary.AppendVarint(out, x.ListingID)
 		out = binary.AppendVarint(out, x.Minute.UnixNano()-base)
 		out = binary.AppendUvarint(out, source(x.Source))
-		g := x.GatewayCounts
-		for _, v := range [...]int64{x.Requests, x.Errors, x.ClientErrors, x.TTFTMsSum, x.OutputTokens, x.DurationMs, x.InputTokens,
-			x.CachedInputTokens, x.Capped, g.Routed, g.Pinned, g.Exploration, g.Fallback, g.RateLimited, g.CacheReadTokens,
-			g.CacheWriteTokens, g.ToolCalls, g.MalformedToolCalls} {
-			out = binary.AppendVarint(out, v)
+		for _, k := range catalogue.Counters {
+			out = binary.AppendVarint(out, *k.Of(&x.Counts))
 		}
 	}
 	out = binary.AppendUvarint(out, uint64(len(b.Demand)))
@@ -315,11 +319,20 @@ func (r *batchReader) fail() {
 
 func decodeBatch(data []byte) (catalogue.QueuedBatch, error) {
 	var b catalogue.QueuedBatch
-	if len(data) == 0 || data[0] != inboxFormat {
+	if len(data) == 0 || data[0] != 1 && data[0] != inboxFormat {
 		return b, fmt.Errorf("metrics inbox: batch in an unknown format")
 	}
 	r := &batchReader{data: data[1:]}
 	base := r.varint()
+	counters := inboxFormat1Counters
+	if data[0] == inboxFormat {
+		counters = r.uvarint(uint64(len(r.data)))
+	}
+	if counters > len(catalogue.Counters) {
+		// Written by a newer version whose counters this one does not
+		// know: refused whole rather than folded without them.
+		return b, fmt.Errorf("metrics inbox: a batch of %d counters, %d known", counters, len(catalogue.Counters))
+	}
 	// A count beyond the bytes left is damage (every row or name takes
 	// at least one), not a reason to allocate.
 	sources := make([]string, r.uvarint(uint64(len(r.data))))
@@ -340,11 +353,11 @@ func decodeBatch(data []byte) (catalogue.QueuedBatch, error) {
 		x.ListingID = r.varint()
 		x.Minute = time.Unix(0, base+r.varint()).UTC()
 		x.Source = source()
-		g := &x.GatewayCounts
-		for _, v := range [...]*int64{&x.Requests, &x.Errors, &x.ClientErrors, &x.TTFTMsSum, &x.OutputTokens, &x.DurationMs, &x.InputTokens,
-			&x.CachedInputTokens, &x.Capped, &g.Routed, &g.Pinned, &g.Exploration, &g.Fallback, &g.RateLimited, &g.CacheReadTokens,
-			&g.CacheWriteTokens, &g.ToolCalls, &g.MalformedToolCalls} {
-			*v = r.varint()
+		for i := range counters {
+			v := r.varint()
+			if i < len(catalogue.Counters) {
+				*catalogue.Counters[i].Of(&x.Counts) = v
+			}
 		}
 	}
 	if n := r.uvarint(uint64(len(r.data))); n > 0 {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -14,20 +15,20 @@ import (
 // demand row that says nothing of its kind, one that says all), and a cut
 // or damaged encoding is an error, never a panic or a short batch.
 func TestInboxEncodingKeepsEveryField(t *testing.T) {
+	if distinctCounts() == (catalogue.Counts{}) {
+		t.Fatal("no counters")
+	}
 	minute := time.Date(2026, 12, 3, 10, 15, 0, 0, time.UTC)
 	large, largePrompt := int64(3), int64(-7) // negative varints too
 	batches := map[string]catalogue.QueuedBatch{
-		"buckets only": {Buckets: []catalogue.Bucket{{ListingID: 1 << 40, Minute: minute, Source: "gw-ü", Requests: 1, Errors: 2, ClientErrors: 3,
-			TTFTMsSum: 4, OutputTokens: 5, DurationMs: 6, InputTokens: 7, CachedInputTokens: 8, Capped: 9,
-			GatewayCounts: catalogue.GatewayCounts{Routed: 10, Pinned: 11, Exploration: 12, Fallback: 13, RateLimited: 14,
-				CacheReadTokens: 15, CacheWriteTokens: 16, ToolCalls: 17, MalformedToolCalls: 18}}}},
+		"buckets only": {Buckets: []catalogue.Bucket{{ListingID: 1 << 40, Minute: minute, Source: "gw-ü", Counts: distinctCounts()}}},
 		"demand only": {Demand: []catalogue.Demand{
 			{Model: "m", Workload: "chat", Minute: minute, Requests: 4, PromptTokens: 400},
 			{Model: "m", Workload: "coding", Minute: minute.Add(-time.Minute), Source: "gw", Requests: 5, PromptTokens: 500,
 				LargeRequests: &large, LargePromptTokens: &largePrompt, Streaming: new(false), Requires: []string{}},
 			{Model: "m", Workload: "general", Minute: minute, Requests: 6, Streaming: new(true), Requires: []string{"tools", "vision"}},
 		}},
-		"both": {Buckets: []catalogue.Bucket{{ListingID: 7, Minute: minute, Requests: 0}, {ListingID: 8, Minute: minute, Requests: 2}},
+		"both": {Buckets: []catalogue.Bucket{{ListingID: 7, Minute: minute, Counts: catalogue.Counts{Requests: 0}}, {ListingID: 8, Minute: minute, Counts: catalogue.Counts{Requests: 2}}},
 			Demand: []catalogue.Demand{{Model: "x", Workload: "chat", Minute: minute, Requests: 1}}},
 	}
 	for name, b := range batches {
@@ -49,5 +50,56 @@ func TestInboxEncodingKeepsEveryField(t *testing.T) {
 				t.Error("a trailing byte was not noticed")
 			}
 		})
+	}
+}
+
+// distinctCounts sets every counter of catalogue.Counters to its own value
+// (its place, from 1).
+func distinctCounts() catalogue.Counts {
+	var c catalogue.Counts
+	for i, k := range catalogue.Counters {
+		*k.Of(&c) = int64(i + 1)
+	}
+	return c
+}
+
+// TestInboxReadsTheFirstFormat: a batch queued by the version before the
+// counter count (format 1, 18 counters a bucket) still reads after an
+// upgrade, every later counter zero; a batch that names more counters than
+// this version knows is refused, not folded without them.
+func TestInboxReadsTheFirstFormat(t *testing.T) {
+	minute := time.Date(2026, 12, 3, 10, 15, 0, 0, time.UTC)
+	old := []byte{1}
+	old = binary.AppendVarint(old, minute.UnixNano()) // the base
+	old = binary.AppendUvarint(old, 1)                // one source,
+	old = appendString(old, "gw")                     // named gw
+	old = binary.AppendUvarint(old, 1)                // one bucket
+	old = binary.AppendVarint(old, 42)                // its listing,
+	old = binary.AppendVarint(old, 0)                 // minute (from the base)
+	old = binary.AppendUvarint(old, 0)                // and source
+	for i := range 18 {
+		old = binary.AppendVarint(old, int64(i+1))
+	}
+	old = binary.AppendUvarint(old, 0) // no demand
+	got, err := decodeBatch(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalogue.Bucket{ListingID: 42, Minute: minute, Source: "gw"}
+	for i, k := range catalogue.Counters {
+		if i < 18 {
+			*k.Of(&want.Counts) = int64(i + 1)
+		}
+	}
+	if len(got.Buckets) != 1 || got.Buckets[0] != want {
+		t.Errorf("read %+v, want %+v", got.Buckets, want)
+	}
+
+	newer := []byte{inboxFormat}
+	newer = binary.AppendVarint(newer, minute.UnixNano())
+	newer = binary.AppendUvarint(newer, uint64(len(catalogue.Counters)+1))
+	newer = append(newer, old[len(newer)-1:]...) // not read past the count
+	if _, err := decodeBatch(newer); err == nil {
+		t.Error("a batch with a counter this version does not know was read")
 	}
 }

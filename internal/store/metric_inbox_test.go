@@ -35,13 +35,13 @@ func TestTheInboxFoldsBatchesAsRecordBatchStoresThem(t *testing.T) {
 		large, largePrompt := int64(2), int64(90000)
 		first := catalogue.QueuedBatch{
 			Buckets: []catalogue.Bucket{
-				{ListingID: fx.listingID, Minute: minute, Source: "gw-a", Requests: 10, Errors: 1, TTFTMsSum: 3600, OutputTokens: 900, DurationMs: 9000,
-					InputTokens: 40000, CachedInputTokens: 10000, GatewayCounts: catalogue.GatewayCounts{Routed: 8, Exploration: 1, ToolCalls: 3}},
+				{ListingID: fx.listingID, Minute: minute, Source: "gw-a", Counts: catalogue.Counts{Requests: 10, Errors: 1, TTFTMsSum: 3600, OutputTokens: 900, DurationMs: 9000,
+					InputTokens: 40000, CachedInputTokens: 10000, GatewayCounts: catalogue.GatewayCounts{Routed: 8, Exploration: 1, ToolCalls: 3}}},
 			},
 			Demand: []catalogue.Demand{{Model: "kimi-k2.5", Workload: "coding", Minute: minute, Source: "gw-a", Requests: 10, PromptTokens: 120000,
 				LargeRequests: &large, LargePromptTokens: &largePrompt, Streaming: new(true), Requires: []string{"tools"}}},
 		}
-		second := catalogue.QueuedBatch{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: minute.Add(time.Minute), Source: "gw-a", Requests: 5}}}
+		second := catalogue.QueuedBatch{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: minute.Add(time.Minute), Source: "gw-a", Counts: catalogue.Counts{Requests: 5}}}}
 		if err := s.AddToInbox(ctx, []catalogue.QueuedBatch{first, second}); err != nil {
 			t.Fatal(err)
 		}
@@ -109,16 +109,16 @@ func TestTheInboxRefusesAConflictingBatchWhole(t *testing.T) {
 		fx := newFixture(t, s)
 		minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
 		at := func(i int) time.Time { return minute.Add(time.Duration(i) * time.Minute) }
-		if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(0), Source: "gw", Requests: 10}}); err != nil {
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(0), Source: "gw", Counts: catalogue.Counts{Requests: 10}}}); err != nil {
 			t.Fatal(err)
 		}
 		batches := []catalogue.QueuedBatch{
-			{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(1), Source: "gw", Requests: 1}}},
+			{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(1), Source: "gw", Counts: catalogue.Counts{Requests: 1}}}},
 			{Buckets: []catalogue.Bucket{
-				{ListingID: fx.listingID, Minute: at(2), Source: "gw", Requests: 100},
-				{ListingID: fx.listingID, Minute: at(0), Source: "gw", Requests: 11}, // other figures for a recorded minute
+				{ListingID: fx.listingID, Minute: at(2), Source: "gw", Counts: catalogue.Counts{Requests: 100}},
+				{ListingID: fx.listingID, Minute: at(0), Source: "gw", Counts: catalogue.Counts{Requests: 11}}, // other figures for a recorded minute
 			}},
-			{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(3), Source: "gw", Requests: 2}}},
+			{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: at(3), Source: "gw", Counts: catalogue.Counts{Requests: 2}}}},
 		}
 		if err := s.AddToInbox(ctx, batches); err != nil {
 			t.Fatal(err)
@@ -152,7 +152,7 @@ func TestAFoldStopsAtItsLimit(t *testing.T) {
 		minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
 		var batches []catalogue.QueuedBatch
 		for i := range 3 {
-			batches = append(batches, catalogue.QueuedBatch{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: minute.Add(time.Duration(i) * time.Minute), Requests: int64(1 + i)}}})
+			batches = append(batches, catalogue.QueuedBatch{Buckets: []catalogue.Bucket{{ListingID: fx.listingID, Minute: minute.Add(time.Duration(i) * time.Minute), Counts: catalogue.Counts{Requests: int64(1 + i)}}}})
 		}
 		if err := s.AddToInbox(ctx, batches); err != nil {
 			t.Fatal(err)

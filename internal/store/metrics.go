@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -17,56 +18,74 @@ import (
 	"github.com/airside/airside/internal/election"
 )
 
-// Counts are the figures of a minute (bucketRow) or an hour (hourlyRow);
-// exported only because gorm reads embedded structs by exported names.
-type Counts struct {
-	Requests          int64
-	Errors            int64
-	ClientErrors      int64
-	TTFTMsSum         int64 `gorm:"column:ttft_ms_sum"`
-	OutputTokens      int64
-	DurationMs        int64
-	InputTokens       int64
-	CachedInputTokens int64
-	Capped            int64
-	// The gateway's further figures: routed, pinned, exploration, fallback,
-	// rate_limited, cache_read_tokens, cache_write_tokens, tool_calls and
-	// malformed_tool_calls (migration 15).
-	catalogue.GatewayCounts `gorm:"embedded"`
+// counterColumns are the columns of catalogue.Counters, in their order: a
+// counter's contract name in snake case (ttftMsSum is ttft_ms_sum). Every
+// read and write of metric_buckets and metric_hourly names its counters
+// from here, so a new counter needs its migration and nothing more here.
+var counterColumns = func() []string {
+	out := make([]string, len(catalogue.Counters))
+	for i, k := range catalogue.Counters {
+		out[i] = snakeCase(k.Name)
+	}
+	return out
+}()
+
+// snakeCase is a lower camel case name in snake case.
+func snakeCase(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
-// gatewayColumns are the columns of catalogue.GatewayCounts, in its order.
-var gatewayColumns = []string{"routed", "pinned", "exploration", "fallback", "rate_limited", "cache_read_tokens",
-	"cache_write_tokens", "tool_calls", "malformed_tool_calls"}
-
-// gatewayValues are the figures in gatewayColumns' order.
-func gatewayValues(g catalogue.GatewayCounts) []any {
-	return []any{g.Routed, g.Pinned, g.Exploration, g.Fallback, g.RateLimited, g.CacheReadTokens, g.CacheWriteTokens,
-		g.ToolCalls, g.MalformedToolCalls}
+// appendCounters appends c's counters in counterColumns' order, as
+// statement arguments.
+func appendCounters(args []any, c *catalogue.Counts) []any {
+	for _, k := range catalogue.Counters {
+		args = append(args, *k.Of(c))
+	}
+	return args
 }
 
-// add adds c's figures to these.
-func (t *Counts) add(c Counts) {
-	t.GatewayCounts.Add(c.GatewayCounts)
-	t.Requests += c.Requests
-	t.Errors += c.Errors
-	t.ClientErrors += c.ClientErrors
-	t.TTFTMsSum += c.TTFTMsSum
-	t.OutputTokens += c.OutputTokens
-	t.DurationMs += c.DurationMs
-	t.InputTokens += c.InputTokens
-	t.CachedInputTokens += c.CachedInputTokens
-	t.Capped += c.Capped
+// appendCounterTargets appends pointers to c's counters in counterColumns'
+// order, for Scan.
+func appendCounterTargets(dst []any, c *catalogue.Counts) []any {
+	for _, k := range catalogue.Counters {
+		dst = append(dst, k.Of(c))
+	}
+	return dst
 }
 
-type bucketRow struct {
-	ListingID int64     `gorm:"primaryKey"`
-	Minute    time.Time `gorm:"primaryKey"`
-	Source    string    `gorm:"primaryKey"`
-	Counts    `gorm:"embedded"`
-}
+// bucketColumns are metric_buckets' columns of a catalogue.Bucket.
+var bucketColumns = "listing_id, minute, source, " + strings.Join(counterColumns, ", ")
 
-func (bucketRow) TableName() string { return "metric_buckets" }
+// scanBuckets reads the buckets q selects from metric_buckets, and when
+// each was recorded.
+func scanBuckets(q *gorm.DB) ([]catalogue.Bucket, []*time.Time, error) {
+	rows, err := q.Table("metric_buckets").Select(bucketColumns + ", recorded_at").Rows()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var out []catalogue.Bucket
+	var recorded []*time.Time
+	for rows.Next() {
+		var b catalogue.Bucket
+		var at *time.Time
+		if err := rows.Scan(append(appendCounterTargets([]any{&b.ListingID, &b.Minute, &b.Source}, &b.Counts), &at)...); err != nil {
+			return nil, nil, err
+		}
+		b.Minute = b.Minute.UTC()
+		out = append(out, b)
+		recorded = append(recorded, at)
+	}
+	return out, recorded, rows.Err()
+}
 
 // RecordBuckets stores a batch of buckets, all or nothing. The first write
 // of a (listing, minute, source) wins: the same bucket again is a harmless retry, a
@@ -128,7 +147,7 @@ type bucketKey struct {
 	source  string
 }
 
-func keyOf(r bucketRow) bucketKey { return bucketKey{r.ListingID, r.Minute.Unix(), r.Source} }
+func keyOf(r catalogue.Bucket) bucketKey { return bucketKey{r.ListingID, r.Minute.Unix(), r.Source} }
 
 // insertBuckets inserts a batch's buckets, recorded at now, and returns
 // those that were new, for the hourly rollups. Inserting comes first: a
@@ -137,19 +156,18 @@ func keyOf(r bucketRow) bucketKey { return bucketKey{r.ListingID, r.Minute.Unix(
 // harmless retry, other figures refuse the batch with a
 // *catalogue.ReplayError naming them (the caller rolls back what was
 // inserted).
-func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]bucketRow, error) {
-	rows := make([]bucketRow, len(buckets))
+func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]catalogue.Bucket, error) {
+	rows := make([]catalogue.Bucket, len(buckets))
 	position := make(map[bucketKey]int, len(buckets))
 	for i, b := range buckets {
-		rows[i] = bucketRow{ListingID: b.ListingID, Minute: b.Minute.UTC(), Source: b.Source, Counts: Counts{Requests: b.Requests, Errors: b.Errors,
-			ClientErrors: b.ClientErrors, TTFTMsSum: b.TTFTMsSum, OutputTokens: b.OutputTokens, DurationMs: b.DurationMs,
-			InputTokens: b.InputTokens, CachedInputTokens: b.CachedInputTokens, Capped: b.Capped, GatewayCounts: b.GatewayCounts}}
+		rows[i] = b
+		rows[i].Minute = b.Minute.UTC()
 		position[keyOf(rows[i])] = i
 	}
 	// Inserted in key order, like the rollups: concurrent batches lock
 	// rows in one order.
 	sorted := slices.Clone(rows)
-	slices.SortFunc(sorted, func(a, b bucketRow) int {
+	slices.SortFunc(sorted, func(a, b catalogue.Bucket) int {
 		if a.ListingID != b.ListingID {
 			return cmp.Compare(a.ListingID, b.ListingID)
 		}
@@ -165,8 +183,8 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]bu
 			return nil, fmt.Errorf("record metric buckets: %w", err)
 		}
 	}
-	fresh := make([]bucketRow, 0, len(rows))
-	var recorded []bucketRow
+	fresh := make([]catalogue.Bucket, 0, len(rows))
+	var recorded []catalogue.Bucket
 	for _, r := range sorted {
 		if inserted[keyOf(r)] {
 			fresh = append(fresh, r)
@@ -190,12 +208,11 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]bu
 	for _, r := range recorded {
 		lo, hi = minTime(lo, r.Minute), maxTime(hi, r.Minute)
 	}
-	var found []bucketRow
-	if err := tx.Where("listing_id IN ? AND minute >= ? AND minute <= ? AND source IN ?", slices.Collect(maps.Keys(ids)), lo, hi, sources).
-		Find(&found).Error; err != nil {
+	found, _, err := scanBuckets(tx.Where("listing_id IN ? AND minute >= ? AND minute <= ? AND source IN ?", slices.Collect(maps.Keys(ids)), lo, hi, sources))
+	if err != nil {
 		return nil, fmt.Errorf("record metric buckets: %w", err)
 	}
-	existing := make(map[bucketKey]bucketRow, len(found))
+	existing := make(map[bucketKey]catalogue.Bucket, len(found))
 	for _, r := range found {
 		existing[keyOf(r)] = r
 	}
@@ -231,7 +248,7 @@ func rowsPerStatement(tx *gorm.DB) int {
 	return 400
 }
 
-func sameBucket(a, b bucketRow) bool {
+func sameBucket(a, b catalogue.Bucket) bool {
 	a.Minute, b.Minute = time.Time{}, time.Time{} // compared by key already; drivers differ in location
 	return a == b
 }
@@ -386,8 +403,8 @@ func liveHealth(tx *gorm.DB, ids []int64, now time.Time) (map[int64]catalogue.He
 
 // MetricSeries sums a listing's buckets into steps from since to now.
 func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error) {
-	var rows []bucketRow
-	if err := s.read(ctx).Where("listing_id = ? AND minute >= ?", listingID, since.UTC()).Order("minute").Find(&rows).Error; err != nil {
+	rows, _, err := scanBuckets(s.read(ctx).Where("listing_id = ? AND minute >= ?", listingID, since.UTC()).Order("minute"))
+	if err != nil {
 		return nil, fmt.Errorf("metric series: %w", err)
 	}
 	now := s.Now().UTC()
@@ -415,31 +432,28 @@ func (s *Store) MetricSeries(ctx context.Context, listingID int64, since time.Ti
 // DeleteBucketsBefore drops buckets older than a time (a day is all any
 // metric reads).
 func (s *Store) DeleteBucketsBefore(ctx context.Context, before time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&bucketRow{})
+	res := s.db.WithContext(ctx).Exec("DELETE FROM metric_buckets WHERE minute < ?", before.UTC())
 	return res.RowsAffected, res.Error
 }
-
-var bucketColumns = "listing_id, minute, source, requests, errors, client_errors, ttft_ms_sum, output_tokens, duration_ms, input_tokens, cached_input_tokens, capped, " +
-	strings.Join(gatewayColumns, ", ")
 
 // insertNewBuckets inserts rows, recorded at now, marking in inserted the
 // keys it inserted: a key recorded before (a retry, perhaps concurrent) is
 // left as it is, and its minute must not be added to the rollups twice.
-func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time, inserted map[bucketKey]bool) error {
+func insertNewBuckets(tx *gorm.DB, rows []catalogue.Bucket, now time.Time, inserted map[bucketKey]bool) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	var q strings.Builder
-	args := make([]any, 0, len(rows)*22)
+	args := make([]any, 0, len(rows)*(len(counterColumns)+4))
 	q.WriteString("INSERT INTO metric_buckets (" + bucketColumns + ", recorded_at) VALUES ")
-	for i, r := range rows {
+	placeholders := "(?, ?, ?, " + strings.Repeat("?, ", len(counterColumns)) + "?)"
+	for i := range rows {
+		r := &rows[i]
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + strings.Repeat("?, ", len(gatewayColumns)) + "?)")
-		args = append(args, r.ListingID, r.Minute.UTC(), r.Source, r.Requests, r.Errors, r.ClientErrors, r.TTFTMsSum, r.OutputTokens,
-			r.DurationMs, r.InputTokens, r.CachedInputTokens, r.Capped)
-		args = append(append(args, gatewayValues(r.GatewayCounts)...), now.UTC())
+		q.WriteString(placeholders)
+		args = append(appendCounters(append(args, r.ListingID, r.Minute.UTC(), r.Source), &r.Counts), now.UTC())
 	}
 	// Only the keys come back, scanned by hand: gorm's reflection over
 	// every column was a third of a batch's insert.
@@ -461,20 +475,80 @@ func insertNewBuckets(tx *gorm.DB, rows []bucketRow, now time.Time, inserted map
 	return res.Err()
 }
 
+// hourlyRow is a row of metric_hourly.
 type hourlyRow struct {
-	ListingID int64     `gorm:"primaryKey"`
-	Hour      time.Time `gorm:"primaryKey"`
-	Counts    `gorm:"embedded"`
+	ListingID int64
+	Hour      time.Time
+	catalogue.Counts
 	// ChangedAt is when a recorded minute last added to the hour (NULL for
 	// the demo's seeded history): the health mirror's cursor.
-	ChangedAt *time.Time `gorm:"column:updated_at"`
+	ChangedAt *time.Time
 }
 
-func (hourlyRow) TableName() string { return "metric_hourly" }
+// hourlyColumns are metric_hourly's columns of an hourlyRow.
+var hourlyColumns = "listing_id, hour, " + strings.Join(counterColumns, ", ") + ", updated_at"
+
+// scanHours reads the hours q selects from metric_hourly.
+func scanHours(q *gorm.DB) ([]hourlyRow, error) {
+	rows, err := q.Table("metric_hourly").Select(hourlyColumns).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []hourlyRow
+	for rows.Next() {
+		var h hourlyRow
+		if err := rows.Scan(append(appendCounterTargets([]any{&h.ListingID, &h.Hour}, &h.Counts), &h.ChangedAt)...); err != nil {
+			return nil, err
+		}
+		h.Hour = h.Hour.UTC()
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// writeHours inserts hours, rowsPerStatement at a time; conflict is the
+// statement's ON CONFLICT clause for an hour already there.
+func writeHours(tx *gorm.DB, hours []hourlyRow, conflict string) error {
+	per := rowsPerStatement(tx)
+	placeholders := "(?, ?, " + strings.Repeat("?, ", len(counterColumns)) + "?)"
+	for start := 0; start < len(hours); start += per {
+		part := hours[start:min(start+per, len(hours))]
+		var q strings.Builder
+		args := make([]any, 0, len(part)*(len(counterColumns)+3))
+		q.WriteString("INSERT INTO metric_hourly (" + hourlyColumns + ") VALUES ")
+		for i := range part {
+			h := &part[i]
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(placeholders)
+			var changed any // NULL when not known
+			if h.ChangedAt != nil {
+				changed = h.ChangedAt.UTC()
+			}
+			args = append(appendCounters(append(args, h.ListingID, h.Hour.UTC()), &h.Counts), changed)
+		}
+		q.WriteString(" " + conflict)
+		if err := tx.Exec(q.String(), args...).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addToHourlyConflict adds an hour's new minutes to the hour already there.
+var addToHourlyConflict = func() string {
+	sets := []string{"updated_at = excluded.updated_at"}
+	for _, col := range counterColumns {
+		sets = append(sets, col+" = metric_hourly."+col+" + excluded."+col)
+	}
+	return "ON CONFLICT (listing_id, hour) DO UPDATE SET " + strings.Join(sets, ", ")
+}()
 
 // addToHourly adds newly recorded minutes to their hours' rollups, marking
 // the hours changed at now.
-func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
+func addToHourly(tx *gorm.DB, rows []catalogue.Bucket, now time.Time) error {
 	type key struct {
 		listing int64
 		hour    int64
@@ -490,7 +564,7 @@ func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
 			sums[k] = s
 			order = append(order, k)
 		}
-		s.add(r.Counts)
+		s.Add(r.Counts)
 	}
 	if len(order) == 0 {
 		return nil
@@ -509,19 +583,12 @@ func addToHourly(tx *gorm.DB, rows []bucketRow, now time.Time) error {
 		out[i] = *sums[k]
 		out[i].ChangedAt = &changed
 	}
-	add := map[string]any{"updated_at": gorm.Expr("excluded.updated_at")}
-	for _, col := range append([]string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"}, gatewayColumns...) {
-		add[col] = gorm.Expr("metric_hourly." + col + " + excluded." + col)
-	}
-	return tx.Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "listing_id"}, {Name: "hour"}},
-		DoUpdates: clause.Assignments(add),
-	}).CreateInBatches(&out, rowsPerStatement(tx)).Error
+	return writeHours(tx, out, addToHourlyConflict)
 }
 
 // DeleteHourlyBefore deletes hourly rollups older than a time.
 func (s *Store) DeleteHourlyBefore(ctx context.Context, before time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Where("hour < ?", before.UTC()).Delete(&hourlyRow{})
+	res := s.db.WithContext(ctx).Exec("DELETE FROM metric_hourly WHERE hour < ?", before.UTC())
 	return res.RowsAffected, res.Error
 }
 
@@ -530,8 +597,8 @@ func (s *Store) DeleteHourlyBefore(ctx context.Context, before time.Time) (int64
 // migration that adds them runs.
 func (s *Store) backfillHourly(ctx context.Context) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		var rows []bucketRow
-		if err := tx.Find(&rows).Error; err != nil {
+		rows, _, err := scanBuckets(tx)
+		if err != nil {
 			return fmt.Errorf("backfill hourly rollups: %w", err)
 		}
 		for start := 0; start < len(rows); start += 5000 {
@@ -546,9 +613,8 @@ func (s *Store) backfillHourly(ctx context.Context) error {
 // HourlySeries lists a listing's hourly rollups from since to until, oldest
 // first: what traffic pages read beyond the last day.
 func (s *Store) HourlySeries(ctx context.Context, listingID int64, since, until time.Time) ([]catalogue.HourlyPoint, error) {
-	var rows []hourlyRow
-	if err := s.read(ctx).Where("listing_id = ? AND hour >= ? AND hour <= ?", listingID, since.UTC(), until.UTC()).
-		Order("hour").Find(&rows).Error; err != nil {
+	rows, err := scanHours(s.read(ctx).Where("listing_id = ? AND hour >= ? AND hour <= ?", listingID, since.UTC(), until.UTC()).Order("hour"))
+	if err != nil {
 		return nil, fmt.Errorf("hourly series: %w", err)
 	}
 	out := make([]catalogue.HourlyPoint, len(rows))
@@ -565,27 +631,20 @@ func (s *Store) HourlySeries(ctx context.Context, listingID int64, since, until 
 func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, since time.Time) (catalogue.MetricRows, error) {
 	var out catalogue.MetricRows
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
-		var buckets []struct {
-			ListingID  int64
-			Minute     time.Time
-			Source     string
-			Counts     `gorm:"embedded"`
-			RecordedAt *time.Time
-		}
-		q := tx.Table("metric_buckets").Select(bucketColumns+", recorded_at").
-			Where("minute >= ? OR (minute >= ? AND minute < ?)", span.WindowFrom.UTC(), span.EdgeHour.UTC(), span.EdgeHour.Add(time.Hour).UTC())
+		q := tx.Where("minute >= ? OR (minute >= ? AND minute < ?)", span.WindowFrom.UTC(), span.EdgeHour.UTC(), span.EdgeHour.Add(time.Hour).UTC())
 		if !since.IsZero() {
 			q = q.Where("recorded_at >= ?", since.UTC())
 		}
-		if err := q.Scan(&buckets).Error; err != nil {
+		buckets, recorded, err := scanBuckets(q)
+		if err != nil {
 			return fmt.Errorf("health buckets: %w", err)
 		}
-		var hours []hourlyRow
 		q = tx.Where("hour >= ?", span.EdgeHour.UTC())
 		if !since.IsZero() {
 			q = q.Where("updated_at >= ?", since.UTC())
 		}
-		if err := q.Find(&hours).Error; err != nil {
+		hours, err := scanHours(q)
+		if err != nil {
 			return fmt.Errorf("health hours: %w", err)
 		}
 		latest := func(t *time.Time) {
@@ -593,10 +652,9 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 				out.Latest = t.UTC()
 			}
 		}
-		out.Buckets = make([]catalogue.Bucket, len(buckets))
-		for i, b := range buckets {
-			out.Buckets[i] = bucketOf(bucketRow{ListingID: b.ListingID, Minute: b.Minute, Source: b.Source, Counts: b.Counts})
-			latest(b.RecordedAt)
+		out.Buckets = buckets
+		for _, at := range recorded {
+			latest(at)
 		}
 		out.Hours = make([]catalogue.ListingHour, len(hours))
 		for i, h := range hours {
@@ -606,12 +664,6 @@ func (s *Store) HealthMetrics(ctx context.Context, span catalogue.HealthSpan, si
 		return nil
 	})
 	return out, err
-}
-
-func bucketOf(r bucketRow) catalogue.Bucket {
-	return catalogue.Bucket{ListingID: r.ListingID, Minute: r.Minute.UTC(), Source: r.Source, Requests: r.Requests, Errors: r.Errors,
-		ClientErrors: r.ClientErrors, TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs,
-		InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, Capped: r.Capped, GatewayCounts: r.GatewayCounts}
 }
 
 type demandRow struct {
@@ -854,7 +906,7 @@ func (s *Store) RequestsByMinute(ctx context.Context, listingIDs []int64, since,
 		Requests int64
 	}
 	// Summed by the database: a row a minute, not one a listing and source.
-	if err := s.read(ctx).Model(&bucketRow{}).Select("minute, SUM(requests) AS requests").
+	if err := s.read(ctx).Table("metric_buckets").Select("minute, SUM(requests) AS requests").
 		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Group("minute").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("requests by minute: %w", err)
 	}

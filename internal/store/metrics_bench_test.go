@@ -30,9 +30,8 @@ func BenchmarkRecordBuckets(b *testing.B) {
 						minute++ // a new minute each time: every bucket is inserted and rolled up
 						batch := make([]catalogue.Bucket, size)
 						for i := range batch {
-							batch[i] = catalogue.Bucket{ListingID: ids[i], Minute: start.Add(-time.Duration(minute) * time.Minute), Source: "bench",
-								Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
-								GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}
+							batch[i] = catalogue.Bucket{ListingID: ids[i], Minute: start.Add(-time.Duration(minute) * time.Minute), Source: "bench", Counts: catalogue.Counts{Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
+								GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}}
 						}
 						if err := s.RecordBuckets(ctx, batch); err != nil {
 							b.Fatal(err)
@@ -67,9 +66,8 @@ func BenchmarkFoldInbox(b *testing.B) {
 					minute++
 					batch := make([]catalogue.Bucket, len(ids))
 					for j := range batch {
-						batch[j] = catalogue.Bucket{ListingID: ids[j], Minute: start.Add(-time.Duration(minute/8) * time.Minute), Source: fmt.Sprintf("gw-%d", minute%8),
-							Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
-							GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}
+						batch[j] = catalogue.Bucket{ListingID: ids[j], Minute: start.Add(-time.Duration(minute/8) * time.Minute), Source: fmt.Sprintf("gw-%d", minute%8), Counts: catalogue.Counts{Requests: 80, Errors: 1, TTFTMsSum: 31600, OutputTokens: 23700, DurationMs: 395000, InputTokens: 320000, CachedInputTokens: 80000,
+							GatewayCounts: catalogue.GatewayCounts{Routed: 78, Exploration: 1}}}
 					}
 					batches[i] = catalogue.QueuedBatch{Buckets: batch}
 				}

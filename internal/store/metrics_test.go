@@ -31,10 +31,10 @@ func TestLiveHealthMatchesTheHandComputedWindow(t *testing.T) {
 		s.Now = func() time.Time { return now }
 		m := func(ago int) time.Time { return now.Truncate(time.Minute).Add(-time.Duration(ago) * time.Minute) }
 		buckets := []catalogue.Bucket{
-			{ListingID: fx.listingID, Minute: m(0), Requests: 10, Errors: 5, ClientErrors: 1, TTFTMsSum: 2000, OutputTokens: 400, DurationMs: 8000, InputTokens: 10000, CachedInputTokens: 2000},
-			{ListingID: fx.listingID, Minute: m(3), Requests: 20, TTFTMsSum: 6000, OutputTokens: 2000, DurationMs: 20000, InputTokens: 20000, CachedInputTokens: 8000},
-			{ListingID: fx.listingID, Minute: m(30), Requests: 100, Errors: 1, TTFTMsSum: 39600, OutputTokens: 9900, DurationMs: 99000},
-			{ListingID: fx.listingID, Minute: m(61), Requests: 1000, Errors: 1000},
+			{ListingID: fx.listingID, Minute: m(0), Counts: catalogue.Counts{Requests: 10, Errors: 5, ClientErrors: 1, TTFTMsSum: 2000, OutputTokens: 400, DurationMs: 8000, InputTokens: 10000, CachedInputTokens: 2000}},
+			{ListingID: fx.listingID, Minute: m(3), Counts: catalogue.Counts{Requests: 20, TTFTMsSum: 6000, OutputTokens: 2000, DurationMs: 20000, InputTokens: 20000, CachedInputTokens: 8000}},
+			{ListingID: fx.listingID, Minute: m(30), Counts: catalogue.Counts{Requests: 100, Errors: 1, TTFTMsSum: 39600, OutputTokens: 9900, DurationMs: 99000}},
+			{ListingID: fx.listingID, Minute: m(61), Counts: catalogue.Counts{Requests: 1000, Errors: 1000}},
 		}
 		if err := s.RecordBuckets(ctx, buckets); err != nil {
 			t.Fatal(err)
@@ -147,8 +147,8 @@ func TestOldBucketsAreDeleted(t *testing.T) {
 		fx := newFixture(t, s)
 		now := time.Now().UTC().Truncate(time.Minute)
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
-			{ListingID: fx.listingID, Minute: now.Add(-30 * time.Hour), Requests: 5},
-			{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Requests: 7},
+			{ListingID: fx.listingID, Minute: now.Add(-30 * time.Hour), Counts: catalogue.Counts{Requests: 5}},
+			{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Counts: catalogue.Counts{Requests: 7}},
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestReplayedBucketsFirstWriteWins(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		fx := newFixture(t, s)
 		minute := time.Now().UTC().Truncate(time.Minute)
-		first := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Requests: 10, TTFTMsSum: 5000, OutputTokens: 100, DurationMs: 9000}
+		first := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Counts: catalogue.Counts{Requests: 10, TTFTMsSum: 5000, OutputTokens: 100, DurationMs: 9000}}
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{first}); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestReplayedBucketsFirstWriteWins(t *testing.T) {
 		}
 		other := first
 		other.Requests = 99
-		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: minute.Add(-time.Minute), Requests: 1}
+		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: minute.Add(-time.Minute), Counts: catalogue.Counts{Requests: 1}}
 		err := s.RecordBuckets(ctx, []catalogue.Bucket{fresh, other})
 		var replay *catalogue.ReplayError
 		if !errors.As(err, &replay) || !slices.Equal(replay.Indexes, []int{1}) {
@@ -224,9 +224,9 @@ func TestRollupsEqualTheMinutes(t *testing.T) {
 				seen[minute.Unix()] = true
 				req := int64(1 + rng.IntN(100))
 				errs := int64(rng.IntN(int(req)))
-				all = append(all, catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Requests: req, Errors: errs,
+				all = append(all, catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Counts: catalogue.Counts{Requests: req, Errors: errs,
 					TTFTMsSum: (req - errs) * 300, OutputTokens: (req - errs) * 200, DurationMs: (req - errs) * 900,
-					InputTokens: req * 1000, CachedInputTokens: req * 400})
+					InputTokens: req * 1000, CachedInputTokens: req * 400}})
 			}
 			if err := s.ExecForTest(ctx, "DELETE FROM metric_buckets", "DELETE FROM metric_hourly"); err != nil {
 				t.Fatal(err)
@@ -275,10 +275,10 @@ func TestRetention(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Minute)
 		s.Now = func() time.Time { return now }
 		in := &catalogue.Ingest{Store: s, Now: s.Now}
-		old := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-401 * 24 * time.Hour), Requests: 1}
-		kept := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-399 * 24 * time.Hour), Requests: 2}
-		day := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-26 * time.Hour), Requests: 3}
-		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Requests: 4}
+		old := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-401 * 24 * time.Hour), Counts: catalogue.Counts{Requests: 1}}
+		kept := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-399 * 24 * time.Hour), Counts: catalogue.Counts{Requests: 2}}
+		day := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-26 * time.Hour), Counts: catalogue.Counts{Requests: 3}}
+		fresh := catalogue.Bucket{ListingID: fx.listingID, Minute: now.Add(-time.Hour), Counts: catalogue.Counts{Requests: 4}}
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{old, kept, day, fresh}); err != nil {
 			t.Fatal(err)
 		}
@@ -349,9 +349,9 @@ func TestHealthMirrorEqualsTheTables(t *testing.T) {
 				taken[[2]int64{id, minute.Unix()}] = true
 				req := int64(1 + rng.IntN(50))
 				errs := int64(rng.IntN(int(req)))
-				batch = append(batch, catalogue.Bucket{ListingID: id, Minute: minute, Requests: req, Errors: errs,
+				batch = append(batch, catalogue.Bucket{ListingID: id, Minute: minute, Counts: catalogue.Counts{Requests: req, Errors: errs,
 					TTFTMsSum: (req - errs) * int64(100+rng.IntN(400)), OutputTokens: (req - errs) * 200, DurationMs: (req - errs) * 900,
-					InputTokens: req * 1000, CachedInputTokens: req * int64(rng.IntN(900))})
+					InputTokens: req * 1000, CachedInputTokens: req * int64(rng.IntN(900))}})
 			}
 			if err := s.RecordBuckets(ctx, batch); err != nil {
 				t.Fatal(err)
@@ -399,8 +399,8 @@ func TestGatewayFiguresAndDemandAreKept(t *testing.T) {
 		g := catalogue.GatewayCounts{Routed: 5, Pinned: 1, Exploration: 1, Fallback: 2, RateLimited: 3, CacheReadTokens: 700,
 			CacheWriteTokens: 300, ToolCalls: 4, MalformedToolCalls: 1}
 		buckets := []catalogue.Bucket{
-			{ListingID: fx.listingID, Minute: hour, Requests: 10, Errors: 1, GatewayCounts: g},
-			{ListingID: fx.listingID, Minute: hour.Add(time.Minute), Requests: 10, GatewayCounts: g},
+			{ListingID: fx.listingID, Minute: hour, Counts: catalogue.Counts{Requests: 10, Errors: 1, GatewayCounts: g}},
+			{ListingID: fx.listingID, Minute: hour.Add(time.Minute), Counts: catalogue.Counts{Requests: 10, GatewayCounts: g}},
 		}
 		if err := s.RecordBuckets(ctx, buckets); err != nil {
 			t.Fatal(err)
@@ -574,8 +574,8 @@ func TestGatewaysReportTheirOwnPartsOfAMinute(t *testing.T) {
 		now := time.Now().UTC()
 		s.Now = func() time.Time { return now }
 		minute := now.Truncate(time.Minute)
-		a := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-a", Requests: 10, Errors: 5, TTFTMsSum: 2000}
-		b := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-b", Requests: 30, TTFTMsSum: 9000}
+		a := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-a", Counts: catalogue.Counts{Requests: 10, Errors: 5, TTFTMsSum: 2000}}
+		b := catalogue.Bucket{ListingID: fx.listingID, Minute: minute, Source: "gw-b", Counts: catalogue.Counts{Requests: 30, TTFTMsSum: 9000}}
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{a}); err != nil {
 			t.Fatal(err)
 		}
@@ -637,11 +637,11 @@ func TestMetricsTouchedSinceNamesTheEarliestMinute(t *testing.T) {
 	if at, ok := s.MetricsTouchedSince(v0); !ok || !at.IsZero() {
 		t.Errorf("nothing written since: %v %v, want zero and known", at, ok)
 	}
-	if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now.Add(-3 * time.Minute), Requests: 1}}); err != nil {
+	if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now.Add(-3 * time.Minute), Counts: catalogue.Counts{Requests: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	v1 := s.MetricsWritten()
-	if err := s.RecordBatch(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now, Requests: 1}},
+	if err := s.RecordBatch(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now, Counts: catalogue.Counts{Requests: 1}}},
 		[]catalogue.Demand{{Model: "m", Workload: "chat", Minute: now.Add(-time.Minute), Requests: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +653,7 @@ func TestMetricsTouchedSinceNamesTheEarliestMinute(t *testing.T) {
 			t.Errorf("touched since %d: %v %v, want %v", c.since, at, ok, c.want)
 		}
 	}
-	if err := s.SeedHourly(ctx, map[int64][]catalogue.HourlyPoint{fx.listingID: {{Hour: now.Add(-48 * time.Hour).Truncate(time.Hour), Requests: 1}}}); err != nil {
+	if err := s.SeedHourly(ctx, map[int64][]catalogue.HourlyPoint{fx.listingID: {{Hour: now.Add(-48 * time.Hour).Truncate(time.Hour), Counts: catalogue.Counts{Requests: 1}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.MetricsTouchedSince(v1); ok {
@@ -688,7 +688,7 @@ func TestRequestsByMinuteSumsListingsAndSources(t *testing.T) {
 		s.Now = func() time.Time { return now }
 		hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
 		bucket := func(id int64, minute time.Duration, source string, requests int64) catalogue.Bucket {
-			return catalogue.Bucket{ListingID: id, Minute: hour.Add(minute), Source: source, Requests: requests}
+			return catalogue.Bucket{ListingID: id, Minute: hour.Add(minute), Source: source, Counts: catalogue.Counts{Requests: requests}}
 		}
 		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
 			bucket(fx.listingID, 0, "a", 3), bucket(fx.listingID, 0, "b", 4), bucket(second, 0, "a", 5),

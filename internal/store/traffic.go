@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
@@ -67,8 +66,7 @@ func (s *Store) HourlyTraffic(ctx context.Context, listingIDs []int64, since, un
 	// Scanned by hand, column by column: a month of a carrier's hours is
 	// thousands of rows, and gorm's reflection per row was a third of the
 	// traffic page's time.
-	cols := append([]string{"listing_id", "hour", "requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms",
-		"input_tokens", "cached_input_tokens", "capped"}, gatewayColumns...)
+	cols := append([]string{"listing_id", "hour"}, counterColumns...)
 	rows, err := s.read(ctx).Table("metric_hourly").Select(cols).
 		Where("listing_id IN ? AND hour >= ? AND hour < ?", listingIDs, since.UTC(), until.UTC()).
 		Order("listing_id, hour").Rows()
@@ -79,10 +77,7 @@ func (s *Store) HourlyTraffic(ctx context.Context, listingIDs []int64, since, un
 	for rows.Next() {
 		var id int64
 		var p catalogue.HourlyPoint
-		g := &p.GatewayCounts
-		if err := rows.Scan(&id, &p.Hour, &p.Requests, &p.Errors, &p.ClientErrors, &p.TTFTMsSum, &p.OutputTokens, &p.DurationMs,
-			&p.InputTokens, &p.CachedInputTokens, &p.Capped, &g.Routed, &g.Pinned, &g.Exploration, &g.Fallback, &g.RateLimited,
-			&g.CacheReadTokens, &g.CacheWriteTokens, &g.ToolCalls, &g.MalformedToolCalls); err != nil {
+		if err := rows.Scan(appendCounterTargets([]any{&id, &p.Hour}, &p.Counts)...); err != nil {
 			return nil, fmt.Errorf("hourly traffic: %w", err)
 		}
 		p.Hour = p.Hour.UTC()
@@ -95,9 +90,7 @@ func (s *Store) HourlyTraffic(ctx context.Context, listingIDs []int64, since, un
 }
 
 func hourlyPoint(r hourlyRow) catalogue.HourlyPoint {
-	return catalogue.HourlyPoint{Hour: r.Hour.UTC(), Requests: r.Requests, Errors: r.Errors, ClientErrors: r.ClientErrors,
-		TTFTMsSum: r.TTFTMsSum, OutputTokens: r.OutputTokens, DurationMs: r.DurationMs, InputTokens: r.InputTokens,
-		CachedInputTokens: r.CachedInputTokens, Capped: r.Capped, GatewayCounts: r.GatewayCounts}
+	return catalogue.HourlyPoint{Hour: r.Hour.UTC(), Counts: r.Counts}
 }
 
 // ModelTraffic sums the hourly requests of every listing of each model, per
@@ -182,22 +175,17 @@ func (s *Store) ListingTotals(ctx context.Context, listingIDs []int64, since, un
 // failures and speeds are read beside (the peers are never named).
 func (s *Store) PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error) {
 	var out catalogue.HourlyPoint
-	cols := []string{"requests", "errors", "client_errors", "ttft_ms_sum", "output_tokens", "duration_ms", "input_tokens", "cached_input_tokens", "capped"}
-	cols = append(cols, gatewayColumns...)
-	sums := make([]string, len(cols))
-	for i, c := range cols {
+	sums := make([]string, len(counterColumns))
+	for i, c := range counterColumns {
 		sums[i] = "COALESCE(SUM(metric_hourly." + c + "), 0) AS " + c
 	}
-	var row hourlyRow
 	err := s.read(ctx).Table("metric_hourly").Select(strings.Join(sums, ", ")).
 		Joins("JOIN listings ON listings.id = metric_hourly.listing_id").
 		Where("listings.model_id = ? AND listings.id <> ? AND metric_hourly.hour >= ? AND metric_hourly.hour < ?", modelID, exceptListing, since.UTC(), until.UTC()).
-		Scan(&row).Error
+		Row().Scan(appendCounterTargets(nil, &out.Counts)...)
 	if err != nil {
-		return out, fmt.Errorf("peer traffic: %w", err)
+		return catalogue.HourlyPoint{}, fmt.Errorf("peer traffic: %w", err)
 	}
-	out = hourlyPoint(row)
-	out.Hour = time.Time{}
 	return out, nil
 }
 
@@ -207,17 +195,13 @@ func (s *Store) SeedHourly(ctx context.Context, rows map[int64][]catalogue.Hourl
 	var out []hourlyRow
 	for id, points := range rows {
 		for _, p := range points {
-			out = append(out, hourlyRow{ListingID: id, Hour: p.Hour.UTC(), Counts: Counts{Requests: p.Requests, Errors: p.Errors,
-				ClientErrors: p.ClientErrors, TTFTMsSum: p.TTFTMsSum, OutputTokens: p.OutputTokens, DurationMs: p.DurationMs,
-				InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, Capped: p.Capped, GatewayCounts: p.GatewayCounts}})
+			out = append(out, hourlyRow{ListingID: id, Hour: p.Hour.UTC(), Counts: p.Counts})
 		}
 	}
 	defer s.countWrite(time.Time{}) // hours anywhere: not known
 	return s.tx(ctx, func(tx *gorm.DB, _ time.Time) error {
-		for start := 0; start < len(out); start += 1000 {
-			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(out[start:min(start+1000, len(out))]).Error; err != nil {
-				return fmt.Errorf("seed hourly traffic: %w", err)
-			}
+		if err := writeHours(tx, out, "ON CONFLICT (listing_id, hour) DO NOTHING"); err != nil {
+			return fmt.Errorf("seed hourly traffic: %w", err)
 		}
 		return nil
 	})

@@ -24,8 +24,8 @@ func TestEarningsFromRecordedTrafficAcrossAFareChange(t *testing.T) {
 		clock = change.Add(-time.Minute)
 		// Two minutes under the first fare, in one hour, and one client error.
 		before := []catalogue.Bucket{
-			{ListingID: fx.listingID, Minute: change.Add(-3 * time.Hour), Requests: 10, InputTokens: 1_000_000, OutputTokens: 100_000, Capped: 4},
-			{ListingID: fx.listingID, Minute: change.Add(-3*time.Hour + time.Minute), Requests: 5, ClientErrors: 1, InputTokens: 500_000, CachedInputTokens: 100_000},
+			{ListingID: fx.listingID, Minute: change.Add(-3 * time.Hour), Counts: catalogue.Counts{Requests: 10, InputTokens: 1_000_000, OutputTokens: 100_000, Capped: 4}},
+			{ListingID: fx.listingID, Minute: change.Add(-3*time.Hour + time.Minute), Counts: catalogue.Counts{Requests: 5, ClientErrors: 1, InputTokens: 500_000, CachedInputTokens: 100_000}},
 		}
 		if err := s.RecordBuckets(ctx, before); err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func TestEarningsFromRecordedTrafficAcrossAFareChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock = change.Add(2 * time.Hour)
-		after := []catalogue.Bucket{{ListingID: fx.listingID, Minute: change.Add(time.Hour), Requests: 20, InputTokens: 2_000_000, OutputTokens: 500_000}}
+		after := []catalogue.Bucket{{ListingID: fx.listingID, Minute: change.Add(time.Hour), Counts: catalogue.Counts{Requests: 20, InputTokens: 2_000_000, OutputTokens: 500_000}}}
 		if err := s.RecordBuckets(ctx, after); err != nil {
 			t.Fatal(err)
 		}
