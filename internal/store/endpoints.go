@@ -103,15 +103,10 @@ func (s *Store) RegisterEndpoint(ctx context.Context, actorID int64, ep workflow
 		if err := tx.First(&l, ep.ListingID).Error; err != nil {
 			return notFound(err, "Listing")
 		}
-		sealed := ep.KeySealed
-		if sealed == "" { // the key is kept from the endpoint registered last
-			var prev endpointRow
-			if err := tx.Where("listing_id = ?", l.ID).Order("id DESC").Limit(1).Find(&prev).Error; err != nil {
-				return err
-			}
-			sealed, ep.KeyHint = prev.KeySealed, prev.KeyHint
+		if ep.KeySealed == "" {
+			return fmt.Errorf("an endpoint without a key")
 		}
-		row := endpointRow{ListingID: l.ID, BaseURL: ep.BaseURL, UpstreamModel: ep.UpstreamModel, KeySealed: sealed,
+		row := endpointRow{ListingID: l.ID, BaseURL: ep.BaseURL, UpstreamModel: ep.UpstreamModel, KeySealed: ep.KeySealed,
 			KeyHint: ep.KeyHint, CreatedBy: &actorID, CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err

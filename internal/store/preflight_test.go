@@ -97,7 +97,7 @@ func TestEndpointFilingAndProbeVerdicts(t *testing.T) {
 		s.Now = clock
 		// A probe of an endpoint not (yet) published earns nothing in routing.
 		if _, err := s.RegisterEndpoint(ctx, fx.authorID, workflow.NewEndpoint{ListingID: fx.listingID, BaseURL: "https://new.nebula.example/v1",
-			UpstreamModel: "glm-5"}); err != nil {
+			UpstreamModel: "glm-5", KeySealed: "v1.sealed", KeyHint: "sk-...abcd"}); err != nil {
 			t.Fatal(err)
 		}
 		job := runProbes(t, s, map[string]preflight.State{"vision": preflight.Passed})

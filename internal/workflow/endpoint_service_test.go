@@ -123,14 +123,15 @@ func TestRegisterEndpoint(t *testing.T) {
 	}
 
 	// The same endpoint again, without a new key, changes nothing: refused.
-	st.latest = &catalogue.Endpoint{ID: 1, BaseURL: ep.BaseURL, UpstreamModel: ep.UpstreamModel}
+	st.latest = &catalogue.Endpoint{ID: 1, BaseURL: ep.BaseURL, UpstreamModel: ep.UpstreamModel, KeyHint: ep.KeyHint}
+	st.latestKey = ep.KeySealed
 	same := good
 	same.APIKey = ""
 	if _, err := e.Register(ctx, adminA, 10, same); apperr.FieldErrors(err)["base_url"] == "" {
 		t.Errorf("the registered endpoint was filed again: %v", err)
 	}
 	same.UpstreamModel = "kimi-k2.5"
-	if _, err := e.Register(ctx, adminA, 10, same); err != nil || st.registered[1].KeySealed != "" {
+	if _, err := e.Register(ctx, adminA, 10, same); err != nil || st.registered[1].KeySealed != ep.KeySealed || st.registered[1].KeyHint != ep.KeyHint {
 		t.Errorf("a new model keeping the key: %v %+v", err, st.registered)
 	}
 }

@@ -100,7 +100,7 @@ func (e *Endpoints) Register(ctx context.Context, p *account.Principal, listingI
 	case len(form.UpstreamModel) > MaxUpstreamModel || strings.ContainsAny(form.UpstreamModel, " \t\r\n"):
 		problems["upstream_model"] = fmt.Sprintf("A model name has no spaces and is under %d characters.", MaxUpstreamModel)
 	}
-	prev, _, err := e.Store.LatestEndpoint(ctx, listingID)
+	prev, prevSealed, err := e.Store.LatestEndpoint(ctx, listingID)
 	if err != nil {
 		return 0, err
 	}
@@ -127,6 +127,10 @@ func (e *Endpoints) Register(ctx context.Context, p *account.Principal, listingI
 			return 0, fmt.Errorf("seal the key: %w", err)
 		}
 		ne.KeyHint = secret.Hint(form.APIKey)
+	} else {
+		// No key typed: the one registered last is kept (the store
+		// writes what it is given).
+		ne.KeySealed, ne.KeyHint = prevSealed, prev.KeyHint
 	}
 	id, err := e.Store.RegisterEndpoint(ctx, p.User.ID, ne)
 	if err == nil && e.Queued != nil {

@@ -56,8 +56,9 @@ type Override struct {
 // counts unless configured (AIRSIDE_OVERRIDE_FOR).
 const DefaultOverrideFor = 30 * 24 * time.Hour
 
-// NewEndpoint is an endpoint registration as the store records it: the key
-// already sealed (empty: keep the key of the endpoint registered last).
+// NewEndpoint is an endpoint registration as the store records it, decided
+// by Endpoints.Register: the key already sealed (the one registered last
+// when none was typed), filed for review at once, with a preflight queued.
 type NewEndpoint struct {
 	ListingID     int64
 	BaseURL       string
