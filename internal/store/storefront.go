@@ -191,41 +191,39 @@ func (s *Store) FindProfileChange(ctx context.Context, id int64) (*storefront.Pr
 	return &all[0], nil
 }
 
-// DecideProfileChange approves (publishing the profile) or rejects a
-// profile change, audited, and tells the carrier.
-func (s *Store) DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note, message string) error {
+// DecideProfileChange carries out a decision on a submitted profile change
+// (storefront.ProfileChange.Decide): its state, the profile it publishes,
+// the audit and the carrier's message, in one transaction; a change decided
+// meanwhile is a conflict.
+func (s *Store) DecideProfileChange(ctx context.Context, reviewerID, id int64, d storefront.ProfileDecision) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		var row profileChangeRow
 		if err := tx.First(&row, id).Error; err != nil {
 			return notFound(err, "Profile change")
 		}
-		state := storefront.Declined
-		if approve {
-			state = storefront.Approved
-		}
 		res := tx.Model(&profileChangeRow{}).Where("id = ? AND state = ?", id, storefront.Submitted).
-			Updates(map[string]any{"state": state, "decided_by": reviewerID, "decided_at": now, "decision_note": note})
+			Updates(map[string]any{"state": d.State, "decided_by": reviewerID, "decided_at": now, "decision_note": d.Note})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
 			return apperr.Errorf(apperr.ECONFLICT, "This profile change was decided meanwhile.")
 		}
-		if approve {
-			updates := map[string]any{"description": row.Description, "website": row.Website, "support_contact": row.SupportContact,
-				"status_url": row.StatusURL}
-			if row.LogoType != "" {
-				updates["logo_type"], updates["logo"] = row.LogoType, row.Logo
+		if p := d.Publish; p != nil {
+			updates := map[string]any{"description": p.Description, "website": p.Website, "support_contact": p.SupportContact,
+				"status_url": p.StatusURL}
+			if p.LogoType != "" {
+				updates["logo_type"], updates["logo"] = p.LogoType, p.Logo
 			}
 			if err := tx.Table("carriers").Where("id = ?", row.CarrierID).Updates(updates).Error; err != nil {
 				return err
 			}
 		}
-		if err := appendAudit(tx, now, auditEvent{ActorID: &reviewerID, CarrierID: &row.CarrierID, Action: "profile." + state,
-			SubjectType: "carrier", SubjectID: row.CarrierID, After: map[string]any{"change": id, "note": note}}); err != nil {
+		if err := appendAudit(tx, now, auditEvent{ActorID: &reviewerID, CarrierID: &row.CarrierID, Action: "profile." + d.State,
+			SubjectType: "carrier", SubjectID: row.CarrierID, After: map[string]any{"change": id, "note": d.Note}}); err != nil {
 			return err
 		}
-		return notifyCarrier(tx, now, row.CarrierID, nil, message)
+		return notifyCarrier(tx, now, row.CarrierID, nil, d.Message)
 	})
 }
 

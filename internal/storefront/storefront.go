@@ -90,9 +90,9 @@ type Store interface {
 	FindProfile(ctx context.Context, carrierID int64) (*Profile, error)
 	SubmitProfileChange(ctx context.Context, authorID int64, ch ProfileChange) (int64, error)
 	FindProfileChange(ctx context.Context, id int64) (*ProfileChange, error)
-	// DecideProfileChange records the decision and tells the carrier in
-	// message (the words are the service's: ProfileDecided).
-	DecideProfileChange(ctx context.Context, reviewerID, id int64, approve bool, note, message string) error
+	// DecideProfileChange carries out a decision on a submitted change
+	// (refusing one decided meanwhile), audited.
+	DecideProfileChange(ctx context.Context, reviewerID, id int64, d ProfileDecision) error
 	SetDomain(ctx context.Context, actorID, carrierID int64, domain, token string) error
 	MarkDomainVerified(ctx context.Context, carrierID int64, method string) error
 	CreateProposal(ctx context.Context, authorID int64, pr Proposal) (int64, error)
@@ -341,8 +341,38 @@ func (s *Service) DecideProfile(ctx context.Context, p *account.Principal, id in
 	if !approve && strings.TrimSpace(note) == "" {
 		return apperr.Invalid(map[string]string{"note": "Give the carrier a reason."})
 	}
-	note = strings.TrimSpace(note)
-	return s.Store.DecideProfileChange(ctx, p.User.ID, id, approve, note, ProfileDecided(approve, note))
+	return s.Store.DecideProfileChange(ctx, p.User.ID, id, ch.Decide(approve, strings.TrimSpace(note)))
+}
+
+// ProfileDecision is what deciding a profile change does: the change's new
+// state, the profile an approval publishes, and the carrier's message.
+type ProfileDecision struct {
+	State, Note string
+	// Publish is the profile an approval publishes; nil for a decline.
+	Publish *PublishedProfile
+	// Message tells the carrier (ProfileDecided's words).
+	Message string
+}
+
+// PublishedProfile is what an approved change writes over the profile.
+type PublishedProfile struct {
+	Description, Website, SupportContact, StatusURL string
+	// LogoType and Logo are the new logo; LogoType "" keeps the logo the
+	// profile has (the change brought none).
+	LogoType string
+	Logo     []byte
+}
+
+// Decide is the decision on the change: approved, it publishes every
+// field it proposes (its logo only if it brought one); declined, nothing.
+func (ch ProfileChange) Decide(approve bool, note string) ProfileDecision {
+	d := ProfileDecision{State: Declined, Note: note, Message: ProfileDecided(approve, note)}
+	if approve {
+		d.State = Approved
+		d.Publish = &PublishedProfile{Description: ch.Description, Website: ch.Website, SupportContact: ch.SupportContact,
+			StatusURL: ch.StatusURL, LogoType: ch.LogoType, Logo: ch.Logo}
+	}
+	return d
 }
 
 // ProposalForm is a model proposal as typed.
