@@ -27,7 +27,6 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/preflight"
-	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/ratelimit"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/storefront"
@@ -94,7 +93,7 @@ type Server struct {
 	Routing *routing.Keeper
 	// Projector projects listings' shares and keeps the traffic pages'
 	// reads: every page's projected figure comes from it.
-	Projector *projection.Projector
+	Projector Projections
 	// Now is the one clock of the portal; tests move it without sleeping.
 	Now func() time.Time
 	Log *slog.Logger
@@ -170,7 +169,7 @@ type Services struct {
 	Publications Publications
 	Sessions     sessionRecords
 	Routing      *routing.Keeper
-	Projector    *projection.Projector
+	Projector    Projections
 	Accounts     *account.Service
 	Self         *account.SelfService
 	AlertEmails  *account.AlertEmails

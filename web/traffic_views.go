@@ -392,18 +392,16 @@ func cmpDesc(a, b float64) int {
 // listings (peers, summed over the same period). Nil when the gateway
 // reported none of it (hours from before it did).
 func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) []templates.Figure {
-	var g catalogue.GatewayCounts
-	var errs, clientErrs, capped, requests, ttft, output, duration int64
+	var total catalogue.Counts
 	for _, h := range hours {
-		g.Add(h.GatewayCounts)
-		errs, clientErrs, capped, requests = errs+h.Errors, clientErrs+h.ClientErrors, capped+h.Capped, requests+h.Requests
-		ttft, output, duration = ttft+h.TTFTMsSum, output+h.OutputTokens, duration+h.DurationMs
+		total.Add(h.Counts)
 	}
+	g := total.GatewayCounts
 	if g == (catalogue.GatewayCounts{}) {
 		return nil
 	}
-	mine := catalogue.HourlyPoint{Counts: catalogue.Counts{Requests: requests, Errors: errs, ClientErrors: clientErrs, TTFTMsSum: ttft, OutputTokens: output,
-		DurationMs: duration, GatewayCounts: catalogue.GatewayCounts{RateLimited: g.RateLimited}}}
+	mine := catalogue.HourlyPoint{Counts: total}
+	errs, clientErrs, capped := total.Errors, total.ClientErrors, total.Capped
 	malformed := "–"
 	if g.ToolCalls > 0 {
 		malformed = templates.Pct(100 * float64(g.MalformedToolCalls) / float64(g.ToolCalls))

@@ -1,0 +1,43 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/projection"
+	"github.com/airside/airside/internal/routing"
+)
+
+// Projections are the projected figures the pages show and the kept reads
+// behind them: what the handlers call of projection.Projector (built in
+// cmd/airside/wire), declared here so a page can be tested over a fake
+// where the page, not the projection, is under test.
+type Projections interface {
+	// The fare preview and its measured demand; the reviewer's impact.
+	MeasuredDemand(ctx context.Context, model string) (projection.Measured, error)
+	ForgetDemand(model string)
+	Preview(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ask projection.Ask) (projection.Result, error)
+	ImpactOf(ctx context.Context, modelID int64, model string, change projection.Change, at ...time.Time) (projection.Impact, error)
+	// Shares over a period and now, who wins now, who holds a listing's
+	// shapes.
+	ListingHours(ctx context.Context, l *catalogue.Listing, since, until time.Time) (projection.Past, bool, error)
+	Shares(ctx context.Context, listings []catalogue.Listing, since, until time.Time) (map[int64]projection.Share, error)
+	SharesIn(ctx context.Context, listings []catalogue.Listing, since, until, from time.Time) (whole, tail map[int64]projection.Share, err error)
+	ShareNow(ctx context.Context, l *catalogue.Listing, past projection.Past) (projection.NowShare, error)
+	WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]string, error)
+	Holding(ctx context.Context, l *catalogue.Listing, asResumed bool) ([]projection.Hold, error)
+	// The kept rollup reads of the traffic pages.
+	Hourly(ctx context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
+	ModelHours(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
+	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)
+	ListingTotals(ctx context.Context, ids []int64, since, until time.Time) (map[int64]int64, error)
+	// Health samples for the past projection (the background work), and
+	// the work counters /metrics shows.
+	SampleHealth(ctx context.Context) (bool, error)
+	HoursProjected() int64
+	PointsRead() int64
+}
+
+var _ Projections = (*projection.Projector)(nil)
