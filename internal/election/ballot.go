@@ -334,6 +334,52 @@ type Candidate struct {
 	Metrics      Metrics
 	Usage        Usage
 	Fare         Fare
+	// State is what the gateway's limits say of the candidate now
+	// (election.md sec. 8): the gateway decides it from its own tries.
+	State State
+}
+
+// State is a candidate's standing under the gateway's limits. The zero
+// value is a listing no limit holds back.
+type State struct {
+	// Backoff is the 429 backoff in force: excluded "backoff".
+	Backoff bool
+	// Slow is the latency backoff: under the election policy the result
+	// does not change (the gateway drops the listing's incumbency).
+	Slow bool
+	// Breaker is the breaker's state: open excludes ("breaker"), half-open
+	// too unless this request is the probe the gateway chose.
+	Breaker Breaker
+	Probe   bool
+}
+
+// Breaker is a breaker's state.
+type Breaker uint8
+
+// The breaker's states (the contract's words: closed, open, half_open).
+const (
+	BreakerClosed Breaker = iota
+	BreakerOpen
+	BreakerHalfOpen
+)
+
+var breakerNames = [...]string{"closed", "open", "half_open"}
+
+func (b Breaker) String() string {
+	if int(b) < len(breakerNames) {
+		return breakerNames[b]
+	}
+	return "unknown"
+}
+
+// ParseBreaker reads a breaker state in the contract's words.
+func ParseBreaker(s string) (Breaker, bool) {
+	for i, name := range breakerNames {
+		if s == name {
+			return Breaker(i), true
+		}
+	}
+	return BreakerClosed, false
 }
 
 func (c *Candidate) priority() float64 {

@@ -19,10 +19,16 @@ const (
 	exclPriority Exclusion = 1 << (numCapabilities + iota)
 	exclRateCapRPM
 	exclRateCapRPD
+	exclBackoff
+	exclBreaker
 )
 
-const exclHard = Exclusion(1<<(numCapabilities+1) - 1) // capabilities and priority
+// exclHard are the exclusions a ballot never falls open over: capabilities,
+// priority, and the gateway's limits (election.md sec. 8: backoff and the
+// breaker are exclusions, not caps).
+const exclHard = Exclusion(1<<(numCapabilities+1)-1) | exclLimits
 const exclRateCap = exclRateCapRPM | exclRateCapRPD
+const exclLimits = exclBackoff | exclBreaker
 
 var capabilityReasons = func() (r [numCapabilities]string) {
 	for i, name := range capabilityNames {
@@ -32,7 +38,8 @@ var capabilityReasons = func() (r [numCapabilities]string) {
 }()
 
 // Reasons lists the exclusion reasons in the contract's words, capabilities
-// first (in flag order), then priority, then rate caps.
+// first (in flag order), then priority, the gateway's limits (backoff,
+// breaker), then rate caps.
 func (e Exclusion) Reasons() []string { return e.appendReasons([]string{}) }
 
 func (e Exclusion) appendReasons(reasons []string) []string {
@@ -43,6 +50,12 @@ func (e Exclusion) appendReasons(reasons []string) []string {
 	}
 	if e&exclPriority != 0 {
 		reasons = append(reasons, "priority")
+	}
+	if e&exclBackoff != 0 {
+		reasons = append(reasons, "backoff")
+	}
+	if e&exclBreaker != 0 {
+		reasons = append(reasons, "breaker")
 	}
 	if e&exclRateCapRPM != 0 {
 		reasons = append(reasons, "rate_cap:rpm")
@@ -58,6 +71,10 @@ func (e Exclusion) MissingCapabilities() bool { return e&Exclusion(1<<numCapabil
 
 // RateCapped reports whether the exclusion includes a rate cap.
 func (e Exclusion) RateCapped() bool { return e&exclRateCap != 0 }
+
+// Limited reports whether the gateway's limits exclude the candidate (its
+// 429 backoff or its breaker).
+func (e Exclusion) Limited() bool { return e&exclLimits != 0 }
 
 // Factors are the five unweighted ratios against the best eligible candidate.
 type Factors struct {
@@ -298,6 +315,12 @@ func excludedBy(c *Candidate, req *Request) Exclusion {
 	}
 	if f.MaxRPD != nil && c.Usage.RPD >= *f.MaxRPD {
 		missing |= exclRateCapRPD
+	}
+	if c.State.Backoff {
+		missing |= exclBackoff
+	}
+	if c.State.Breaker == BreakerOpen || c.State.Breaker == BreakerHalfOpen && !c.State.Probe {
+		missing |= exclBreaker
 	}
 	return missing
 }

@@ -226,6 +226,50 @@ func TestExclusionAndFallOpen(t *testing.T) {
 			wantReasons:  map[string][]string{"capped-no-tools": {"capability:tools", "rate_cap:rpm"}, "capped-tools": {}},
 		},
 		{
+			name: "the gateway's limits exclude: backoff, an open breaker, a half-open one but for its probe",
+			candidates: []election.Candidate{
+				func() election.Candidate { c := cand("backoff", 0.1, 0.1); c.State.Backoff = true; return c }(),
+				func() election.Candidate {
+					c := cand("open", 0.1, 0.1)
+					c.State.Breaker = election.BreakerOpen
+					return c
+				}(),
+				func() election.Candidate {
+					c := cand("half", 0.1, 0.1)
+					c.State.Breaker = election.BreakerHalfOpen
+					return c
+				}(),
+				func() election.Candidate { c := cand("slow", 0.2, 0.2); c.State.Slow = true; return c }(),
+				cand("dear", 0.9, 0.9),
+			},
+			wantWinner: "slow",
+			wantReasons: map[string][]string{"backoff": {"backoff"}, "open": {"breaker"}, "half": {"breaker"},
+				"slow": {}, "dear": {}},
+		},
+		{
+			name: "a half-open probe is eligible",
+			candidates: []election.Candidate{
+				func() election.Candidate {
+					c := cand("probe", 0.1, 0.1)
+					c.State.Breaker, c.State.Probe = election.BreakerHalfOpen, true
+					return c
+				}(),
+				cand("dear", 0.9, 0.9),
+			},
+			wantWinner:  "probe",
+			wantReasons: map[string][]string{"probe": {}, "dear": {}},
+		},
+		{
+			name: "limits never fall open, and come before caps",
+			candidates: []election.Candidate{
+				func() election.Candidate { c := capped("capped-backoff", 10, 10); c.State.Backoff = true; return c }(),
+				capped("capped", 10, 10),
+			},
+			wantWinner:   "capped",
+			wantFellOpen: true,
+			wantReasons:  map[string][]string{"capped-backoff": {"backoff", "rate_cap:rpm"}, "capped": {}},
+		},
+		{
 			name:        "all excluded elects no one",
 			requires:    tools,
 			candidates:  []election.Candidate{cand("a", 1, 1), cand("b", 2, 2)},
