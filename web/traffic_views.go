@@ -417,6 +417,8 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "turned away at your cap", Value: templates.Count(capped), TestID: "capped"},
 		{Label: "tool calls", Value: templates.Count(g.ToolCalls), TestID: "tool-calls"},
 		{Label: "malformed tool calls", Value: malformed, TestID: "malformed-tool-calls"},
+		{Label: "429 backoffs (held back 10 s or more, election.md sec. 8)", Value: templates.Count(g.Backoffs), TestID: "backoffs"},
+		{Label: "breaker opened / closed (failing well beyond the model's other listings)", Value: templates.Count(g.BreakerOpenings) + " / " + templates.Count(g.BreakerClosings), TestID: "breaker"},
 		{Label: "failure rate (the model's other listings " + rateText(peers.FailureRate()) + ")", Value: rateText(mine.FailureRate()), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(peers.LimitRate()) + ")", Value: rateText(mine.LimitRate()), TestID: "rate-limited-rate"},
 		{Label: "time to first token (the model's other listings " + msText(peers.TTFTPerSuccess()) + ")", Value: msText(mine.TTFTPerSuccess()), TestID: "ttft-vs-peers"},

@@ -63,6 +63,11 @@ type GatewayCounts struct {
 	// Tool calls in the answers, and those whose arguments were not JSON.
 	ToolCalls          int64 `json:"toolCalls"`
 	MalformedToolCalls int64 `json:"malformedToolCalls"`
+	// The gateway's limits acting (election.md sec. 8): 429 backoffs
+	// started, and the breaker opened and closed.
+	Backoffs        int64 `json:"backoffs"`
+	BreakerOpenings int64 `json:"breakerOpenings"`
+	BreakerClosings int64 `json:"breakerClosings"`
 }
 
 // Counter is one counter of Counts: its name in the metrics contract (the
@@ -95,6 +100,9 @@ var Counters = [...]Counter{
 	{"cacheWriteTokens", func(c *Counts) *int64 { return &c.CacheWriteTokens }},
 	{"toolCalls", func(c *Counts) *int64 { return &c.ToolCalls }},
 	{"malformedToolCalls", func(c *Counts) *int64 { return &c.MalformedToolCalls }},
+	{"backoffs", func(c *Counts) *int64 { return &c.Backoffs }},
+	{"breakerOpenings", func(c *Counts) *int64 { return &c.BreakerOpenings }},
+	{"breakerClosings", func(c *Counts) *int64 { return &c.BreakerClosings }},
 }
 
 // Add adds o's figures to these.

@@ -119,6 +119,22 @@ func (r *Recorder) stat(listing int64, at time.Time) *Stat {
 	return s
 }
 
+// Limited counts a limit acting on a listing in the minute it acted: a 429
+// backoff starting, the breaker opening or closing.
+func (r *Recorder) Limited(route Route, e traffic.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stat(route.ListingID, e.At)
+	switch {
+	case e.Limit == traffic.LimitBackoff && e.Opened:
+		s.Backoffs++
+	case e.Limit == traffic.LimitBreaker && e.Opened:
+		s.BreakerOpenings++
+	case e.Limit == traffic.LimitBreaker:
+		s.BreakerClosings++
+	}
+}
+
 // Attempt records one attempt at a listing, finished at at.
 func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outcome, at time.Time) {
 	r.mu.Lock()

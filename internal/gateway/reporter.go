@@ -161,5 +161,6 @@ func bucketOf(m MinuteStat) gatewayclient.Bucket {
 		InputTokens: p(m.InputTokens), CachedInputTokens: p(min(m.CachedInputTokens, m.InputTokens)), OutputTokens: p(m.OutputTokens),
 		Capped: p(m.Capped), Routed: p(m.Routed), Pinned: p(m.Pinned), Exploration: p(m.Exploration), Fallback: p(m.Fallback),
 		RateLimited: p(m.RateLimited), CacheReadTokens: p(m.CacheReadTokens), CacheWriteTokens: p(m.CacheWriteTokens),
-		ToolCalls: p(m.ToolCalls), MalformedToolCalls: p(m.MalformedToolCalls)}
+		ToolCalls: p(m.ToolCalls), MalformedToolCalls: p(m.MalformedToolCalls),
+		Backoffs: p(m.Backoffs), BreakerOpenings: p(m.BreakerOpenings), BreakerClosings: p(m.BreakerClosings)}
 }

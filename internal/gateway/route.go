@@ -56,6 +56,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		if h, ok := learned.HitRate[c.ID]; ok {
 			c.Metrics.CacheHitRate = &h
 		}
+		// The limits hold a listing back (backoff, an open breaker); a
+		// half-open breaker lets 1 request in 20 probe it, never a pinned
+		// one.
+		c.State = g.limits.State(c.ID, now)
+		if c.State.Breaker == election.BreakerHalfOpen && a.Pin == "" {
+			c.State.Probe = g.limits.Probe(c.ID, now)
+		}
 	}
 	election.ElectInto(&pl.ballot, &pl.result)
 	res := &pl.result
@@ -86,7 +93,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		return nil, g.noCandidate(res)
 	}
 	first := -1
-	if pinnedTo != "" {
+	for i := range pl.ballot.Candidates {
+		if pl.ballot.Candidates[i].State.Probe && res.Candidates[i].Eligible {
+			first = i // the probe goes first (election.md sec. 8's order)
+			break
+		}
+	}
+	if first < 0 && pinnedTo != "" {
 		// A session stays with its listing while that one is eligible and
 		// at or above the stable uptime; otherwise it re-elects among the
 		// others (the best of them) and is pinned to the new one.
@@ -103,6 +116,10 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	}
 	if first < 0 {
 		first = g.incumbents.Hold(traffic.ShapeOf(&req), &pl.ballot, res)
+		if first >= 0 && first != res.Winner && pl.ballot.Candidates[first].State.Slow {
+			// The latency backoff: a slow incumbent loses its shapes.
+			first = res.Winner
+		}
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
 		}

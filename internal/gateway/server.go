@@ -48,10 +48,13 @@ type Gateway struct {
 	ClientTimeouts ClientTimeouts
 
 	incumbents traffic.Incumbents
-	sessions   traffic.Sessions
-	caps       traffic.Caps
-	rates      learnedRates
-	randMu     sync.Mutex
+	// limits are each listing's 429 backoff, latency backoff and breaker,
+	// from this gateway's own tries (election.md sec. 8).
+	limits   traffic.Limits
+	sessions traffic.Sessions
+	caps     traffic.Caps
+	rates    learnedRates
+	randMu   sync.Mutex
 }
 
 // ClientTimeouts bound how long a caller may take: to send its headers
@@ -301,6 +304,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		g.caps.Take(route.ID, p.Organisation, route.PerOrg, g.Now())
 		last = g.forward(r.Context(), w, &a, body, route)
 		g.Recorder.Attempt(p.Name, a.Model, route, kind, last.Outcome, g.Now())
+		g.applyLimits(a.Model, route, last)
 		if last.Class == traffic.Served {
 			if pl.session != nil {
 				g.sessions.Pin(*pl.session, route.ID, g.Now())
@@ -373,4 +377,33 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %d open sessions\n", t.Revision, len(t.Models), g.sessions.Len())
+}
+
+// applyLimits takes a try into its listing's limits and reports what they
+// did: counted in the minute's metrics and logged.
+func (g *Gateway) applyLimits(model string, route Route, last attempt) {
+	now := g.Now()
+	try := traffic.Try{Listing: route.ID, Model: model, Class: last.Class, TTFT: last.TTFT, At: now}
+	if last.failure != nil {
+		try.RetryAfter = retryAfterOf(last.failure.retryAfter, now)
+	}
+	for _, e := range g.limits.Record(try) {
+		g.Recorder.Limited(route, e)
+		g.Log.Info("limit", "listing", e.Listing, "limit", string(e.Limit), "opened", e.Opened, "until", e.Until, "why", e.Detail)
+	}
+}
+
+// retryAfterOf reads a Retry-After header (seconds or an HTTP date) as a
+// wait from now; 0 when there is none or it cannot be read.
+func retryAfterOf(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }

@@ -156,6 +156,15 @@ func (e GetCatalogueParamsInclude) Valid() bool {
 
 // Bucket one minute of a listing's traffic; name the listing by listing or listingId, exactly one of them
 type Bucket struct {
+	// Backoffs 429 backoffs of this listing that started in this minute (election.md sec. 8: 3 answers 429 within 30 s, a 429 with Retry-After, or a 429 on the first try after a backoff)
+	Backoffs *int64 `json:"backoffs,omitempty"`
+
+	// BreakerClosings times the breaker closed on this listing in this minute (10 probes in a row succeeded)
+	BreakerClosings *int64 `json:"breakerClosings,omitempty"`
+
+	// BreakerOpenings times the gateway's breaker opened on this listing in this minute (its failures against the model's other listings, or mostly 429s; a failed probe reopens it)
+	BreakerOpenings *int64 `json:"breakerOpenings,omitempty"`
+
 	// CacheReadTokens explicit prompt-cache reads, billed at the cache-read price; counted within inputTokens, like cachedInputTokens: cachedInputTokens + cacheReadTokens + cacheWriteTokens <= inputTokens
 	CacheReadTokens *int64 `json:"cacheReadTokens,omitempty"`
 
@@ -625,6 +634,27 @@ func (t Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.Backoffs != nil {
+		object["backoffs"], err = json.Marshal(t.Backoffs)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'backoffs': %w", err)
+		}
+	}
+
+	if t.BreakerClosings != nil {
+		object["breakerClosings"], err = json.Marshal(t.BreakerClosings)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'breakerClosings': %w", err)
+		}
+	}
+
+	if t.BreakerOpenings != nil {
+		object["breakerOpenings"], err = json.Marshal(t.BreakerOpenings)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'breakerOpenings': %w", err)
+		}
+	}
+
 	if t.CacheReadTokens != nil {
 		object["cacheReadTokens"], err = json.Marshal(t.CacheReadTokens)
 		if err != nil {
@@ -787,6 +817,27 @@ func (t *Bucket) UnmarshalJSON(b []byte) error {
 	err = json.Unmarshal(b, &object)
 	if err != nil {
 		return err
+	}
+
+	if raw, found := object["backoffs"]; found {
+		err = json.Unmarshal(raw, &t.Backoffs)
+		if err != nil {
+			return fmt.Errorf("error reading 'backoffs': %w", err)
+		}
+	}
+
+	if raw, found := object["breakerClosings"]; found {
+		err = json.Unmarshal(raw, &t.BreakerClosings)
+		if err != nil {
+			return fmt.Errorf("error reading 'breakerClosings': %w", err)
+		}
+	}
+
+	if raw, found := object["breakerOpenings"]; found {
+		err = json.Unmarshal(raw, &t.BreakerOpenings)
+		if err != nil {
+			return fmt.Errorf("error reading 'breakerOpenings': %w", err)
+		}
 	}
 
 	if raw, found := object["cacheReadTokens"]; found {
