@@ -179,6 +179,14 @@ type jsonCandidate struct {
 	} `json:"metrics"`
 	Usage *UsageInput `json:"usage"`
 	Fare  *jsonFare   `json:"fare"`
+	// State is what the gateway's limits say of the candidate (election.md
+	// sec. 8's contract additions).
+	State *struct {
+		Backoff bool   `json:"backoff"`
+		Slow    bool   `json:"slow"`
+		Breaker string `json:"breaker"`
+		Probe   bool   `json:"probe"`
+	} `json:"state"`
 }
 
 type jsonPrices struct {
@@ -486,6 +494,16 @@ func (c *jsonCandidate) convert(path string, out *Candidate) error {
 			return err
 		}
 		out.Usage = usage
+	}
+	if st := c.State; st != nil {
+		out.State = State{Backoff: st.Backoff, Slow: st.Slow, Probe: st.Probe}
+		if st.Breaker != "" {
+			b, ok := ParseBreaker(st.Breaker)
+			if !ok {
+				return inputErr(path+".state.breaker", "must be one of closed, open, half_open")
+			}
+			out.State.Breaker = b
+		}
 	}
 	if c.Fare == nil {
 		return inputErr(path+".fare", "required")

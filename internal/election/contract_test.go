@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,8 @@ func TestDecodeBallotErrorsNameTheField(t *testing.T) {
 		{"uptime above 100", `{"request":{},"candidates":[{"id":"a","metrics":{"uptime":101},` + okFare + `}]}`, "candidates[0].metrics.uptime"},
 		{"wrong type", `{"request":{"promptTokens":"many"},"candidates":[]}`, "request.promptTokens"},
 		{"negative weight", `{"request":{},"weights":{"price":-1},"candidates":[]}`, "weights.price"},
+		{"unknown breaker state", `{"request":{},"candidates":[{"id":"a","state":{"breaker":"ajar"},` + okFare + `}]}`, "candidates[0].state.breaker"},
+		{"a limit flag not a boolean", `{"request":{},"candidates":[{"id":"a","state":{"backoff":"yes"},` + okFare + `}]}`, "candidates.state.backoff"}, // encoding/json names no index in a type error
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			_, err := election.DecodeBallot(strings.NewReader(test.input))
@@ -95,5 +98,34 @@ func TestContractEdgeRules(t *testing.T) {
 	ok := `{"request":{"model":"m"},"weights":{"price":1},"candidates":[{"id":"a","fare":{` + fare + `,"tiers":[{"aboveTokens":32768,"inputPrice":"2"},{"aboveTokens":65536,"inputPrice":"3"}]}}]}`
 	if _, err := election.UnmarshalBallot([]byte(ok)); err != nil {
 		t.Errorf("a good ballot: %v", err)
+	}
+}
+
+// TestTheGatewaysLimitsInTheContract: a candidate's state (election.md sec.
+// 8) excludes it "backoff" or "breaker" in the contract's output, a
+// half-open probe stays eligible, and the rest of the result is sec. 5's.
+func TestTheGatewaysLimitsInTheContract(t *testing.T) {
+	const fare = `"fare":{"inputPrice":"0.5","outputPrice":"1"}`
+	b, err := election.DecodeBallot(strings.NewReader(`{"request":{},"candidates":[
+		{"id":"held","state":{"backoff":true},` + fare + `},
+		{"id":"open","state":{"breaker":"open"},` + fare + `},
+		{"id":"probe","state":{"breaker":"half_open","probe":true,"slow":true},` + fare + `},
+		{"id":"half","state":{"breaker":"half_open"},` + fare + `}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := election.Elect(b)
+	reasons := map[string][]string{}
+	for _, o := range res.Candidates {
+		reasons[o.ID] = o.Excluded.Reasons()
+	}
+	want := map[string][]string{"held": {"backoff"}, "open": {"breaker"}, "probe": {}, "half": {"breaker"}}
+	for id, w := range want {
+		if !slices.Equal(reasons[id], w) {
+			t.Errorf("%s excluded %v, want %v", id, reasons[id], w)
+		}
+	}
+	if res.WinnerID() != "probe" {
+		t.Errorf("winner %q, want the probe", res.WinnerID())
 	}
 }
