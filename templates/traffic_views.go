@@ -78,6 +78,10 @@ type ListingTrafficView struct {
 	// Routing is what routing did in the period: how the served requests
 	// came, failures by class, 429s, caps and tool-call quality.
 	Routing []Figure
+	// Limits are the times in the last day the gateway's limits held the
+	// listing back (its breaker, 429 backoffs), each in a sentence saying
+	// when and why.
+	Limits []string
 	// Gap is the projected share beside the measured one, and why they
 	// differ (nil without a projection).
 	Gap *ShareGapView

@@ -29,6 +29,8 @@ type TrafficReads interface {
 	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
+	LimitMinutes(ctx context.Context, listingID int64, since time.Time) ([]catalogue.Bucket, error)
+	MinuteSums(ctx context.Context, modelID int64, since, until time.Time) (map[int64]catalogue.Counts, error)
 }
 
 // trafficCarrier picks the carrier a traffic page shows: one of p's
@@ -280,6 +282,9 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		return err
 	}
 	v.Routing = routingFigures(data.hours[l.ID], peers)
+	if v.Limits, err = s.limitSpells(ctx, l, g.Loc); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, templates.ListingTraffic(v))
 }
 

@@ -79,3 +79,50 @@ func TestEveryCounterIsStoredAndRead(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitMinutesAndMinuteSums: the minutes a listing's limits acted in
+// come back summed over the gateways reporting them, oldest first, and
+// nothing else; a model's listings are summed over a few minutes each.
+func TestLimitMinutesAndMinuteSums(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Now().UTC().Truncate(time.Minute)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		peer, modelID := peerListing(t, s)
+		m := func(i int) time.Time { return now.Add(time.Duration(i-10) * time.Minute) }
+		b := func(listing int64, i int, source string, c catalogue.Counts) catalogue.Bucket {
+			return catalogue.Bucket{ListingID: listing, Minute: m(i), Source: source, Counts: c}
+		}
+		if err := s.RecordBuckets(ctx, []catalogue.Bucket{
+			b(fx.listingID, 1, "gw", catalogue.Counts{Requests: 10, Errors: 4}),
+			b(fx.listingID, 2, "gw", catalogue.Counts{Requests: 10, Errors: 5, GatewayCounts: catalogue.GatewayCounts{BreakerOpenings: 1}}),
+			b(fx.listingID, 2, "gw-2", catalogue.Counts{Requests: 5, GatewayCounts: catalogue.GatewayCounts{BreakerOpenings: 1, Backoffs: 1}}),
+			b(fx.listingID, 3, "gw", catalogue.Counts{Requests: 10}),
+			b(fx.listingID, 6, "gw", catalogue.Counts{Requests: 3, GatewayCounts: catalogue.GatewayCounts{BreakerClosings: 1}}),
+			b(peer, 2, "gw", catalogue.Counts{Requests: 50, Errors: 1}),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		minutes, err := s.LimitMinutes(ctx, fx.listingID, m(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(minutes) != 2 || !minutes[0].Minute.Equal(m(2)) || minutes[0].BreakerOpenings != 2 || minutes[0].Backoffs != 1 ||
+			minutes[0].Requests != 15 || !minutes[1].Minute.Equal(m(6)) || minutes[1].BreakerClosings != 1 {
+			t.Errorf("limit minutes %+v", minutes)
+		}
+		if later, err := s.LimitMinutes(ctx, fx.listingID, m(3)); err != nil || len(later) != 1 {
+			t.Errorf("from minute 3: %+v %v", later, err)
+		}
+		sums, err := s.MinuteSums(ctx, modelID, m(1), m(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sums[fx.listingID]; got.Requests != 25 || got.Errors != 9 || got.BreakerOpenings != 2 {
+			t.Errorf("the listing's minutes 1-2: %+v", got)
+		}
+		if got := sums[peer]; got.Requests != 50 || got.Errors != 1 || len(sums) != 2 {
+			t.Errorf("the peer's: %+v (of %d listings)", got, len(sums))
+		}
+	})
+}
