@@ -39,10 +39,14 @@ const (
 	FailureBreaker   Kind = "failures_above_peers"
 	RateLimitBackoff Kind = "rate_limited_above_peers"
 	TTFTJump         Kind = "ttft_jump"
+	// BreakerPaused is the gateway's own breaker holding the listing
+	// back (election.md sec. 8), from what the gateway reported: open from
+	// its opening until it reports it closed.
+	BreakerPaused Kind = "paused_by_breaker"
 )
 
 // Kinds are every alert kind, in the order the alerts page explains them.
-var Kinds = []Kind{UptimePenalty, UptimeSwitch, AtCap, ShareDown, RankMoved, FailureBreaker, RateLimitBackoff, TTFTJump}
+var Kinds = []Kind{UptimePenalty, UptimeSwitch, AtCap, ShareDown, RankMoved, FailureBreaker, RateLimitBackoff, TTFTJump, BreakerPaused}
 
 // The webhook events: the "event" member of every delivery's body. The
 // README's event catalogue lists them (TestTheEventCatalogueIsComplete).
@@ -74,6 +78,8 @@ func (k Kind) Label() string {
 		return "answering 429 far more than its peers"
 	case TTFTJump:
 		return "time to first token jumped"
+	case BreakerPaused:
+		return "paused by the gateway's breaker"
 	}
 	return string(k)
 }
@@ -153,6 +159,10 @@ type Signals struct {
 	PrevSuccesses, PrevTTFTMsSum      int64
 	// The model's other listings over the window, together.
 	PeerRequests, PeerFailures, PeerRateLimited int64
+	// BreakerOpened and BreakerClosed are the last minutes of the last day
+	// in which a gateway reported the listing's breaker opened and closed
+	// (nil: none).
+	BreakerOpened, BreakerClosed *time.Time
 }
 
 // Breaker lines: a listing's failure or 429 rate alerts when it is at least
@@ -206,6 +216,16 @@ func Judge(r Rules, s Signals) Verdict {
 		now, before := catalogue.TTFTPerSuccess(s.TTFTMsSum, s.Successes), catalogue.TTFTPerSuccess(s.PrevTTFTMsSum, s.PrevSuccesses)
 		v[TTFTJump] = Finding{Holds: now >= ttftJumpFactor*before,
 			Detail: fmt.Sprintf("time to first token %.0f ms over the last %d minutes, %.0f ms the hour before", now, int(r.Window.Minutes()), before)}
+	}
+	if o := s.BreakerOpened; o != nil && (s.BreakerClosed == nil || s.BreakerClosed.Before(*o)) {
+		v[BreakerPaused] = Finding{Holds: true, Detail: fmt.Sprintf("the gateway's breaker paused it at %s UTC; 1 request in 20 probes it once 30 s have passed, and 10 good answers in a row bring it back",
+			o.UTC().Format("15:04"))}
+	} else {
+		detail := "the gateway's breaker does not hold it back"
+		if c := s.BreakerClosed; c != nil {
+			detail = fmt.Sprintf("the gateway's breaker closed at %s UTC: it is routed again", c.UTC().Format("15:04"))
+		}
+		v[BreakerPaused] = Finding{Detail: detail}
 	}
 	if s.ShareBefore > 0 && s.ShareNow >= 0 {
 		drop := (s.ShareBefore - s.ShareNow) / s.ShareBefore

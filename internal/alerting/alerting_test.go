@@ -8,21 +8,26 @@ import (
 )
 
 func TestJudge(t *testing.T) {
+	opened := time.Date(2026, 12, 4, 14, 2, 0, 0, time.UTC)
+	closed := opened.Add(5 * time.Minute)
 	cases := []struct {
 		name string
 		s    Signals
 		want map[Kind]bool // kinds judged, and whether they hold
 	}{
 		{"healthy", Signals{Requests: 1000, Failures: 10, ShareNow: 0.3, ShareBefore: 0.3},
-			map[Kind]bool{UptimePenalty: false, UptimeSwitch: false, AtCap: false, ShareDown: false}},
+			map[Kind]bool{UptimePenalty: false, UptimeSwitch: false, AtCap: false, BreakerPaused: false, ShareDown: false}},
 		{"under 95", Signals{Requests: 1000, Failures: 80, ShareNow: -1},
-			map[Kind]bool{UptimePenalty: true, UptimeSwitch: false, AtCap: false}},
+			map[Kind]bool{UptimePenalty: true, UptimeSwitch: false, AtCap: false, BreakerPaused: false}},
 		{"under 85", Signals{Requests: 1000, Failures: 200, ShareNow: -1},
-			map[Kind]bool{UptimePenalty: true, UptimeSwitch: true, AtCap: false}},
-		{"too quiet to judge uptime", Signals{Requests: 10, Failures: 10, ShareNow: -1}, map[Kind]bool{AtCap: false}},
-		{"at the cap", Signals{CappedMinutes: 20, ShareNow: -1}, map[Kind]bool{AtCap: true}},
-		{"share halved", Signals{ShareNow: 0.1, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, ShareDown: true}},
-		{"share dipped a little", Signals{ShareNow: 0.18, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, ShareDown: false}},
+			map[Kind]bool{UptimePenalty: true, UptimeSwitch: true, AtCap: false, BreakerPaused: false}},
+		{"too quiet to judge uptime", Signals{Requests: 10, Failures: 10, ShareNow: -1}, map[Kind]bool{AtCap: false, BreakerPaused: false}},
+		{"at the cap", Signals{CappedMinutes: 20, ShareNow: -1}, map[Kind]bool{AtCap: true, BreakerPaused: false}},
+		{"share halved", Signals{ShareNow: 0.1, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, BreakerPaused: false, ShareDown: true}},
+		{"share dipped a little", Signals{ShareNow: 0.18, ShareBefore: 0.2}, map[Kind]bool{AtCap: false, BreakerPaused: false, ShareDown: false}},
+		{"the gateway's breaker open", Signals{ShareNow: -1, BreakerOpened: &opened}, map[Kind]bool{AtCap: false, BreakerPaused: true}},
+		{"opened, then closed", Signals{ShareNow: -1, BreakerOpened: &opened, BreakerClosed: &closed}, map[Kind]bool{AtCap: false, BreakerPaused: false}},
+		{"closed, then opened again", Signals{ShareNow: -1, BreakerOpened: &closed, BreakerClosed: &opened}, map[Kind]bool{AtCap: false, BreakerPaused: true}},
 	}
 	for _, tc := range cases {
 		v := Judge(Rules{}, tc.s)

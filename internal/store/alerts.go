@@ -162,7 +162,34 @@ func (s *Store) AlertSignals(ctx context.Context, now time.Time, window time.Dur
 				out[c.ListingID] = sig
 			}
 		}
-		return nil
+		// The gateways' breakers: the last opening and closing reported in
+		// the last day.
+		rows, err := tx.Table("metric_buckets").Select("listing_id, minute, breaker_openings, breaker_closings").
+			Where("minute > ? AND minute <= ? AND (breaker_openings > 0 OR breaker_closings > 0)", now.Add(-24*time.Hour).UTC(), now.UTC()).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, opened, closed int64
+			var minute time.Time
+			if err := rows.Scan(&id, &minute, &opened, &closed); err != nil {
+				return err
+			}
+			sig, ok := out[id]
+			if !ok {
+				continue
+			}
+			minute = minute.UTC()
+			if opened > 0 && (sig.BreakerOpened == nil || minute.After(*sig.BreakerOpened)) {
+				sig.BreakerOpened = &minute
+			}
+			if closed > 0 && (sig.BreakerClosed == nil || minute.After(*sig.BreakerClosed)) {
+				sig.BreakerClosed = &minute
+			}
+			out[id] = sig
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("alert signals: %w", err)

@@ -435,3 +435,48 @@ func TestWebhookSecretRotation(t *testing.T) {
 		}
 	})
 }
+
+// TestThePausedAlertFollowsTheGatewaysBreaker: the signals carry the last
+// breaker opening and closing a gateway reported in the last day, on both
+// databases; the kind holds from the opening until a closing after it.
+func TestThePausedAlertFollowsTheGatewaysBreaker(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		record := func(ago time.Duration, g catalogue.GatewayCounts) {
+			t.Helper()
+			if err := s.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: now.Add(-ago), Source: ago.String(),
+				Counts: catalogue.Counts{Requests: 5, GatewayCounts: g}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		judge := func() alerting.Finding {
+			t.Helper()
+			_, signals, err := s.AlertSignals(ctx, now, 10*time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return alerting.Judge(alerting.Rules{}, signals[fx.listingID])[alerting.BreakerPaused]
+		}
+		if f := judge(); f.Holds {
+			t.Errorf("no breaker reported: %+v", f)
+		}
+		record(25*time.Hour, catalogue.GatewayCounts{BreakerOpenings: 1}) // older than a day: not read
+		if f := judge(); f.Holds {
+			t.Errorf("an opening more than a day ago: %+v", f)
+		}
+		record(20*time.Minute, catalogue.GatewayCounts{BreakerOpenings: 1})
+		if f := judge(); !f.Holds || !strings.Contains(f.Detail, "09:40 UTC") {
+			t.Errorf("opened at 09:40: %+v", f)
+		}
+		record(5*time.Minute, catalogue.GatewayCounts{BreakerClosings: 1})
+		if f := judge(); f.Holds || !strings.Contains(f.Detail, "closed at 09:55") {
+			t.Errorf("closed at 09:55: %+v", f)
+		}
+		record(2*time.Minute, catalogue.GatewayCounts{BreakerOpenings: 1})
+		if f := judge(); !f.Holds {
+			t.Errorf("reopened at 09:58: %+v", f)
+		}
+	})
+}
