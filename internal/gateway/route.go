@@ -116,10 +116,6 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	}
 	if first < 0 {
 		first = g.incumbents.Hold(traffic.ShapeOf(&req), &pl.ballot, res)
-		if first >= 0 && first != res.Winner && pl.ballot.Candidates[first].State.Slow {
-			// The latency backoff: a slow incumbent loses its shapes.
-			first = res.Winner
-		}
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
 		}

@@ -78,18 +78,41 @@ type Incumbents struct {
 }
 
 // Hold applies Holder to a shape's election and records the holder as the
-// shape's incumbent.
+// shape's incumbent, with the gateway's limits (election.md sec. 8): an
+// incumbent the 429 backoff or the breaker holds back for now keeps the
+// shape for when it is back (the winner serves meanwhile: a short-term
+// backoff is not a lost election), while a slow one (the latency backoff)
+// loses it to the winner.
 func (in *Incumbents) Hold(shape Shape, b *election.Ballot, res *election.Result) int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.by == nil {
 		in.by = map[Shape]string{}
 	}
-	i, _ := Holder(b, res, in.by[shape])
-	if i >= 0 {
-		in.by[shape] = res.Candidates[i].ID
+	incumbent := in.by[shape]
+	i, kept := Holder(b, res, incumbent)
+	if kept && i != res.Winner && b.Candidates[i].State.Slow {
+		i, kept = res.Winner, false
 	}
+	if i < 0 {
+		return i
+	}
+	if !kept && heldBack(res, incumbent) {
+		return i
+	}
+	in.by[shape] = res.Candidates[i].ID
 	return i
+}
+
+// heldBack reports whether the candidate id is on res only excluded by the
+// gateway's limits.
+func heldBack(res *election.Result, id string) bool {
+	for j := range res.Candidates {
+		if res.Candidates[j].ID == id {
+			return res.Candidates[j].Excluded.Limited()
+		}
+	}
+	return false
 }
 
 // Explore draws whether a routed request explores and where: under auto

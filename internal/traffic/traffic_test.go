@@ -103,6 +103,38 @@ func TestIncumbentsFollowTheirShape(t *testing.T) {
 	}
 }
 
+// TestTheLimitsAndTheIncumbent: an incumbent the 429 backoff holds back
+// is served around for now and keeps its shape for when it is back (a
+// short-term backoff is not a lost election); a slow one loses it.
+func TestTheLimitsAndTheIncumbent(t *testing.T) {
+	var in traffic.Incumbents
+	b := ballot(election.ModeAuto, [3]float64{1, 1.1, 3}, [3]float64{100, 100, 100})
+	shape := traffic.ShapeOf(&b.Request)
+	res := election.Elect(b)
+	in.Hold(shape, b, &res)
+	b.Candidates[0].Fare.Input = 1.2 // b wins the election; a, the incumbent, within the margin
+	b.Candidates[0].State.Backoff = true
+	res = election.Elect(b)
+	if got := res.Candidates[in.Hold(shape, b, &res)].ID; got != "b" {
+		t.Fatalf("during a's backoff the shape went to %s, want b", got)
+	}
+	b.Candidates[0].State.Backoff = false
+	res = election.Elect(b)
+	if got := res.Candidates[in.Hold(shape, b, &res)].ID; got != "a" {
+		t.Errorf("after its backoff the incumbent a did not have its shape back: %s", got)
+	}
+	b.Candidates[0].State.Slow = true
+	res = election.Elect(b)
+	if got := res.Candidates[in.Hold(shape, b, &res)].ID; got != "b" {
+		t.Fatalf("a slow incumbent kept its shape: %s", got)
+	}
+	b.Candidates[0].State.Slow = false
+	res = election.Elect(b)
+	if got := res.Candidates[in.Hold(shape, b, &res)].ID; got != "b" {
+		t.Errorf("the shape a lost while slow went back to %s, want b, the incumbent now", got)
+	}
+}
+
 func TestExplorationIsAboutOnePercentAndNeverTheHolder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b := ballot(election.ModeAuto, [3]float64{1, 2, 3}, [3]float64{100, 100, 100})
