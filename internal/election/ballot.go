@@ -337,6 +337,8 @@ type Candidate struct {
 	// State is what the gateway's limits say of the candidate now
 	// (election.md sec. 8): the gateway decides it from its own tries.
 	State State
+	// ShareMetrics are its figures for the share policy (sec. 8).
+	ShareMetrics ShareMetrics
 }
 
 // State is a candidate's standing under the gateway's limits. The zero
@@ -396,4 +398,9 @@ type Ballot struct {
 	// AutoWeights, when set, replaces the auto-mode weights (a project
 	// override); other modes ignore it.
 	AutoWeights *Weights
+	// Policy is the project's: election (the default) or share.
+	Policy Policy
+	// Extended is set when the ballot uses any of sec. 7-8's fields: the
+	// result then carries the order of tries and the new figures.
+	Extended bool
 }

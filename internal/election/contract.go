@@ -140,6 +140,8 @@ type jsonBallot struct {
 	Request    *jsonRequest    `json:"request"`
 	Candidates []jsonCandidate `json:"candidates"`
 	Weights    *jsonWeights    `json:"weights"`
+	// Policy is sec. 8's: election (the default) or share.
+	Policy *string `json:"policy"`
 }
 
 type jsonRequest struct {
@@ -187,6 +189,15 @@ type jsonCandidate struct {
 		Breaker string `json:"breaker"`
 		Probe   bool   `json:"probe"`
 	} `json:"state"`
+	// ShareMetrics are its figures for the share policy (sec. 8).
+	ShareMetrics *struct {
+		Successes             *int64     `json:"successes"`
+		ErrorRate             rawDecimal `json:"errorRate"`
+		MalformedToolCallRate rawDecimal `json:"malformedToolCallRate"`
+		RateLimitedRate       rawDecimal `json:"rateLimitedRate"`
+		TTFTMs                rawDecimal `json:"ttftMs"`
+		Speed                 rawDecimal `json:"speed"`
+	} `json:"shareMetrics"`
 }
 
 type jsonPrices struct {
@@ -258,10 +269,20 @@ func UnmarshalBallot(data []byte) (*Ballot, error) {
 		}
 		b.AutoWeights = &w
 	}
+	if in.Policy != nil {
+		p, ok := ParsePolicy(*in.Policy)
+		if !ok {
+			return nil, inputErr("policy", "must be election or share")
+		}
+		b.Policy, b.Extended = p, true
+	}
 	b.Candidates = make([]Candidate, len(in.Candidates))
 	for i := range in.Candidates {
 		if err := in.Candidates[i].convert(fmt.Sprintf("candidates[%d]", i), &b.Candidates[i]); err != nil {
 			return nil, err
+		}
+		if c := &in.Candidates[i]; c.State != nil || c.ShareMetrics != nil {
+			b.Extended = true // sec. 7-8's output fields too
 		}
 	}
 	return b, nil
@@ -494,6 +515,38 @@ func (c *jsonCandidate) convert(path string, out *Candidate) error {
 			return err
 		}
 		out.Usage = usage
+	}
+	if sm := c.ShareMetrics; sm != nil {
+		if sm.Successes != nil {
+			if *sm.Successes < 0 {
+				return inputErr(path+".shareMetrics.successes", "must not be negative")
+			}
+			out.ShareMetrics.Successes = *sm.Successes
+		}
+		for _, f := range []struct {
+			name string
+			raw  rawDecimal
+			dst  **float64
+			max  float64
+		}{
+			{".shareMetrics.errorRate", sm.ErrorRate, &out.ShareMetrics.ErrorRate, 1},
+			{".shareMetrics.malformedToolCallRate", sm.MalformedToolCallRate, &out.ShareMetrics.MalformedToolCallRate, 1},
+			{".shareMetrics.rateLimitedRate", sm.RateLimitedRate, &out.ShareMetrics.RateLimitedRate, 1},
+			{".shareMetrics.ttftMs", sm.TTFTMs, &out.ShareMetrics.TTFTMs, math.MaxFloat64},
+			{".shareMetrics.speed", sm.Speed, &out.ShareMetrics.Speed, math.MaxFloat64},
+		} {
+			v, err := f.raw.value(path + f.name)
+			if err != nil {
+				return err
+			}
+			if v != nil && (*v < 0 || *v > f.max) {
+				if f.max == 1 {
+					return inputErr(path+f.name, "must be a fraction between 0 and 1")
+				}
+				return inputErr(path+f.name, "must not be negative")
+			}
+			*f.dst = v
+		}
 	}
 	if st := c.State; st != nil {
 		out.State = State{Backoff: st.Backoff, Slow: st.Slow, Probe: st.Probe}

@@ -34,6 +34,9 @@ func TestDecodeBallotErrorsNameTheField(t *testing.T) {
 		{"uptime above 100", `{"request":{},"candidates":[{"id":"a","metrics":{"uptime":101},` + okFare + `}]}`, "candidates[0].metrics.uptime"},
 		{"wrong type", `{"request":{"promptTokens":"many"},"candidates":[]}`, "request.promptTokens"},
 		{"negative weight", `{"request":{},"weights":{"price":-1},"candidates":[]}`, "weights.price"},
+		{"unknown policy", `{"request":{},"policy":"lottery","candidates":[]}`, "policy"},
+		{"a share figure past 1", `{"request":{},"candidates":[{"id":"a","shareMetrics":{"errorRate":1.5},` + okFare + `}]}`, "candidates[0].shareMetrics.errorRate"},
+		{"negative successes", `{"request":{},"candidates":[{"id":"a","shareMetrics":{"successes":-1},` + okFare + `}]}`, "candidates[0].shareMetrics.successes"},
 		{"unknown breaker state", `{"request":{},"candidates":[{"id":"a","state":{"breaker":"ajar"},` + okFare + `}]}`, "candidates[0].state.breaker"},
 		{"a limit flag not a boolean", `{"request":{},"candidates":[{"id":"a","state":{"backoff":"yes"},` + okFare + `}]}`, "candidates.state.backoff"}, // encoding/json names no index in a type error
 	} {

@@ -107,7 +107,10 @@ type Outcome struct {
 	UptimePenalty   float64
 	PriorityPenalty float64
 	Score           float64
-	Rank            int // 1 is the winner
+	Rank            int // 1 is the winner (the largest share under share)
+	// Share is the candidate's part under the share policy (HasShare).
+	Share    ShareOutcome
+	HasShare bool
 }
 
 // Result is the outcome of one election.
@@ -127,6 +130,13 @@ type Result struct {
 	starts      []int32
 	// health is each candidate's health as pass 1 read it, scratch for pass 2.
 	health []health
+	// Policy is the policy applied (share only for an auto request of a
+	// share ballot). Extended says the ballot used sec. 7-8's fields, so
+	// the contract's output carries Order (the tries the request implies,
+	// ballot indices) and the new figures.
+	Policy   Policy
+	Extended bool
+	Order    []int
 }
 
 // WinnerID returns the winner's id, or "" when there is none.
@@ -158,6 +168,34 @@ func Elect(b *Ballot) Result {
 // nothing per election.
 func ElectInto(b *Ballot, res *Result) {
 	elect(b, res, nil, true, nil)
+	finish(b, res)
+}
+
+// finish applies the ballot's policy to a ranked result (share spreads an
+// auto request by share, sec. 8) and, for a ballot that uses sec. 7-8's
+// fields, the order of tries: half-open probes first (input order), then
+// every other eligible candidate by rank; the winner is the first of it.
+func finish(b *Ballot, res *Result) {
+	res.Policy, res.Extended, res.Order = PolicyElection, b.Extended, res.Order[:0]
+	if b.Policy == PolicyShare && b.Request.Routing == ModeAuto && len(res.order) > 0 {
+		applyShare(b, res)
+	}
+	if !b.Extended {
+		return
+	}
+	for i := range res.Candidates {
+		if res.Candidates[i].Eligible && b.Candidates[i].State.Probe {
+			res.Order = append(res.Order, i)
+		}
+	}
+	for _, i := range res.order {
+		if !b.Candidates[i].State.Probe {
+			res.Order = append(res.Order, int(i))
+		}
+	}
+	if len(res.Order) > 0 {
+		res.Winner = res.Order[0]
+	}
 }
 
 // ElectWinnerInto runs one election into res for a caller that needs only the

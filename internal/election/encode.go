@@ -44,7 +44,7 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 		w.str(o.ID)
 		if !o.Eligible {
 			w.raw(`,"eligible":false,"excluded":`)
-			var reasons [numCapabilities + 3]string // on the stack: every reason at most once
+			var reasons [numCapabilities + 5]string // on the stack: every reason at most once
 			w.strings(o.Excluded.appendReasons(reasons[:0]))
 			w.raw("}")
 			continue
@@ -79,9 +79,49 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 		w.num(o.Score)
 		w.raw(`,"rank":`)
 		w.b = strconv.AppendInt(w.b, int64(o.Rank), 10)
+		if r.Extended {
+			// Sec. 7's per-request and per-image fees are not filed yet:
+			// every listing's are 0.
+			w.raw(`,"requestPrice":`)
+			w.num(0)
+			w.raw(`,"imagePrice":`)
+			w.num(0)
+			w.raw(`,"feePrice":`)
+			w.num(0)
+		}
+		if o.HasShare {
+			s := &o.Share
+			w.raw(`,"adjustedPrice":`)
+			w.num(s.AdjustedPrice)
+			w.raw(`,"speed":`)
+			if s.HasSpeed {
+				w.num(s.Speed)
+			} else {
+				w.raw("null")
+			}
+			w.raw(`,"distance":`)
+			w.num(s.Distance)
+			w.raw(`,"weight":`)
+			w.num(s.Weight)
+			w.raw(`,"share":`)
+			w.num(s.Share)
+		}
 		w.raw("}")
 	}
-	w.raw("]}")
+	w.raw("]")
+	if r.Extended {
+		w.raw(`,"policy":`)
+		w.str(r.Policy.String())
+		w.raw(`,"pinned":false,"order":[`)
+		for k, i := range r.Order {
+			if k > 0 {
+				w.raw(",")
+			}
+			w.str(r.Candidates[i].ID)
+		}
+		w.raw("]")
+	}
+	w.raw("}")
 	return w.b, w.err
 }
 
