@@ -11,6 +11,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"github.com/airside/airside/internal/election"
 	"os"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -33,6 +34,15 @@ type Project struct {
 	// of the project's traffic (seed 001's Enterprise overrides).
 	CacheHitRate     *float64 `json:"cacheHitRate"`
 	CacheOutputRatio *float64 `json:"cacheOutputRatio"`
+	// Policy is how the project's requests are spread: "election" (the
+	// default) or "share" (election.md sec. 8, seed 004).
+	Policy string `json:"policy,omitempty"`
+}
+
+// policy is the project's routing policy.
+func (p *Project) policy() election.Policy {
+	pol, _ := election.ParsePolicy(p.Policy)
+	return pol
 }
 
 // LoadConfig reads and checks a configuration file.
@@ -79,8 +89,15 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("projects[%d] (%s): cacheHitRate must be between 0 and 1", i, p.Name)
 		case p.CacheOutputRatio != nil && *p.CacheOutputRatio < 0:
 			return fmt.Errorf("projects[%d] (%s): cacheOutputRatio must not be negative", i, p.Name)
+		case p.Policy != "" && !validPolicy(p.Policy):
+			return fmt.Errorf("projects[%d] (%s): policy must be election or share", i, p.Name)
 		}
 		names[p.Name], keys[p.APIKey] = true, true
 	}
 	return nil
+}
+
+func validPolicy(name string) bool {
+	_, ok := election.ParsePolicy(name)
+	return ok
 }

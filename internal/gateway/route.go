@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +49,7 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	}
 	learned := g.learned(p.Name, a.Model, now)
 	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
-	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates))}
+	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates)), Policy: p.policy()}
 	copy(pl.ballot.Candidates, m.Candidates)
 	for i := range pl.ballot.Candidates {
 		c := &pl.ballot.Candidates[i]
@@ -62,6 +63,9 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		c.State = g.limits.State(c.ID, now)
 		if c.State.Breaker == election.BreakerHalfOpen && a.Pin == "" {
 			c.State.Probe = g.limits.Probe(c.ID, now)
+		}
+		if pl.ballot.Policy == election.PolicyShare {
+			c.ShareMetrics = shareMetricsOf(c, g.limits.LimitedShare(c.ID, now))
 		}
 	}
 	election.ElectInto(&pl.ballot, &pl.result)
@@ -113,6 +117,16 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 				}
 			}
 		}
+	}
+	if first < 0 && res.Policy == election.PolicyShare {
+		// Share routing: a weighted draw by share, and each retry drawn
+		// the same way from the candidates not tried yet; no incumbent
+		// and no exploration of its own.
+		pl.tries = g.drawByShare(res, maxTries)
+		if a.NoFallback {
+			pl.tries = pl.tries[:1]
+		}
+		return pl, nil
 	}
 	if first < 0 {
 		first = g.incumbents.Hold(traffic.ShapeOf(&req), &pl.ballot, res)
@@ -185,4 +199,45 @@ func (g *Gateway) draw() float64 {
 	g.randMu.Lock()
 	defer g.randMu.Unlock()
 	return g.Rand.Float64()
+}
+
+// maxTries bounds the tries of one request (election.md sec. 4).
+const maxTries = 3
+
+// drawByShare draws up to n tries from the eligible candidates of a share
+// result, each by share among those not drawn yet.
+func (g *Gateway) drawByShare(res *election.Result, n int) []int {
+	left := res.Ranked()
+	tries := make([]int, 0, min(n, len(left)))
+	for len(tries) < n && len(left) > 0 {
+		var sum float64
+		for _, i := range left {
+			sum += res.Candidates[i].Share.Share
+		}
+		pick, at := len(left)-1, g.draw()*sum
+		for k, i := range left {
+			if at < res.Candidates[i].Share.Share {
+				pick = k
+				break
+			}
+			at -= res.Candidates[i].Share.Share
+		}
+		tries = append(tries, left[pick])
+		left = append(left[:pick], left[pick+1:]...)
+	}
+	return tries
+}
+
+// shareMetricsOf are a candidate's figures for the share policy, from what
+// the gateway knows: the catalogue's health (already blended with the
+// model's median by traffic.BlendWithPeers, the rule the share policy
+// blends by, so they are passed with a weight that keeps them as they are)
+// and the listing's 429 share of this gateway's recent tries.
+func shareMetricsOf(c *election.Candidate, limited *float64) election.ShareMetrics {
+	out := election.ShareMetrics{Successes: math.MaxInt32, RateLimitedRate: limited, TTFTMs: c.Metrics.LatencyMs, Speed: c.Metrics.Throughput}
+	if u := c.Metrics.Uptime; u != nil {
+		e := min(max(1-*u/100, 0), 1)
+		out.ErrorRate = &e
+	}
+	return out
 }

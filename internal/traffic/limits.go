@@ -363,3 +363,21 @@ func (s *limited) open(t Try, wait time.Duration, why string) Event {
 	return Event{Listing: t.Listing, Limit: LimitBreaker, Opened: true, At: t.At, Until: s.breakerUntil,
 		Detail: fmt.Sprintf("%s: paused for %s", why, wait)}
 }
+
+// LimitedShare is the share of a listing's tries of the last
+// BreakerWindow that answered 429 (nil with no tries): the q of the share
+// policy's adjusted price.
+func (l *Limits) LimitedShare(listing string, now time.Time) *float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.by[listing]
+	if s == nil {
+		return nil
+	}
+	w := s.window(now, BreakerWindow)
+	if w.tries == 0 {
+		return nil
+	}
+	q := float64(w.limited) / float64(w.tries)
+	return &q
+}
