@@ -53,7 +53,7 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	copy(pl.ballot.Candidates, m.Candidates)
 	for i := range pl.ballot.Candidates {
 		c := &pl.ballot.Candidates[i]
-		c.Usage = g.caps.Usage(c.ID, p.Organisation, m.Listings[i].PerOrg, now)
+		c.Usage = g.capCounter().Usage(c.ID, p.Organisation, m.Listings[i].PerOrg, now)
 		if h, ok := learned.HitRate[c.ID]; ok {
 			c.Metrics.CacheHitRate = &h
 		}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -48,6 +49,9 @@ type Gateway struct {
 	ClientTimeouts ClientTimeouts
 
 	incumbents traffic.Incumbents
+	// Caps counts the rate-cap windows; nil counts them in this process
+	// (fleet.Caps counts them in Redis, for a fleet of replicas).
+	Caps CapCounter
 	// limits are each listing's 429 backoff, latency backoff and breaker,
 	// from this gateway's own tries (election.md sec. 8).
 	limits   traffic.Limits
@@ -301,7 +305,17 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		if n > 0 {
 			kind = Fallback
 		}
-		g.caps.Take(route.ID, p.Organisation, route.PerOrg, g.Now())
+		// The cap's place is taken before the try, atomically: replicas
+		// racing for a cap's last place cannot both have it (after a
+		// fall-open the caps are over already and nothing is refused).
+		var maxRPM, maxRPD *int64
+		if !pl.result.FellOpen {
+			maxRPM, maxRPD = m.Candidates[i].Fare.MaxRPM, m.Candidates[i].Fare.MaxRPD
+		}
+		if !g.capCounter().Reserve(route.ID, p.Organisation, route.PerOrg, maxRPM, maxRPD, g.Now()) {
+			g.Recorder.Capped(route, g.Now())
+			continue
+		}
 		last = g.forward(r.Context(), w, &a, body, route)
 		g.Recorder.Attempt(p.Name, a.Model, route, kind, last.Outcome, g.Now())
 		g.applyLimits(a.Model, route, last)
@@ -406,4 +420,18 @@ func retryAfterOf(v string, now time.Time) time.Duration {
 		return at.Sub(now)
 	}
 	return 0
+}
+
+// CapCounter counts each listing's requests in its rate-cap windows.
+type CapCounter interface {
+	Usage(candidate, org string, perOrg bool, now time.Time) election.Usage
+	Reserve(candidate, org string, perOrg bool, maxRPM, maxRPD *int64, now time.Time) bool
+}
+
+// capCounter is the configured counter, or this process's.
+func (g *Gateway) capCounter() CapCounter {
+	if g.Caps != nil {
+		return g.Caps
+	}
+	return &g.caps
 }

@@ -61,3 +61,26 @@ func (c *Caps) Take(candidate, org string, perOrg bool, now time.Time) {
 	c.rpm[k]++
 	c.rpd[k]++
 }
+
+// Reserve counts one request to a candidate if its caps (nil: none) leave
+// room in both windows, all at once, and reports whether they did: two
+// requests racing for a cap's last place cannot both have it.
+func (c *Caps) Reserve(candidate, org string, perOrg bool, maxRPM, maxRPD *int64, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.roll(now)
+	k := key(candidate, org, perOrg)
+	if maxRPM != nil && c.rpm[k] >= *maxRPM || maxRPD != nil && c.rpd[k] >= *maxRPD {
+		return false
+	}
+	c.rpm[k]++
+	c.rpd[k]++
+	return true
+}
+
+// CapKey names a candidate's counter: the organisation's own for a
+// per-organisation cap, else the listing's global one.
+func CapKey(candidate, org string, perOrg bool) (string, string) {
+	k := key(candidate, org, perOrg)
+	return k.candidate, k.org
+}
