@@ -20,6 +20,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/gateway"
 	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/netguard"
@@ -51,6 +52,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
 	metricsAddr := fs.String("metrics-addr", env("AIRSIDE_GATEWAY_METRICS_ADDR", ""),
 		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
+	redisURL := fs.String("redis", env("AIRSIDE_GATEWAY_REDIS_URL", ""),
+		"share the rate-cap windows with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process counts alone)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
 		"let carriers' endpoints resolve to loopback and private addresses (the demo's carriers run on loopback; never in production)")
 	if err := fs.Parse(args); err != nil {
@@ -87,6 +90,16 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *cacheTTL > 0 {
 		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL}
 	}
+	state := "in-memory (this replica alone)"
+	if *redisURL != "" {
+		client, err := fleet.Dial(ctx, *redisURL)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		gw.Caps = &fleet.Caps{Client: client, Log: func(msg string, err error) { log.Warn(msg, "err", err) }}
+		state = "rate caps in Redis " + client.Options().Addr + " (shared with the fleet)"
+	}
 	if *name == "" {
 		host, _ := os.Hostname()
 		_, port, _ := net.SplitHostPort(*addr)
@@ -116,7 +129,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),
-		"private carriers", *allowPrivate)
+		"private carriers", *allowPrivate, "state", state)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
