@@ -3,6 +3,8 @@ package catalogue
 import (
 	"slices"
 	"time"
+
+	"github.com/airside/airside/internal/election"
 )
 
 // LimitSpell is a time the gateways' limits held a listing back, read from
@@ -93,10 +95,5 @@ func PeerMedianFailure(sums map[int64]Counts, listing int64) (median float64, ok
 	if len(rates) == 0 {
 		return 0, false
 	}
-	slices.Sort(rates)
-	n := len(rates)
-	if n%2 == 1 {
-		return rates[n/2], true
-	}
-	return (rates[n/2-1] + rates[n/2]) / 2, true
+	return election.Median(rates), true
 }

@@ -108,7 +108,7 @@ func applyShare(b *Ballot, res *Result) {
 			}
 		}
 		if len(values) > 0 {
-			medians[k], have[k] = medianOf(values), true
+			medians[k], have[k] = Median(values), true
 		}
 	}
 	blend := func(m *ShareMetrics, k int) float64 {
@@ -203,9 +203,13 @@ func applyShare(b *Ballot, res *Result) {
 	res.Winner = int(res.order[0])
 }
 
-// medianOf is the middle value of values, or the mean of the two middle
-// ones; values is sorted in place.
-func medianOf(values []float64) float64 {
+// Median is the middle value of values, or the mean of the two middle
+// ones (0 for none); values is sorted in place. The share policy's medians
+// and the gateway's peer rules all take it.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
 	slices.Sort(values)
 	n := len(values)
 	if n%2 == 1 {

@@ -13,6 +13,18 @@ func shareCand(id string, price float64, n int64, errRate, speed float64) electi
 	return c
 }
 
+// toolCallers are two listings with tools, alike but for their malformed
+// tool calls (half of the first's).
+func toolCallers() []election.Candidate {
+	bad := shareCand("bad-tools", 1, 500, 0, 80)
+	bad.ShareMetrics.MalformedToolCallRate = f(0.5)
+	bad.Capabilities = election.CapabilitySet(election.CapTools)
+	good := shareCand("good", 1, 500, 0, 80)
+	good.ShareMetrics.MalformedToolCallRate = f(0)
+	good.Capabilities = election.CapabilitySet(election.CapTools)
+	return []election.Candidate{bad, good}
+}
+
 // TestShareRouting: the share policy's rules (election.md sec. 8) beyond the
 // worked vectors: the floor, a free listing, a new listing judged as a
 // typical peer, malformed tool calls only for tool requests, first tokens
@@ -49,30 +61,14 @@ func TestShareRouting(t *testing.T) {
 					t.Errorf("the new listing %+v, its peers %+v", n, a)
 				}
 			}},
-		{name: "malformed tool calls count only for tool requests", options: func() []election.Candidate {
-			bad := shareCand("bad-tools", 1, 500, 0, 80)
-			bad.ShareMetrics.MalformedToolCallRate = f(0.5)
-			bad.Capabilities = election.CapabilitySet(election.CapTools)
-			good := shareCand("good", 1, 500, 0, 80)
-			good.ShareMetrics.MalformedToolCallRate = f(0)
-			good.Capabilities = election.CapabilitySet(election.CapTools)
-			return []election.Candidate{bad, good}
-		}(),
+		{name: "malformed tool calls count only for tool requests", options: toolCallers(),
 			check: func(t *testing.T, res election.Result) {
 				if res.Candidates[0].Share.AdjustedPrice != res.Candidates[1].Share.AdjustedPrice {
 					t.Errorf("malformed calls moved a request without tools: %v %v", res.Candidates[0].Share.AdjustedPrice, res.Candidates[1].Share.AdjustedPrice)
 				}
 			}},
 		{name: "with tools they do", mutate: func(b *election.Ballot) { b.Request.Requires = election.CapabilitySet(election.CapTools) },
-			options: func() []election.Candidate {
-				bad := shareCand("bad-tools", 1, 500, 0, 80)
-				bad.ShareMetrics.MalformedToolCallRate = f(0.5)
-				bad.Capabilities = election.CapabilitySet(election.CapTools)
-				good := shareCand("good", 1, 500, 0, 80)
-				good.ShareMetrics.MalformedToolCallRate = f(0)
-				good.Capabilities = election.CapabilitySet(election.CapTools)
-				return []election.Candidate{bad, good}
-			}(),
+			options: toolCallers(),
 			check: func(t *testing.T, res election.Result) {
 				if res.WinnerID() != "good" || res.Candidates[0].Share.AdjustedPrice <= res.Candidates[1].Share.AdjustedPrice {
 					t.Errorf("winner %s; adjusted %v %v", res.WinnerID(), res.Candidates[0].Share.AdjustedPrice, res.Candidates[1].Share.AdjustedPrice)

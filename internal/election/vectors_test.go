@@ -25,9 +25,16 @@ type vector struct {
 
 func loadVectors(t *testing.T) map[string]vector {
 	t.Helper()
+	return loadVectorsFrom(t, vectorDirs, "*.json")
+}
+
+// loadVectorsFrom reads the vectors matching pattern in dirs, by file name
+// (a name in two dirs is one vector).
+func loadVectorsFrom(t *testing.T, dirs []string, pattern string) map[string]vector {
+	t.Helper()
 	vectors := map[string]vector{}
-	for _, dir := range vectorDirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, pattern))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,24 +171,7 @@ func closeEnough(want, got float64) bool {
 var nextVectorDirs = []string{"testdata/vectors-next", "../../../shared/docs/vectors/election-next"}
 
 func TestNextVectors(t *testing.T) {
-	vectors := map[string]vector{}
-	for _, dir := range nextVectorDirs {
-		files, _ := filepath.Glob(filepath.Join(dir, "share-*.json"))
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v vector
-			if err := json.Unmarshal(data, &v); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			vectors[filepath.Base(file)] = v
-		}
-	}
-	if len(vectors) == 0 {
-		t.Fatal("no share vectors found")
-	}
+	vectors := loadVectorsFrom(t, nextVectorDirs, "share-*.json")
 	for name, v := range vectors {
 		t.Run(name, func(t *testing.T) {
 			ballot, err := election.DecodeBallot(bytes.NewReader(v.Input))

@@ -1,8 +1,6 @@
 package traffic
 
 import (
-	"slices"
-
 	"github.com/airside/airside/internal/election"
 )
 
@@ -68,13 +66,5 @@ func PeerSample(requests *float64) float64 {
 	return *requests
 }
 
-// median is the middle value of values, or the mean of the two middle
-// ones; values is sorted in place.
-func median(values []float64) float64 {
-	slices.Sort(values)
-	n := len(values)
-	if n%2 == 1 {
-		return values[n/2]
-	}
-	return (values[n/2-1] + values[n/2]) / 2
-}
+// median is election.Median: one rule for the model's median everywhere.
+func median(values []float64) float64 { return election.Median(values) }
