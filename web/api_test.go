@@ -139,7 +139,7 @@ func TestAPICatalogue(t *testing.T) {
 func TestHealthMovesWithoutTheFares(t *testing.T) {
 	ctx := context.Background()
 	p := newPortal(t, store.SQLite)
-	p.server.Routing.HealthEvery = time.Hour // moved by hand below
+	p.server.KeeperForTest().HealthEvery = time.Hour // moved by hand below
 	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead, apitoken.ScopeMetricsWrite)
 	uptimeOf := func(res response, id string) *float64 {
 		t.Helper()
@@ -164,7 +164,7 @@ func TestHealthMovesWithoutTheFares(t *testing.T) {
 	batch := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":400,"errors":200,"ttftMsSum":80000,"outputTokens":5000,"durationMs":50000}]}`,
 		minute.Format(time.RFC3339))
 	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, batch), http.StatusAccepted)
-	if _, err := p.server.Routing.Refresh(ctx); err != nil {
+	if _, err := p.server.KeeperForTest().Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 

@@ -115,7 +115,7 @@ func TestBrowserTwoFactorEnrolAndRecoveryCode(t *testing.T) {
 // offered Approve again; a second reviewer's approval publishes.
 func TestBrowserTwoApprovals(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	p.server.Filings.Notice, p.server.Filings.QuarantineFactor = 0, 0 // the defaults: 7 days, x3
+	p.server.FilingsForTest().Notice, p.server.FilingsForTest().QuarantineFactor = 0, 0 // the defaults: 7 days, x3
 	l := listingOf(t, p.store, "nebula", "deepseek-v3.2")
 	form := fmt.Sprintf("/listings/%d/file", l.ID)
 	down := url.Values{"input": {l.Published.Input.Scale(1, 4).String()}, "output": {l.Published.Output.String()}, "landing_fee": {"20"},

@@ -97,7 +97,7 @@ func TestEndpointRegistrationPreflightAndCredentials(t *testing.T) {
 	}
 
 	// The worker probes the endpoint under review.
-	if n, err := p.server.Preflight.Drain(ctx); err != nil || n != 1 {
+	if n, err := p.server.PreflightForTest().Drain(ctx); err != nil || n != 1 {
 		t.Fatalf("drain: %d runs, %v", n, err)
 	}
 	if st := p.server.Preflight.Stats(); st.Runs != 1 || st.Passed == 0 || st.Failed == 0 {
@@ -217,7 +217,7 @@ func TestFirstFareWaitsForPreflight(t *testing.T) {
 	endpointFiling, _ := p.store.FindFilings(ctx, filingFilterOf(listingID))
 	approve := fmt.Sprintf("/filings/%d", endpointFiling[0].ID)
 	wantStatus(t, "approve endpoint", rev.post(approve, approve+"/approve", url.Values{}), http.StatusSeeOther)
-	if _, err := p.server.Preflight.Drain(ctx); err != nil {
+	if _, err := p.server.PreflightForTest().Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The upstream name is kimi-k2.5 on the fake, so reachability passes.

@@ -51,7 +51,7 @@ func portalOn(t *testing.T, st *store.Store, log io.Writer) *testPortal {
 // tests of other rules, whose fares move prices freely on demo listings;
 // safeguard_test.go tests them with the defaults.
 func withoutSafeguards(s *web.Server) {
-	s.Filings.Notice, s.Filings.QuarantineFactor = -1, -1
+	s.FilingsForTest().Notice, s.FilingsForTest().QuarantineFactor = -1, -1
 }
 
 // client is one browser: it keeps cookies and never follows redirects, so
@@ -193,7 +193,7 @@ func newTwoProcesses(t *testing.T) *twoProcesses {
 	withoutSafeguards(tp.a)
 	withoutSafeguards(tp.b)
 	tp.b.LongPollRecheck = time.Hour
-	tp.b.Routing.HealthEvery = time.Hour
+	tp.b.KeeperForTest().HealthEvery = time.Hour
 	tp.srvA, tp.srvB = httptest.NewServer(tp.a.Handler()), httptest.NewServer(tp.b.Handler())
 	t.Cleanup(tp.srvA.Close)
 	t.Cleanup(tp.srvB.Close)

@@ -124,7 +124,7 @@ func TestMaintenanceWindows(t *testing.T) {
 			wantStatus(t, "end now", admin.post(page, fmt.Sprintf("%s/maintenance/%s/cancel", page, id), url.Values{}), http.StatusSeeOther)
 			wantStatusOf(t, p, l.ID, catalogue.StatusInService)
 
-			p.server.Maintenance.ReadyForService = func(context.Context, *catalogue.Listing) error {
+			p.server.MaintenanceForTest().ReadyForService = func(context.Context, *catalogue.Listing) error {
 				return apperr.Errorf(apperr.ECONFLICT, "The endpoint failed preflight.")
 			}
 			res = admin.post(page, plan, url.Values{"start": {at(0)}, "end": {at(time.Hour)}, "reason": {"Kernel update"}})

@@ -81,7 +81,7 @@ func TestWebhookLabelSaysWhatIsAccepted(t *testing.T) {
 	if !strings.Contains(body, "Address (https)</label>") || strings.Contains(body, `data-testid="accepts-local"`) {
 		t.Error("a production portal's webhook field does not ask for https alone")
 	}
-	p.server.Hooks.Outbound = netguard.New(true)
+	p.server.HooksForTest().Outbound = netguard.New(true)
 	body = admin.get("/alerts").body
 	if !strings.Contains(body, `data-testid="accepts-local"`) || !strings.Contains(body, "or http on this portal") {
 		t.Error("a demo portal takes http under an https label without saying why")

@@ -55,7 +55,7 @@ func TestEveryRoutingChangeRaisesTheRevision(t *testing.T) {
 			return nil
 		}},
 		{"a pause published", orbit[0], func(l int64) error {
-			id, err := a.Filings.SetPaused(ctx, principal("admin@orbit.example"), l, true, "maintenance")
+			id, err := a.FilingsForTest().SetPaused(ctx, principal("admin@orbit.example"), l, true, "maintenance")
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 // (the form says until when), and a threefold move needs two reviewers.
 func TestNoticeAndQuarantineThroughTheConsole(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	p.server.Filings.Notice, p.server.Filings.QuarantineFactor = 0, 0 // the defaults: 7 days, x3
+	p.server.FilingsForTest().Notice, p.server.FilingsForTest().QuarantineFactor = 0, 0 // the defaults: 7 days, x3
 	l := listingOf(t, p.store, "nebula", "kimi-k2.5")
 	form := fmt.Sprintf("/listings/%d/file", l.ID)
 	carrier := p.client()

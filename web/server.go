@@ -61,36 +61,36 @@ type Server struct {
 	TrafficReads    TrafficReads
 	StorefrontReads StorefrontReads
 	AlertReads      AlertReads
-	Accounts        *account.Service
-	Filings         *workflow.Service
-	Tokens          *apitoken.Service
+	Accounts        AccountService
+	Filings         FilingService
+	Tokens          TokenService
 	Metrics         *catalogue.Ingest
 	// Endpoints registers carriers' deployments and queues preflights;
 	// Preflight is the worker that runs them (started with the background
 	// work).
-	Endpoints *workflow.Endpoints
-	Preflight *preflight.Worker
+	Endpoints EndpointService
+	Preflight PreflightRunner
 	// Maintenance plans carriers' maintenance windows and applies them on
 	// time (with the scheduler).
-	Maintenance *workflow.Maintenance
+	Maintenance MaintenanceService
 	// Alerts opens and resolves carriers' alerts; Webhooks sends them out;
 	// Hooks manages carriers' webhooks.
-	Alerts   *alerting.Evaluator
-	Webhooks *alerting.Sender
-	Hooks    *alerting.Hooks
+	Alerts   AlertRunner
+	Webhooks WebhookSender
+	Hooks    HookService
 	// Self lets people manage their own accounts and their carrier's people.
-	Self *account.SelfService
+	Self SelfService
 	// AlertEmails is each person's choice about alert e-mails.
-	AlertEmails *account.AlertEmails
+	AlertEmails AlertEmailChoice
 	// TwoFactor runs two-factor enrolment and the code step of sign-in.
-	TwoFactor *account.TwoFactor
+	TwoFactor TwoFactorService
 	// Storefront runs applications, profiles, domains and model proposals.
-	Storefront *storefront.Service
+	Storefront StorefrontService
 	// Publications wakes long polls when any process publishes a revision.
 	Publications Publications
 	// Routing is the routing catalogue in memory: the catalogue, elect and
 	// API tokens answer from it without SQL.
-	Routing *routing.Keeper
+	Routing RoutingCatalogue
 	// Projector projects listings' shares and keeps the traffic pages'
 	// reads: every page's projected figure comes from it.
 	Projector Projections
@@ -204,20 +204,16 @@ func New(svc Services, log *slog.Logger) *Server {
 		StorefrontReads: svc.Reads,
 		AlertReads:      svc.Reads,
 		Publications:    svc.Publications,
-		Routing:         svc.Routing,
 		Projector:       svc.Projector,
 		Accounts:        svc.Accounts,
 		Self:            svc.Self,
-		AlertEmails:     svc.AlertEmails,
 		TwoFactor:       svc.TwoFactor,
 		Filings:         svc.Filings,
 		Tokens:          svc.Tokens,
 		Metrics:         svc.Metrics,
 		Endpoints:       svc.Endpoints,
-		Preflight:       svc.Preflight,
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
-		Webhooks:        svc.Webhooks,
 		Hooks:           svc.Hooks,
 		Storefront:      svc.Storefront,
 		Mail:            svc.Mail,
@@ -230,7 +226,20 @@ func New(svc Services, log *slog.Logger) *Server {
 		drain:           make(chan struct{}),
 		touched:         map[int64]time.Time{},
 		collectors:      svc.Collectors,
+	} // Set only when built: a nil service in an interface would not be nil.
+	if svc.Routing != nil {
+		s.Routing = svc.Routing
 	}
+	if svc.AlertEmails != nil {
+		s.AlertEmails = svc.AlertEmails
+	}
+	if svc.Preflight != nil {
+		s.Preflight = svc.Preflight
+	}
+	if svc.Webhooks != nil {
+		s.Webhooks = svc.Webhooks
+	}
+
 	if s.Metrics != nil && s.Metrics.Inbox != nil && s.Metrics.Inbox.Folded == nil {
 		s.Metrics.Inbox.Folded = func(res catalogue.Folded) {
 			for _, m := range res.Models {

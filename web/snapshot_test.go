@@ -19,7 +19,7 @@ func TestHotPathsRunNoSQL(t *testing.T) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			p := newPortal(t, d)
-			p.server.Routing.HealthEvery = time.Hour // nothing ages during the test
+			p.server.KeeperForTest().HealthEvery = time.Hour // nothing ages during the test
 			tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead, apitoken.ScopeElect)
 			warm := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "")
 			wantStatus(t, "warm the snapshot", warm, http.StatusOK)

@@ -151,7 +151,7 @@ func TestApplicationToStorefront(t *testing.T) {
 	// The domain, proved by a TXT record.
 	wantStatus(t, "set domain", zoe.post("/carrier/profile", "/carrier/domain?carrier=zephyr", url.Values{"domain": {"zephyr.example"}}), http.StatusSeeOther)
 	prof, _ := p.store.FindProfileBySlug(ctx, "zephyr")
-	p.server.Storefront.Verify.Resolver = fakeTXT{"zephyr.example": {"v=spf1 -all", storefront.TXTRecord(prof.DomainToken)}}
+	p.server.StorefrontForTest().Verify.Resolver = fakeTXT{"zephyr.example": {"v=spf1 -all", storefront.TXTRecord(prof.DomainToken)}}
 	wantStatus(t, "check domain", zoe.post("/carrier/profile", "/carrier/domain/check?carrier=zephyr", url.Values{}), http.StatusSeeOther)
 
 	public := anon.get("/carriers/zephyr")

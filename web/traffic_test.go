@@ -128,7 +128,7 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 func TestAlertsPageAndWebhookForm(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	// The evaluator runs on the demo: ranks come from the routing snapshot.
-	if err := p.server.Alerts.Once(context.Background()); err != nil {
+	if err := p.server.AlertsForTest().Once(context.Background()); err != nil {
 		t.Fatalf("evaluate alerts on the demo: %v", err)
 	}
 	ranks, err := p.store.ListingRanks(context.Background())
