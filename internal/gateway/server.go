@@ -403,7 +403,11 @@ func (g *Gateway) applyLimits(model string, route Route, last attempt) {
 	}
 	for _, e := range g.limits.Record(try) {
 		g.Recorder.Limited(route, e)
-		g.Log.Info("limit", "listing", e.Listing, "limit", string(e.Limit), "opened", e.Opened, "until", e.Until, "why", e.Detail)
+		attrs := []any{"listing", e.Listing, "limit", string(e.Limit), "opened", e.Opened, "why", e.Detail}
+		if e.Opened {
+			attrs = append(attrs, "until", e.Until)
+		}
+		g.Log.Info("limit", attrs...)
 	}
 }
 
