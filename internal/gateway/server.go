@@ -397,7 +397,8 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 // did: counted in the minute's metrics and logged.
 func (g *Gateway) applyLimits(model string, route Route, last attempt) {
 	now := g.Now()
-	try := traffic.Try{Listing: route.ID, Model: model, Class: last.Class, TTFT: last.TTFT, At: now}
+	try := traffic.Try{Listing: route.ID, Model: model, Class: last.Class, TTFT: last.TTFT, At: now,
+		ToolCalls: last.ToolCalls, MalformedToolCalls: last.BadToolCalls}
 	if last.failure != nil {
 		try.RetryAfter = retryAfterOf(last.failure.retryAfter, now)
 	}

@@ -52,7 +52,10 @@ type Try struct {
 	RetryAfter time.Duration
 	// TTFT is a served try's time to first token (0: not measured).
 	TTFT time.Duration
-	At   time.Time
+	// ToolCalls and MalformedToolCalls are a served try's tool calls and
+	// those whose arguments were not JSON.
+	ToolCalls, MalformedToolCalls int64
+	At                            time.Time
 }
 
 // Limit names a limit.
@@ -96,6 +99,7 @@ type second struct {
 	tries, counted, limited int64
 	ttftSum                 time.Duration
 	ttftN                   int64
+	toolCalls, malformed    int64
 }
 
 type minuteTTFT struct {
@@ -205,6 +209,8 @@ func (s *limited) add(t Try) {
 	case RateLimited:
 		slot.limited++
 	case Served:
+		slot.toolCalls += t.ToolCalls
+		slot.malformed += t.MalformedToolCalls
 		if t.TTFT > 0 {
 			slot.ttftSum += t.TTFT
 			slot.ttftN++
@@ -231,6 +237,8 @@ func (s *limited) window(at time.Time, d time.Duration) second {
 			out.limited += x.limited
 			out.ttftSum += x.ttftSum
 			out.ttftN += x.ttftN
+			out.toolCalls += x.toolCalls
+			out.malformed += x.malformed
 		}
 	}
 	return out
@@ -364,20 +372,25 @@ func (s *limited) open(t Try, wait time.Duration, why string) Event {
 		Detail: fmt.Sprintf("%s: paused for %s", why, wait)}
 }
 
-// LimitedShare is the share of a listing's tries of the last
-// BreakerWindow that answered 429 (nil with no tries): the q of the share
+// Shares are the share of a listing's tries of the last BreakerWindow
+// that answered 429 and the share of its tool calls whose arguments were
+// not JSON (each nil with nothing to count): the q and m of the share
 // policy's adjusted price.
-func (l *Limits) LimitedShare(listing string, now time.Time) *float64 {
+func (l *Limits) Shares(listing string, now time.Time) (limited, malformed *float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.by[listing]
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	w := s.window(now, BreakerWindow)
-	if w.tries == 0 {
-		return nil
+	if w.tries > 0 {
+		q := float64(w.limited) / float64(w.tries)
+		limited = &q
 	}
-	q := float64(w.limited) / float64(w.tries)
-	return &q
+	if w.toolCalls > 0 {
+		m := float64(w.malformed) / float64(w.toolCalls)
+		malformed = &m
+	}
+	return limited, malformed
 }

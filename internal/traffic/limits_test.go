@@ -201,3 +201,26 @@ func TestASlowListingIsHeldBackAMinute(t *testing.T) {
 		t.Error("still slow a minute after the last slow answer")
 	}
 }
+
+// TestTheSharePolicysFiguresFromTheTries: the 429 share of a listing's
+// tries and the malformed share of its tool calls over the last five
+// minutes, nil with nothing to count; older tries fall out.
+func TestTheSharePolicysFiguresFromTheTries(t *testing.T) {
+	var l traffic.Limits
+	if q, m := l.Shares("a", at(0)); q != nil || m != nil {
+		t.Fatalf("no tries: %v %v", q, m)
+	}
+	served := try("a", traffic.Served, 0)
+	served.ToolCalls, served.MalformedToolCalls = 4, 1
+	l.Record(served)
+	l.Record(try("a", traffic.Served, time.Second))
+	l.Record(try("a", traffic.RateLimited, 2*time.Second))
+	l.Record(try("a", traffic.Counted, 3*time.Second))
+	q, m := l.Shares("a", at(4*time.Second))
+	if q == nil || *q != 0.25 || m == nil || *m != 0.25 {
+		t.Errorf("429 share %v, malformed share %v; want 1 in 4 each", q, m)
+	}
+	if q, m := l.Shares("a", at(traffic.BreakerWindow+5*time.Second)); q != nil || m != nil {
+		t.Errorf("five minutes on: %v %v, want nothing", q, m)
+	}
+}
