@@ -26,6 +26,11 @@ type electBody struct {
 	election.RequestInput
 	Weights *election.WeightsInput         `json:"weights"`
 	Usage   map[string]election.UsageInput `json:"usage"`
+	// Policy and State are election.md sec. 8's: the project's policy, and
+	// each listing's state under the asking gateway's limits (keyed as
+	// usage is).
+	Policy *string                        `json:"policy"`
+	State  map[string]election.StateInput `json:"state"`
 }
 
 // handleAPIElect runs the election of the contract's request part on the
@@ -73,7 +78,19 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	}
 	var id string
 	var score float64
-	if call.autoWeights == nil {
+	if call.extended { // the share policy ranks, and the limits are per call: elected in full
+		scratch := electScratchPool.Get().(*electScratch)
+		defer electScratchPool.Put(scratch)
+		full := call.fullBallot(scratch)
+		res := &scratch.result
+		_, span := s.electionSpan(c, "winner_full", call.request.Model, len(full.Candidates))
+		election.ElectInto(&full, res)
+		span.End()
+		s.telemetry.election("winner_full")
+		if res.Winner >= 0 {
+			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
+		}
+	} else if call.autoWeights == nil {
 		_, span := s.electionSpan(c, "winner_compiled", call.request.Model, 0)
 		id, score, _ = call.snap.Winner(&call.request, call.usage)
 		span.End()
@@ -106,6 +123,11 @@ type electCall struct {
 	autoWeights *election.Weights // the request's weights; nil for the standard ones
 	snap        *routing.Snapshot
 	usage       map[string]election.Usage
+	// policy, state and extended are sec. 8's: a call that uses them is
+	// elected in full and answered with the order of tries.
+	policy   election.Policy
+	state    map[string]election.State
+	extended bool
 }
 
 // fullBallot is the request's ballot on the snapshot's candidates (compiled
@@ -115,8 +137,14 @@ func (call *electCall) fullBallot(scratch *electScratch) election.Ballot {
 	full, _ := call.snap.Ballot(call.request, scratch.candidates)
 	scratch.candidates = full.Candidates
 	full.AutoWeights = call.autoWeights
+	full.Policy, full.Extended = call.policy, call.extended
 	for i := range full.Candidates {
-		full.Candidates[i].Usage = call.usage[full.Candidates[i].ID]
+		c := &full.Candidates[i]
+		c.Usage = call.usage[c.ID]
+		c.State = call.state[c.ID]
+		if call.policy == election.PolicyShare {
+			c.ShareMetrics = election.ShareMetricsFromHealth(c.Metrics)
+		}
 	}
 	return full
 }
@@ -163,6 +191,17 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	if call.usage, err = usageByCandidate(snap, model, body); err != nil {
 		return nil, err
 	}
+	if body.Policy != nil {
+		p, ok := election.ParsePolicy(*body.Policy)
+		if !ok {
+			return nil, apperr.Invalid(map[string]string{"policy": "election or share"})
+		}
+		call.policy, call.extended = p, true
+	}
+	if call.state, err = stateByCandidate(snap, model, body); err != nil {
+		return nil, err
+	}
+	call.extended = call.extended || len(call.state) > 0
 	call.snap = snap
 	return call, nil
 }
@@ -188,6 +227,33 @@ func usageByCandidate(snap *routing.Snapshot, model string, body electBody) (map
 			fields[bad.Field] = bad.Msg
 		}
 		out[id] = got
+	}
+	if len(fields) > 0 {
+		return nil, apperr.Invalid(fields)
+	}
+	return out, nil
+}
+
+// stateByCandidate maps the request's limit states, keyed as usage is, to
+// the ballot's candidate ids; an unknown key or breaker state is refused.
+func stateByCandidate(snap *routing.Snapshot, model string, body electBody) (map[string]election.State, error) {
+	if len(body.State) == 0 {
+		return nil, nil
+	}
+	out := map[string]election.State{}
+	fields := map[string]string{}
+	for key, in := range body.State {
+		id, ok := snap.CandidateID(model, key)
+		if !ok {
+			fields["state."+key] = "not a listing of this model (key state by listing id or by carrier/model)"
+			continue
+		}
+		st, err := in.State("state." + key)
+		var bad *election.InputError
+		if errors.As(err, &bad) {
+			fields[bad.Field] = bad.Msg
+		}
+		out[id] = st
 	}
 	if len(fields) > 0 {
 		return nil, apperr.Invalid(fields)

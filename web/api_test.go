@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -717,6 +718,69 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 		bad := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, test.body)
 		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, test.field) {
 			t.Errorf("%s: %d %s, want 422 naming %s", test.name, bad.status, bad.body, test.field)
+		}
+	}
+}
+
+// TestAPIElectTakesAPolicyAndTheLimits: POST /api/v1/elect answers under
+// the share policy (shares adding to 1, ranked by share, the order of
+// tries), excludes a listing the asking gateway holds back, refuses an
+// unknown policy or breaker state naming the field, and its winner-only
+// twin agrees (the contract's document checks every answer).
+func TestAPIElectTakesAPolicyAndTheLimits(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","policy":"share"}`)
+	wantStatus(t, "share", res, http.StatusOK)
+	var out struct {
+		Winner     *string
+		Policy     string
+		Order      []string
+		Candidates []struct {
+			ID       string
+			Eligible bool
+			Excluded []string
+			Rank     int
+			Share    float64
+		}
+	}
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil || out.Winner == nil || out.Policy != "share" {
+		t.Fatalf("result %.600s (%v)", res.body, err)
+	}
+	var sum float64
+	byRank := map[int]float64{}
+	for _, c := range out.Candidates {
+		if c.Eligible {
+			sum += c.Share
+			byRank[c.Rank] = c.Share
+		}
+	}
+	if math.Abs(sum-1) > 1e-9 || byRank[1] < byRank[2] || len(out.Order) == 0 || out.Order[0] != *out.Winner {
+		t.Errorf("shares %v adding to %v, order %v, winner %s", byRank, sum, out.Order, *out.Winner)
+	}
+	winner := *out.Winner
+	held := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","state":{"`+winner+`":{"backoff":true}}}`)
+	wantStatus(t, "state", held, http.StatusOK)
+	if err := json.Unmarshal([]byte(held.body), &out); err != nil || out.Winner == nil || *out.Winner == winner || out.Policy != "election" {
+		t.Fatalf("held back: %.600s", held.body)
+	}
+	for _, c := range out.Candidates {
+		if c.ID == winner && (c.Eligible || len(c.Excluded) != 1 || c.Excluded[0] != "backoff") {
+			t.Errorf("the listing in backoff: %+v", c)
+		}
+	}
+	quick := apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"kimi-k2.5","state":{"`+winner+`":{"backoff":true}}}`)
+	if !strings.Contains(quick.body, `"winner":"`+*out.Winner+`"`) {
+		t.Errorf("the winner-only answer %s, the full one %s", quick.body, *out.Winner)
+	}
+	for body, field := range map[string]string{
+		`{"model":"kimi-k2.5","policy":"lottery"}`:                            "policy",
+		`{"model":"kimi-k2.5","state":{"` + winner + `":{"breaker":"ajar"}}}`: "state." + winner + ".breaker",
+		`{"model":"kimi-k2.5","state":{"nobody/kimi-k2.5":{"backoff":true}}}`: "state.nobody/kimi-k2.5",
+	} {
+		bad := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, body)
+		if bad.status != http.StatusUnprocessableEntity || !strings.Contains(bad.body, field) {
+			t.Errorf("%s: %d %s, want 422 naming %s", body, bad.status, bad.body, field)
 		}
 	}
 }

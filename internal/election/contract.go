@@ -38,6 +38,29 @@ type UsageInput struct {
 	RPD *int64 `json:"rpd"`
 }
 
+// StateInput is a candidate's state under the gateway's limits as the
+// contract spells it (election.md sec. 8).
+type StateInput struct {
+	Backoff bool   `json:"backoff"`
+	Slow    bool   `json:"slow"`
+	Breaker string `json:"breaker"`
+	Probe   bool   `json:"probe"`
+}
+
+// State checks the breaker's state and returns the state; an error names
+// the field under path ("candidates[2].state.breaker").
+func (in StateInput) State(path string) (State, error) {
+	out := State{Backoff: in.Backoff, Slow: in.Slow, Probe: in.Probe}
+	if in.Breaker != "" {
+		b, ok := ParseBreaker(in.Breaker)
+		if !ok {
+			return State{}, inputErr(path+".breaker", "must be one of closed, open, half_open")
+		}
+		out.Breaker = b
+	}
+	return out, nil
+}
+
 // Usage checks the counts (none negative) and returns them; an error names
 // the field under path ("candidates[2].usage.rpm").
 func (u UsageInput) Usage(path string) (Usage, error) {
@@ -183,12 +206,7 @@ type jsonCandidate struct {
 	Fare  *jsonFare   `json:"fare"`
 	// State is what the gateway's limits say of the candidate (election.md
 	// sec. 8's contract additions).
-	State *struct {
-		Backoff bool   `json:"backoff"`
-		Slow    bool   `json:"slow"`
-		Breaker string `json:"breaker"`
-		Probe   bool   `json:"probe"`
-	} `json:"state"`
+	State *StateInput `json:"state"`
 	// ShareMetrics are its figures for the share policy (sec. 8).
 	ShareMetrics *struct {
 		Successes             *int64     `json:"successes"`
@@ -549,14 +567,11 @@ func (c *jsonCandidate) convert(path string, out *Candidate) error {
 		}
 	}
 	if st := c.State; st != nil {
-		out.State = State{Backoff: st.Backoff, Slow: st.Slow, Probe: st.Probe}
-		if st.Breaker != "" {
-			b, ok := ParseBreaker(st.Breaker)
-			if !ok {
-				return inputErr(path+".state.breaker", "must be one of closed, open, half_open")
-			}
-			out.State.Breaker = b
+		state, err := st.State(path + ".state")
+		if err != nil {
+			return err
 		}
+		out.State = state
 	}
 	if c.Fare == nil {
 		return inputErr(path+".fare", "required")

@@ -46,6 +46,21 @@ type ShareMetrics struct {
 	ErrorRate, MalformedToolCallRate, RateLimitedRate, TTFTMs, Speed *float64
 }
 
+// ShareMetricsFromHealth are a candidate's figures for the share policy
+// read from its health as a catalogue serves it (uptime as the error share,
+// latency as the first token, throughput as the speed), for a gateway that
+// has no tries of its own to count. Catalogue health is already blended
+// with the model's median by the same n / (n + 20) rule, so the figures
+// are passed with a weight that keeps them as they are.
+func ShareMetricsFromHealth(m Metrics) ShareMetrics {
+	out := ShareMetrics{Successes: math.MaxInt32, TTFTMs: m.LatencyMs, Speed: m.Throughput}
+	if u := m.Uptime; u != nil {
+		e := min(max(1-*u/100, 0), 1)
+		out.ErrorRate = &e
+	}
+	return out
+}
+
 // ShareOutcome is an eligible candidate's part under the share policy.
 type ShareOutcome struct {
 	AdjustedPrice float64

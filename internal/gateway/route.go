@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -65,7 +64,7 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 			c.State.Probe = g.limits.Probe(c.ID, now)
 		}
 		if pl.ballot.Policy == election.PolicyShare {
-			c.ShareMetrics = shareMetricsOf(c)
+			c.ShareMetrics = election.ShareMetricsFromHealth(c.Metrics)
 			c.ShareMetrics.RateLimitedRate, c.ShareMetrics.MalformedToolCallRate = g.limits.Shares(c.ID, now)
 		}
 	}
@@ -227,18 +226,4 @@ func (g *Gateway) drawByShare(res *election.Result, n int) []int {
 		left = append(left[:pick], left[pick+1:]...)
 	}
 	return tries
-}
-
-// shareMetricsOf are a candidate's figures for the share policy from the
-// catalogue's health (already blended with the model's median by
-// traffic.BlendWithPeers, the rule the share policy blends by, so they are
-// passed with a weight that keeps them as they are); the caller adds the
-// 429 and malformed tool-call shares of this gateway's recent tries.
-func shareMetricsOf(c *election.Candidate) election.ShareMetrics {
-	out := election.ShareMetrics{Successes: math.MaxInt32, TTFTMs: c.Metrics.LatencyMs, Speed: c.Metrics.Throughput}
-	if u := c.Metrics.Uptime; u != nil {
-		e := min(max(1-*u/100, 0), 1)
-		out.ErrorRate = &e
-	}
-	return out
 }

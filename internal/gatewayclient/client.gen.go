@@ -55,6 +55,24 @@ func (e Capability) Valid() bool {
 	}
 }
 
+// Defines values for ElectRequestPolicy.
+const (
+	ElectRequestPolicyElection ElectRequestPolicy = "election"
+	ElectRequestPolicyShare    ElectRequestPolicy = "share"
+)
+
+// Valid indicates whether the value is a known member of the ElectRequestPolicy enum.
+func (e ElectRequestPolicy) Valid() bool {
+	switch e {
+	case ElectRequestPolicyElection:
+		return true
+	case ElectRequestPolicyShare:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ElectRequestRouting.
 const (
 	Auto       ElectRequestRouting = "auto"
@@ -73,6 +91,45 @@ func (e ElectRequestRouting) Valid() bool {
 	case Price:
 		return true
 	case Throughput:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ElectRequestStateBreaker.
+const (
+	Closed   ElectRequestStateBreaker = "closed"
+	HalfOpen ElectRequestStateBreaker = "half_open"
+	Open     ElectRequestStateBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the ElectRequestStateBreaker enum.
+func (e ElectRequestStateBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ElectResultPolicy.
+const (
+	ElectResultPolicyElection ElectResultPolicy = "election"
+	ElectResultPolicyShare    ElectResultPolicy = "share"
+)
+
+// Valid indicates whether the value is a known member of the ElectResultPolicy enum.
+func (e ElectResultPolicy) Valid() bool {
+	switch e {
+	case ElectResultPolicyElection:
+		return true
+	case ElectResultPolicyShare:
 		return true
 	default:
 		return false
@@ -276,24 +333,33 @@ type Demand struct {
 
 // ElectCandidate a candidate in input order; the figures are present only when it is eligible
 type ElectCandidate struct {
+	// AdjustedPrice under share: the routing price with errors at 8x, malformed tool calls, first tokens and 429s added
+	AdjustedPrice    *float64 `json:"adjustedPrice,omitempty"`
 	CachedInputPrice *float64 `json:"cachedInputPrice,omitempty"`
+	Distance         *float64 `json:"distance,omitempty"`
 	Eligible         bool     `json:"eligible"`
 
-	// Excluded reasons: capability:<flag>, priority, rate_cap:rpm, rate_cap:rpd
+	// Excluded reasons: capability:<flag>, priority, backoff, breaker, rate_cap:rpm, rate_cap:rpd
 	Excluded        []string       `json:"excluded"`
 	Factors         *ResultWeights `json:"factors,omitempty"`
 	FareFactor      *float64       `json:"fareFactor,omitempty"`
+	FeePrice        *float64       `json:"feePrice,omitempty"`
 	HitRate         *float64       `json:"hitRate,omitempty"`
 	Id              string         `json:"id"`
+	ImagePrice      *float64       `json:"imagePrice,omitempty"`
 	InputPrice      *float64       `json:"inputPrice,omitempty"`
 	OutputPrice     *float64       `json:"outputPrice,omitempty"`
 	OutputRatio     *float64       `json:"outputRatio,omitempty"`
 	PriorityPenalty *float64       `json:"priorityPenalty,omitempty"`
 	Rank            *int32         `json:"rank,omitempty"`
+	RequestPrice    *float64       `json:"requestPrice,omitempty"`
 	RoutingPrice    *float64       `json:"routingPrice,omitempty"`
 	Score           *float64       `json:"score,omitempty"`
+	Share           *float64       `json:"share,omitempty"`
+	Speed           *float64       `json:"speed,omitempty"`
 	TokenPrice      *float64       `json:"tokenPrice,omitempty"`
 	UptimePenalty   *float64       `json:"uptimePenalty,omitempty"`
+	Weight          *float64       `json:"weight,omitempty"`
 }
 
 // ElectRequest defines model for ElectRequest.
@@ -307,11 +373,22 @@ type ElectRequest struct {
 		CacheHitRate     *float64 `json:"cacheHitRate,omitempty"`
 		CacheOutputRatio *float64 `json:"cacheOutputRatio,omitempty"`
 	} `json:"observed,omitempty"`
+
+	// Policy election.md sec. 8: election (the default) or share, which spreads an auto request by share (from the listings' catalogue health); a request that gives policy or state is elected in full and answered with policy, pinned and order
+	Policy         *ElectRequestPolicy  `json:"policy,omitempty"`
 	PromptTokens   *int64               `json:"promptTokens,omitempty"`
 	Requires       *[]Capability        `json:"requires,omitempty"`
 	Routing        *ElectRequestRouting `json:"routing,omitempty"`
 	SessionOpening *bool                `json:"sessionOpening,omitempty"`
-	Streaming      *bool                `json:"streaming,omitempty"`
+
+	// State each listing's state under the asking gateway's limits (election.md sec. 8), keyed as usage is: backoff and an open breaker exclude; half_open excludes unless probe
+	State *map[string]struct {
+		Backoff *bool                     `json:"backoff,omitempty"`
+		Breaker *ElectRequestStateBreaker `json:"breaker,omitempty"`
+		Probe   *bool                     `json:"probe,omitempty"`
+		Slow    *bool                     `json:"slow,omitempty"`
+	} `json:"state,omitempty"`
+	Streaming *bool `json:"streaming,omitempty"`
 
 	// Usage current rate-cap usage per listing, keyed by listing id ("12") or by "carrier/model"
 	Usage *map[string]struct {
@@ -326,8 +403,14 @@ type ElectRequest struct {
 	Workload *Workload `json:"workload,omitempty"`
 }
 
+// ElectRequestPolicy election.md sec. 8: election (the default) or share, which spreads an auto request by share (from the listings' catalogue health); a request that gives policy or state is elected in full and answered with policy, pinned and order
+type ElectRequestPolicy string
+
 // ElectRequestRouting defines model for ElectRequest.Routing.
 type ElectRequestRouting string
+
+// ElectRequestStateBreaker defines model for ElectRequest.State.Breaker.
+type ElectRequestStateBreaker string
 
 // ElectResult defines model for ElectResult.
 type ElectResult struct {
@@ -335,12 +418,22 @@ type ElectResult struct {
 	Candidates    []ElectCandidate `json:"candidates"`
 
 	// FellOpen every eligible candidate was at its rate cap, so the capped ones were elected
-	FellOpen bool          `json:"fellOpen"`
-	Weights  ResultWeights `json:"weights"`
+	FellOpen bool `json:"fellOpen"`
+
+	// Order the tries the request implies: half-open probes first, then the eligible listings by rank (by share under share)
+	Order  *[]string `json:"order,omitempty"`
+	Pinned *bool     `json:"pinned,omitempty"`
+
+	// Policy the policy applied (share only for an auto request); present when the request gave policy or state
+	Policy  *ElectResultPolicy `json:"policy,omitempty"`
+	Weights ResultWeights      `json:"weights"`
 
 	// Winner the winning candidate's id, null when no one is eligible
 	Winner *string `json:"winner"`
 }
+
+// ElectResultPolicy the policy applied (share only for an auto request); present when the request gave policy or state
+type ElectResultPolicy string
 
 // ElectWinner defines model for ElectWinner.
 type ElectWinner struct {
