@@ -78,30 +78,22 @@ func (s *Server) handleAPIElectWinner(c echo.Context) error {
 	}
 	var id string
 	var score float64
-	if call.extended { // the share policy ranks, and the limits are per call: elected in full
-		scratch := electScratchPool.Get().(*electScratch)
-		defer electScratchPool.Put(scratch)
-		full := call.fullBallot(scratch)
-		res := &scratch.result
-		_, span := s.electionSpan(c, "winner_full", call.request.Model, len(full.Candidates))
-		election.ElectInto(&full, res)
-		span.End()
-		s.telemetry.election("winner_full")
-		if res.Winner >= 0 {
-			id, score = res.WinnerID(), res.Candidates[res.Winner].Score
-		}
-	} else if call.autoWeights == nil {
+	if call.autoWeights == nil && !call.extended {
 		_, span := s.electionSpan(c, "winner_compiled", call.request.Model, 0)
 		id, score, _ = call.snap.Winner(&call.request, call.usage)
 		span.End()
 		s.telemetry.election("winner_compiled")
-	} else { // the compiled ballot holds the standard weights: elect in full
+	} else { // the compiled ballot holds the standard weights and no limits: elect in full
 		scratch := electScratchPool.Get().(*electScratch)
 		defer electScratchPool.Put(scratch)
 		full := call.fullBallot(scratch)
 		res := &scratch.result
 		_, span := s.electionSpan(c, "winner_full", call.request.Model, len(full.Candidates))
-		election.ElectWinnerInto(&full, res)
+		if call.extended {
+			election.ElectInto(&full, res) // the share policy ranks to find its winner
+		} else {
+			election.ElectWinnerInto(&full, res)
+		}
 		span.End()
 		s.telemetry.election("winner_full")
 		if res.Winner >= 0 {
@@ -210,50 +202,36 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 // "carrier/model", to the ballot's candidate ids; an unknown key or a
 // negative count is refused, not ignored.
 func usageByCandidate(snap *routing.Snapshot, model string, body electBody) (map[string]election.Usage, error) {
-	if len(body.Usage) == 0 {
-		return nil, nil
-	}
-	out := map[string]election.Usage{}
-	fields := map[string]string{}
-	for key, u := range body.Usage {
-		id, ok := snap.CandidateID(model, key)
-		if !ok {
-			fields["usage."+key] = "not a listing of this model (key usage by listing id or by carrier/model)"
-			continue
-		}
-		got, err := u.Usage("usage." + key)
-		var bad *election.InputError
-		if errors.As(err, &bad) {
-			fields[bad.Field] = bad.Msg
-		}
-		out[id] = got
-	}
-	if len(fields) > 0 {
-		return nil, apperr.Invalid(fields)
-	}
-	return out, nil
+	return byCandidate(snap, model, "usage", body.Usage, election.UsageInput.Usage)
 }
 
 // stateByCandidate maps the request's limit states, keyed as usage is, to
 // the ballot's candidate ids; an unknown key or breaker state is refused.
 func stateByCandidate(snap *routing.Snapshot, model string, body electBody) (map[string]election.State, error) {
-	if len(body.State) == 0 {
+	return byCandidate(snap, model, "state", body.State, election.StateInput.State)
+}
+
+// byCandidate maps a request's per-listing member (name), keyed by listing
+// id or by "carrier/model", to the ballot's candidate ids, each value read
+// by read; every unknown key and bad value is named in one refusal.
+func byCandidate[In, Out any](snap *routing.Snapshot, model, name string, in map[string]In, read func(In, string) (Out, error)) (map[string]Out, error) {
+	if len(in) == 0 {
 		return nil, nil
 	}
-	out := map[string]election.State{}
+	out := map[string]Out{}
 	fields := map[string]string{}
-	for key, in := range body.State {
+	for key, v := range in {
 		id, ok := snap.CandidateID(model, key)
 		if !ok {
-			fields["state."+key] = "not a listing of this model (key state by listing id or by carrier/model)"
+			fields[name+"."+key] = "not a listing of this model (key " + name + " by listing id or by carrier/model)"
 			continue
 		}
-		st, err := in.State("state." + key)
+		got, err := read(v, name+"."+key)
 		var bad *election.InputError
 		if errors.As(err, &bad) {
 			fields[bad.Field] = bad.Msg
 		}
-		out[id] = st
+		out[id] = got
 	}
 	if len(fields) > 0 {
 		return nil, apperr.Invalid(fields)

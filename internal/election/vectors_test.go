@@ -66,21 +66,7 @@ func TestVectors(t *testing.T) {
 	for _, name := range names {
 		v := vectors[name]
 		t.Run(name, func(t *testing.T) {
-			ballot, err := election.DecodeBallot(bytes.NewReader(v.Input))
-			if err != nil {
-				t.Fatalf("decode input: %v", err)
-			}
-			res := election.Elect(ballot)
-			got, err := json.Marshal(res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diffs := compareJSON(t, v.Expected, got); len(diffs) > 0 {
-				for _, d := range diffs {
-					t.Error(d)
-				}
-				t.Logf("got: %s", got)
-			}
+			ballot, res := electVector(t, v)
 			// The gateway's winner-only path elects the vector's winner too.
 			var quick election.Result
 			election.ElectWinnerInto(ballot, &quick)
@@ -173,21 +159,28 @@ var nextVectorDirs = []string{"testdata/vectors-next", "../../../shared/docs/vec
 func TestNextVectors(t *testing.T) {
 	vectors := loadVectorsFrom(t, nextVectorDirs, "share-*.json")
 	for name, v := range vectors {
-		t.Run(name, func(t *testing.T) {
-			ballot, err := election.DecodeBallot(bytes.NewReader(v.Input))
-			if err != nil {
-				t.Fatalf("decode input: %v", err)
-			}
-			got, err := json.Marshal(election.Elect(ballot))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diffs := compareJSON(t, v.Expected, got); len(diffs) > 0 {
-				for _, d := range diffs {
-					t.Error(d)
-				}
-				t.Logf("got: %s", got)
-			}
-		})
+		t.Run(name, func(t *testing.T) { electVector(t, v) })
 	}
+}
+
+// electVector elects a vector's input and reports every difference of its
+// answer from the expected one.
+func electVector(t *testing.T, v vector) (*election.Ballot, election.Result) {
+	t.Helper()
+	ballot, err := election.DecodeBallot(bytes.NewReader(v.Input))
+	if err != nil {
+		t.Fatalf("decode input: %v", err)
+	}
+	res := election.Elect(ballot)
+	got, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diffs := compareJSON(t, v.Expected, got); len(diffs) > 0 {
+		for _, d := range diffs {
+			t.Error(d)
+		}
+		t.Logf("got: %s", got)
+	}
+	return ballot, res
 }
