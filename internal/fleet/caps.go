@@ -81,18 +81,30 @@ func (c *Caps) ok() {
 // Down reports whether the last round trip to Redis failed.
 func (c *Caps) Down() bool { return c.down.Load() }
 
-// Usage is a candidate's count in its windows, fleet-wide.
-func (c *Caps) Usage(candidate, org string, perOrg bool, now time.Time) election.Usage {
-	minute, day := c.keys(candidate, org, perOrg, now)
+// Usages are several candidates' counts in their windows, fleet-wide, in
+// one round trip (an election reads its whole ballot's).
+func (c *Caps) Usages(qs []traffic.CapQuery, now time.Time) []election.Usage {
+	keys := make([]string, 0, 2*len(qs))
+	for _, q := range qs {
+		minute, day := c.keys(q.Candidate, q.Org, q.PerOrg, now)
+		keys = append(keys, minute, day)
+	}
+	out := make([]election.Usage, len(qs))
+	if len(qs) == 0 {
+		return out
+	}
 	ctx, cancel := c.ctx()
 	defer cancel()
-	vals, err := c.Client.MGet(ctx, minute, day).Result()
+	vals, err := c.Client.MGet(ctx, keys...).Result()
 	if err != nil {
 		c.failed(err)
-		return c.Local.Usage(candidate, org, perOrg, now)
+		return c.Local.Usages(qs, now)
 	}
 	c.ok()
-	return election.Usage{RPM: count(vals[0]), RPD: count(vals[1])}
+	for i := range out {
+		out[i] = election.Usage{RPM: count(vals[2*i]), RPD: count(vals[2*i+1])}
+	}
+	return out
 }
 
 func count(v any) int64 {

@@ -50,9 +50,14 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
 	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates)), Policy: p.policy()}
 	copy(pl.ballot.Candidates, m.Candidates)
+	queries := make([]traffic.CapQuery, len(pl.ballot.Candidates))
+	for i := range queries {
+		queries[i] = traffic.CapQuery{Candidate: pl.ballot.Candidates[i].ID, Org: p.Organisation, PerOrg: m.Listings[i].PerOrg}
+	}
+	usages := g.capCounter().Usages(queries, now) // one round trip for a fleet's shared counters
 	for i := range pl.ballot.Candidates {
 		c := &pl.ballot.Candidates[i]
-		c.Usage = g.capCounter().Usage(c.ID, p.Organisation, m.Listings[i].PerOrg, now)
+		c.Usage = usages[i]
 		if h, ok := learned.HitRate[c.ID]; ok {
 			c.Metrics.CacheHitRate = &h
 		}

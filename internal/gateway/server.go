@@ -429,7 +429,7 @@ func retryAfterOf(v string, now time.Time) time.Duration {
 
 // CapCounter counts each listing's requests in its rate-cap windows.
 type CapCounter interface {
-	Usage(candidate, org string, perOrg bool, now time.Time) election.Usage
+	Usages(qs []traffic.CapQuery, now time.Time) []election.Usage
 	Reserve(candidate, org string, perOrg bool, maxRPM, maxRPD *int64, now time.Time) bool
 }
 

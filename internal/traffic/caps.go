@@ -84,3 +84,18 @@ func CapKey(candidate, org string, perOrg bool) (string, string) {
 	k := key(candidate, org, perOrg)
 	return k.candidate, k.org
 }
+
+// CapQuery names a candidate's counter for Usages.
+type CapQuery struct {
+	Candidate, Org string
+	PerOrg         bool
+}
+
+// Usages are several candidates' counts at once (one election's ballot).
+func (c *Caps) Usages(qs []CapQuery, now time.Time) []election.Usage {
+	out := make([]election.Usage, len(qs))
+	for i, q := range qs {
+		out[i] = c.Usage(q.Candidate, q.Org, q.PerOrg, now)
+	}
+	return out
+}
