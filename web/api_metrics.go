@@ -52,6 +52,23 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n, "demand": len(demand), "queued": false})
 }
 
+// handleAPIShapeHolders stores which listing held each shape of requests
+// minute by minute, as a gateway reports it: checked whole (problems named
+// by row and field), idempotent per shape, minute and source.
+func (s *Server) handleAPIShapeHolders(c echo.Context) error {
+	var body struct {
+		Holders []catalogue.ShapeHolder `json:"holders"`
+	}
+	if err := decodeJSONFast(c, &body); err != nil {
+		return err
+	}
+	n, err := s.Metrics.RecordHolders(c.Request().Context(), s.Holders, body.Holders)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
+}
+
 // forgetDemandOf drops the cached demand of the models of recorded rows.
 func (s *Server) forgetDemandOf(demand []catalogue.Demand) {
 	for _, d := range demand {

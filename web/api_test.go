@@ -784,3 +784,43 @@ func TestAPIElectTakesAPolicyAndTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIShapeHolders: a gateway's report of shape holders is stored once
+// per shape, minute and source (a retry counts none new), refused whole
+// naming the row and field when one row is wrong, and needs metrics:write.
+func TestAPIShapeHolders(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	ids := listingIDs(t, p.store)
+	nebula := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	row := func(listing int64, model string, m time.Time) string {
+		return fmt.Sprintf(`{"model":%q,"workload":"general","cacheRelevant":false,"listingId":%d,"minute":%q,"source":"gw-1"}`, model, listing, m.Format(time.RFC3339))
+	}
+	good := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute) + `,` + row(nebula.ID, "kimi-k2.5", minute.Add(-time.Minute)) + `]}`
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good)
+	wantStatus(t, "holders", res, http.StatusAccepted)
+	if !strings.Contains(res.body, `"accepted":2`) {
+		t.Errorf("first report: %s", res.body)
+	}
+	if res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good); !strings.Contains(res.body, `"accepted":0`) {
+		t.Errorf("a retried report: %d %s, want accepted and nothing new", res.status, res.body)
+	}
+	got, err := p.store.ShapeHolders(context.Background(), "kimi-k2.5", minute.Add(-time.Hour), minute.Add(time.Hour))
+	if err != nil || len(got) != 2 || got[1].ListingID != nebula.ID || got[1].Source != "gw-1" {
+		t.Errorf("stored holders %+v %v", got, err)
+	}
+	other := ids["orbit"][0]
+	bad := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute.Add(-2*time.Minute)) + `,` + row(nebula.ID, "glm-5", minute) + `]}`
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, bad)
+	wantStatus(t, "another model's listing", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, "holders[1].listingId") {
+		t.Errorf("the refusal does not name the row and field: %s", res.body)
+	}
+	if got, _ := p.store.ShapeHolders(context.Background(), "kimi-k2.5", minute.Add(-time.Hour), minute.Add(time.Hour)); len(got) != 2 {
+		t.Errorf("a refused report stored %d rows, want the 2 before it", len(got))
+	}
+	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", apiToken(t, p.store, apitoken.ScopeCatalogueRead),
+		`{"holders":[`+row(other, "glm-5", minute)+`]}`), http.StatusForbidden)
+	wantStatus(t, "an unknown member", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, `{"holders":[],"extra":1}`), http.StatusBadRequest)
+}

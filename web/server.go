@@ -65,6 +65,8 @@ type Server struct {
 	Filings         FilingService
 	Tokens          TokenService
 	Metrics         *catalogue.Ingest
+	// Holders keeps the shape holders gateways report (checked by Metrics).
+	Holders catalogue.HolderStore
 	// Endpoints registers carriers' deployments and queues preflights;
 	// Preflight is the worker that runs them (started with the background
 	// work).
@@ -177,6 +179,7 @@ type Services struct {
 	Filings      *workflow.Service
 	Tokens       *apitoken.Service
 	Metrics      *catalogue.Ingest
+	Holders      catalogue.HolderStore
 	Endpoints    *workflow.Endpoints
 	Preflight    *preflight.Worker
 	Maintenance  *workflow.Maintenance
@@ -211,6 +214,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Filings:         svc.Filings,
 		Tokens:          svc.Tokens,
 		Metrics:         svc.Metrics,
+		Holders:         svc.Holders,
 		Endpoints:       svc.Endpoints,
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
@@ -336,6 +340,7 @@ func (s *Server) routes() {
 	api.POST("/elect", s.handleAPIElect, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
+	api.POST("/metrics/holders", s.handleAPIShapeHolders, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
 	api.GET("/openapi.yaml", s.handleOpenAPI("yaml"))
 	api.GET("/openapi.json", s.handleOpenAPI("json"))

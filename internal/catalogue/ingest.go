@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/apperr"
@@ -88,15 +89,17 @@ type Ingest struct {
 type ListingIndex struct {
 	bySlug map[string]int64
 	known  map[int64]bool
+	models map[int64]string // each listing's model slug
 }
 
 // NewListingIndex indexes listing ids by "carrier/model".
 func NewListingIndex(bySlug map[string]int64) *ListingIndex {
-	known := make(map[int64]bool, len(bySlug))
-	for _, id := range bySlug {
+	known, models := make(map[int64]bool, len(bySlug)), make(map[int64]string, len(bySlug))
+	for slug, id := range bySlug {
 		known[id] = true
+		_, models[id], _ = strings.Cut(slug, "/")
 	}
-	return &ListingIndex{bySlug: bySlug, known: known}
+	return &ListingIndex{bySlug: bySlug, known: known, models: models}
 }
 
 // resolve is the listing a posted bucket names (0 when none is known).

@@ -844,3 +844,47 @@ func TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor(t *testing.T) {
 		}
 	}
 }
+
+// TestTheReportNamesEachShapesHolder: the gateway reports, per minute and
+// auto shape, the listing that held it after the minute's first election
+// (here the cheapest, which every request of the minute went to), once
+// per minute however many requests it routed; a minute without requests
+// reports none.
+func TestTheReportNamesEachShapesHolder(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	for range 3 {
+		if res := h.chat(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`); res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
+		}
+	}
+	first := h.clock().Truncate(time.Minute)
+	h.advance(2 * time.Minute)
+	if res := h.chat(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`); res.status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+	second := h.clock().Truncate(time.Minute)
+	h.advance(2 * time.Minute)
+	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock, Source: "gw-1"}
+	if err := rep.Report(context.Background(), h.clock()); err != nil {
+		t.Fatal(err)
+	}
+	served := map[int64]int64{}
+	h.portal.mu.Lock()
+	defer h.portal.mu.Unlock()
+	for _, b := range h.portal.buckets {
+		served[*b.ListingId] += b.Requests
+	}
+	got := h.portal.holders
+	if len(got) != 2 {
+		t.Fatalf("%d holders reported, want one per minute with requests: %+v", len(got), got)
+	}
+	for i, minute := range []time.Time{first, second} {
+		r := got[i]
+		if !r.Minute.Equal(minute) || r.Model != "m" || r.Workload != gatewayclient.General || r.CacheRelevant || r.Source == nil || *r.Source != "gw-1" {
+			t.Errorf("holder %d: %+v, want m/general without the cache at %s from gw-1", i, r, minute)
+		}
+		if served[r.ListingId] != 4 {
+			t.Errorf("holder %d names listing %d, which served %d of the 4 requests (%v)", i, r.ListingId, served[r.ListingId], served)
+		}
+	}
+}

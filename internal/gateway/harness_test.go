@@ -44,6 +44,7 @@ type stubPortal struct {
 	changed  chan struct{}
 	buckets  []gatewayclient.Bucket
 	demand   []gatewayclient.Demand
+	holders  []gatewayclient.ShapeHolder
 	reads    int
 	down     bool
 	srv      *httptest.Server
@@ -150,6 +151,17 @@ func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.demand = append(p.demand, *body.Demand...)
 		}
 		p.mu.Unlock()
+		_, _ = io.WriteString(w, `{"accepted":1}`)
+	case r.URL.Path == "/api/v1/metrics/holders" && r.Method == http.MethodPost:
+		var body gatewayclient.PostShapeHoldersJSONBody
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		p.holders = append(p.holders, body.Holders...)
+		p.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, `{"accepted":1}`)
 	default:
 		w.WriteHeader(http.StatusNotFound)

@@ -102,6 +102,7 @@ type Recorder struct {
 	minutes map[minuteKey]*Stat
 	hours   map[hourKey]*traffic.Hour
 	demand  map[demandKey]*Demand
+	holders map[holderKey]*int64 // each auto shape's holder by minute (holders.go)
 }
 
 // NewRecorder is an empty recorder.

@@ -31,6 +31,7 @@ type Reporter struct {
 
 	pending []gatewayclient.Bucket
 	demand  []gatewayclient.Demand
+	holders []gatewayclient.ShapeHolder
 	// waiting is len(pending), for the metrics endpoint (pending is Run's
 	// alone).
 	waiting atomic.Int64
@@ -111,6 +112,10 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		r.Log.Error("metrics: dropped minutes the portal no longer accepts", "rows", dropped)
 	}
 	r.pending, r.demand = kept, keptDemand
+	for _, h := range r.Recorder.TakeClosedHolders(now.Add(-r.Grace)) {
+		r.holders = append(r.holders, gatewayclient.ShapeHolder{Model: h.Shape.Model, Workload: gatewayclient.Workload(h.Shape.Workload.String()),
+			CacheRelevant: h.Shape.CacheRelevant, ListingId: h.ListingID, Minute: h.Minute, Source: source})
+	}
 	for len(r.pending) > 0 || len(r.demand) > 0 {
 		n, m := min(len(r.pending), catalogue.MaxBuckets), min(len(r.demand), catalogue.MaxDemand)
 		body := gatewayclient.PostMetricsJSONRequestBody{Buckets: r.pending[:n]}
@@ -137,6 +142,38 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 			return &postError{status: code, body: string(res.Body)}
 		}
 		r.pending, r.demand = r.pending[n:], r.demand[m:]
+	}
+	return r.reportHolders(ctx, oldest)
+}
+
+// reportHolders posts the shapes' holders of the closed minutes (after the
+// metrics: a holder is worth nothing without its minute's counts), keeping
+// them while the portal is away as the metrics are kept.
+func (r *Reporter) reportHolders(ctx context.Context, oldest time.Time) error {
+	kept := r.holders[:0]
+	for _, h := range r.holders {
+		if h.Minute.After(oldest) {
+			kept = append(kept, h)
+		}
+	}
+	r.holders = kept
+	for len(r.holders) > 0 {
+		n := min(len(r.holders), catalogue.MaxHolders)
+		res, err := r.API.PostShapeHoldersWithResponse(ctx, gatewayclient.PostShapeHoldersJSONRequestBody{Holders: r.holders[:n]})
+		if err != nil {
+			return err
+		}
+		switch code := res.StatusCode(); {
+		case code == http.StatusAccepted || code == http.StatusOK || code == http.StatusNoContent:
+		case code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusUnprocessableEntity:
+			// Refused as bad, or a portal without the endpoint: retrying
+			// cannot help, and the metrics do not depend on it.
+			r.Log.Error("metrics: the portal refused the shapes' holders; dropping them", "status", code, "body", string(res.Body))
+			r.refused.Add(1)
+		default:
+			return &postError{status: code, body: string(res.Body)}
+		}
+		r.holders = r.holders[n:]
 	}
 	return nil
 }

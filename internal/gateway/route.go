@@ -134,7 +134,11 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		return pl, nil
 	}
 	if first < 0 {
-		first = g.incumbents.Hold(traffic.ShapeOf(&req), &pl.ballot, res)
+		shape := traffic.ShapeOf(&req)
+		first = g.incumbents.Hold(shape, &pl.ballot, res)
+		if first >= 0 && req.Routing == election.ModeAuto {
+			g.Recorder.Held(shape, m.Listings[first], now)
+		}
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
 		}

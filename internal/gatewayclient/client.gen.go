@@ -573,6 +573,25 @@ type ResultWeights struct {
 	Uptime     float64 `json:"uptime"`
 }
 
+// ShapeHolder the listing that held a shape of requests in a minute, as the reporting gateway elected it (the holder after the minute's first election of the shape)
+type ShapeHolder struct {
+	// CacheRelevant the shape of session openers and prompts of 5,000 tokens or more
+	CacheRelevant bool  `json:"cacheRelevant"`
+	ListingId     int64 `json:"listingId"`
+
+	// Minute the start of the minute (UTC)
+	Minute time.Time `json:"minute"`
+
+	// Model the model's slug
+	Model string `json:"model"`
+
+	// Source the reporting gateway process, as on buckets (default: none)
+	Source *string `json:"source,omitempty"`
+
+	// Workload the request's workload: coding (a recognised coding client), chat, or general
+	Workload Workload `json:"workload"`
+}
+
 // Weights relative weights; at least one must be positive
 type Weights struct {
 	Cache      *float64 `json:"cache,omitempty"`
@@ -643,6 +662,11 @@ type PostMetricsParams struct {
 	Prefer *string `json:"Prefer,omitempty"`
 }
 
+// PostShapeHoldersJSONBody defines parameters for PostShapeHolders.
+type PostShapeHoldersJSONBody struct {
+	Holders []ShapeHolder `json:"holders"`
+}
+
 // GetOpenAPIJSONParams defines parameters for GetOpenAPIJSON.
 type GetOpenAPIJSONParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
@@ -661,6 +685,9 @@ type ElectWinnerJSONRequestBody = ElectRequest
 
 // PostMetricsJSONRequestBody defines body for PostMetrics for application/json ContentType.
 type PostMetricsJSONRequestBody PostMetricsJSONBody
+
+// PostShapeHoldersJSONRequestBody defines body for PostShapeHolders for application/json ContentType.
+type PostShapeHoldersJSONRequestBody PostShapeHoldersJSONBody
 
 // AsBucket0 returns the union data inside the Bucket as a Bucket0
 func (t Bucket) AsBucket0() (Bucket0, error) {
@@ -1250,6 +1277,24 @@ type ClientInterface interface {
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetrics(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostShapeHoldersWithBody Report which listing held each shape of requests, minute by minute
+	//
+	// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+	PostShapeHoldersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostShapeHolders Report which listing held each shape of requests, minute by minute
+	//
+	// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+	PostShapeHolders(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIJSON This document, as JSON
 	//
 	// Public (no token), revalidated by a strong ETag.
@@ -1441,6 +1486,44 @@ func (c *Client) PostMetricsWithBody(ctx context.Context, params *PostMetricsPar
 // Corresponds with POST /metrics (the `PostMetrics` operationId).
 func (c *Client) PostMetrics(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostMetricsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostShapeHoldersWithBody Report which listing held each shape of requests, minute by minute
+//
+// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+func (c *Client) PostShapeHoldersWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostShapeHoldersRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostShapeHolders Report which listing held each shape of requests, minute by minute
+//
+// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+func (c *Client) PostShapeHolders(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostShapeHoldersRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1890,6 +1973,46 @@ func NewPostMetricsRequestWithBody(server string, params *PostMetricsParams, con
 	return req, nil
 }
 
+// NewPostShapeHoldersRequest calls the generic PostShapeHolders builder with application/json body
+func NewPostShapeHoldersRequest(server string, body PostShapeHoldersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostShapeHoldersRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostShapeHoldersRequestWithBody constructs an http.Request for the PostShapeHolders method, with any body, and a specified content type
+func NewPostShapeHoldersRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics/holders")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
 func NewGetOpenAPIJSONRequest(server string, params *GetOpenAPIJSONParams) (*http.Request, error) {
 	var err error
@@ -2111,6 +2234,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /metrics (the `PostMetrics` operationId).
 	PostMetricsWithResponse(ctx context.Context, params *PostMetricsParams, body PostMetricsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMetricsResponse, error)
+
+	// PostShapeHoldersWithBodyWithResponse Report which listing held each shape of requests, minute by minute
+	//
+	// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+	PostShapeHoldersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostShapeHoldersResponse, error)
+
+	// PostShapeHoldersWithResponse Report which listing held each shape of requests, minute by minute
+	//
+	// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+	PostShapeHoldersWithResponse(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostShapeHoldersResponse, error)
 
 	// GetOpenAPIJSONWithResponse This document, as JSON
 	//
@@ -3094,6 +3235,125 @@ func (r PostMetricsResponse) ContentType() string {
 	return ""
 }
 
+// PostShapeHoldersResponse429Headers the declared response headers of an HTTP 429 response for PostShapeHolders
+type PostShapeHoldersResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostShapeHoldersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Accepted holders newly stored (a repeat counts none)
+		Accepted int64 `json:"accepted"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostShapeHoldersResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostShapeHoldersResponse) GetJSON202() *struct {
+	// Accepted holders newly stored (a repeat counts none)
+	Accepted int64 `json:"accepted"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostShapeHoldersResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostShapeHoldersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostShapeHoldersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostShapeHoldersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostShapeHoldersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIJSON
 type GetOpenAPIJSONResponse200Headers struct {
 	ETag *string
@@ -3370,6 +3630,36 @@ func (c *ClientWithResponses) PostMetricsWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParsePostMetricsResponse(rsp)
+}
+
+// PostShapeHoldersWithBodyWithResponse Report which listing held each shape of requests, minute by minute
+//
+// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+func (c *ClientWithResponses) PostShapeHoldersWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostShapeHoldersResponse, error) {
+	rsp, err := c.PostShapeHoldersWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostShapeHoldersResponse(rsp)
+}
+
+// PostShapeHoldersWithResponse Report which listing held each shape of requests, minute by minute
+//
+// Under auto routing a gateway keeps each shape of requests (a model's workload, and whether the cache matters: a session's opener or a prompt of 5,000 tokens or more) with its incumbent while that one stays within the incumbent margin, so who holds a shape depends on which request opened it. A gateway reports, for each minute and shape it elected, the holder after the minute's first election; the portal starts a part of its projection at each minute a holder changed, from the holders in force, instead of replaying who opened a shape or guessing what moved it. Checked whole first (422 names the row and field); the first report of a (model, workload, cacheRelevant, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
+func (c *ClientWithResponses) PostShapeHoldersWithResponse(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostShapeHoldersResponse, error) {
+	rsp, err := c.PostShapeHolders(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostShapeHoldersResponse(rsp)
 }
 
 // GetOpenAPIJSONWithResponse This document, as JSON
@@ -4529,6 +4819,125 @@ func ParsePostMetricsResponse(rsp *http.Response) (*PostMetricsResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostShapeHoldersResponse parses an HTTP response from a PostShapeHoldersWithResponse call
+func ParsePostShapeHoldersResponse(rsp *http.Response) (*PostShapeHoldersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostShapeHoldersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Accepted holders newly stored (a repeat counts none)
+			Accepted int64 `json:"accepted"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostShapeHoldersResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -31,6 +31,12 @@ type Moment struct {
 	// Idle says the model had no request then: routing, electing nothing,
 	// set no holder, so none carries to the next moment.
 	Idle bool
+	// Holders are the holders gateways reported in force at the moment's
+	// start, by gateway shape (candidate ids): a shape named here starts
+	// the moment with that holder instead of the one carried from the
+	// moment before, since which kind of request opened a shape decides its
+	// holder and only routing saw that.
+	Holders map[traffic.Shape]string
 }
 
 // ProjectHistory is the share of the model's requests the preview projects
@@ -100,6 +106,12 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			shape.Routing = election.ModeAuto
 			if p := m.Prompts[shape.Key]; p > 0 {
 				shape.PromptTokens = p
+			}
+			if len(m.Holders) > 0 {
+				req := shape.Request(model, m.At)
+				if id, ok := m.Holders[traffic.ShapeOf(&req)]; ok {
+					incumbents[shape.Key] = id
+				}
 			}
 			kinds := m.Kinds[shape.Key]
 			if len(kinds) == 0 {

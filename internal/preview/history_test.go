@@ -61,6 +61,17 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 	}
 }
 
+// reportedSmall is routing's report of the small one-shot shape's holder:
+// listing id's candidate.
+func reportedSmall(m Market, id int64) map[traffic.Shape]string {
+	for i := range m.Listings {
+		if m.Listings[i].ID == id {
+			return map[traffic.Shape]string{{Model: "kimi-k2.5", Mode: election.ModeAuto, Workload: election.WorkloadGeneral}: CandidateID(&m.Listings[i])}
+		}
+	}
+	panic(fmt.Sprintf("no listing %d", id))
+}
+
 // TestHistoryCarriesTheHolder: the holder of each shape carries from one
 // moment to the next as the gateway's stable preference keeps it.
 func TestHistoryCarriesTheHolder(t *testing.T) {
@@ -107,6 +118,13 @@ func TestHistoryCarriesTheHolder(t *testing.T) {
 		{"a fare barely best with no incumbent before it holds", []Moment{{At: at, Fares: with(barely)}}, 1},
 		{"a fare far past the margin takes the shape", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(1)}}, 1},
 		{"an incumbent under the uptime line loses it", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(barely), Health: sick}}, 1},
+		// Routing reported the old holder holding the shape (another kind of
+		// request opened it): the moment starts from that, not from the
+		// replay, which with no incumbent gives the shape to ours.
+		{"a reported holder within the margin keeps the shape", []Moment{{At: at, Fares: with(barely), Holders: reportedSmall(m, holder)}}, holder},
+		{"a reported holder past the margin loses it", []Moment{{At: at, Fares: faresOf(m)}, {At: at, Fares: with(1), Holders: reportedSmall(m, holder)}}, 1},
+		{"a holder reported for another shape changes nothing", []Moment{{At: at, Fares: with(barely), Holders: map[traffic.Shape]string{
+			{Model: "kimi-k2.5", Mode: election.ModeAuto, Workload: election.WorkloadGeneral, CacheRelevant: true}: "nebula/kimi-k2.5"}}}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -391,6 +391,17 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			return nil, err
 		}
 	}
+	// The holders gateways reported, from a day before the first hour
+	// projected (a part starts from the latest at or before it).
+	reported := map[string][]catalogue.ShapeHolder{}
+	for model, w := range jobs {
+		if w.kept {
+			continue
+		}
+		if reported[model], err = pj.Reads.ShapeHolders(ctx, model, projectFrom.Add(-24*time.Hour), until); err != nil {
+			return nil, err
+		}
+	}
 	out := map[string]modelProjection{}
 	for model, w := range jobs {
 		lids := make([]int64, len(w.market.Listings))
@@ -403,7 +414,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			continue
 		}
 		if w.from.Before(frozen) {
-			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], samples, w.entry.holders)
+			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], samples, reported[model], w.entry.holders)
 			if err != nil {
 				return nil, err
 			}
@@ -421,7 +432,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			liveProj.append(w.entry.live.prefix(k))
 			liveHolders = append(liveHolders, w.entry.liveHolders[:k]...)
 		}
-		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], samples, holders)
+		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], samples, reported[model], holders)
 		if err != nil {
 			return nil, err
 		}
@@ -517,7 +528,7 @@ func (m modelProjection) prefix(k int) modelProjection {
 // holders at the start of each hour.
 func (pj *Projector) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
-	samples map[int64][]catalogue.HealthSample, holders map[string]string) (modelProjection, []map[string]string, error) {
+	samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder, holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
 	var learnedHours []traffic.Hour
@@ -547,6 +558,18 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				changes[h] = append(changes[h], sm.At)
 			}
 		}
+	}
+	// And every minute a gateway reported another holder of a shape than
+	// in its minute before: routing moved it there (a limit, a kind of
+	// request the replay cannot tell), and the part after starts from it.
+	for _, at := range holderChanges(reported) {
+		if h := at.Truncate(time.Hour); !at.Equal(h) && !h.Before(since) && h.Before(until) {
+			changes[h] = append(changes[h], at)
+		}
+	}
+	candidates := make(map[int64]string, len(market.Listings))
+	for i := range market.Listings {
+		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
 	}
 	var p modelProjection
 	var moments []preview.Moment
@@ -593,7 +616,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0}
+				Idle: modelRequests[h] == 0, Holders: heldAt(reported, candidates, from)}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f
@@ -688,6 +711,56 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// heldAt is, per gateway shape, the holder a gateway reported for the
+// latest minute at or before at (the holder after that minute's first
+// election; of several gateways, the first source's), named by candidate;
+// nil when none was reported. A listing no longer on the market is left
+// out.
+func heldAt(reported []catalogue.ShapeHolder, candidates map[int64]string, at time.Time) map[traffic.Shape]string {
+	end, _ := slices.BinarySearchFunc(reported, at.Truncate(time.Minute).Add(time.Minute), func(h catalogue.ShapeHolder, t time.Time) int {
+		return h.Minute.Compare(t)
+	})
+	var out map[traffic.Shape]string
+	minute := map[traffic.Shape]time.Time{} // the minute each shape's holder was taken from
+	for i := end - 1; i >= 0; i-- {         // latest first; within a minute, the last source first
+		h := &reported[i]
+		w, ok := election.ParseWorkload(h.Workload)
+		id, known := candidates[h.ListingID]
+		if !ok || !known {
+			continue
+		}
+		shape := traffic.Shape{Model: h.Model, Mode: election.ModeAuto, Workload: w, CacheRelevant: h.CacheRelevant}
+		if m, seen := minute[shape]; seen && m.After(h.Minute) {
+			continue
+		}
+		if out == nil {
+			out = map[traffic.Shape]string{}
+		}
+		minute[shape], out[shape] = h.Minute, id
+	}
+	return out
+}
+
+// holderChanges are the minutes at which a reporting gateway's holder of
+// a shape differed from the one it reported before (its first report of a
+// shape included).
+func holderChanges(reported []catalogue.ShapeHolder) []time.Time {
+	type key struct {
+		model, workload, source string
+		cache                   bool
+	}
+	last := map[key]int64{}
+	var out []time.Time
+	for _, h := range reported {
+		k := key{h.Model, h.Workload, h.Source, h.CacheRelevant}
+		if id, ok := last[k]; !ok || id != h.ListingID {
+			out = append(out, h.Minute)
+		}
+		last[k] = h.ListingID
+	}
+	return out
 }
 
 // hourPart says which hour a moment belongs to and its weight in it.

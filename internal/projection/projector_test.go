@@ -31,6 +31,7 @@ type market struct {
 	minutes  map[time.Time]int64
 	demand   map[time.Time]map[string]catalogue.WorkloadDemand
 	samples  map[int64][]catalogue.HealthSample
+	holders  []catalogue.ShapeHolder // oldest first
 	// reads counts the rollup reads (HourlyTraffic), to tell kept hours
 	// from hours read again.
 	reads int
@@ -153,6 +154,15 @@ func (m *market) HealthSamples(_ context.Context, ids []int64, since, until time
 			if !sm.At.Before(since) && sm.At.Before(until) {
 				out[id] = append(out[id], sm)
 			}
+		}
+	}
+	return out, nil
+}
+func (m *market) ShapeHolders(_ context.Context, model string, since, until time.Time) ([]catalogue.ShapeHolder, error) {
+	var out []catalogue.ShapeHolder
+	for _, h := range m.holders {
+		if h.Model == model && !h.Minute.Before(since) && h.Minute.Before(until) {
+			out = append(out, h)
 		}
 	}
 	return out, nil

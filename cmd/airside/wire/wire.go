@@ -120,6 +120,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		TwoFactor:    &account.TwoFactor{Store: st, Secrets: box, Now: now},
 		Filings:      filings,
 		Tokens:       &apitoken.Service{Store: st, Now: now},
+		Holders:      st,
 		Metrics: &catalogue.Ingest{Store: st, Now: now, Inbox: &catalogue.Inbox{Store: st, Log: log}, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
 			snap, err := keeper.Current(ctx)
 			if err != nil {

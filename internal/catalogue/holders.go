@@ -1,0 +1,117 @@
+package catalogue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airside/airside/internal/apperr"
+)
+
+// ShapeHolder is which listing held a shape of requests (the gateway's
+// stable preference: model, workload and whether the cache matters, under
+// auto routing) in a minute, as the reporting gateway elected it: the holder
+// after the minute's first election of the shape. The projection starts a part of an hour at every
+// minute a reported holder changed, from the holders routing reported
+// rather than those it replays: it cannot know which kind of request opened
+// a shape (a streamed request may elect another listing than a plain one,
+// and the first keeps the shape within the incumbent margin), nor see the
+// gateway's own limits move a shape (a slow incumbent loses it).
+type ShapeHolder struct {
+	Model         string    `json:"model"`
+	Workload      string    `json:"workload"`
+	CacheRelevant bool      `json:"cacheRelevant"`
+	ListingID     int64     `json:"listingId"`
+	Minute        time.Time `json:"minute"`
+	// Source names the reporting gateway process, as on buckets: two
+	// replicas each report their own holders.
+	Source string `json:"source,omitempty"`
+}
+
+// MaxHolders bounds one report of holders.
+const MaxHolders = 5000
+
+// Check names the first problem of a reported holder, as field and message;
+// now bounds its minute (not in the future, not older than the portal
+// takes metrics).
+func (h *ShapeHolder) Check(now time.Time) (field, problem string) {
+	switch {
+	case h.Model == "" || len(h.Model) > 200:
+		return "model", "a model slug of 1 to 200 characters"
+	case h.Workload != "general" && h.Workload != "coding" && h.Workload != "chat":
+		return "workload", "general, coding or chat"
+	case h.ListingID <= 0:
+		return "listingId", "a listing id"
+	case h.Minute.IsZero() || !h.Minute.Equal(h.Minute.Truncate(time.Minute)):
+		return "minute", "the start of a minute (RFC 3339, no seconds)"
+	case h.Minute.After(now.Add(time.Minute)):
+		return "minute", "not in the future"
+	case h.Minute.Before(now.Add(-MaxBucketAge)):
+		return "minute", fmt.Sprintf("within the last %s", MaxBucketAge)
+	case len(h.Source) > 200:
+		return "source", "at most 200 characters"
+	}
+	return "", ""
+}
+
+// HolderStore keeps reported shape holders (the store's
+// RecordShapeHolders).
+type HolderStore interface {
+	RecordShapeHolders(ctx context.Context, holders []ShapeHolder) (int, error)
+}
+
+// modelOf is the model slug of a listing id the index knows.
+func (x *ListingIndex) modelOf(id int64) (string, bool) {
+	m, ok := x.models[id]
+	return m, ok && x.known[id]
+}
+
+// RecordHolders checks a gateway's report of shape holders whole (each row
+// a listing of its own model, a minute the portal takes, a shape once per
+// minute and source), naming problems by row and field, and stores it with
+// the store given (idempotent per shape, minute and source). It returns how
+// many rows were new.
+func (in *Ingest) RecordHolders(ctx context.Context, st HolderStore, holders []ShapeHolder) (int, error) {
+	if len(holders) == 0 || len(holders) > MaxHolders {
+		return 0, apperr.Invalid(map[string]string{"holders": fmt.Sprintf("send 1 to %d holders", MaxHolders)})
+	}
+	ids := make([]PostedBucket, len(holders))
+	for i, h := range holders {
+		ids[i].ListingID = h.ListingID
+	}
+	index, err := in.index(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	now := in.Now()
+	type key struct {
+		model, workload, source string
+		cache                   bool
+		minute                  int64
+	}
+	seen := make(map[key]bool, len(holders))
+	for i := range holders {
+		h := &holders[i]
+		field, problem := h.Check(now)
+		if field == "" {
+			if model, ok := index.modelOf(h.ListingID); !ok {
+				field, problem = "listingId", "no listing has this id"
+			} else if model != h.Model {
+				field, problem = "listingId", fmt.Sprintf("a listing of %s, not of %s", h.Model, model)
+			}
+		}
+		k := key{h.Model, h.Workload, h.Source, h.CacheRelevant, h.Minute.Unix()}
+		if field == "" && seen[k] {
+			field, problem = "minute", "a shape's minute once per source in a report"
+		}
+		if field != "" {
+			return 0, apperr.Invalid(map[string]string{fmt.Sprintf("holders[%d].%s", i, field): problem})
+		}
+		seen[k] = true
+	}
+	n, err := st.RecordShapeHolders(ctx, holders)
+	if err != nil {
+		return 0, fmt.Errorf("record shape holders: %w", err)
+	}
+	return n, nil
+}

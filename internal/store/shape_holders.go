@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/airside/airside/internal/catalogue"
+)
+
+// shapeHolderRow is one gateway's holder of one shape in one minute
+// (migration 27).
+type shapeHolderRow struct {
+	Model         string    `gorm:"primaryKey"`
+	Workload      string    `gorm:"primaryKey"`
+	CacheRelevant bool      `gorm:"primaryKey"`
+	Minute        time.Time `gorm:"primaryKey"`
+	Source        string    `gorm:"primaryKey"`
+	ListingID     int64
+}
+
+func (shapeHolderRow) TableName() string { return "shape_holders" }
+
+// RecordShapeHolders keeps the holders a gateway reported (a minute a
+// process reported already keeps its first report: a retried report
+// changes nothing) and drops those older than
+// catalogue.HealthSampleRetention, in one transaction. It returns how many
+// rows were new.
+func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.ShapeHolder) (int, error) {
+	rows := make([]shapeHolderRow, len(holders))
+	for i, h := range holders {
+		rows[i] = shapeHolderRow{Model: h.Model, Workload: h.Workload, CacheRelevant: h.CacheRelevant, Minute: h.Minute.UTC(),
+			Source: h.Source, ListingID: h.ListingID}
+	}
+	var n int
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		if len(rows) > 0 {
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500)
+			if res.Error != nil {
+				return fmt.Errorf("record shape holders: %w", res.Error)
+			}
+			n = int(res.RowsAffected)
+		}
+		if err := tx.Where("minute < ?", now.Add(-catalogue.HealthSampleRetention).UTC()).Delete(&shapeHolderRow{}).Error; err != nil {
+			return fmt.Errorf("drop old shape holders: %w", err)
+		}
+		return nil
+	})
+	if err == nil && n > 0 {
+		earliest := holders[0].Minute
+		for _, h := range holders {
+			if h.Minute.Before(earliest) {
+				earliest = h.Minute
+			}
+		}
+		s.countWrite(earliest.UTC()) // the projection of the hours from then on is stale
+	}
+	return n, err
+}
+
+// ShapeHolders are the holders reported for the model's shapes from since
+// (inclusive) to until (exclusive), oldest first (for one minute, by
+// source).
+func (s *Store) ShapeHolders(ctx context.Context, model string, since, until time.Time) ([]catalogue.ShapeHolder, error) {
+	var rows []shapeHolderRow
+	if err := s.read(ctx).Where("model = ? AND minute >= ? AND minute < ?", model, since.UTC(), until.UTC()).
+		Order("minute, source, workload, cache_relevant").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("shape holders of %s: %w", model, err)
+	}
+	out := make([]catalogue.ShapeHolder, len(rows))
+	for i, r := range rows {
+		out[i] = catalogue.ShapeHolder{Model: r.Model, Workload: r.Workload, CacheRelevant: r.CacheRelevant, ListingID: r.ListingID,
+			Minute: r.Minute.UTC(), Source: r.Source}
+	}
+	return out, nil
+}
