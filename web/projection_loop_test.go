@@ -183,20 +183,38 @@ func (l *routingLoop) now() time.Time {
 
 func startRoutingLoop(t *testing.T) *routingLoop {
 	t.Helper()
+	return startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute})
+}
+
+// loopOptions set a routing loop up.
+type loopOptions struct {
+	Database store.Dialect
+	// Start is the time of day (UTC) the run's clock starts at.
+	Start time.Duration
+	// HealthWait is how long the gateway's change-feed poll is held, so
+	// also how soon it reads moved health (0: the gateway's default, which
+	// a run within one report never meets).
+	HealthWait time.Duration
+	// TokenPace speeds the carriers' streaming up (demo.CarrierOptions).
+	TokenPace float64
+}
+
+func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	l := &routingLoop{t: t, st: storetest.Open(t, store.SQLite), began: time.Now()}
-	// The run's clock starts at 20:10 UTC on the last Wednesday, whatever
+	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now()}
+	// The run's clock starts on the last Wednesday at o.Start, whatever
 	// the hour it runs at: the driver's daily cycle (its pace at 02:00 is a
 	// sixth of its pace at 15:00), the demo's off-peak fare and its weekend
 	// prices, and the carriers' slow afternoons make a run's traffic depend
 	// on the hour and the day, and the test must not (it failed by 0.3
 	// points when run at night). Carriers, gateway and portal share it.
 	day := l.began.UTC().Truncate(24 * time.Hour)
-	for day.Weekday() != time.Wednesday || day.Add(20*time.Hour+10*time.Minute).After(l.began) {
+	for day.Weekday() != time.Wednesday || day.Add(o.Start).After(l.began) {
 		day = day.Add(-24 * time.Hour)
 	}
-	l.t0 = day.Add(20*time.Hour + 10*time.Minute)
+	l.t0 = day.Add(o.Start)
 	l.st.Now = func() time.Time { return l.t0.Add(-2 * time.Hour) } // the demo's fares are in force before the hour
 	if _, err := demo.Seed(ctx, l.st); err != nil {
 		t.Fatal(err)
@@ -211,7 +229,7 @@ func startRoutingLoop(t *testing.T) *routingLoop {
 	withoutSafeguards(l.server)
 	l.portal = httptest.NewServer(l.server.Handler())
 	t.Cleanup(l.portal.Close)
-	if _, err := demo.SeedEndpoints(ctx, l.st, box, demo.StartCarriersOn(ctx, t.Logf, l.now)); err != nil {
+	if _, err := demo.SeedEndpoints(ctx, l.st, box, demo.StartCarriersWith(ctx, t.Logf, demo.CarrierOptions{Now: l.now, TokenPace: o.TokenPace})); err != nil {
 		t.Fatal(err)
 	}
 	// Coding agents send tools and JSON customers ask for JSON: verified
@@ -237,7 +255,7 @@ func startRoutingLoop(t *testing.T) *routingLoop {
 	}
 	rec := gateway.NewRecorder()
 	l.gw = &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
-		Follower: &gateway.Follower{API: api, Log: quiet}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
+		Follower: &gateway.Follower{API: api, Log: quiet, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
 		Now: l.now, Rand: rand.New(rand.NewPCG(7, 1)), Log: quiet}
 	followed := make(chan struct{})
 	go func() { l.gw.Follower.Run(ctx); close(followed) }()

@@ -61,6 +61,24 @@ func StartCarriers(ctx context.Context, logf func(format string, args ...any)) m
 // system's), which places their daily slow hours: a test that runs the
 // portal and gateway on a clock of its own gives them the same one.
 func StartCarriersOn(ctx context.Context, logf func(format string, args ...any), now func() time.Time) map[string]string {
+	return StartCarriersWith(ctx, logf, CarrierOptions{Now: now})
+}
+
+// CarrierOptions set how the demo carriers run.
+type CarrierOptions struct {
+	// Now is the carriers' clock (nil: the system's), which places their
+	// daily slow hours.
+	Now func() time.Time
+	// TokenPace multiplies every carrier's tokens per second (0 or 1: the
+	// demo's own): a test that drives hours of traffic in minutes streams
+	// the answers faster, keeping first-token times, the slow hours and
+	// the carriers' speeds relative to each other as they are.
+	TokenPace float64
+}
+
+// StartCarriersWith is StartCarriers with the options.
+func StartCarriersWith(ctx context.Context, logf func(format string, args ...any), o CarrierOptions) map[string]string {
+	now := o.Now
 	served := make([]string, 0, len(models))
 	for _, m := range models {
 		served = append(served, m.slug)
@@ -69,6 +87,9 @@ func StartCarriersOn(ctx context.Context, logf func(format string, args ...any),
 	for i, c := range demoCarriers {
 		cfg := c.fake
 		cfg.Models, cfg.APIKey, cfg.Seed, cfg.Now = served, demoKey(c.slug), uint64(i+1), now
+		if o.TokenPace > 1 {
+			cfg.TokensPerSecond *= o.TokenPace
+		}
 		srv := &http.Server{Handler: fakecarrier.New(cfg), ReadHeaderTimeout: 5 * time.Second}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
