@@ -210,6 +210,10 @@ func (fx fixture) body(method, path string) (string, string) {
 	if strings.HasPrefix(path, "/api/v1/elect") {
 		return `{"model":"kimi-k2.5"}`, "application/json"
 	}
+	if path == "/api/v1/metrics/holders" {
+		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+		return fmt.Sprintf(`{"holders":[{"model":"kimi-k2.5","workload":"general","cacheRelevant":false,"listingId":%d,"minute":%q}]}`, fx.listingA, minute), "application/json"
+	}
 	if strings.HasPrefix(path, "/api/v1/metrics") {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 		return `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":1}]}`, "application/json"
@@ -437,6 +441,7 @@ func expect() map[string]map[string]int {
 		"POST /api/v1/elect":            api(apitoken.ScopeElect, 200),
 		"POST /api/v1/elect/winner":     api(apitoken.ScopeElect, 200),
 		"POST /api/v1/metrics":          api(apitoken.ScopeMetricsWrite, 202),
+		"POST /api/v1/metrics/holders":  api(apitoken.ScopeMetricsWrite, 202),
 		// The matrix listing has no endpoint: the scope admits, the listing
 		// has nothing to hand out (TestCredentials covers the 200).
 		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),
