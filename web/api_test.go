@@ -806,7 +806,8 @@ func TestAPIShapeHolders(t *testing.T) {
 	if res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good); !strings.Contains(res.body, `"accepted":0`) {
 		t.Errorf("a retried report: %d %s, want accepted and nothing new", res.status, res.body)
 	}
-	got, err := p.store.ShapeHolders(context.Background(), "kimi-k2.5", minute.Add(-time.Hour), minute.Add(time.Hour))
+	stored, err := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
+	got := stored["kimi-k2.5"]
 	if err != nil || len(got) != 2 || got[1].ListingID != nebula.ID || got[1].Source != "gw-1" {
 		t.Errorf("stored holders %+v %v", got, err)
 	}
@@ -817,7 +818,7 @@ func TestAPIShapeHolders(t *testing.T) {
 	if !strings.Contains(res.body, "holders[1].listingId") {
 		t.Errorf("the refusal does not name the row and field: %s", res.body)
 	}
-	if got, _ := p.store.ShapeHolders(context.Background(), "kimi-k2.5", minute.Add(-time.Hour), minute.Add(time.Hour)); len(got) != 2 {
+	if stored, _ := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
 		t.Errorf("a refused report stored %d rows, want the 2 before it", len(got))
 	}
 	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", apiToken(t, p.store, apitoken.ScopeCatalogueRead),

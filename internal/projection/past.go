@@ -393,14 +393,15 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	}
 	// The holders gateways reported, from a day before the first hour
 	// projected (a part starts from the latest at or before it).
-	reported := map[string][]catalogue.ShapeHolder{}
+	var unkept []string
 	for model, w := range jobs {
-		if w.kept {
-			continue
+		if !w.kept {
+			unkept = append(unkept, model)
 		}
-		if reported[model], err = pj.Reads.ShapeHolders(ctx, model, projectFrom.Add(-24*time.Hour), until); err != nil {
-			return nil, err
-		}
+	}
+	reported, err := pj.Reads.ShapeHolders(ctx, unkept, projectFrom.Add(-24*time.Hour), until)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]modelProjection{}
 	for model, w := range jobs {

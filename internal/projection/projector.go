@@ -40,9 +40,9 @@ type Reads interface {
 	// HealthSamples are the live health the catalogue served, sampled
 	// (RecordHealthSample): what routing elected on, part by part.
 	HealthSamples(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HealthSample, error)
-	// ShapeHolders are the holders gateways reported for the model's
-	// shapes, minute by minute (RecordShapeHolders), oldest first.
-	ShapeHolders(ctx context.Context, model string, since, until time.Time) ([]catalogue.ShapeHolder, error)
+	// ShapeHolders are the holders gateways reported for the models'
+	// shapes, minute by minute (RecordShapeHolders), by model, oldest first.
+	ShapeHolders(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error)
 	// MetricsWritten moves with every metric batch this process records;
 	// MetricsTouchedSince says from which minute on the batches since a
 	// count changed anything (ok false: it no longer knows).

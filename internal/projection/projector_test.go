@@ -158,11 +158,11 @@ func (m *market) HealthSamples(_ context.Context, ids []int64, since, until time
 	}
 	return out, nil
 }
-func (m *market) ShapeHolders(_ context.Context, model string, since, until time.Time) ([]catalogue.ShapeHolder, error) {
-	var out []catalogue.ShapeHolder
+func (m *market) ShapeHolders(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error) {
+	out := map[string][]catalogue.ShapeHolder{}
 	for _, h := range m.holders {
-		if h.Model == model && !h.Minute.Before(since) && h.Minute.Before(until) {
-			out = append(out, h)
+		if slices.Contains(models, h.Model) && !h.Minute.Before(since) && h.Minute.Before(until) {
+			out[h.Model] = append(out[h.Model], h)
 		}
 	}
 	return out, nil

@@ -61,19 +61,22 @@ func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.Shap
 	return n, err
 }
 
-// ShapeHolders are the holders reported for the model's shapes from since
-// (inclusive) to until (exclusive), oldest first (for one minute, by
-// source).
-func (s *Store) ShapeHolders(ctx context.Context, model string, since, until time.Time) ([]catalogue.ShapeHolder, error) {
-	var rows []shapeHolderRow
-	if err := s.read(ctx).Where("model = ? AND minute >= ? AND minute < ?", model, since.UTC(), until.UTC()).
-		Order("minute, source, workload, cache_relevant").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("shape holders of %s: %w", model, err)
+// ShapeHolders are the holders reported for the models' shapes from since
+// (inclusive) to until (exclusive), by model, oldest first (for one
+// minute, by source): one read for every model a page projects.
+func (s *Store) ShapeHolders(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error) {
+	out := map[string][]catalogue.ShapeHolder{}
+	if len(models) == 0 {
+		return out, nil
 	}
-	out := make([]catalogue.ShapeHolder, len(rows))
-	for i, r := range rows {
-		out[i] = catalogue.ShapeHolder{Model: r.Model, Workload: r.Workload, CacheRelevant: r.CacheRelevant, ListingID: r.ListingID,
-			Minute: r.Minute.UTC(), Source: r.Source}
+	var rows []shapeHolderRow
+	if err := s.read(ctx).Where("model IN ? AND minute >= ? AND minute < ?", models, since.UTC(), until.UTC()).
+		Order("model, minute, source, workload, cache_relevant").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("shape holders: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Model] = append(out[r.Model], catalogue.ShapeHolder{Model: r.Model, Workload: r.Workload, CacheRelevant: r.CacheRelevant,
+			ListingID: r.ListingID, Minute: r.Minute.UTC(), Source: r.Source})
 	}
 	return out, nil
 }

@@ -40,10 +40,11 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 		if n, err := s.RecordShapeHolders(ctx, []catalogue.ShapeHolder{held(now.Add(-time.Minute), "a", fx.listingID+1)}); err != nil || n != 0 {
 			t.Fatalf("a second report of a recorded minute: %d rows, %v; want none new", n, err)
 		}
-		got, err := s.ShapeHolders(ctx, "kimi-k2.5", old, now)
+		byModel, err := s.ShapeHolders(ctx, []string{"kimi-k2.5", "glm-5"}, old, now)
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := byModel["kimi-k2.5"]
 		var seen []string
 		for _, h := range got {
 			seen = append(seen, h.Minute.Sub(now).String()+" "+h.Source)
@@ -54,8 +55,8 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 		if want := "[-2m0s a -2m0s b -1m0s a]"; fmt.Sprint(seen) != want {
 			t.Errorf("holders read back %v, want %s (the old one pruned, the first report of a minute kept, by source)", seen, want)
 		}
-		if other, err := s.ShapeHolders(ctx, "glm-5", old, now); err != nil || len(other) != 0 {
-			t.Errorf("another model's holders: %v %v", other, err)
+		if other := byModel["glm-5"]; len(other) != 0 {
+			t.Errorf("another model's holders: %v", other)
 		}
 	})
 }
