@@ -572,6 +572,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 	for i := range market.Listings {
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
 	}
+	held := newHeldCursor(reported, candidates)
 	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
@@ -617,7 +618,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0, Holders: heldAt(reported, candidates, from)}
+				Idle: modelRequests[h] == 0, Holders: held.at(from)}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f
@@ -720,28 +721,47 @@ func minTime(a, b time.Time) time.Time {
 // nil when none was reported. A listing no longer on the market is left
 // out.
 func heldAt(reported []catalogue.ShapeHolder, candidates map[int64]string, at time.Time) map[traffic.Shape]string {
-	end, _ := slices.BinarySearchFunc(reported, at.Truncate(time.Minute).Add(time.Minute), func(h catalogue.ShapeHolder, t time.Time) int {
-		return h.Minute.Compare(t)
-	})
-	var out map[traffic.Shape]string
-	minute := map[traffic.Shape]time.Time{} // the minute each shape's holder was taken from
-	for i := end - 1; i >= 0; i-- {         // latest first; within a minute, the last source first
-		h := &reported[i]
+	return newHeldCursor(reported, candidates).at(at)
+}
+
+// heldCursor walks the reported holders once, in time order, for the
+// moments of a projection (which come in time order): each moment reads
+// only the rows since the one before.
+type heldCursor struct {
+	reported   []catalogue.ShapeHolder
+	candidates map[int64]string
+	next       int
+	holders    map[traffic.Shape]string
+	minute     map[traffic.Shape]time.Time // the minute each shape's holder was taken from
+}
+
+func newHeldCursor(reported []catalogue.ShapeHolder, candidates map[int64]string) *heldCursor {
+	return &heldCursor{reported: reported, candidates: candidates, minute: map[traffic.Shape]time.Time{}}
+}
+
+// at is heldAt for a time no earlier than the cursor's last.
+func (c *heldCursor) at(at time.Time) map[traffic.Shape]string {
+	end := at.Truncate(time.Minute).Add(time.Minute)
+	for ; c.next < len(c.reported) && c.reported[c.next].Minute.Before(end); c.next++ {
+		h := &c.reported[c.next]
 		w, ok := election.ParseWorkload(h.Workload)
-		id, known := candidates[h.ListingID]
+		id, known := c.candidates[h.ListingID]
 		if !ok || !known {
 			continue
 		}
 		shape := traffic.Shape{Model: h.Model, Mode: election.ModeAuto, Workload: w, CacheRelevant: h.CacheRelevant}
-		if m, seen := minute[shape]; seen && m.After(h.Minute) {
-			continue
+		if m, seen := c.minute[shape]; seen && !h.Minute.After(m) {
+			continue // within one minute, rows run by source: the first source's stands
 		}
-		if out == nil {
-			out = map[traffic.Shape]string{}
+		if c.holders == nil {
+			c.holders = map[traffic.Shape]string{}
 		}
-		minute[shape], out[shape] = h.Minute, id
+		c.minute[shape], c.holders[shape] = h.Minute, id
 	}
-	return out
+	if c.holders == nil {
+		return nil
+	}
+	return maps.Clone(c.holders)
 }
 
 // holderChanges are the minutes at which a reporting gateway's holder of
