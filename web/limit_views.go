@@ -12,7 +12,7 @@ import (
 // limitSpells says when in the last day the gateway's limits held a
 // listing back, and why: each breaker spell with the listing's failures
 // over the minutes before it opened against the median of the model's other
-// listings (the gateway's own rule), each run of 429 backoffs.
+// listings (the gateway's own rule), each run of 429 or latency backoffs.
 func (s *Server) limitSpells(ctx context.Context, l *catalogue.Listing, loc *time.Location) ([]string, error) {
 	minutes, err := s.TrafficReads.LimitMinutes(ctx, l.ID, s.Now().Add(-24*time.Hour))
 	if err != nil || len(minutes) == 0 {
@@ -29,6 +29,9 @@ func (s *Server) limitSpells(ctx context.Context, l *catalogue.Listing, loc *tim
 		case "backoff":
 			out = append(out, fmt.Sprintf("Held back after 429s %s: %s of 10 s or more (3 answers 429 within 30 s, or a Retry-After); your requests went to the next listing without waiting for the refusal.",
 				when, plural(sp.Backoffs, "backoff", "backoffs")))
+		case "slow":
+			out = append(out, fmt.Sprintf("Held back for slow first tokens %s: %s (first tokens over 2 minutes took at least twice your hour before's and a second more); your requests went to the next listing for 60 s after the last slow answer.",
+				when, plural(sp.Backoffs, "latency backoff", "latency backoffs")))
 		case "breaker":
 			why, err := s.breakerWhy(ctx, l, sp.From)
 			if err != nil {

@@ -30,8 +30,8 @@ func (f *fakeLimitReads) MinuteSums(_ context.Context, _ int64, since, until tim
 // TestTheListingSaysWhenTheGatewayHeldItBack: the listing's traffic page
 // says when the breaker paused it and why (its failures over the five
 // minutes up to the opening against the median of the model's other
-// listings), in the carrier's time zone, and when 429 backoffs held it
-// back; a breaker not closed yet says how it comes back.
+// listings), in the carrier's time zone, and when 429 backoffs or latency
+// backoffs held it back; a breaker not closed yet says how it comes back.
 func TestTheListingSaysWhenTheGatewayHeldItBack(t *testing.T) {
 	now := time.Date(2026, 12, 4, 15, 0, 0, 0, time.UTC)
 	m := func(h, min int) time.Time { return time.Date(2026, 12, 4, h, min, 0, 0, time.UTC) }
@@ -40,6 +40,8 @@ func TestTheListingSaysWhenTheGatewayHeldItBack(t *testing.T) {
 			{Minute: m(14, 2), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{BreakerOpenings: 1}}},
 			{Minute: m(14, 2), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{BreakerClosings: 1}}},
 			{Minute: m(14, 30), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{Backoffs: 2}}},
+			{Minute: m(14, 40), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{SlowBackoffs: 1}}},
+			{Minute: m(14, 41), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{SlowBackoffs: 1}}},
 			{Minute: m(14, 50), Counts: catalogue.Counts{GatewayCounts: catalogue.GatewayCounts{BreakerOpenings: 1}}},
 		},
 		sums: map[int64]catalogue.Counts{
@@ -54,7 +56,7 @@ func TestTheListingSaysWhenTheGatewayHeldItBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != 3 {
+	if len(lines) != 4 {
 		t.Fatalf("lines %q", lines)
 	}
 	if !strings.HasPrefix(lines[0], "Paused by the breaker 15:02–15:03: 40") || !strings.Contains(lines[0], "against a median of 2") {
@@ -63,8 +65,11 @@ func TestTheListingSaysWhenTheGatewayHeldItBack(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "Held back after 429s 15:30–15:31: 2 backoffs") {
 		t.Errorf("the backoffs: %q", lines[1])
 	}
-	if !strings.HasPrefix(lines[2], "Paused by the breaker since 15:50") || !strings.Contains(lines[2], "10 good answers in a row") {
-		t.Errorf("the open breaker: %q", lines[2])
+	if !strings.HasPrefix(lines[2], "Held back for slow first tokens 15:40–15:42: 2 latency backoffs") {
+		t.Errorf("the latency backoffs: %q", lines[2])
+	}
+	if !strings.HasPrefix(lines[3], "Paused by the breaker since 15:50") || !strings.Contains(lines[3], "10 good answers in a row") {
+		t.Errorf("the open breaker: %q", lines[3])
 	}
 	if len(reads.asked) != 2 || !reads.asked[0][0].Equal(m(13, 58)) || !reads.asked[0][1].Equal(m(14, 3)) {
 		t.Errorf("the reason was read over %v, want the five minutes up to the opening", reads.asked)

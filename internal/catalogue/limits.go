@@ -10,15 +10,15 @@ import (
 // LimitSpell is a time the gateways' limits held a listing back, read from
 // what they reported (election.md sec. 8): a breaker from the minute it
 // opened to the minute it closed, or the minutes in which 429 backoffs
-// started.
+// (or latency backoffs) started.
 type LimitSpell struct {
-	// Limit is "breaker" or "backoff".
+	// Limit is "breaker", "backoff" (429s) or "slow" (the latency backoff).
 	Limit string
 	// From is the first minute; Until the end of the last (nil for a breaker
 	// not reported closed yet).
 	From  time.Time
 	Until *time.Time
-	// Backoffs are the backoffs started within a backoff spell; Openings
+	// Backoffs are the backoffs started within a backoff or slow spell; Openings
 	// the times a breaker spell opened (a failed probe reopens it).
 	Backoffs, Openings int64
 }
@@ -26,34 +26,44 @@ type LimitSpell struct {
 // LimitSpells pairs a listing's limit minutes (LimitMinutes: the minutes in
 // which backoffs started or the breaker opened or closed, oldest first)
 // into spells: a breaker spell runs from its first opening to the closing
-// after it; backoffs in minutes a minute apart or less are one spell.
+// after it; backoffs of one kind in minutes a minute apart or less are one
+// spell.
 func LimitSpells(minutes []Bucket) []LimitSpell {
 	var out []LimitSpell
-	var breaker, backoff *LimitSpell
+	// Open spells are held by index: a pointer into out would be left
+	// behind when an append moves it.
+	breaker, backoff, slow := -1, -1, -1
 	end := func(m time.Time) *time.Time { t := m.Add(time.Minute); return &t }
+	open := func(limit string, m time.Time) int {
+		out = append(out, LimitSpell{Limit: limit, From: m})
+		return len(out) - 1
+	}
+	run := func(spell *int, limit string, m time.Time, n int64) {
+		if *spell < 0 || m.After(*out[*spell].Until) {
+			*spell = open(limit, m)
+		}
+		out[*spell].Backoffs += n
+		out[*spell].Until = end(m)
+	}
 	for _, b := range minutes {
 		if b.BreakerOpenings > 0 {
-			if breaker == nil {
-				out = append(out, LimitSpell{Limit: "breaker", From: b.Minute})
-				breaker = &out[len(out)-1]
+			if breaker < 0 {
+				breaker = open("breaker", b.Minute)
 			}
-			breaker.Openings += b.BreakerOpenings
+			out[breaker].Openings += b.BreakerOpenings
 		}
 		if b.BreakerClosings > 0 {
-			if breaker == nil { // opened before the minutes read
-				out = append(out, LimitSpell{Limit: "breaker", From: b.Minute})
-				breaker = &out[len(out)-1]
+			if breaker < 0 { // opened before the minutes read
+				breaker = open("breaker", b.Minute)
 			}
-			breaker.Until = end(b.Minute)
-			breaker = nil
+			out[breaker].Until = end(b.Minute)
+			breaker = -1
 		}
 		if b.Backoffs > 0 {
-			if backoff == nil || b.Minute.After(*backoff.Until) {
-				out = append(out, LimitSpell{Limit: "backoff", From: b.Minute})
-				backoff = &out[len(out)-1]
-			}
-			backoff.Backoffs += b.Backoffs
-			backoff.Until = end(b.Minute)
+			run(&backoff, "backoff", b.Minute, b.Backoffs)
+		}
+		if b.SlowBackoffs > 0 {
+			run(&slow, "slow", b.Minute, b.SlowBackoffs)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b LimitSpell) int { return a.From.Compare(b.From) })

@@ -29,6 +29,13 @@ func TestLimitSpellsPairTheReportedMinutes(t *testing.T) {
 			[]LimitSpell{{Limit: "backoff", From: m(1), Until: end(3), Backoffs: 3}, {Limit: "backoff", From: m(7), Until: end(8), Backoffs: 1}}},
 		{"both in one minute", []Bucket{b(5, GatewayCounts{Backoffs: 1, BreakerOpenings: 1, BreakerClosings: 1})},
 			[]LimitSpell{{Limit: "breaker", From: m(5), Until: end(6), Openings: 1}, {Limit: "backoff", From: m(5), Until: end(6), Backoffs: 1}}},
+		{"a breaker closing after a backoff moved the spells", []Bucket{b(2, GatewayCounts{BreakerOpenings: 1}), b(3, GatewayCounts{Backoffs: 1}),
+			b(4, GatewayCounts{SlowBackoffs: 1}), b(9, GatewayCounts{BreakerClosings: 1})},
+			[]LimitSpell{{Limit: "breaker", From: m(2), Until: end(10), Openings: 1}, {Limit: "backoff", From: m(3), Until: end(4), Backoffs: 1},
+				{Limit: "slow", From: m(4), Until: end(5), Backoffs: 1}}},
+		{"latency backoffs a minute apart, beside a 429 backoff", []Bucket{b(1, GatewayCounts{SlowBackoffs: 1}), b(2, GatewayCounts{SlowBackoffs: 1, Backoffs: 1}), b(6, GatewayCounts{SlowBackoffs: 2})},
+			[]LimitSpell{{Limit: "slow", From: m(1), Until: end(3), Backoffs: 2}, {Limit: "backoff", From: m(2), Until: end(3), Backoffs: 1},
+				{Limit: "slow", From: m(6), Until: end(7), Backoffs: 2}}},
 		{"nothing", nil, nil},
 	}
 	for _, tt := range tests {

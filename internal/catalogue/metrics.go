@@ -64,10 +64,12 @@ type GatewayCounts struct {
 	ToolCalls          int64 `json:"toolCalls"`
 	MalformedToolCalls int64 `json:"malformedToolCalls"`
 	// The gateway's limits acting (election.md sec. 8): 429 backoffs
-	// started, and the breaker opened and closed.
+	// started, the breaker opened and closed, and latency backoffs started
+	// (first tokens slow against the listing's hour before).
 	Backoffs        int64 `json:"backoffs"`
 	BreakerOpenings int64 `json:"breakerOpenings"`
 	BreakerClosings int64 `json:"breakerClosings"`
+	SlowBackoffs    int64 `json:"slowBackoffs"`
 }
 
 // Counter is one counter of Counts: its name in the metrics contract (the
@@ -103,6 +105,7 @@ var Counters = [...]Counter{
 	{"backoffs", func(c *Counts) *int64 { return &c.Backoffs }},
 	{"breakerOpenings", func(c *Counts) *int64 { return &c.BreakerOpenings }},
 	{"breakerClosings", func(c *Counts) *int64 { return &c.BreakerClosings }},
+	{"slowBackoffs", func(c *Counts) *int64 { return &c.SlowBackoffs }},
 }
 
 // Add adds o's figures to these.

@@ -121,7 +121,7 @@ func (r *Recorder) stat(listing int64, at time.Time) *Stat {
 }
 
 // Limited counts a limit acting on a listing in the minute it acted: a 429
-// backoff starting, the breaker opening or closing.
+// or latency backoff starting, the breaker opening or closing.
 func (r *Recorder) Limited(route Route, e traffic.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -129,6 +129,8 @@ func (r *Recorder) Limited(route Route, e traffic.Event) {
 	switch {
 	case e.Limit == traffic.LimitBackoff && e.Opened:
 		s.Backoffs++
+	case e.Limit == traffic.LimitSlow && e.Opened:
+		s.SlowBackoffs++
 	case e.Limit == traffic.LimitBreaker && e.Opened:
 		s.BreakerOpenings++
 	case e.Limit == traffic.LimitBreaker:

@@ -199,5 +199,6 @@ func bucketOf(m MinuteStat) gatewayclient.Bucket {
 		Capped: p(m.Capped), Routed: p(m.Routed), Pinned: p(m.Pinned), Exploration: p(m.Exploration), Fallback: p(m.Fallback),
 		RateLimited: p(m.RateLimited), CacheReadTokens: p(m.CacheReadTokens), CacheWriteTokens: p(m.CacheWriteTokens),
 		ToolCalls: p(m.ToolCalls), MalformedToolCalls: p(m.MalformedToolCalls),
-		Backoffs: p(m.Backoffs), BreakerOpenings: p(m.BreakerOpenings), BreakerClosings: p(m.BreakerClosings)}
+		Backoffs: p(m.Backoffs), BreakerOpenings: p(m.BreakerOpenings), BreakerClosings: p(m.BreakerClosings),
+		SlowBackoffs: p(m.SlowBackoffs)}
 }

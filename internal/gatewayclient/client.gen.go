@@ -271,6 +271,9 @@ type Bucket struct {
 	// Routed successful requests the election sent here: the shape's holder (the winner, or the incumbent inside the margin) or a session's listing. routed + pinned + exploration + fallback <= requests - errors - clientErrors
 	Routed *int64 `json:"routed,omitempty"`
 
+	// SlowBackoffs latency backoffs of this listing that started in this minute (election.md sec. 8: a mean time to first token over 2 minutes at least twice the hour before's and a second more; the listing is held back for 60 s after its last slow answer)
+	SlowBackoffs *int64 `json:"slowBackoffs,omitempty"`
+
 	// Source the reporting gateway's name (letters, digits, punctuation): several gateways route the same listings and each reports its own part of a minute, which add up; the first write of a (listing, minute, source) wins. Empty or absent for a gateway that gives no name.
 	Source *string `json:"source,omitempty"`
 
@@ -904,6 +907,13 @@ func (t Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.SlowBackoffs != nil {
+		object["slowBackoffs"], err = json.Marshal(t.SlowBackoffs)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'slowBackoffs': %w", err)
+		}
+	}
+
 	if t.Source != nil {
 		object["source"], err = json.Marshal(t.Source)
 		if err != nil {
@@ -1090,6 +1100,13 @@ func (t *Bucket) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Routed)
 		if err != nil {
 			return fmt.Errorf("error reading 'routed': %w", err)
+		}
+	}
+
+	if raw, found := object["slowBackoffs"]; found {
+		err = json.Unmarshal(raw, &t.SlowBackoffs)
+		if err != nil {
+			return fmt.Errorf("error reading 'slowBackoffs': %w", err)
 		}
 	}
 

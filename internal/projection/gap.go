@@ -25,6 +25,7 @@ func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint,
 		c.Failed += h.Errors + h.ClientErrors
 		c.Capped += h.Capped
 		c.RateLimited += h.RateLimited
+		c.SlowHeld += slowHeld(h.SlowBackoffs, model[h.Hour])
 	}
 	for h, n := range model {
 		if !h.Before(from) {
@@ -33,4 +34,16 @@ func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint,
 	}
 	c.OthersCapped = max(0, modelCapped-c.Capped)
 	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c), c.ModelRequests
+}
+
+// slowHeld estimates the model's requests in an hour that fell in the
+// minutes the latency backoff held a listing out: each of the backoffs
+// that started in it holds the listing out for traffic.SlowHold, the
+// hour's requests taken as even within it.
+func slowHeld(backoffs, modelRequests int64) int64 {
+	if backoffs <= 0 || modelRequests <= 0 {
+		return 0
+	}
+	held := min(time.Duration(backoffs)*traffic.SlowHold, time.Hour)
+	return modelRequests * int64(held/time.Second) / int64(time.Hour/time.Second)
 }

@@ -20,12 +20,12 @@ var sumCounters = func() string {
 }()
 
 // LimitMinutes lists the minutes from since in which the gateways reported
-// their limits acting on a listing (a 429 backoff started, the breaker
-// opened or closed), every gateway's part summed, oldest first: what the
+// their limits acting on a listing (a 429 or latency backoff started, the
+// breaker opened or closed), every gateway's part summed, oldest first: what the
 // listing's traffic page pairs into the spells it was held back.
 func (s *Store) LimitMinutes(ctx context.Context, listingID int64, since time.Time) ([]catalogue.Bucket, error) {
 	rows, err := s.read(ctx).Table("metric_buckets").Select("minute, "+sumCounters).
-		Where("listing_id = ? AND minute >= ? AND (backoffs > 0 OR breaker_openings > 0 OR breaker_closings > 0)", listingID, since.UTC()).
+		Where("listing_id = ? AND minute >= ? AND (backoffs > 0 OR breaker_openings > 0 OR breaker_closings > 0 OR slow_backoffs > 0)", listingID, since.UTC()).
 		Group("minute").Order("minute").Rows()
 	if err != nil {
 		return nil, fmt.Errorf("limit minutes: %w", err)

@@ -30,6 +30,12 @@ type ShareCounts struct {
 	// OthersCapped are requests the model's other listings' caps turned
 	// away: elected next, some came here.
 	OthersCapped int64
+	// SlowHeld are the model's requests in the minutes the gateway held
+	// the listing back for slow first tokens (its latency backoff, which
+	// the projection cannot foresee), estimated from the backoffs reported
+	// per hour: each holds the listing out for SlowHold, the hour's
+	// requests taken as even within it.
+	SlowHeld int64
 }
 
 // unlabelled are requests reported without how they came (history from
@@ -68,6 +74,7 @@ const (
 	CauseCaps        = "caps"
 	CauseRateLimited = "rate-limited"
 	CauseOthersCaps  = "others-caps"
+	CauseSlow        = "slow"
 	CauseFailures    = "failures"
 	CauseUnlabelled  = "unlabelled"
 )
@@ -86,6 +93,10 @@ const (
 //     what the other listings' caps turned away (the gateway elects the
 //     next best for those; which listing that was is not reported, so the
 //     part is bounded, not counted);
+//   - slow first tokens: of the routed requests short of the projection,
+//     up to the projected share of the model's requests in the minutes
+//     the latency backoff held the listing out (an estimate: the gateway
+//     reports when each backoff started, not what it moved);
 //   - failures: requests that failed here (the gateway retried them on
 //     another listing, whose fallbacks they are);
 //   - unlabelled: requests reported without how they came;
@@ -109,12 +120,14 @@ func ExplainShare(p Projection, c ShareCounts) ShareGap {
 	g.Gap = g.Measured - g.Projected
 	election := pts(c.Routed+c.Capped+c.RateLimited) - 100*(p.Total-p.Exploration)
 	othersCaps := min(max(election, 0), pts(c.OthersCapped))
+	slow := min(max(-election, 0), p.Total*pts(c.SlowHeld))
 	parts := []struct {
 		key    string
 		points float64
 	}{
-		{CauseElection, election - othersCaps},
+		{CauseElection, election - othersCaps + slow},
 		{CauseOthersCaps, othersCaps},
+		{CauseSlow, -slow},
 		{CauseExploration, pts(c.Exploration) - 100*p.Exploration},
 		{CausePins, pts(c.Pinned)},
 		{CauseFallbacks, pts(c.Fallback)},
@@ -137,6 +150,7 @@ var causeNames = map[string]string{
 	CauseCaps:        "requests your rate cap turned away",
 	CauseRateLimited: "requests your endpoint answered 429 (retried on another listing)",
 	CauseOthersCaps:  "requests other listings' rate caps turned away, elected here next",
+	CauseSlow:        "held back for slow first tokens (the gateway's latency backoff; estimated from the backoffs it reported)",
 	CauseFailures:    "requests that failed here (retried on another listing)",
 	CauseUnlabelled:  "requests reported without how they came (from before the gateway said so)",
 }
