@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/routing"
@@ -28,7 +29,8 @@ type Projections interface {
 	ShareNow(ctx context.Context, l *catalogue.Listing, past projection.Past) (projection.NowShare, error)
 	WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]string, error)
 	Holding(ctx context.Context, l *catalogue.Listing, asResumed bool) ([]projection.Hold, error)
-	// The kept rollup reads of the traffic pages.
+	// The kept rollup and fare history reads of the traffic pages.
+	FareHistory(ctx context.Context, ids []int64) (map[int64][]earnings.FareSpan, error)
 	Hourly(ctx context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelHours(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)

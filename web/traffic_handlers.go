@@ -116,7 +116,7 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	if err != nil {
 		return d, err
 	}
-	d.history, err = s.TrafficReads.FareHistory(ctx, ids)
+	d.history, err = s.Projector.FareHistory(ctx, ids)
 	return d, err
 }
 

@@ -159,6 +159,9 @@ func roundDiv(n, d *big.Int) money.Micros {
 // Money rounds the exact sums once: each figure to the micro-dollar, the
 // discount and landing fee as differences so the lines add up.
 func (s *Sum) Money() Money {
+	if s.filed.Sign() == 0 && s.paid.Sign() == 0 && s.kept.Sign() == 0 {
+		return Money{} // most groups of a month's series are idle
+	}
 	var d1, d2 big.Int
 	filed := roundDiv(&s.filed, perMillion)
 	paid := roundDiv(&s.paid, d1.Mul(perMillion, unit))

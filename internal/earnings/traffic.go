@@ -2,10 +2,11 @@ package earnings
 
 import (
 	"fmt"
-	"github.com/airside/airside/internal/election"
+	"slices"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 )
 
 // Period is how a traffic page groups hours.
@@ -125,14 +126,17 @@ func (p Point) Throughput() float64 { return catalogue.Speed(p.OutputTokens, p.D
 // Every group of the window is present, empty ones included.
 func Series(p Grouping, since, until time.Time, hours []catalogue.HourlyPoint, history []FareSpan, model map[time.Time]int64) []Point {
 	var out []Point
-	index := map[int64]int{} // by Unix time: the zone of a time is no part of the key
 	for t := p.Start(since); t.Before(until); t = p.Next(t) {
-		index[t.Unix()] = len(out)
 		out = append(out, Point{Start: t})
+	}
+	// The groups are in order: a group is found by its start, compared as
+	// instants (the zone of a time is no part of it).
+	index := func(t time.Time) (int, bool) {
+		return slices.BinarySearchFunc(out, p.Start(t), func(pt Point, t time.Time) int { return pt.Start.Compare(t) })
 	}
 	sums := make([]Sum, len(out))
 	for _, h := range hours {
-		i, ok := index[p.Start(h.Hour).Unix()]
+		i, ok := index(h.Hour)
 		if !ok {
 			continue
 		}
@@ -141,7 +145,7 @@ func Series(p Grouping, since, until time.Time, hours []catalogue.HourlyPoint, h
 		out[i].DurationMs += h.DurationMs
 	}
 	for t, n := range model {
-		if i, ok := index[p.Start(t).Unix()]; ok {
+		if i, ok := index(t); ok {
 			out[i].ModelRequests += n
 		}
 	}

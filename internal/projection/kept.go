@@ -3,6 +3,7 @@ package projection
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,43 +182,97 @@ func modelHourPoints(m map[int64]map[time.Time]int64) int {
 // published is split by them, and the hour under way takes a batch a few
 // seconds under a live fleet).
 func (pj *Projector) RequestsByMinute(ctx context.Context, ids []int64, h time.Time) (map[time.Time]int64, error) {
-	h = h.UTC()
-	end := h.Add(time.Hour)
-	c, now, version := &pj.metricCache, pj.Now(), pj.Reads.MetricsWritten()
-	key := metricKey("minutes", ids, h, end)
-	c.mu.Lock()
-	e, ok := c.by[key]
-	c.mu.Unlock()
-	from, kept := h, map[time.Time]int64(nil)
-	if ok && keptFresh(e.at, now, liveFor) {
-		if e.version == version {
-			return e.value.(map[time.Time]int64), nil
-		}
-		if at, known := pj.Reads.MetricsTouchedSince(e.version); known {
-			if at.IsZero() || !at.Before(end) {
-				return e.value.(map[time.Time]int64), nil
-			}
-			if at = at.UTC().Truncate(time.Minute); at.After(h) {
-				from, kept = at, e.value.(map[time.Time]int64)
-			}
-		}
-	}
-	read, err := pj.Reads.RequestsByMinute(ctx, ids, from, end)
+	minutes, err := pj.requestsByMinuteOf(ctx, []minuteAsk{{ids: ids, hour: h}})
 	if err != nil {
 		return nil, err
 	}
-	pj.pointsRead.Add(int64(len(read) + 1))
-	minutes := make(map[time.Time]int64, len(kept)+len(read))
-	for m, n := range kept {
-		if m.Before(from) {
-			minutes[m] = n
+	return minutes[0], nil
+}
+
+// minuteAsk is an hour of a group of listings (a model's) whose requests
+// by minute are wanted.
+type minuteAsk struct {
+	ids  []int64
+	hour time.Time
+}
+
+// requestsByMinuteOf is RequestsByMinute of several groups and hours at
+// once, in the order asked: what is not kept is read in one query, from
+// the earliest minute any of it needs to the end of the last hour, rather
+// than one query a model and hour (after each batch a carrier's overview
+// projects the hour under way of every model it lists).
+func (pj *Projector) requestsByMinuteOf(ctx context.Context, asks []minuteAsk) ([]map[time.Time]int64, error) {
+	c, now, version := &pj.metricCache, pj.Now(), pj.Reads.MetricsWritten()
+	out := make([]map[time.Time]int64, len(asks))
+	type stale struct {
+		ask       int
+		key       string
+		from, end time.Time
+		kept      map[time.Time]int64
+	}
+	var todo []stale
+	var ids []int64
+	var readFrom, readUntil time.Time
+	for i, a := range asks {
+		h := a.hour.UTC()
+		end := h.Add(time.Hour)
+		key := metricKey("minutes", a.ids, h, end)
+		c.mu.Lock()
+		e, ok := c.by[key]
+		c.mu.Unlock()
+		from, kept := h, map[time.Time]int64(nil)
+		if ok && keptFresh(e.at, now, liveFor) {
+			if e.version == version {
+				out[i] = e.value.(map[time.Time]int64)
+				continue
+			}
+			if at, known := pj.Reads.MetricsTouchedSince(e.version); known {
+				if at.IsZero() || !at.Before(end) {
+					out[i] = e.value.(map[time.Time]int64)
+					continue
+				}
+				if at = at.UTC().Truncate(time.Minute); at.After(h) {
+					from, kept = at, e.value.(map[time.Time]int64)
+				}
+			}
 		}
+		todo = append(todo, stale{ask: i, key: key, from: from, end: end, kept: kept})
+		ids = append(ids, a.ids...)
+		if readFrom.IsZero() || from.Before(readFrom) {
+			readFrom = from
+		}
+		readUntil = maxTime(readUntil, end)
 	}
-	for m, n := range read {
-		minutes[m] = n
+	if len(todo) == 0 {
+		return out, nil
 	}
-	c.keep(key, metricEntry{at: now, version: version, value: minutes, points: len(minutes) + 1})
-	return minutes, nil
+	read, err := pj.Reads.RequestsByMinute(ctx, slices.Compact(slices.Sorted(slices.Values(ids))), readFrom, readUntil)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range todo {
+		minutes := make(map[time.Time]int64, len(t.kept)+60)
+		for m, n := range t.kept {
+			if m.Before(t.from) {
+				minutes[m] = n
+			}
+		}
+		fresh := 0 // the minutes read, as PointsRead counts them
+		for _, id := range asks[t.ask].ids {
+			for m, n := range read[id] {
+				if !m.Before(t.from) && m.Before(t.end) {
+					if _, ok := minutes[m]; !ok {
+						fresh++
+					}
+					minutes[m] += n
+				}
+			}
+		}
+		pj.pointsRead.Add(int64(fresh + 1))
+		c.keep(t.key, metricEntry{at: now, version: version, value: minutes, points: len(minutes) + 1})
+		out[t.ask] = minutes
+	}
+	return out, nil
 }
 
 // Hourly is each listing's hours from since to until, kept (splitMetrics).

@@ -44,9 +44,15 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := st.RequestsByMinute(ctx, ids, h, h.Add(time.Hour))
+		byListing, err := st.RequestsByMinute(ctx, ids, h, h.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
+		}
+		want := map[time.Time]int64{}
+		for _, minutes := range byListing {
+			for m, n := range minutes {
+				want[m] += n
+			}
 		}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s: kept minutes %v, the store's %v", step, got, want)
@@ -83,6 +89,68 @@ func TestRequestsByMinuteRereadsFromTheTouchedMinute(t *testing.T) {
 	if n := read("after a batch of the hour before"); n != 35 {
 		t.Errorf("after a batch from the hour before: %d points read, want the hour's 34 minutes and the read", n)
 	}
+}
+
+// minuteReads counts the store's reads of minutes.
+type minuteReads struct {
+	*store.Store
+	reads int
+}
+
+func (m *minuteReads) RequestsByMinute(ctx context.Context, ids []int64, since, until time.Time) (map[int64]map[time.Time]int64, error) {
+	m.reads++
+	return m.Store.RequestsByMinute(ctx, ids, since, until)
+}
+
+// TestMinutesOfSeveralModelsAndHoursAreOneRead: the minutes of several
+// models' hours are read in one query, each model's hour summing its own
+// listings alone; read again with nothing new, none; after a batch of the
+// later hour, one read, and the earlier hour is kept.
+func TestMinutesOfSeveralModelsAndHoursAreOneRead(t *testing.T) {
+	ctx := context.Background()
+	st, ids := twoListingsOfAModel(t)
+	now := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour).Add(40 * time.Minute)
+	h := now.Truncate(time.Hour)
+	hours := []time.Time{h.Add(-time.Hour), h}
+	reads := &minuteReads{Store: st}
+	s := New(reads, nil, func() time.Time { return now })
+	record := func(id int64, at time.Time, n int64) {
+		t.Helper()
+		if err := st.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: id, Minute: at, Source: "a", Counts: catalogue.Counts{Requests: n}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(ids[0], hours[0].Add(5*time.Minute), 3)
+	record(ids[0], h.Add(7*time.Minute), 4)
+	record(ids[1], h.Add(7*time.Minute), 5)
+	record(ids[1], h.Add(20*time.Minute), 6)
+	// Each listing a group of its own, as two models would be.
+	asks := []minuteAsk{{[]int64{ids[0]}, hours[0]}, {[]int64{ids[0]}, h}, {[]int64{ids[1]}, hours[0]}, {[]int64{ids[1]}, h}}
+	want := []map[time.Time]int64{
+		{hours[0].Add(5 * time.Minute): 3}, {h.Add(7 * time.Minute): 4},
+		{}, {h.Add(7 * time.Minute): 5, h.Add(20 * time.Minute): 6},
+	}
+	check := func(step string, wantReads int) {
+		t.Helper()
+		before := reads.reads
+		got, err := s.requestsByMinuteOf(ctx, asks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range asks {
+			if !maps.Equal(got[i], want[i]) {
+				t.Errorf("%s: listing %d, hour %s: %v, want %v", step, a.ids[0], a.hour.Format("15:04"), got[i], want[i])
+			}
+		}
+		if n := reads.reads - before; n != wantReads {
+			t.Errorf("%s: %d reads, want %d", step, n, wantReads)
+		}
+	}
+	check("first", 1)
+	check("nothing new", 0)
+	record(ids[1], h.Add(30*time.Minute), 2)
+	want[3][h.Add(30*time.Minute)] = 2
+	check("after a batch of the later hour", 1)
 }
 
 // TestFareHistoriesAreKeptPerRevision: the projection's fare histories are

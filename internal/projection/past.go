@@ -2,11 +2,11 @@ package projection
 
 import (
 	"context"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -255,11 +255,13 @@ func (m modelProjection) shareOver(id int64, since, until time.Time) (preview.Sh
 	if i < 0 {
 		return preview.Share{}, false
 	}
+	// The hours are in order: only those in the window are read (the hour
+	// under way is one of a month of them).
+	from, _ := slices.BinarySearchFunc(m.hours, since, time.Time.Compare)
+	to, _ := slices.BinarySearchFunc(m.hours, until, time.Time.Compare)
 	var w preview.ShareWeigher
-	for h, at := range m.hours {
-		if !at.Before(since) && at.Before(until) {
-			w.Add(m.shares[h][i], m.requests[h])
-		}
+	for h := from; h < to; h++ {
+		w.Add(m.shares[h][i], m.requests[h])
 	}
 	return w.Share()
 }
@@ -403,6 +405,24 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	if err != nil {
 		return nil, err
 	}
+	// The minutes of every live hour to project that is cut in parts,
+	// every model's at once and kept: a part is weighed by its minutes, and
+	// after each batch a carrier's overview would read them a model at a
+	// time.
+	var asks []minuteAsk
+	for _, model := range unkept {
+		w := jobs[model]
+		ids := make([]int64, len(w.market.Listings))
+		for i, ml := range w.market.Listings {
+			ids[i] = ml.ID
+		}
+		for h := range hourCuts(ids, history, samples, reported[model], maxTime(projectFrom, frozen), until) {
+			asks = append(asks, minuteAsk{ids: ids, hour: h})
+		}
+	}
+	if _, err := pj.requestsByMinuteOf(ctx, asks); err != nil {
+		return nil, err
+	}
 	out := map[string]modelProjection{}
 	for model, w := range jobs {
 		lids := make([]int64, len(w.market.Listings))
@@ -495,6 +515,18 @@ func (pj *Projector) fareHistories(ctx context.Context, revision int64, ids []in
 	return out, nil
 }
 
+// FareHistory is the store's FareHistory of the listings as of the
+// routing revision in force, kept as the projection keeps it
+// (fareHistories): a traffic page reads a month of fares once per
+// publication, not once per view.
+func (pj *Projector) FareHistory(ctx context.Context, ids []int64) (map[int64][]earnings.FareSpan, error) {
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pj.fareHistories(ctx, snap.Revision, ids)
+}
+
 // liveRedo is the first live hour to project again for the entry: the
 // hour of the earliest minute this process's metric batches touched since
 // its live projection, when that projection is otherwise current (the
@@ -524,6 +556,34 @@ func (m modelProjection) prefix(k int) modelProjection {
 	return modelProjection{listings: m.listings, hours: m.hours[:k:k], shares: m.shares[:k:k], requests: m.requests[:k:k], capped: m.capped[:k:k]}
 }
 
+// hourCuts are the moments within each hour from since to until at which
+// what routing elected on changed, by hour: fare publications, the health
+// samples (what routing elected on from then) and every minute a gateway
+// reported another holder of a shape than in its minute before (routing
+// moved it there: a limit, a kind of request the replay cannot tell). Each
+// starts a part of its hour.
+func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder,
+	since, until time.Time) map[time.Time][]time.Time {
+	changes := map[time.Time][]time.Time{}
+	add := func(at time.Time) {
+		if h := at.Truncate(time.Hour); !at.Equal(h) && !h.Before(since) && h.Before(until) {
+			changes[h] = append(changes[h], at)
+		}
+	}
+	for _, id := range ids {
+		for _, f := range history[id] {
+			add(f.From)
+		}
+		for _, sm := range samples[id] {
+			add(sm.At)
+		}
+	}
+	for _, at := range holderChanges(reported) {
+		add(at)
+	}
+	return changes
+}
+
 // projectHours projects the model's hours from since to until, from the
 // holders given (updated to those after the last hour), and returns the
 // holders at the start of each hour.
@@ -544,30 +604,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				OutputTokens: hp.OutputTokens})
 		}
 	}
-	// Fare publications within the span, each a moment of its own; and
-	// the health samples (what routing elected on from then), each the
-	// start of a part of its hour elected with them.
-	changes := map[time.Time][]time.Time{}
-	for _, id := range ids {
-		for _, f := range history[id] {
-			if h := f.From.Truncate(time.Hour); !f.From.Equal(h) && !h.Before(since) && h.Before(until) {
-				changes[h] = append(changes[h], f.From)
-			}
-		}
-		for _, sm := range samples[id] {
-			if h := sm.At.Truncate(time.Hour); !sm.At.Equal(h) && !h.Before(since) && h.Before(until) {
-				changes[h] = append(changes[h], sm.At)
-			}
-		}
-	}
-	// And every minute a gateway reported another holder of a shape than
-	// in its minute before: routing moved it there (a limit, a kind of
-	// request the replay cannot tell), and the part after starts from it.
-	for _, at := range holderChanges(reported) {
-		if h := at.Truncate(time.Hour); !at.Equal(h) && !h.Before(since) && h.Before(until) {
-			changes[h] = append(changes[h], at)
-		}
-	}
+	changes := hourCuts(ids, history, samples, reported, since, until)
 	candidates := make(map[int64]string, len(market.Listings))
 	for i := range market.Listings {
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
@@ -891,20 +928,25 @@ func learnedWithin(earlier, scratch []traffic.Hour, hourly map[int64][]catalogue
 // no fare is published into the past), so an approval elsewhere, or on
 // this model, keeps the model's old hours.
 func marketPrint(m preview.Market) uint64 {
+	// Built with appends, not fmt: it runs for every model of every view.
 	h := fnv.New64a()
+	var b []byte
 	for _, l := range m.Listings {
-		fmt.Fprintf(h, "%d|%s|%d|", l.ID, l.Status, l.PriorityBP)
+		b = strconv.AppendInt(b[:0], l.ID, 10)
+		b = append(append(b, '|'), l.Status...)
+		b = strconv.AppendInt(append(b, '|'), l.PriorityBP, 10)
+		b = append(b, '|')
 		for _, c := range slices.Sorted(maps.Keys(m.Checks[l.ID])) {
-			fmt.Fprintf(h, "%s=%s,", c, m.Checks[l.ID][c])
+			b = append(append(append(append(b, c...), '='), m.Checks[l.ID][c]...), ',')
 		}
 		hh := l.Health
 		for _, v := range []*float64{hh.UptimePct, hh.LatencyMs, hh.ThroughputTPS, hh.CacheHitRate} {
 			if v != nil {
-				fmt.Fprintf(h, "%g", *v)
+				b = strconv.AppendFloat(b, *v, 'g', -1, 64)
 			}
-			h.Write([]byte{'/'})
+			b = append(b, '/')
 		}
-		h.Write([]byte{'\n'})
+		h.Write(append(b, '\n'))
 	}
 	return h.Sum64()
 }

@@ -36,7 +36,7 @@ type Reads interface {
 	ListingTotals(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]int64, error)
 	FareHistory(ctx context.Context, listingIDs []int64) (map[int64][]earnings.FareSpan, error)
 	DemandByHour(ctx context.Context, models []string, since, until time.Time, largeFrom int64) (map[string]map[time.Time]map[string]catalogue.WorkloadDemand, error)
-	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error)
+	RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	// HealthSamples are the live health the catalogue served, sampled
 	// (RecordHealthSample): what routing elected on, part by part.
 	HealthSamples(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HealthSample, error)

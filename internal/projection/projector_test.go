@@ -138,14 +138,20 @@ func (m *market) DemandByHour(_ context.Context, models []string, since, until t
 	}
 	return out, nil
 }
-func (m *market) RequestsByMinute(_ context.Context, _ []int64, since, until time.Time) (map[time.Time]int64, error) {
-	out := map[time.Time]int64{}
+
+// RequestsByMinute gives the model's minutes to the first listing asked
+// for: the projection sums a model's listings.
+func (m *market) RequestsByMinute(_ context.Context, ids []int64, since, until time.Time) (map[int64]map[time.Time]int64, error) {
+	minutes := map[time.Time]int64{}
 	for t, n := range m.minutes {
 		if !t.Before(since) && t.Before(until) {
-			out[t] = n
+			minutes[t] = n
 		}
 	}
-	return out, nil
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return map[int64]map[time.Time]int64{ids[0]: minutes}, nil
 }
 func (m *market) HealthSamples(_ context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HealthSample, error) {
 	out := map[int64][]catalogue.HealthSample{}

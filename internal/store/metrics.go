@@ -893,25 +893,30 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 	return out, nil
 }
 
-// RequestsByMinute sums the requests of listings per minute from since
-// (inclusive) to until (exclusive), from the minute buckets (kept about a
-// day): how a model's requests fell within an hour in which a fare changed.
-func (s *Store) RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[time.Time]int64, error) {
-	out := map[time.Time]int64{}
+// RequestsByMinute is each listing's requests per minute from since
+// (inclusive) to until (exclusive), every gateway's source summed, from the
+// minute buckets (kept about a day): how a model's requests fell within an
+// hour cut in parts. Listings of several models are read at once.
+func (s *Store) RequestsByMinute(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error) {
+	out := map[int64]map[time.Time]int64{}
 	if len(listingIDs) == 0 {
 		return out, nil
 	}
 	var rows []struct {
-		Minute   time.Time
-		Requests int64
+		ListingID int64
+		Minute    time.Time
+		Requests  int64
 	}
-	// Summed by the database: a row a minute, not one a listing and source.
-	if err := s.read(ctx).Table("metric_buckets").Select("minute, SUM(requests) AS requests").
-		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Group("minute").Scan(&rows).Error; err != nil {
+	// Summed by the database: a row a listing and minute, not one a source.
+	if err := s.read(ctx).Table("metric_buckets").Select("listing_id, minute, SUM(requests) AS requests").
+		Where("listing_id IN ? AND minute >= ? AND minute < ?", listingIDs, since.UTC(), until.UTC()).Group("listing_id, minute").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("requests by minute: %w", err)
 	}
 	for _, r := range rows {
-		out[r.Minute.UTC()] += r.Requests
+		if out[r.ListingID] == nil {
+			out[r.ListingID] = map[time.Time]int64{}
+		}
+		out[r.ListingID][r.Minute.UTC()] += r.Requests
 	}
 	return out, nil
 }

@@ -661,9 +661,9 @@ func TestMetricsTouchedSinceNamesTheEarliestMinute(t *testing.T) {
 	}
 }
 
-// TestRequestsByMinuteSumsListingsAndSources: the minutes of an hour in
-// which a fare changed, summed over the listings asked for and every
-// gateway's source, and nothing outside the window or the listings.
+// TestRequestsByMinuteSumsListingsAndSources: each listing's minutes of an
+// hour, every gateway's source summed, and nothing outside the window or
+// the listings.
 func TestRequestsByMinuteSumsListingsAndSources(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		fx := newFixture(t, s)
@@ -702,8 +702,11 @@ func TestRequestsByMinuteSumsListingsAndSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[time.Time]int64{hour: 12, hour.Add(7 * time.Minute): 2, hour.Add(59 * time.Minute): 6}
-		if !maps.Equal(got, want) {
+		want := map[int64]map[time.Time]int64{
+			fx.listingID: {hour: 7, hour.Add(7 * time.Minute): 2},
+			second:       {hour: 5, hour.Add(59 * time.Minute): 6},
+		}
+		if len(got) != len(want) || !maps.Equal(got[fx.listingID], want[fx.listingID]) || !maps.Equal(got[second], want[second]) {
 			t.Errorf("requests by minute: %v, want %v", got, want)
 		}
 	})
