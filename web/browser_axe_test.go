@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/workflow"
 )
 
 // axeSource is axe-core 4.14.1 from the npm registry (MPL-2.0, see
@@ -75,6 +77,14 @@ func TestBrowserAxeWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	listing := listingIDs(t, p.store)["nebula"][0]
+	// A month and more of traffic (tables of thirteen-digit token counts)
+	// and messages in every inbox: the pages as they are after a while,
+	// not empty, are the ones that must fit the screen.
+	if err := demo.SeedHistory(context.Background(), p.store, 35); err != nil {
+		t.Fatal(err)
+	}
+	messagesInTheInboxes(t, p.store, listing)
+	statement := "/traffic/statements/" + time.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
 	ctx := newBrowser(t)
 	base := p.srv.URL
 	// Every console error, uncaught exception and browser log error (CSP
@@ -114,11 +124,13 @@ func TestBrowserAxeWalk(t *testing.T) {
 		{"", []string{"/login", "/apply", "/models", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
 		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
 			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts",
-			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk"}},
+			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk",
+			"/traffic?period=hour", "/traffic?period=month", statement}},
 		{"member@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), "/filings", "/traffic", "/alerts",
-			"/carrier/profile", "/carrier/members", "/account"}},
-		{"reviewer@airside.example", []string{"/review", "/operations", "/applications", fmt.Sprintf("/listings/%d", listing)}},
-		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles"}},
+			"/carrier/profile", "/carrier/members", "/account", "/inbox", statement}},
+		{"reviewer@airside.example", []string{"/review", "/operations", "/applications", fmt.Sprintf("/listings/%d", listing), "/inbox",
+			"/traffic?carrier=nebula", statement + "?carrier=nebula"}},
+		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles", "/inbox"}},
 	}
 	for _, width := range []int64{1400, 390} {
 		for _, w := range walks {
@@ -195,6 +207,43 @@ func TestBrowserAxeWalk(t *testing.T) {
 	defer mu.Unlock()
 	for _, p := range problems {
 		t.Errorf("during the walk: %s", p)
+	}
+}
+
+// messagesInTheInboxes files a fare for the listing as its carrier's admin
+// and has a reviewer send it back with a long note: messages in the
+// reviewers' and the carrier's inboxes.
+func messagesInTheInboxes(t *testing.T, st *store.Store, listing int64) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := st.FindListing(ctx, listing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := st.FindUserByEmail(ctx, "admin@nebula.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviewer, err := st.FindUserByEmail(ctx, "reviewer@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft := *l.Published
+	draft.Input += 1000
+	id, err := st.CreateFiling(ctx, admin.ID, workflow.NewFiling{ListingID: listing, Fare: &draft, Justification: "A new input price for the quarter."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SubmitFiling(ctx, admin.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	f, err := st.FindFiling(ctx, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := "Please say why the input price moves while the output price stays: https://docs.example/pricing-policy/very-long-anchor-without-breaks"
+	if _, err := st.DecideFiling(ctx, reviewer.ID, id, workflow.RequestChanges, note, f.LockVersion); err != nil {
+		t.Fatal(err)
 	}
 }
 
