@@ -87,7 +87,31 @@ func (s *Server) handleSecondStep(c echo.Context) error {
 	if err := s.startSession(c, userID, in.DeviceToken); err != nil {
 		return err
 	}
+	if account.IsRecoveryCode(in.Code) {
+		// A recovery code is spent: say how many are left, on the first
+		// screen after the sign-in, while it is still in mind.
+		if err := s.recoveryCodesLeft(c, userID); err != nil {
+			return err
+		}
+	}
 	return c.Redirect(http.StatusSeeOther, safeNext(next))
+}
+
+// recoveryCodesLeft flashes how many recovery codes the person has left
+// after signing in with one.
+func (s *Server) recoveryCodesLeft(c echo.Context, userID int64) error {
+	st, err := s.TwoFactor.State(c.Request().Context(), userID)
+	if err != nil {
+		return err
+	}
+	switch left := st.RecoveryLeft; {
+	case left == 0:
+		return s.setFlash(c, "You signed in with your last recovery code. Make new ones now under Your account, Two-factor sign-in, before you need one.")
+	case left <= 3:
+		return s.setFlash(c, "You signed in with a recovery code: %s left. Make new ones under Your account, Two-factor sign-in.", plural(int64(left), "code", "codes"))
+	default:
+		return s.setFlash(c, "You signed in with a recovery code: %d codes left (Your account, Two-factor sign-in).", left)
+	}
 }
 
 // requireTwoFactorEnrolment holds someone the site requires a second factor

@@ -118,6 +118,14 @@ func TestTwoFactorSignIn(t *testing.T) {
 			typed := strings.ToUpper(strings.ReplaceAll(codes[3], "-", ""))
 			res = r.post("/login/two-factor", "/login/two-factor", url.Values{"code": {typed}})
 			wantStatus(t, "a recovery code", res, http.StatusSeeOther)
+			// The first screen after it says how many are left, once.
+			first := r.get(res.location)
+			if !strings.Contains(first.body, "You signed in with a recovery code: 9 codes left") {
+				t.Errorf("the first screen after a recovery code does not say how many are left:\n%.2000s", first.body)
+			}
+			if strings.Contains(r.get(res.location).body, "You signed in with a recovery code") {
+				t.Error("the count is said again on the next screen")
+			}
 			if !strings.Contains(r.get("/account/two-factor").body, "9 recovery codes left") {
 				t.Error("the page does not count the spent recovery code")
 			}

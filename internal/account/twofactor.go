@@ -574,6 +574,10 @@ func normalizeRecoveryCode(code string) string {
 }
 
 // looksLikeRecoveryCode tells a recovery code from an app's six digits.
+// IsRecoveryCode reports whether what was typed at the second step is a
+// recovery code rather than the app's digits.
+func IsRecoveryCode(code string) bool { return looksLikeRecoveryCode(strings.TrimSpace(code)) }
+
 func looksLikeRecoveryCode(code string) bool {
 	n := normalizeRecoveryCode(code)
 	if len(n) != 10 {
