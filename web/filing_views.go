@@ -65,13 +65,16 @@ var historyWords = map[string]string{
 	"filing.create": "created the draft", "filing.edit": "edited the filing", "filing.submit": "submitted it for review",
 	"filing.withdraw": "withdrew it", "filing.approve": "approved it", "filing.reject": "rejected it",
 	"filing.request_changes": "asked for changes", "filing.publish": "published it to routing", "filing.comment": "commented",
-	"filing.schedule": "approved it for its effective date",
+	"filing.schedule": "approved it for its effective date", "filing.approve.first": "gave it the first of two approvals",
+	"filing.refresh": "refreshed it against the fare published since",
 }
 
 func historyText(e audit.Event) string {
 	w, ok := historyWords[e.Action]
 	if !ok {
-		w = e.Action
+		// An event of a kind the history has no words of its own for
+		// reads as the audit log says it, never as its code.
+		w = strings.TrimSuffix(strings.TrimPrefix(audit.Verb(e.Action), "filing "), " of") + " it"
 	}
 	if e.Action != "filing.edit" && e.Action != "filing.submit" {
 		return w

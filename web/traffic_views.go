@@ -105,7 +105,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		rows = append(rows, []string{labels[i], templates.AmountUSD(money.Micros(math.Round(k * 1e6)))})
 	}
 	v.Figures = []templates.Figure{
-		{Label: "requests served", Value: templates.Count(all.Requests), TestID: "fig-requests"},
+		{Label: "requests answered (" + templates.Count(all.Errors+all.ClientErrors) + " of them failed)", Value: templates.Count(all.Requests), TestID: "fig-requests"},
 		{Label: "tokens in / out", Value: templates.Count(all.InputTokens) + " / " + templates.Count(all.OutputTokens)},
 		{Label: "filed", Value: templates.AmountUSD(all.Filed)},
 		{Label: "you kept", Value: templates.AmountUSD(all.Kept), TestID: "fig-kept"},
@@ -115,16 +115,36 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 		Description: "What the carrier kept per " + string(period) + ", all listings, after discount and landing fee, in USD.",
 		YLabel:      "USD kept", XLabel: "Time (UTC)", Labels: labels, Bars: kept, BarName: "USD kept", Partial: lastPartial,
 		Format: templates.CompactUSD, TableHead: []string{"Period (UTC)", "Kept"}, TableRows: rows})
-	month := earnings.MonthOf(now)
-	for i := range 13 {
-		m := month.AddDate(0, -i, 0)
+	first := now
+	for _, l := range listings {
+		if l.CreatedAt.Before(first) {
+			first = l.CreatedAt
+		}
+	}
+	for _, m := range statementMonths(now, first) {
 		label := m.Format("January 2006")
-		if i == 0 {
+		if m.Equal(earnings.MonthOf(now)) {
 			label += " (to date)"
 		}
 		v.Statements = append(v.Statements, templates.Choice{Label: label, URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug})
 	}
 	return v
+}
+
+// statementMonths are the months a carrier has statements of, newest
+// first: the last 13, and none before the month of its first listing
+// (since).
+func statementMonths(now, since time.Time) []time.Time {
+	var out []time.Time
+	current := earnings.MonthOf(now)
+	for i := range 13 {
+		m := current.AddDate(0, -i, 0)
+		if m.Before(earnings.MonthOf(since)) {
+			break
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData,
@@ -192,7 +212,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 			v.TierNote = true
 		}
 	}
-	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests served", TestID: "requests-chart",
+	v.Requests = templates.NewSeriesChart(templates.SeriesSpec{Title: "Requests answered", TestID: "requests-chart",
 		Description: "Requests this listing served per " + string(period) + " (bars) and every other listing of the model together (line).",
 		YLabel:      "Requests", XLabel: xLabel, Labels: labels, Bars: req, BarName: "your requests", Line: others, Partial: partial,
 		LineName: "competitors together", Format: templates.Compact, Markers: markers,
@@ -233,7 +253,7 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 		shareAll = float64(t.Requests) / float64(model)
 	}
 	v.Figures = []templates.Figure{
-		{Label: "requests served", Value: templates.Count(t.Requests), TestID: "fig-requests"},
+		{Label: "requests answered (" + templates.Count(t.Errors+t.ClientErrors) + " of them failed)", Value: templates.Count(t.Requests), TestID: "fig-requests"},
 		{Label: "share of the model", Value: templates.Share(shareAll), TestID: "fig-share"},
 		{Label: "filed", Value: templates.AmountUSD(t.Filed)},
 		{Label: "discount", Value: templates.AmountUSD(t.Discount)},
@@ -267,12 +287,7 @@ func statementView(page templates.Page, st *earnings.Statement, carrier *account
 		v.State = "closed"
 	}
 	v.Carriers = carriers
-	current := earnings.MonthOf(now)
-	for i := range 13 {
-		m := current.AddDate(0, -i, 0)
-		if m.Before(earnings.MonthOf(since)) {
-			break // before the carrier's first listing: nothing to show
-		}
+	for _, m := range statementMonths(now, since) {
 		v.Months = append(v.Months, templates.Choice{Label: m.Format("Jan 2006"), URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug,
 			Active: m.Equal(st.Month)})
 	}

@@ -51,6 +51,16 @@ func Actions() []string {
 	return out
 }
 
+// Verb is what an event of the action did, in words ("approved"); an
+// action without words of its own reads as its code split into words
+// ("filing.hold_over" reads "filing hold over").
+func Verb(action string) string {
+	if v, ok := verbs[action]; ok {
+		return v
+	}
+	return strings.NewReplacer(".", " ", "_", " ").Replace(action)
+}
+
 // Subject names what an event is about: "filing #12", "listing 7".
 func Subject(e Event) string {
 	switch e.SubjectType {
@@ -79,11 +89,7 @@ func Sentence(e Event) string {
 	if who == "" {
 		who = "Airside"
 	}
-	verb, ok := verbs[e.Action]
-	if !ok {
-		verb = strings.ReplaceAll(e.Action, ".", " ")
-	}
-	s := who + " " + verb + " " + Subject(e)
+	s := who + " " + Verb(e.Action) + " " + Subject(e)
 	if d := Details(e); d != "" {
 		s += ": " + d
 	}
