@@ -17,6 +17,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -120,23 +121,65 @@ func (s *Server) loadTraffic(ctx context.Context, listings []catalogue.Listing, 
 	return d, err
 }
 
-// grouping reads the period and the time zone (?tz=HOURS east of UTC) a
-// traffic page is shown in.
+// grouping reads the period and the time zone a traffic page is shown in:
+// ?tz= whole hours east of UTC ("-5") or hours and minutes ("5:30",
+// "-9:30"), as tzParam writes it; the zone in minutes is returned for the
+// page's links.
 func grouping(c echo.Context) (earnings.Grouping, int) {
-	hours, _ := strconv.Atoi(c.QueryParam("tz"))
-	hours = max(-12, min(14, hours))
-	return earnings.Grouping{Period: earnings.ParsePeriod(c.QueryParam("period")), Loc: earnings.Offset(hours)}, hours
+	minutes := max(-12*60, min(14*60, parseTZ(c.QueryParam("tz"))))
+	return earnings.Grouping{Period: earnings.ParsePeriod(c.QueryParam("period")), Loc: earnings.Offset(minutes)}, minutes
 }
+
+// parseTZ reads ?tz= in minutes (0, UTC, for anything else).
+func parseTZ(text string) int {
+	hours, mins, half := strings.Cut(strings.TrimSpace(text), ":")
+	h, err := strconv.Atoi(hours)
+	if err != nil {
+		return 0
+	}
+	if !half {
+		return h * 60
+	}
+	m, err := strconv.Atoi(mins)
+	if err != nil || m < 0 || m >= 60 {
+		return 0
+	}
+	if h < 0 || strings.HasPrefix(hours, "-") {
+		return h*60 - m
+	}
+	return h*60 + m
+}
+
+// tzParam writes a zone of minutes east of UTC as ?tz= takes it: whole
+// hours as before ("-5"), others with their minutes ("5:30").
+func tzParam(minutes int) string {
+	if minutes%60 == 0 {
+		return strconv.Itoa(minutes / 60)
+	}
+	sign := ""
+	if minutes < 0 {
+		sign, minutes = "-", -minutes
+	}
+	return fmt.Sprintf("%s%d:%02d", sign, minutes/60, minutes%60)
+}
+
+// zoneOffsets are the UTC offsets in use, in minutes: every whole hour from
+// -12 to +14 and the half- and quarter-hour zones (Newfoundland, India,
+// Nepal, Iran, Afghanistan, Myanmar, South Australia, Chatham...).
+var zoneOffsets = func() []int {
+	out := []int{-9*60 - 30, -3*60 - 30, 3*60 + 30, 4*60 + 30, 5*60 + 30, 5*60 + 45, 6*60 + 30, 8*60 + 45, 9*60 + 30, 10*60 + 30, 12*60 + 45}
+	for h := -12; h <= 14; h++ {
+		out = append(out, h*60)
+	}
+	slices.Sort(out)
+	return out
+}()
 
 // tzChoices are the zones a carrier may read its charts in.
 func tzChoices(current int) []templates.Option {
 	var out []templates.Option
-	for h := -12; h <= 14; h++ {
-		label := "UTC"
-		if h != 0 {
-			label = fmt.Sprintf("UTC%+d", h)
-		}
-		out = append(out, templates.Option{Value: strconv.Itoa(h), Label: label, Selected: h == current})
+	for _, m := range zoneOffsets {
+		out = append(out, templates.Option{Value: tzParam(m), Label: fare.OffsetText(m), Selected: m == current})
 	}
 	return out
 }

@@ -38,8 +38,16 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 	}
 	wantStatus(t, "another carrier's traffic", nebula.get("/traffic?carrier=orbit"), http.StatusNotFound)
 	local := nebula.get("/traffic?period=day&tz=-5")
-	if !strings.Contains(local.body, "(UTC-5)") || !strings.Contains(local.body, `<option value="-5" selected>`) {
+	if !strings.Contains(local.body, "(UTC-05:00)") || !strings.Contains(local.body, `<option value="-5" selected>`) {
 		t.Error("the chosen zone is not applied to the traffic page")
+	}
+	// Half- and quarter-hour zones: India, Nepal, Newfoundland.
+	for tz, name := range map[string]string{"5:30": "UTC+05:30", "5:45": "UTC+05:45", "-3:30": "UTC-03:30"} {
+		page := nebula.get("/traffic?period=hour&tz=" + tz)
+		if !strings.Contains(page.body, "("+name+")") || !strings.Contains(page.body, `<option value="`+tz+`" selected>`) ||
+			!strings.Contains(page.body, "tz="+tz) {
+			t.Errorf("the zone %s is not applied to the traffic page, or its links", tz)
+		}
 	}
 
 	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")

@@ -66,7 +66,7 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 	since, until, now time.Time, listings []catalogue.Listing, d trafficData, projected map[int64]string) templates.CarrierTrafficView {
 	period := g.Period
 	v := templates.CarrierTrafficView{Page: page, Carrier: carrier.Name, Carriers: carriers, Window: windowText(g, since, until),
-		Periods: periodChoices(fmt.Sprintf("/traffic?carrier=%s&tz=%d", carrier.Slug, tz), period), Zones: tzChoices(tz),
+		Periods: periodChoices(fmt.Sprintf("/traffic?carrier=%s&tz=%s", carrier.Slug, tzParam(tz)), period), Zones: tzChoices(tz),
 		ZoneAction: "/traffic", Hidden: map[string]string{"carrier": carrier.Slug, "period": string(period)}}
 	var all earnings.Point
 	var kept []float64
@@ -151,8 +151,8 @@ func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Gr
 	past projection.Past) templates.ListingTrafficView {
 	period := g.Period
 	v := templates.ListingTrafficView{Page: page, Title: l.Model.Name + " · " + l.CarrierName, ListingURL: fmt.Sprintf("/listings/%d", l.ID),
-		TrafficURL: fmt.Sprintf("/traffic?carrier=%s&tz=%d", l.CarrierSlug, tz), Window: windowText(g, since, until),
-		Periods: periodChoices(fmt.Sprintf("/traffic/listings/%d?tz=%d", l.ID, tz), period), Zones: tzChoices(tz),
+		TrafficURL: fmt.Sprintf("/traffic?carrier=%s&tz=%s", l.CarrierSlug, tzParam(tz)), Window: windowText(g, since, until),
+		Periods: periodChoices(fmt.Sprintf("/traffic/listings/%d?tz=%s", l.ID, tzParam(tz)), period), Zones: tzChoices(tz),
 		ZoneAction: fmt.Sprintf("/traffic/listings/%d", l.ID), Hidden: map[string]string{"period": string(period)}}
 	xLabel := "Time (" + g.Loc.String() + ")"
 	pts := earnings.Series(g, since, until, d.hours[l.ID], d.history[l.ID], d.models[l.Model.ID])

@@ -54,3 +54,20 @@ func TestStatementsStartWithTheCarriersFirstListing(t *testing.T) {
 		}
 	}
 }
+
+// TestTheZoneParameterRoundTrips: ?tz= reads whole hours as it always did
+// and hours and minutes for the half- and quarter-hour zones; what a page
+// writes in its links reads back the same; nonsense is UTC.
+func TestTheZoneParameterRoundTrips(t *testing.T) {
+	for text, want := range map[string]int{"-5": -300, "0": 0, "14": 840, "5:30": 330, "5:45": 345, "-9:30": -570, "-0:30": -30,
+		"": 0, "abc": 0, "5:75": 0, "5:x": 0} {
+		if got := parseTZ(text); got != want {
+			t.Errorf("parseTZ(%q) = %d, want %d", text, got, want)
+		}
+	}
+	for _, m := range zoneOffsets {
+		if got := parseTZ(tzParam(m)); got != m {
+			t.Errorf("%d minutes written as %q read back as %d", m, tzParam(m), got)
+		}
+	}
+}

@@ -184,7 +184,7 @@ func TestShareAroundAFareChange(t *testing.T) {
 }
 
 func TestDaysStartAtLocalMidnight(t *testing.T) {
-	g := Grouping{Period: ByDay, Loc: Offset(-5)}
+	g := Grouping{Period: ByDay, Loc: Offset(-5 * 60)}
 	// 03:00 UTC on the 6th is 22:00 on the 5th five hours west.
 	if got := g.Start(at("2026-01-06T03:00:00Z")); !got.Equal(at("2026-01-05T05:00:00Z")) {
 		t.Errorf("day start %v", got)
@@ -195,8 +195,8 @@ func TestDaysStartAtLocalMidnight(t *testing.T) {
 	if n := len(pts); pts[n-2].Requests != 7 || pts[n-1].Requests != 3 {
 		t.Errorf("the last two local days: %d and %d requests, want 7 and 3", pts[n-2].Requests, pts[n-1].Requests)
 	}
-	if Offset(20).String() != "UTC+14" || Offset(0) != time.UTC {
-		t.Errorf("offsets are bounded: %v", Offset(20))
+	if Offset(20*60).String() != "UTC+14:00" || Offset(0) != time.UTC || Offset(5*60+30).String() != "UTC+05:30" {
+		t.Errorf("offsets are bounded: %v", Offset(20*60))
 	}
 }
 

@@ -1,12 +1,12 @@
 package earnings
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
 )
 
 // Period is how a traffic page groups hours.
@@ -39,13 +39,15 @@ type Grouping struct {
 // UTC groups by a period in UTC.
 func (p Period) UTC() Grouping { return Grouping{Period: p, Loc: time.UTC} }
 
-// Offset is a fixed zone of whole hours east of UTC, within -12..+14.
-func Offset(hours int) *time.Location {
-	hours = max(-12, min(14, hours))
-	if hours == 0 {
+// Offset is a fixed zone minutes east of UTC, within -12:00..+14:00 (the
+// half- and quarter-hour zones included: India's +05:30, Nepal's +05:45),
+// named as every page writes an offset ("UTC+05:30").
+func Offset(minutes int) *time.Location {
+	minutes = max(-12*60, min(14*60, minutes))
+	if minutes == 0 {
 		return time.UTC
 	}
-	return time.FixedZone(fmt.Sprintf("UTC%+d", hours), hours*3600)
+	return time.FixedZone(fare.OffsetText(minutes), minutes*60)
 }
 
 func (g Grouping) loc() *time.Location {

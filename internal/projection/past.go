@@ -698,7 +698,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 // The fare preview elects on it, so a published fare previews as the
 // traffic page projects it now. Nil for a model routing does not know.
 func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*preview.RoutingState, error) {
-	since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: earnings.Offset(0)}.Window(pj.Now())
+	since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: time.UTC}.Window(pj.Now())
 	past, ok, err := pj.ListingHours(ctx, l, since, until)
 	if err != nil || !ok {
 		return nil, err
