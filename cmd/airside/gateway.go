@@ -198,6 +198,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	addr := fs.String("addr", env("AIRSIDE_ADDR", ":8080"), "the portal's listen address")
 	gwAddr := fs.String("gateway-addr", env("AIRSIDE_GATEWAY_ADDR", "127.0.0.1:8081"), "the gateway's listen address")
 	rate := fs.Float64("rate", 2, "the simulated customers' arrivals per second at the day's peak (0: none)")
+	logPath := fs.String("log", env("AIRSIDE_DEMO_LOG", filepath.Join("data", "demo.log")),
+		"where the portal's, the gateway's and the simulated customers' logs go (\"-\": this console)")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -221,13 +223,27 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	portalURL := "http://" + loopback(*addr)
 	gatewayURL := "http://" + loopback(*gwAddr)
 
-	children := &childProcesses{stdout: stdout, stderr: stderr}
+	// The processes' logs (a line a request) go to a file, so the console
+	// keeps what a person needs: the logins, the URLs, and why the demo
+	// stopped, with the log's last lines when it did.
+	logs, closeLogs, err := demoLog(*logPath, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLogs()
+	failed := func(err error) error {
+		if *logPath != "-" {
+			return fmt.Errorf("%w\nthe last lines of %s:\n%s", err, *logPath, logTail(*logPath, 15))
+		}
+		return err
+	}
+	children := &childProcesses{stdout: stdout, stderr: logs}
 	defer children.stop()
 	if err := children.start(ctx, self, nil, "serve", "--demo", "--addr", *addr, "--database", *dbURL); err != nil {
 		return err
 	}
 	if err := waitHTTP(ctx, portalURL+"/readyz", 5*time.Minute, children); err != nil {
-		return fmt.Errorf("the portal did not become ready: %w", err)
+		return failed(fmt.Errorf("the portal did not become ready: %w", err))
 	}
 	// The demo's fake carriers listen on loopback: only here is the
 	// gateway let reach private addresses.
@@ -236,7 +252,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := waitHTTP(ctx, gatewayURL+"/healthz", time.Minute, children); err != nil {
-		return fmt.Errorf("the gateway did not become ready: %w", err)
+		return failed(fmt.Errorf("the gateway did not become ready: %w", err))
 	}
 	fmt.Fprintf(stdout, `
 Airside is running. Open %s in your browser and log in with a demo login above.
@@ -254,20 +270,58 @@ Airside is running. Open %s in your browser and log in with a demo login above.
 			for _, p := range demoProjects.Projects {
 				keys = append(keys, p.APIKey)
 			}
-			log := newLogger(stderr).With("component", "traffic driver")
+			log := newLogger(logs).With("component", "traffic driver")
 			if err := trafficdriver.Run(ctx, trafficdriver.Config{GatewayURL: gatewayURL, APIKeys: keys, Rate: *rate,
 				Seed: uint64(time.Now().UnixNano()), Log: log}, &trafficdriver.Stats{}); err != nil {
 				log.Warn("traffic driver stopped", "err", err)
 			}
 		}()
 	}
+	if *logPath != "-" {
+		fmt.Fprintf(stdout, "Logs (every request, the gateway, the simulated customers): %s   (tail -f %s)\n", *logPath, *logPath)
+	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-children.exited:
-		return fmt.Errorf("a demo process stopped: %w", err)
+		return failed(fmt.Errorf("a demo process stopped: %w", err))
 	}
+}
+
+// demoLog opens the demo's log file afresh ("-": the console's stderr).
+func demoLog(path string, console io.Writer) (io.Writer, func(), error) {
+	if path == "-" {
+		return console, func() {}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, nil, fmt.Errorf("the demo's log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the demo's log: %w", err)
+	}
+	return f, func() { _ = f.Close() }, nil
+}
+
+// logTail is the last n lines of the file at path (what there is of them
+// in its last 64 KiB: a demo left running for days has a long log).
+func logTail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer f.Close()
+	const window = 64 << 10
+	if info, err := f.Stat(); err == nil && info.Size() > window {
+		_, _ = f.Seek(-window, io.SeekEnd)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // demoGatewayToken seeds the demo (once) and makes a fresh token for the
