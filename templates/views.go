@@ -103,20 +103,23 @@ type ListingView struct {
 	HoldingTitle string
 	// Revision is the listing's catalogue revision the verification form
 	// carries, so a verdict on a listing changed since is refused.
-	Revision  int64
-	Row       ListingRow
-	Fare      []KV
-	Tiers     [][]string
-	Schedule  []KV
-	Caps      []KV
-	Caps2     []string
-	Health    []KV
-	InFlight  *FilingRow
-	Filings   []FilingRow
-	CanFile   bool
-	FileURL   string
-	CanPause  bool
-	CanResume bool
+	Revision int64
+	Row      ListingRow
+	Fare     []KV
+	Tiers    [][]string
+	Schedule []KV
+	Caps     []KV
+	Caps2    []string
+	Health   []KV
+	InFlight *FilingRow
+	Filings  []FilingRow
+	CanFile  bool
+	FileURL  string
+	CanPause bool
+	// PauseAdminsOnly tells a carrier member why there is no pause or
+	// resume: only the carrier's admins move routing.
+	PauseAdminsOnly bool
+	CanResume       bool
 	// PauseOpen opens the pause form (shown again with what was typed and
 	// what is missing); PauseReason is what was typed.
 	PauseOpen   bool

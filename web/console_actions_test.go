@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -14,14 +15,22 @@ import (
 )
 
 // TestMembersAreToldWhoCanChangeWhatTheySee: a carrier member on the
-// profile, people and webhook pages sees no controls and is told only the
-// carrier's admins change them; an admin sees the controls and no such word.
+// profile, people and webhook pages, and on a listing's page (no pause),
+// sees no controls and is told only the carrier's admins change them; an
+// admin sees the controls and no such word.
 func TestMembersAreToldWhoCanChangeWhatTheySee(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	member, admin := p.client(), p.client()
 	member.login("member@nebula.example")
 	admin.login("admin@nebula.example")
-	for _, path := range []string{"/carrier/profile", "/carrier/members", "/alerts"} {
+	listing := fmt.Sprintf("/listings/%d", listingIDs(t, p.store)["nebula"][0])
+	if body := member.get(listing).body; strings.Contains(body, `data-testid="pause"`) {
+		t.Error("a member is offered the pause")
+	}
+	if body := admin.get(listing).body; !strings.Contains(body, `data-testid="pause"`) {
+		t.Error("an admin is not offered the pause")
+	}
+	for _, path := range []string{"/carrier/profile", "/carrier/members", "/alerts", listing} {
 		if body := member.get(path).body; !strings.Contains(body, `data-testid="admins-only"`) {
 			t.Errorf("%s: a member is not told only admins change it", path)
 		}

@@ -83,6 +83,8 @@ func listingPageView(page templates.Page, p *account.Principal, l *catalogue.Lis
 	can := workflow.ListingActionsFor(p, l, v.InFlight != nil)
 	v.CanFile, v.FileURL = can.File, fmt.Sprintf("/listings/%d/file", l.ID)
 	v.CanPause, v.CanResume = can.Pause, can.Resume
+	v.PauseAdminsOnly = !can.Pause && !can.Resume && p.RoleIn(l.CarrierID) == account.CarrierMember &&
+		(l.Status == catalogue.StatusInService || l.Status == catalogue.StatusPaused)
 	v.CanAdminister = can.Administer
 	v.CanVerify = can.Verify
 	return v
