@@ -604,7 +604,7 @@ func CarrierTraffic(v CarrierTrafficView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(v.Mixes) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<section class=\"card\"><h2>What your models' customers send</h2><p class=\"muted\">The workload mix the gateway measured over the last 7 days, before any routing: what the preview weighs its scenarios by.</p><table class=\"grid\" data-testid=\"demand-mix\"><thead><tr><th>Model</th><th class=\"num\">Requests</th><th class=\"num\">Small one-shot</th><th class=\"num\">Large prompt</th><th class=\"num\">Coding agent</th><th class=\"num\">Chat</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<section class=\"card\"><h2>What your models' customers send</h2><p class=\"muted\">The workload mix the gateway measured over the last 7 days, before any routing: what the preview weighs its scenarios by. Its requests are every request for the model over those 7 days, to any carrier: not this page's period, nor only yours.</p><table class=\"grid\" data-testid=\"demand-mix\"><thead><tr><th>Model</th><th class=\"num\">Requests (7 days, every carrier)</th><th class=\"num\">Small one-shot</th><th class=\"num\">Large prompt</th><th class=\"num\">Coding agent</th><th class=\"num\">Chat</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
