@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/money"
@@ -21,22 +20,9 @@ import (
 // Dollars writes a price per million tokens.
 func Dollars(m money.Micros) string { return "$" + GroupThousands(m.Fixed(4)) }
 
-// GroupThousands puts separators in the whole part of a decimal number.
-func GroupThousands(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil {
-		return sign + s
-	}
-	if hasFrac {
-		return sign + Count(n) + "." + frac
-	}
-	return sign + Count(n)
-}
+// GroupThousands puts separators in the whole part of a decimal number
+// (money.GroupThousands: the domain's change summaries write them so too).
+func GroupThousands(s string) string { return money.GroupThousands(s) }
 
 func OptDollars(m *money.Micros) string {
 	if m == nil {
@@ -79,22 +65,7 @@ func Score(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 func Pct(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" }
 
 // Count writes a whole number with thousands separators.
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func Count(n int64) string { return money.Grouped(n) }
 
 // AmountUSD writes an amount of micro-USD for reading: rounded to the cent, with
 // thousands separators ("$131,470.46"). Statements' CSV keeps every micro.

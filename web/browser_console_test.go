@@ -183,7 +183,7 @@ func TestBrowserResubmissionDiff(t *testing.T) {
 	if err := waitJS(ctx, diff, "the diff since it was sent back"); err != nil {
 		t.Error(err)
 	}
-	if err := waitJS(ctx, `document.body.textContent.includes("resubmitted it for review, changing Input price $0.41 → $0.43")`, "the edit in the history"); err != nil {
+	if err := waitJS(ctx, `document.body.textContent.includes("resubmitted it for review, changing Input price $0.4100 → $0.4300")`, "the edit in the history"); err != nil {
 		t.Error(err)
 	}
 	if err := checkAxe(t, ctx, "a resubmitted filing"); err != nil {

@@ -329,13 +329,13 @@ func TestAResubmissionShowsWhatChangedSinceItWasSentBack(t *testing.T) {
 		t.Fatal("the reviewer gets no diff against the version sent back")
 	}
 	if !strings.Contains(section, "Input price") || !strings.Contains(section, "<th>Sent back</th>") ||
-		!regexp.MustCompile(`<td>\$0\.41</td>.*<strong>\$0\.43</strong>`).MatchString(section) {
+		!regexp.MustCompile(`<td>\$0\.4100</td>.*<strong>\$0\.4300</strong>`).MatchString(section) {
 		t.Errorf("the diff does not show input 0.41 → 0.43:\n%s", section)
 	}
 	if strings.Contains(section, "Output price") {
 		t.Error("the diff shows a field the carrier did not change")
 	}
-	if !strings.Contains(page, "resubmitted it for review, changing Input price $0.41 → $0.43") {
+	if !strings.Contains(page, "resubmitted it for review, changing Input price $0.4100 → $0.4300") {
 		t.Errorf("the history does not record the resubmission's edit:\n%s", regexp.MustCompile(`(?s)<h2>History</h2>.*?</table>`).FindString(page))
 	}
 }

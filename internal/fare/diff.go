@@ -98,7 +98,7 @@ func Diff(old, new *Fare) []Change {
 	capChange("max_rpm", old.MaxRPM, new.MaxRPM)
 	capChange("max_rpd", old.MaxRPD, new.MaxRPD)
 	if old.CapScope != new.CapScope {
-		out = append(out, Change{Field: "cap_scope", Label: FieldLabel("cap_scope"), Kind: KindCaps, Old: string(old.CapScope), New: string(new.CapScope)})
+		out = append(out, Change{Field: "cap_scope", Label: FieldLabel("cap_scope"), Kind: KindCaps, Old: scopeText(old.CapScope), New: scopeText(new.CapScope)})
 	}
 	if a, b := FormatCapabilities(old.Capabilities), FormatCapabilities(new.Capabilities); a != b {
 		out = append(out, Change{Field: "capabilities", Label: FieldLabel("capabilities"), Kind: KindCapabilities, Old: orNone(a), New: orNone(b)})
@@ -127,18 +127,27 @@ func sign(v int64) int {
 	return 0
 }
 
+// dollars writes a price as every page does ("$0.1190", "$1,250.0000").
 func dollars(m *money.Micros) string {
 	if m == nil {
 		return "none"
 	}
-	return "$" + m.String()
+	return "$" + money.GroupThousands(m.Fixed(4))
 }
 
 func capText(v *int64) string {
 	if v == nil {
 		return "no cap"
 	}
-	return fmt.Sprint(*v)
+	return money.Grouped(*v)
+}
+
+// scopeText is a cap's scope in words, as the form offers it.
+func scopeText(s CapScope) string {
+	if s == ScopePerOrg {
+		return "per organization"
+	}
+	return string(s)
 }
 
 func orNone(s string) string {
@@ -154,7 +163,7 @@ func tiersText(tiers []Tier) string {
 	}
 	parts := make([]string, len(tiers))
 	for i, t := range tiers {
-		parts[i] = fmt.Sprintf("above %d: in %s, out %s, cached %s", t.AboveTokens, dollars(t.Input), dollars(t.Output), dollars(t.CachedInput))
+		parts[i] = fmt.Sprintf("above %s: in %s, out %s, cached %s", money.Grouped(t.AboveTokens), dollars(t.Input), dollars(t.Output), dollars(t.CachedInput))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -161,7 +161,7 @@ func TestDiff(t *testing.T) {
 	for _, c := range changes {
 		got[c.Field] = c
 	}
-	if c := got["input"]; c.Old != "$0.50" || c.New != "$0.45" || c.Direction != -1 || c.Percent == nil || *c.Percent != -10 {
+	if c := got["input"]; c.Old != "$0.5000" || c.New != "$0.4500" || c.Direction != -1 || c.Percent == nil || *c.Percent != -10 {
 		t.Errorf("input change %+v", c)
 	}
 	if _, ok := got["output"]; ok {
@@ -366,6 +366,32 @@ func TestLeversAreParsedWithinTheirBounds(t *testing.T) {
 		_, errs := f.Parse(time.Now())
 		if parsedOK := errs["landing_fee"] == "" && errs["discount"] == ""; parsedOK != ok {
 			t.Errorf("fee %q discount %q: Levers says %v, Parse's messages %q / %q", test.fee, test.discount, ok, errs["landing_fee"], errs["discount"])
+		}
+	}
+}
+
+// TestDiffWritesNumbersAsThePagesDo: the change summary writes prices with
+// four decimals and separators, caps and tier sizes with separators, and a
+// cap's scope in words, as every page does (never "2000000" beside
+// "65,536", "$0.119" beside "$0.1190", or "per_org").
+func TestDiffWritesNumbersAsThePagesDo(t *testing.T) {
+	p := func(s string) *money.Micros { m, _ := money.ParsePrice(s); return &m }
+	rpd := int64(2_000_000)
+	old := &Fare{Input: *p("0.119"), Output: *p("1250"), LandingFee: 2000, CapScope: ScopeGlobal}
+	updated := &Fare{Input: *p("0.12"), Output: *p("1250"), LandingFee: 2000, CapScope: ScopePerOrg, MaxRPD: &rpd,
+		Tiers: []Tier{{AboveTokens: 65536, Prices: Prices{Input: p("0.25"), Output: p("1250")}}}}
+	got := map[string]Change{}
+	for _, c := range Diff(old, updated) {
+		got[c.Field] = c
+	}
+	for field, want := range map[string][2]string{
+		"input":     {"$0.1190", "$0.1200"},
+		"max_rpd":   {"no cap", "2,000,000"},
+		"cap_scope": {"global", "per organization"},
+		"tiers":     {"none", "above 65,536: in $0.2500, out $1,250.0000, cached none"},
+	} {
+		if c := got[field]; c.Old != want[0] || c.New != want[1] {
+			t.Errorf("%s: %q -> %q, want %q -> %q", field, c.Old, c.New, want[0], want[1])
 		}
 	}
 }

@@ -157,3 +157,40 @@ func abs(v int64) int64 {
 	}
 	return v
 }
+
+// Grouped writes a whole number with thousands separators ("65,536"), as
+// every page and change summary writes counts, caps and token sizes.
+func Grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// GroupThousands puts separators in the whole part of a decimal number
+// ("1,234.5678"); what is not a number is returned as it is.
+func GroupThousands(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return sign + s
+	}
+	if hasFrac {
+		return sign + Grouped(n) + "." + frac
+	}
+	return sign + Grouped(n)
+}
