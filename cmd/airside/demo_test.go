@@ -1,35 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// lockedBuffer is a console the demo writes to while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // requestLine is a request's log line, as the portal and the gateway write
 // them.
@@ -53,8 +33,15 @@ func TestTheDemosConsoleStaysQuiet(t *testing.T) {
 		"--database", "sqlite:data/airside.db")
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "AIRSIDE_DEMO_LOG=") // the flag's default: data/demo.log
-	var console lockedBuffer
-	cmd.Stdout, cmd.Stderr = &console, &console
+	// The console is a file the demo writes and the test reads.
+	consolePath := filepath.Join(t.TempDir(), "console")
+	consoleFile, err := os.Create(consolePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consoleFile.Close()
+	cmd.Stdout, cmd.Stderr = consoleFile, consoleFile
+	console := consoleText(consolePath)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -102,4 +89,12 @@ func TestTheDemosConsoleStaysQuiet(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the demo did not stop within a minute of Ctrl-C")
 	}
+}
+
+// consoleText reads what was written to the console file so far.
+type consoleText string
+
+func (c consoleText) String() string {
+	data, _ := os.ReadFile(string(c))
+	return string(data)
 }
