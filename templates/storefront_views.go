@@ -160,10 +160,12 @@ type AccountView struct {
 	Browsers []RememberedBrowserRow
 }
 
-// AlertEmailView is whether alerts are e-mailed to the person, and whether
-// the portal can send e-mail at all.
+// AlertEmailView is how alerts are e-mailed to the person ("each",
+// "digest" or "off"), whether that is their own choice or their role's
+// default, and whether the portal can send e-mail at all.
 type AlertEmailView struct {
-	On, MailConfigured bool
+	Mode                   string
+	Chosen, MailConfigured bool
 }
 
 // MemberRow is one person of a carrier.

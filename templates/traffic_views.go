@@ -163,6 +163,28 @@ type OperationsView struct {
 // AlertRow is one alert as listed.
 type AlertRow struct {
 	Listing, Kind, Detail, Opened, State, Class string
+	// ListingID and KindValue feed the row's mute form (shown for an open
+	// alert to those who manage); Muted is until when its notices are
+	// muted ("" when they are not).
+	ListingID, KindValue, Muted string
+	Open                        bool
+}
+
+// AlertRuleRow is one alert rule as the rules form shows it: the values in
+// force (or as typed, after an error) and what it watches.
+type AlertRuleRow struct {
+	Kind, Label, Watches  string
+	On                    bool
+	OpenAfter, CloseAfter string
+	// Threshold fields are empty for a rule whose line is routing's.
+	ThresholdLabel, Threshold, ThresholdSuffix string
+	// Default says the rule's defaults when the carrier changed it.
+	Default string
+}
+
+// MuteRow is one mute in force.
+type MuteRow struct {
+	ID, Listing, Kind, Until, By string
 }
 
 // DeliveryRow is one webhook delivery as listed.
@@ -191,6 +213,14 @@ type AlertsView struct {
 	NewSecret  string
 	Errors     FieldErrors
 	Deliveries []DeliveryRow
+	// Rules are the carrier's alert rules; RuleErrors the rules form's
+	// problems, MuteErrors the mute form's.
+	Rules                  []AlertRuleRow
+	RuleErrors, MuteErrors FieldErrors
+	// Mutes are the mutes in force; MuteListings, MuteKinds and
+	// MuteDurations the mute form's choices (Label shown, URL the value).
+	Mutes                                  []MuteRow
+	MuteListings, MuteKinds, MuteDurations []Choice
 }
 
 // PriceHistoryView is /listings/:id/prices: a listing's fares over time and

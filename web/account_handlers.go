@@ -38,26 +38,34 @@ func (s *Server) renderAccount(c echo.Context, status int, errs map[string]strin
 		v.Browsers = rows
 	}
 	if len(p.Memberships) > 0 && s.AlertEmails != nil {
-		on, err := s.AlertEmails.On(c.Request().Context(), p)
+		mode, chosen, err := s.AlertEmails.Mode(c.Request().Context(), p)
 		if err != nil {
 			return err
 		}
-		v.AlertEmail = &templates.AlertEmailView{On: on, MailConfigured: s.Mail != nil}
+		v.AlertEmail = &templates.AlertEmailView{Mode: string(mode), Chosen: chosen, MailConfigured: s.Mail != nil}
 	}
 	return render(c, status, templates.Account(v))
 }
 
-// handleAlertEmail records whether the person gets their carriers' alerts
-// by e-mail (the box posts "on" when ticked, nothing when not).
+// handleAlertEmail records how the person gets their carriers' alerts by
+// e-mail: each alert, a daily digest, or none.
 func (s *Server) handleAlertEmail(c echo.Context) error {
-	on := c.FormValue("alert_email") == "on"
-	if err := s.AlertEmails.Set(c.Request().Context(), principal(c), on); err != nil {
+	mode, err := account.ParseAlertEmailMode(c.FormValue("alert_email"))
+	if err == nil {
+		err = s.AlertEmails.Set(c.Request().Context(), principal(c), mode)
+	}
+	switch apperr.Code(err) {
+	case "":
+	case apperr.EINVALID:
+		return s.renderAccount(c, http.StatusUnprocessableEntity, apperr.FieldErrors(err), "")
+	default:
 		return err
 	}
-	done := "Alerts will no longer be e-mailed to you; they still reach your inbox."
-	if on {
-		done = "Your carriers' alerts will be e-mailed to you as they open and recover."
-	}
+	done := map[account.AlertEmailMode]string{
+		account.AlertEmailEach:   "Your carriers' alerts will be e-mailed to you as they open, flap and recover.",
+		account.AlertEmailDigest: "Your carriers' alerts will be e-mailed to you once a day, as a digest.",
+		account.AlertEmailOff:    "Alerts will no longer be e-mailed to you; they still reach your inbox.",
+	}[mode]
 	return s.renderAccount(c, http.StatusOK, nil, done)
 }
 

@@ -155,38 +155,41 @@ func TestLinksAreMailedWithSMTP(t *testing.T) {
 	}
 }
 
-// TestAlertEmailSetting: a carrier admin's alert e-mails are on by default
-// and can be turned off (and on) from the account page; a member's are off
-// by default; staff have no such setting.
+// TestAlertEmailSetting: a carrier admin gets a daily digest by default
+// and can choose each alert, or none, from the account page; a member gets
+// none by default; a choice not offered is refused next to the field; staff
+// have no such setting.
 func TestAlertEmailSetting(t *testing.T) {
 	p := newPortal(t, store.SQLite)
-	box := regexp.MustCompile(`<input type="checkbox" name="alert_email" id="alert_email"( checked)?`)
-	checked := func(c *client) bool {
+	radio := regexp.MustCompile(`<input type="radio" name="alert_email"(?: id="alert_email")? value="(\w+)" checked`)
+	mode := func(c *client) string {
 		t.Helper()
-		m := box.FindStringSubmatch(c.get("/account").body)
+		m := radio.FindStringSubmatch(c.get("/account").body)
 		if m == nil {
-			t.Fatal("no alert e-mail setting on the account page")
+			t.Fatal("no alert e-mail choice checked on the account page")
 		}
-		return m[1] != ""
+		return m[1]
 	}
 	admin := p.client()
 	admin.login("admin@nebula.example")
-	if !checked(admin) {
-		t.Error("a carrier admin's alert e-mails are off by default")
+	if got := mode(admin); got != "digest" {
+		t.Errorf("a carrier admin's alert e-mails are %q by default, want the digest", got)
 	}
-	res := admin.post("/account", "/account/alert-email", url.Values{})
-	wantStatus(t, "turn off", res, http.StatusOK)
-	if checked(admin) {
-		t.Error("turned off, the box is still ticked")
+	for _, want := range []string{"off", "each", "digest"} {
+		wantStatus(t, "choose "+want, admin.post("/account", "/account/alert-email", url.Values{"alert_email": {want}}), http.StatusOK)
+		if got := mode(admin); got != want {
+			t.Errorf("chose %s, the page says %s", want, got)
+		}
 	}
-	wantStatus(t, "turn on", admin.post("/account", "/account/alert-email", url.Values{"alert_email": {"on"}}), http.StatusOK)
-	if !checked(admin) {
-		t.Error("turned on, the box is not ticked")
+	res := admin.post("/account", "/account/alert-email", url.Values{"alert_email": {"on"}})
+	wantStatus(t, "a choice not offered", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, `data-testid="error-alert_email"`) {
+		t.Error("a refused choice is not explained by its field")
 	}
 	member := p.client()
 	member.login("member@nebula.example")
-	if checked(member) {
-		t.Error("a member's alert e-mails are on by default")
+	if got := mode(member); got != "off" {
+		t.Errorf("a member's alert e-mails are %q by default", got)
 	}
 	staff := p.client()
 	staff.login("reviewer@airside.example")

@@ -2,9 +2,13 @@ package web
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airside/airside/internal/alerting"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/templates"
 )
 
@@ -12,10 +16,17 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 	hook *alerting.Webhook, deliveries []alerting.Delivery, canManage bool, now time.Time) templates.AlertsView {
 	v := templates.AlertsView{Page: page, Carrier: carrierName, Slug: slug, Carriers: carriers, CanManage: canManage}
 	for _, a := range alerts {
-		row := templates.AlertRow{Listing: a.Listing, Kind: a.Kind.Label(), Detail: a.Detail, Opened: a.OpenedAt.Format("2006-01-02 15:04"),
-			State: "open", Class: "failed"}
+		name := a.ModelName
+		if name == "" {
+			name = a.Listing
+		}
+		row := templates.AlertRow{Listing: name, Kind: a.Kind.Label(), Detail: a.Detail, Opened: a.OpenedAt.Format("2006-01-02 15:04"),
+			State: "open", Class: "failed", ListingID: fmt.Sprint(a.ListingID), KindValue: string(a.Kind), Open: a.ResolvedAt == nil}
 		if a.ResolvedAt != nil {
 			row.State, row.Class = "resolved "+ago(*a.ResolvedAt, now), "verified"
+		}
+		if a.Flaps > 0 {
+			row.State += fmt.Sprintf(" · flapping: came back %s", timesWord(a.Flaps))
 		}
 		v.Alerts = append(v.Alerts, row)
 	}
@@ -38,4 +49,88 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 		v.Deliveries = append(v.Deliveries, row)
 	}
 	return v
+}
+
+func timesWord(n int64) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// alertTuningView fills the rules form (from the carrier's settings, or
+// from what was typed when typed is not nil), the mutes in force and the
+// mute form's choices, and marks each open alert row that a mute covers.
+func alertTuningView(v *templates.AlertsView, rules alerting.CarrierRules, typed map[alerting.Kind]alerting.RuleForm, mutes []alerting.Mute,
+	listings []catalogue.ListingEntry, chosen muteChoice, alerts []alerting.Alert, now time.Time) {
+	for _, k := range alerting.Kinds {
+		set, unit := rules.Of(k), alerting.ThresholdOf(k)
+		row := templates.AlertRuleRow{Kind: string(k), Label: capitalize(k.Label()), Watches: alerting.Rules{}.Describe(k, set), On: set.On,
+			OpenAfter: minutesOf(set.OpenAfter), CloseAfter: minutesOf(set.CloseAfter)}
+		if unit.Label != "" {
+			row.ThresholdLabel, row.ThresholdSuffix = unit.Label, unit.Suffix
+			row.Threshold = strconv.FormatFloat(set.Threshold, 'f', -1, 64)
+		}
+		if def := alerting.DefaultSetting(k); set != def {
+			row.Default = "Default: on, holds for " + minutesOf(def.OpenAfter) + " min, clears after " + minutesOf(def.CloseAfter) + " min"
+			if unit.Label != "" {
+				row.Default += ", threshold " + strconv.FormatFloat(def.Threshold, 'f', -1, 64) + " " + unit.Suffix
+			}
+			row.Default += "."
+		}
+		if f, ok := typed[k]; ok {
+			row.On, row.OpenAfter, row.CloseAfter, row.Threshold = f.On == "on", f.OpenAfter, f.CloseAfter, f.Threshold
+		}
+		v.Rules = append(v.Rules, row)
+	}
+	for _, m := range mutes {
+		v.Mutes = append(v.Mutes, templates.MuteRow{ID: fmt.Sprint(m.ID), Listing: m.Listing, Kind: muteKindWords(m.Kind),
+			Until: m.Until.Format("2006-01-02 15:04 UTC"), By: m.By})
+	}
+	for i, a := range alerts {
+		if !v.Alerts[i].Open {
+			continue
+		}
+		for _, m := range mutes {
+			if m.Covers(a.ListingID, a.Kind, now) {
+				v.Alerts[i].Muted = m.Until.Format("2006-01-02 15:04 UTC")
+			}
+		}
+	}
+	for _, l := range listings {
+		id := fmt.Sprint(l.ID)
+		v.MuteListings = append(v.MuteListings, templates.Choice{Label: l.Model.Name, URL: id, Active: id == chosen.listing})
+	}
+	v.MuteKinds = append(v.MuteKinds, templates.Choice{Label: "Every alert", URL: "", Active: chosen.kind == ""})
+	for _, k := range alerting.Kinds {
+		v.MuteKinds = append(v.MuteKinds, templates.Choice{Label: capitalize(k.Label()), URL: string(k), Active: chosen.kind == string(k)})
+	}
+	for _, d := range alerting.MuteDurations {
+		v.MuteDurations = append(v.MuteDurations, templates.Choice{Label: d.Label, URL: d.Value, Active: d.Value == chosen.duration ||
+			chosen.duration == "" && d.Value == "24h"})
+	}
+}
+
+// muteChoice is what the mute form had chosen (kept after an error).
+type muteChoice struct{ listing, kind, duration string }
+
+func muteKindWords(k alerting.Kind) string {
+	if k == "" {
+		return "every alert"
+	}
+	return k.Label()
+}
+
+func minutesOf(d time.Duration) string { return strconv.FormatInt(int64(d/time.Minute), 10) }
+
+// capitalize starts a label with a capital letter, as a table's row head.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
 }

@@ -249,6 +249,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form = url.Values{"domain": {"nebula.example"}}
 	case path == "/alerts/webhook":
 		form.Set("url", "https://hooks.nebula.example/airside")
+	case path == "/account/alert-email":
+		form.Set("alert_email", "digest")
 	case strings.HasSuffix(path, "/endpoint"):
 		form = url.Values{"base_url": {"https://api.nebula.example/v1"}, "upstream_model": {"kimi-k2.5"}, "api_key": {"sk-matrix-0123456789"}}
 	case strings.HasSuffix(path, "/priority"):
@@ -398,7 +400,12 @@ func expect() map[string]map[string]int {
 		// The matrix's id matches no delivery: admins get as far as "not found".
 		"POST /alerts/deliveries/:id/resend": {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 404, admin: 404},
 		"POST /alerts/webhook/delete":        {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 404, admin: 404},
-		"GET /inbox":                         page(303, 200, 200, 200, 200),
+		// Rules and mutes are the carrier admins' too; the matrix posts an
+		// empty form (refused beside its fields) and an id that matches no mute.
+		"POST /alerts/rules":         {anon: 401, memberA: 403, adminA: 422, memberB: 403, adminB: 422, reviewer: 404, admin: 404},
+		"POST /alerts/mute":          {anon: 401, memberA: 403, adminA: 422, memberB: 403, adminB: 422, reviewer: 404, admin: 404},
+		"POST /alerts/mutes/:id/end": {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 404, admin: 404},
+		"GET /inbox":                 page(303, 200, 200, 200, 200),
 		// Alert e-mails are for carriers' people; staff belong to none.
 		"POST /account/alert-email": page(401, 200, 200, 403, 403),
 		// Two-factor: everyone signed in manages their own; the code step

@@ -80,6 +80,8 @@ type Server struct {
 	Alerts   AlertRunner
 	Webhooks WebhookSender
 	Hooks    HookService
+	// Tuning changes carriers' alert rules and mutes.
+	Tuning TuningService
 	// Self lets people manage their own accounts and their carrier's people.
 	Self SelfService
 	// AlertEmails is each person's choice about alert e-mails.
@@ -186,6 +188,7 @@ type Services struct {
 	Alerts       *alerting.Evaluator
 	Webhooks     *alerting.Sender
 	Hooks        *alerting.Hooks
+	Tuning       *alerting.Tuning
 	Storefront   *storefront.Service
 	Mail         mailer.Mailer
 	// Collectors are more Prometheus figures for /metrics (the database
@@ -219,6 +222,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
 		Hooks:           svc.Hooks,
+		Tuning:          svc.Tuning,
 		Storefront:      svc.Storefront,
 		Mail:            svc.Mail,
 		Now:             now,
@@ -422,6 +426,9 @@ func (s *Server) routes() {
 	member.POST("/alerts/webhook/rotate", s.handleRotateWebhookSecret)
 	member.POST("/alerts/deliveries/:id/resend", s.handleResendDelivery)
 	member.POST("/alerts/webhook/delete", s.handleDeleteWebhook)
+	member.POST("/alerts/rules", s.handleSetAlertRules)
+	member.POST("/alerts/mute", s.handleMuteAlerts)
+	member.POST("/alerts/mutes/:id/end", s.handleUnmute)
 	member.GET("/audit.csv", s.handleAuditCSV)
 	member.GET("/applications", s.handleApplications, requireReviewer)
 	member.GET("/applications/:id", s.handleApplication, requireReviewer)

@@ -35,8 +35,8 @@ type AccountService interface {
 
 // AlertEmailChoice is each person's choice about alert e-mails (account.AlertEmails).
 type AlertEmailChoice interface {
-	On(ctx context.Context, p *account.Principal) (bool, error)
-	Set(ctx context.Context, p *account.Principal, on bool) error
+	Mode(ctx context.Context, p *account.Principal) (account.AlertEmailMode, bool, error)
+	Set(ctx context.Context, p *account.Principal, mode account.AlertEmailMode) error
 }
 
 // AlertRunner is the alert evaluator the background work runs (alerting.Evaluator).
@@ -85,6 +85,13 @@ type HookService interface {
 	Rotate(ctx context.Context, p *account.Principal, carrierID int64) (string, error)
 	Set(ctx context.Context, p *account.Principal, carrierID int64, raw string) (string, error)
 	Test(ctx context.Context, p *account.Principal, carrierID int64) error
+}
+
+// TuningService is carriers' alert rules and mutes (alerting.Tuning).
+type TuningService interface {
+	SetRules(ctx context.Context, p *account.Principal, carrierID int64, form map[alerting.Kind]alerting.RuleForm) error
+	Mute(ctx context.Context, p *account.Principal, carrierID, listingID int64, kind, duration string) (time.Time, error)
+	Unmute(ctx context.Context, p *account.Principal, carrierID, muteID int64) error
 }
 
 // MaintenanceService is maintenance windows (workflow.Maintenance).
@@ -180,6 +187,7 @@ var (
 	_ EndpointService    = (*workflow.Endpoints)(nil)
 	_ FilingService      = (*workflow.Service)(nil)
 	_ HookService        = (*alerting.Hooks)(nil)
+	_ TuningService      = (*alerting.Tuning)(nil)
 	_ MaintenanceService = (*workflow.Maintenance)(nil)
 	_ PreflightRunner    = (*preflight.Worker)(nil)
 	_ RoutingCatalogue   = (*routing.Keeper)(nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
@@ -186,6 +187,75 @@ func TestAlertsPageAndWebhookForm(t *testing.T) {
 	member.login("member@nebula.example")
 	wantStatus(t, "member sets the webhook", member.post("/alerts", "/alerts/webhook?carrier=nebula", url.Values{"url": {"https://x.example/h"}}), http.StatusForbidden)
 	wantStatus(t, "member rotates the secret", member.post("/alerts", "/alerts/webhook/rotate?carrier=nebula", url.Values{}), http.StatusForbidden)
+}
+
+// TestAlertRulesAndMutesFromThePage: an admin sets a rule's threshold and
+// times, sees a bad field named with everything as typed and nothing
+// saved, mutes a listing and ends the mute; a member sees the rules and
+// cannot change them.
+func TestAlertRulesAndMutesFromThePage(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	page := admin.get("/alerts?carrier=nebula")
+	wantStatus(t, "alerts", page, http.StatusOK)
+	if !strings.Contains(page.body, `data-testid="rule-at_cap"`) || !strings.Contains(page.body, "in 15 minutes of the last hour") {
+		t.Fatal("the rules table does not show the cap rule with its default")
+	}
+	form := url.Values{}
+	for _, k := range alerting.Kinds {
+		set := alerting.DefaultSetting(k)
+		form.Set(string(k)+"-on", "on")
+		form.Set(string(k)+"-open", fmt.Sprint(int(set.OpenAfter.Minutes())))
+		form.Set(string(k)+"-close", fmt.Sprint(int(set.CloseAfter.Minutes())))
+		if alerting.ThresholdOf(k).Label != "" {
+			form.Set(string(k)+"-threshold", strconv.FormatFloat(set.Threshold, 'f', -1, 64))
+		}
+	}
+	form.Set("at_cap-threshold", "5")
+	form.Del("rank_moved-on")
+	form.Set("ttft_jump-threshold", "fast")
+	res := admin.post("/alerts?carrier=nebula", "/alerts/rules?carrier=nebula", form)
+	wantStatus(t, "a bad threshold", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, `data-testid="error-ttft_jump-threshold"`) || !strings.Contains(res.body, `value="fast"`) ||
+		!strings.Contains(res.body, `name="at_cap-threshold" id="at_cap-threshold" value="5"`) {
+		t.Error("the bad field is not named, or the form lost what was typed")
+	}
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	if rules, _ := p.store.CarrierAlertRules(context.Background(), kimi.CarrierID); len(rules) != 0 {
+		t.Errorf("a refused form saved %+v", rules)
+	}
+	form.Set("ttft_jump-threshold", "2")
+	wantStatus(t, "save rules", admin.post("/alerts?carrier=nebula", "/alerts/rules?carrier=nebula", form), http.StatusSeeOther)
+	page = admin.get("/alerts?carrier=nebula")
+	if !strings.Contains(page.body, "in 5 minutes of the last hour") || !strings.Contains(page.body, "Default: on, holds for 5 min, clears after 15 min, threshold 15 min.") ||
+		regexp.MustCompile(`name="rank_moved-on" id="rank_moved-on" checked`).MatchString(page.body) {
+		t.Error("the saved rules do not show: the cap at 5 minutes with its default beside it, the rank rule off")
+	}
+	res = admin.post("/alerts?carrier=nebula", "/alerts/mute?carrier=nebula", url.Values{"listing": {fmt.Sprint(kimi.ID)}, "kind": {"at_cap"}, "for": {"forever"}})
+	wantStatus(t, "a duration not offered", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, `data-testid="error-for"`) || !regexp.MustCompile(`<option value="at_cap" selected`).MatchString(res.body) {
+		t.Error("the refused mute is not explained, or the form lost its choices")
+	}
+	res = admin.post("/alerts?carrier=nebula", "/alerts/mute?carrier=nebula", url.Values{"listing": {fmt.Sprint(kimi.ID)}, "kind": {"at_cap"}, "for": {"8h"}})
+	wantStatus(t, "mute", res, http.StatusSeeOther)
+	page = admin.get("/alerts?carrier=nebula")
+	if !strings.Contains(page.body, `data-testid="mute-list"`) || !strings.Contains(page.body, "Kimi K2.5</strong>: at its rate cap, until") {
+		t.Fatal("the mute is not listed")
+	}
+	muteID := regexp.MustCompile(`data-testid="unmute-(\d+)"`).FindStringSubmatch(page.body)
+	member := p.client()
+	member.login("member@nebula.example")
+	wantStatus(t, "member saves rules", member.post("/alerts?carrier=nebula", "/alerts/rules?carrier=nebula", form), http.StatusForbidden)
+	wantStatus(t, "member mutes", member.post("/alerts?carrier=nebula", "/alerts/mute?carrier=nebula",
+		url.Values{"listing": {fmt.Sprint(kimi.ID)}, "kind": {""}, "for": {"1h"}}), http.StatusForbidden)
+	if body := member.get("/alerts?carrier=nebula").body; !strings.Contains(body, "in 5 minutes of the last hour") || strings.Contains(body, `data-testid="save-rules"`) {
+		t.Error("a member does not see the rules, or is offered to save them")
+	}
+	wantStatus(t, "unmute", admin.post("/alerts?carrier=nebula", "/alerts/mutes/"+muteID[1]+"/end?carrier=nebula", url.Values{}), http.StatusSeeOther)
+	if !strings.Contains(admin.get("/alerts?carrier=nebula").body, `data-testid="no-mutes"`) {
+		t.Error("the mute is still listed after it ended")
+	}
 }
 
 // TestTheTrafficPageShowsWhatRoutingDid: the figures a gateway reports

@@ -14,7 +14,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +70,7 @@ func (k Kind) Label() string {
 	case ShareDown:
 		return "share falling"
 	case RankMoved:
-		return "rank moved by a competitor"
+		return "ranked lower"
 	case FailureBreaker:
 		return "failing far more than its peers"
 	case RateLimitBackoff:
@@ -86,29 +85,34 @@ func (k Kind) Label() string {
 
 // Alert is one alert as stored.
 type Alert struct {
-	ID         int64
-	CarrierID  int64
-	ListingID  int64
-	Listing    string // carrier/model
+	ID        int64
+	CarrierID int64
+	ListingID int64
+	Listing   string // carrier/model
+	// ModelName is the model's name, for a carrier's own pages (filled by
+	// the alerts page's read only).
+	ModelName  string
 	Kind       Kind
 	Detail     string
 	OpenedAt   time.Time
 	ResolvedAt *time.Time
+	// Flaps is how many times the alert opened again within FoldWindow
+	// of resolving (folded into this one); ReopenedAt is the last.
+	Flaps      int64
+	ReopenedAt *time.Time
 }
 
-// Rules are the thresholds; the zero value takes the defaults.
+// Rules are what every carrier's rules share; the zero value takes the
+// defaults. Each carrier sets its own thresholds (CarrierRules).
 type Rules struct {
-	// Window is how long uptime must stay under a line (default 10 min).
+	// Window is the span the uptime, failure, 429 and first-token rules
+	// judge (default 10 min).
 	Window time.Duration
-	// CapMinutes is how many minutes at the cap in an hour alert (15).
-	CapMinutes int
-	// ShareDrop is the week-over-week fall of share that alerts (0.30).
-	ShareDrop float64
 	// MinRequests keeps a quiet listing's one failure from alerting (50).
 	MinRequests int64
 }
 
-// The default rules: the alerts page says them from here (Watched).
+// The defaults of Rules and of the thresholds a carrier may change.
 const (
 	DefaultWindow      = 10 * time.Minute
 	DefaultCapMinutes  = 15
@@ -120,27 +124,48 @@ func (r Rules) withDefaults() Rules {
 	if r.Window <= 0 {
 		r.Window = DefaultWindow
 	}
-	if r.CapMinutes <= 0 {
-		r.CapMinutes = DefaultCapMinutes
-	}
-	if r.ShareDrop <= 0 {
-		r.ShareDrop = DefaultShareDrop
-	}
 	if r.MinRequests <= 0 {
 		r.MinRequests = DefaultMinRequests
 	}
 	return r
 }
 
-// Watched says, for the alerts page, what the rules r (defaults filled)
-// watch: the page's sentence is derived from the figures the evaluator
-// uses, never written beside them.
-func (r Rules) Watched() string {
+// Describe says what rule k watches with setting s, for the alerts page:
+// derived from the figures the evaluator uses, never written beside them.
+func (r Rules) Describe(k Kind, s Setting) string {
 	r = r.withDefaults()
-	return fmt.Sprintf("uptime under %s %% (the routing penalty) or %s %% (sessions move away) for %d minutes, %d minutes at a rate cap within an hour, "+
-		"share of the model down more than %d %% week over week, and a competitor's change that cost you a rank",
-		election.Percent(election.PenaltyUptime), election.Percent(election.StableUptime), int(r.Window/time.Minute), r.CapMinutes,
-		int(math.Round(r.ShareDrop*100)))
+	window := int(r.Window / time.Minute)
+	switch k {
+	case UptimePenalty, UptimeSwitch:
+		line, effect := election.PenaltyUptime, "routing's penalty"
+		if k == UptimeSwitch {
+			line, effect = election.StableUptime, "sessions move away"
+		}
+		return fmt.Sprintf("Uptime under %s %% (%s) over %d minutes, with at least %d requests.", election.Percent(line), effect, window, r.MinRequests)
+	case AtCap:
+		return fmt.Sprintf("Requests turned away at a rate cap in %s minutes of the last hour.", trimFloat(s.Threshold))
+	case ShareDown:
+		return fmt.Sprintf("Share of the model's requests over the last 7 days down more than %s %% on the 7 days before.", trimFloat(s.Threshold))
+	case RankMoved:
+		return fmt.Sprintf("A standard scenario's rank %s worse while your own fare did not change; the alert names what moved it.",
+			plural(s.Threshold, "place", "places"))
+	case FailureBreaker:
+		return fmt.Sprintf("Failures over %d minutes at %s times the model's other listings' rate, and %d points above it.", window, trimFloat(s.Threshold), int(breakerMargin*100))
+	case RateLimitBackoff:
+		return fmt.Sprintf("429 answers over %d minutes at %s times the model's other listings' rate, and %d points above it.", window, trimFloat(s.Threshold), int(breakerMargin*100))
+	case TTFTJump:
+		return fmt.Sprintf("Time to first token over %d minutes at %s times the hour before's.", window, trimFloat(s.Threshold))
+	case BreakerPaused:
+		return "A gateway's breaker holds the listing out of routing (reported by the gateway)."
+	}
+	return k.Label()
+}
+
+func plural(n float64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return trimFloat(n) + " " + many
 }
 
 // Signals are what is known of one listing now.
@@ -165,9 +190,10 @@ type Signals struct {
 	BreakerOpened, BreakerClosed *time.Time
 }
 
-// Breaker lines: a listing's failure or 429 rate alerts when it is at least
-// breakerFactor times its peers' and breakerMargin above it; a first-token
-// time alerts when it is ttftJumpFactor times the hour before's.
+// Breaker lines, by default: a listing's failure or 429 rate alerts when it
+// is at least breakerFactor times its peers' and breakerMargin above it; a
+// first-token time alerts when it is ttftJumpFactor times the hour
+// before's. A carrier may change the factors (CarrierRules).
 const (
 	breakerFactor  = 3.0
 	breakerMargin  = 0.10
@@ -175,8 +201,8 @@ const (
 )
 
 // farAbove reports whether rate is far above the peers' rate.
-func farAbove(rate, peers float64) bool {
-	return rate >= breakerFactor*peers && rate >= peers+breakerMargin
+func farAbove(rate, peers, factor float64) bool {
+	return rate >= factor*peers && rate >= peers+breakerMargin
 }
 
 // Verdict is, per kind, whether its condition holds now and the words for
@@ -190,8 +216,9 @@ type Finding struct {
 	Detail string
 }
 
-// Judge applies the rules to a listing's signals.
-func Judge(r Rules, s Signals) Verdict {
+// Judge applies the rules, with a carrier's thresholds, to a listing's
+// signals.
+func Judge(r Rules, cr CarrierRules, s Signals) Verdict {
 	r = r.withDefaults()
 	v := Verdict{}
 	if s.Requests >= r.MinRequests {
@@ -200,21 +227,21 @@ func Judge(r Rules, s Signals) Verdict {
 		v[UptimePenalty] = Finding{Holds: 100*up < election.PenaltyUptime, Detail: text}
 		v[UptimeSwitch] = Finding{Holds: 100*up < election.StableUptime, Detail: text}
 	}
-	v[AtCap] = Finding{Holds: s.CappedMinutes >= r.CapMinutes,
+	v[AtCap] = Finding{Holds: float64(s.CappedMinutes) >= cr.Of(AtCap).Threshold,
 		Detail: fmt.Sprintf("requests turned away at the cap in %d of the last 60 minutes", s.CappedMinutes)}
 	if s.Requests >= r.MinRequests && s.PeerRequests >= r.MinRequests {
 		mine, peers := float64(s.Failures)/float64(s.Requests), float64(s.PeerFailures)/float64(s.PeerRequests)
-		v[FailureBreaker] = Finding{Holds: farAbove(mine, peers),
+		v[FailureBreaker] = Finding{Holds: farAbove(mine, peers, cr.Of(FailureBreaker).Threshold),
 			Detail: fmt.Sprintf("%.1f %% of requests failed over the last %d minutes; the model's other listings %.1f %%", 100*mine, int(r.Window.Minutes()), 100*peers)}
 	}
 	if tried, peerTried := s.Requests+s.RateLimited, s.PeerRequests+s.PeerRateLimited; tried >= r.MinRequests && peerTried >= r.MinRequests {
 		mine, peers := float64(s.RateLimited)/float64(tried), float64(s.PeerRateLimited)/float64(peerTried)
-		v[RateLimitBackoff] = Finding{Holds: farAbove(mine, peers),
+		v[RateLimitBackoff] = Finding{Holds: farAbove(mine, peers, cr.Of(RateLimitBackoff).Threshold),
 			Detail: fmt.Sprintf("%.1f %% of requests answered 429 over the last %d minutes; the model's other listings %.1f %%", 100*mine, int(r.Window.Minutes()), 100*peers)}
 	}
 	if s.Successes >= r.MinRequests && s.PrevSuccesses >= r.MinRequests && s.TTFTMsSum > 0 && s.PrevTTFTMsSum > 0 {
 		now, before := catalogue.TTFTPerSuccess(s.TTFTMsSum, s.Successes), catalogue.TTFTPerSuccess(s.PrevTTFTMsSum, s.PrevSuccesses)
-		v[TTFTJump] = Finding{Holds: now >= ttftJumpFactor*before,
+		v[TTFTJump] = Finding{Holds: now >= cr.Of(TTFTJump).Threshold*before,
 			Detail: fmt.Sprintf("time to first token %.0f ms over the last %d minutes, %.0f ms the hour before", now, int(r.Window.Minutes()), before)}
 	}
 	if o := s.BreakerOpened; o != nil && (s.BreakerClosed == nil || s.BreakerClosed.Before(*o)) {
@@ -229,7 +256,7 @@ func Judge(r Rules, s Signals) Verdict {
 	}
 	if s.ShareBefore > 0 && s.ShareNow >= 0 {
 		drop := (s.ShareBefore - s.ShareNow) / s.ShareBefore
-		v[ShareDown] = Finding{Holds: drop > r.ShareDrop,
+		v[ShareDown] = Finding{Holds: drop*100 > cr.Of(ShareDown).Threshold,
 			Detail: fmt.Sprintf("share of the model %.1f %% over the last 7 days, %.1f %% the 7 days before", 100*s.ShareNow, 100*s.ShareBefore)}
 	}
 	return v

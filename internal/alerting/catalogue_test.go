@@ -4,7 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestTheEventCatalogueIsComplete: the webhook event catalogue (docs/using.md)
@@ -32,21 +31,29 @@ func TestTheEventCatalogueIsComplete(t *testing.T) {
 	}
 }
 
-// TestTheWatchedSentenceCarriesTheRules: the alerts page's sentence is
-// made from the rules the evaluator runs: the defaults, or others.
-func TestTheWatchedSentenceCarriesTheRules(t *testing.T) {
+// TestEveryRuleSaysItsThreshold: the rules table's sentence for each rule
+// is made from the setting the evaluator runs: the default, or another.
+func TestEveryRuleSaysItsThreshold(t *testing.T) {
+	for _, k := range Kinds {
+		if got := (Rules{}).Describe(k, DefaultSetting(k)); got == "" || got == k.Label() {
+			t.Errorf("%s has no sentence of its own: %q", k, got)
+		}
+	}
 	for _, test := range []struct {
-		rules Rules
-		want  []string
+		kind Kind
+		set  Setting
+		want string
 	}{
-		{Rules{}, []string{"for 10 minutes", "15 minutes at a rate cap", "more than 30 %"}},
-		{Rules{Window: 20 * time.Minute, CapMinutes: 5, ShareDrop: 0.25}, []string{"for 20 minutes", "5 minutes at a rate cap", "more than 25 %"}},
+		{AtCap, DefaultSetting(AtCap), "in 15 minutes of the last hour"},
+		{AtCap, Setting{Threshold: 5}, "in 5 minutes of the last hour"},
+		{ShareDown, DefaultSetting(ShareDown), "down more than 30 %"},
+		{ShareDown, Setting{Threshold: 25}, "down more than 25 %"},
+		{RankMoved, Setting{Threshold: 2}, "2 places worse"},
+		{TTFTJump, Setting{Threshold: 1.5}, "at 1.5 times the hour before's"},
+		{UptimePenalty, DefaultSetting(UptimePenalty), "over 10 minutes"},
 	} {
-		got := test.rules.Watched()
-		for _, w := range test.want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%+v: %q does not say %q", test.rules, got, w)
-			}
+		if got := (Rules{}).Describe(test.kind, test.set); !strings.Contains(got, test.want) {
+			t.Errorf("%s %+v: %q does not say %q", test.kind, test.set, got, test.want)
 		}
 	}
 }

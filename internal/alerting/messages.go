@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/airside/airside/internal/netguard"
@@ -31,25 +32,33 @@ func EmailSubjectRecovered(listing string, kind Kind) string {
 }
 
 // EmailFooter ends every alert e-mail: where to see it and how to stop.
-const EmailFooter = "Your alerts, with their history, are on the Alerts page. " +
-	"You get these e-mails as an admin of the carrier, or because you chose them; change that on your Account page."
+const EmailFooter = "Your alerts, with their history, their rules and their mutes, are on the Alerts page. " +
+	"You get these e-mails by your choice on your Account page (a carrier's admins get the daily digest unless they chose otherwise); change it there."
 
 // NoticeRecovered tells a carrier an alert closed.
 func NoticeRecovered(listing string, kind Kind, detail string) string {
 	return fmt.Sprintf("Recovered: %s is no longer %s: %s.", listing, kind.Label(), detail)
 }
 
-// NoticeRankMoved tells a carrier a competitor's change cost it a rank.
-func NoticeRankMoved(listing, detail string) string {
-	return fmt.Sprintf("Alert: %s: %s.", listing, detail)
+// NoticeFlapping tells a carrier an alert that had recovered opened again
+// within FoldWindow: said once, and the alert stays one alert until its
+// condition has been clear for FoldWindow.
+func NoticeFlapping(listing string, kind Kind, detail string) string {
+	return fmt.Sprintf("Flapping: %s is %s again: %s. It has recovered and come back within the hour, so it stays one alert "+
+		"and we tell you again only when it has been clear for an hour.", listing, kind.Label(), detail)
+}
+
+// EmailSubjectFlapping heads a flapping alert's e-mail.
+func EmailSubjectFlapping(listing string, kind Kind) string {
+	return fmt.Sprintf("Airside alert: %s is flapping (%s)", listing, kind.Label())
 }
 
 func rankMove(scenario string, now, was int64) string {
 	return fmt.Sprintf("%s: rank %d, was %d", scenario, now, was)
 }
 
-func rankMovedDetail(moves []string) string {
-	return "another carrier's change moved you in " + joinMoves(moves)
+func rankMovedDetail(moves []string, cause string) string {
+	return strings.Join(moves, "; ") + " (" + cause + ")"
 }
 
 // errNoWebhook: the carrier removed its webhook while deliveries waited.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,19 +24,36 @@ type Listing struct {
 type EvalStore interface {
 	AlertSignals(ctx context.Context, now time.Time, window time.Duration) ([]Listing, map[int64]Signals, error)
 	OpenAlerts(ctx context.Context) ([]Alert, error)
+	// ResolvedSince lists the alerts resolved at or after since, for
+	// folding one that opens again into the same alert.
+	ResolvedSince(ctx context.Context, since time.Time) ([]Alert, error)
+	// OpenAlert, ReopenAlert and ResolveAlert tell the carrier (inbox and
+	// webhook) when message is not empty, and report whether this call
+	// made the change (several processes judge at once).
 	OpenAlert(ctx context.Context, a Alert, message string) (bool, error)
+	ReopenAlert(ctx context.Context, a Alert, detail, message string) (bool, error)
 	ResolveAlert(ctx context.Context, a Alert, message, detail string) (bool, error)
-	ListingRanks(ctx context.Context) (map[int64]map[string][2]int64, error)
-	SaveListingRanks(ctx context.Context, ranks map[int64]map[string][2]int64) error
+	AlertConditions(ctx context.Context) ([]Condition, error)
+	SaveAlertConditions(ctx context.Context, changed []Condition) error
+	AlertRules(ctx context.Context) (map[int64]CarrierRules, error)
+	ActiveMutes(ctx context.Context, now time.Time) ([]Mute, error)
+	ListingRanks(ctx context.Context) (map[int64]map[string]RankState, error)
+	SaveListingRanks(ctx context.Context, ranks map[int64]map[string]RankState) error
 }
 
 // Ranks are listings' ranks now in each standard scenario, with each
 // listing's own catalogue revision (a rank that moved while the listing's
-// revision did not was moved by someone else) and the scenarios' names.
+// revision did not was moved by someone else), the scenarios' names, and
+// each listing's model and name (to say which competitor moved it).
 type Ranks struct {
 	Rank     map[int64]map[string]int64
 	Revision map[int64]int64
 	Names    map[string]string
+	Model    map[int64]string
+	Listing  map[int64]string
+	// Catalogue is the newest revision among the listings: a competitor
+	// whose revision is newer than a baseline's changed since it.
+	Catalogue int64
 }
 
 // Mailer sends one e-mail (mailer.SMTP).
@@ -50,8 +66,8 @@ type Evaluator struct {
 	Store EvalStore
 	Rules Rules
 	// Mail, when set (AIRSIDE_SMTP_URL), e-mails each alert that opens or
-	// recovers to Recipients(carrier): the carrier's admins by default,
-	// and whoever chose it on their account page.
+	// recovers to Recipients(carrier): whoever chose alerts one by one on
+	// their account page (the daily digest, Digest, e-mails the others).
 	Mail       Mailer
 	Recipients func(ctx context.Context, carrierID int64) ([]string, error)
 	// Outbox keeps e-mails the relay refused for another attempt (nil: a
@@ -60,8 +76,15 @@ type Evaluator struct {
 	// Ranks computes the ranks now (from the routing snapshot); nil skips
 	// the rank alerts.
 	Ranks func(ctx context.Context, now time.Time) (Ranks, error)
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Digest, when set, sends the day's digests at the end of a pass.
+	Digest *Digest
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+type condKey struct {
+	listing int64
+	kind    Kind
 }
 
 // Once judges every listing in service now.
@@ -77,44 +100,133 @@ func (e *Evaluator) Once(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type key struct {
-		listing int64
-		kind    Kind
+	recent, err := e.Store.ResolvedSince(ctx, now.Add(-FoldWindow))
+	if err != nil {
+		return err
 	}
-	openBy := map[key]Alert{}
+	stored, err := e.Store.AlertConditions(ctx)
+	if err != nil {
+		return err
+	}
+	carrierRules, err := e.Store.AlertRules(ctx)
+	if err != nil {
+		return err
+	}
+	mutes, err := e.Store.ActiveMutes(ctx, now)
+	if err != nil {
+		return err
+	}
+	openBy, lastResolved, conds := map[condKey]Alert{}, map[condKey]Alert{}, map[condKey]Condition{}
 	for _, a := range open {
-		openBy[key{a.ListingID, a.Kind}] = a
+		openBy[condKey{a.ListingID, a.Kind}] = a
 	}
+	for _, a := range recent {
+		k := condKey{a.ListingID, a.Kind}
+		if prev, ok := lastResolved[k]; !ok || a.ResolvedAt.After(*prev.ResolvedAt) {
+			lastResolved[k] = a
+		}
+	}
+	for _, c := range stored {
+		conds[condKey{c.ListingID, c.Kind}] = c
+	}
+	var rankFindings map[int64]Finding
+	if e.Ranks != nil {
+		if rankFindings, err = e.rankFindings(ctx, listings, signals, carrierRules, rules); err != nil {
+			return err
+		}
+	}
+	var changed []Condition
 	for _, l := range listings {
-		for kind, f := range Judge(rules, signals[l.ID]) {
-			a, isOpen := openBy[key{l.ID, kind}]
-			switch {
-			case f.Holds && !isOpen:
-				msg := NoticeOpened(l.Name, kind, f.Detail)
-				opened, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: kind, Detail: f.Detail}, msg)
-				if err != nil {
-					return err
-				}
-				if opened { // only the process that opened it: one e-mail per alert
-					e.mail(ctx, l.CarrierID, EmailSubjectOpened(l.Name, kind), msg)
-				}
-			case !f.Holds && isOpen:
-				a.Listing = l.Name
-				msg := NoticeRecovered(l.Name, kind, f.Detail)
-				resolved, err := e.Store.ResolveAlert(ctx, a, msg, f.Detail)
-				if err != nil {
-					return err
-				}
-				if resolved {
-					e.mail(ctx, l.CarrierID, EmailSubjectRecovered(l.Name, kind), msg)
-				}
+		cr := carrierRules[l.CarrierID]
+		verdict := Judge(rules, cr, signals[l.ID])
+		if f, ok := rankFindings[l.ID]; ok {
+			verdict[RankMoved] = f
+		}
+		for _, kind := range Kinds {
+			f, judged := verdict[kind]
+			if !judged {
+				continue // too little to judge by: an open alert stays open
+			}
+			k := condKey{l.ID, kind}
+			c, seen := conds[k]
+			if !seen || c.Holds != f.Holds {
+				c = Condition{ListingID: l.ID, Kind: kind, Holds: f.Holds, Since: now}
+				changed = append(changed, c)
+			}
+			var openAlert, resolved *Alert
+			if a, ok := openBy[k]; ok {
+				openAlert = &a
+			}
+			if a, ok := lastResolved[k]; ok {
+				resolved = &a
+			}
+			muted := false
+			for _, m := range mutes {
+				muted = muted || m.Covers(l.ID, kind, now)
+			}
+			if err := e.act(ctx, l, kind, f, Step(cr.Of(kind), c, openAlert, resolved, now), openAlert, resolved, muted); err != nil {
+				return err
 			}
 		}
 	}
-	if e.Ranks == nil {
-		return nil
+	if err := e.Store.SaveAlertConditions(ctx, changed); err != nil {
+		return err
 	}
-	return e.rankAlerts(ctx, now, listings, openBy2(open))
+	if e.Digest != nil {
+		if _, err := e.Digest.Once(ctx); err != nil {
+			return fmt.Errorf("daily digest: %w", err)
+		}
+	}
+	return nil
+}
+
+// act carries out a step's decision for one rule on one listing: the
+// carrier hears of an opening, of the first time it flaps, and of the
+// recovery, unless the listing's alerts of the kind are muted.
+func (e *Evaluator) act(ctx context.Context, l Listing, kind Kind, f Finding, step Action, open, resolved *Alert, muted bool) error {
+	switch step {
+	case Open:
+		msg := NoticeOpened(l.Name, kind, f.Detail)
+		if muted {
+			msg = ""
+		}
+		opened, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: kind, Detail: f.Detail}, msg)
+		if err != nil {
+			return err
+		}
+		if opened && msg != "" { // only the process that opened it: one e-mail per alert
+			e.mail(ctx, l.CarrierID, EmailSubjectOpened(l.Name, kind), msg)
+		}
+	case Fold:
+		a := *resolved
+		a.Listing = l.Name
+		msg := ""
+		if a.Flaps == 0 && !muted { // the first time it flaps: once
+			msg = NoticeFlapping(l.Name, kind, f.Detail)
+		}
+		reopened, err := e.Store.ReopenAlert(ctx, a, f.Detail, msg)
+		if err != nil {
+			return err
+		}
+		if reopened && msg != "" {
+			e.mail(ctx, l.CarrierID, EmailSubjectFlapping(l.Name, kind), msg)
+		}
+	case Resolve, Retire:
+		a := *open
+		a.Listing = l.Name
+		msg := NoticeRecovered(l.Name, kind, f.Detail)
+		if step == Retire || muted {
+			msg = ""
+		}
+		resolvedNow, err := e.Store.ResolveAlert(ctx, a, msg, f.Detail)
+		if err != nil {
+			return err
+		}
+		if resolvedNow && msg != "" {
+			e.mail(ctx, l.CarrierID, EmailSubjectRecovered(l.Name, kind), msg)
+		}
+	}
+	return nil
 }
 
 // mail e-mails an alert's message to the carrier's recipients. A refused
@@ -130,94 +242,8 @@ func (e *Evaluator) mail(ctx context.Context, carrierID int64, subject, body str
 		return
 	}
 	for _, addr := range to {
-		send, cancel := context.WithTimeout(ctx, 20*time.Second)
-		text := body + "\n\n" + EmailFooter
-		err := e.Mail.Send(send, addr, subject, text)
-		cancel()
-		if err == nil {
-			continue
-		}
-		e.Log.Warn("alerts: e-mail", "to", addr, "err", err)
-		if e.Outbox != nil {
-			m := QueuedEmail{To: addr, Subject: subject, Body: text, Attempts: 1, NextAttemptAt: e.Now().Add(MailRetryWait(1)), LastError: err.Error()}
-			if err := e.Outbox.QueueAlertEmail(ctx, m); err != nil {
-				e.Log.Warn("alerts: e-mail outbox", "to", addr, "err", err)
-			}
-		}
+		sendMail(ctx, e.Mail, e.Outbox, e.Log, e.Now(), addr, subject, body+"\n\n"+EmailFooter)
 	}
-}
-
-func openBy2(open []Alert) map[int64]Alert {
-	out := map[int64]Alert{}
-	for _, a := range open {
-		if a.Kind == RankMoved {
-			out[a.ListingID] = a
-		}
-	}
-	return out
-}
-
-// rankAlerts tells a carrier when its rank in a standard scenario got worse
-// while its own listing did not change: a competitor moved it. The alert is
-// an event: it resolves, silently, at the next pass with no such move.
-func (e *Evaluator) rankAlerts(ctx context.Context, now time.Time, listings []Listing, open map[int64]Alert) error {
-	ranks, err := e.Ranks(ctx, now)
-	if err != nil {
-		return err
-	}
-	before, err := e.Store.ListingRanks(ctx)
-	if err != nil {
-		return err
-	}
-	seen := map[int64]map[string][2]int64{}
-	for _, l := range listings {
-		var moves []string
-		scenarios := make([]string, 0, len(ranks.Rank[l.ID]))
-		for sc := range ranks.Rank[l.ID] {
-			scenarios = append(scenarios, sc)
-		}
-		sort.Strings(scenarios)
-		for _, sc := range scenarios {
-			r := ranks.Rank[l.ID][sc]
-			if seen[l.ID] == nil {
-				seen[l.ID] = map[string][2]int64{}
-			}
-			seen[l.ID][sc] = [2]int64{r, ranks.Revision[l.ID]}
-			prev, ok := before[l.ID][sc]
-			if ok && prev[1] == ranks.Revision[l.ID] && r > prev[0] {
-				moves = append(moves, rankMove(ranks.Names[sc], r, prev[0]))
-			}
-		}
-		a, isOpen := open[l.ID]
-		switch {
-		case len(moves) > 0 && !isOpen:
-			detail := rankMovedDetail(moves)
-			msg := NoticeRankMoved(l.Name, detail)
-			opened, err := e.Store.OpenAlert(ctx, Alert{CarrierID: l.CarrierID, ListingID: l.ID, Listing: l.Name, Kind: RankMoved, Detail: detail}, msg)
-			if err != nil {
-				return err
-			}
-			if opened {
-				e.mail(ctx, l.CarrierID, EmailSubjectOpened(l.Name, RankMoved), msg)
-			}
-		case len(moves) == 0 && isOpen:
-			if _, err := e.Store.ResolveAlert(ctx, a, "", ""); err != nil {
-				return err
-			}
-		}
-	}
-	return e.Store.SaveListingRanks(ctx, seen)
-}
-
-func joinMoves(m []string) string {
-	var b bytes.Buffer
-	for i, s := range m {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(s)
-	}
-	return b.String()
 }
 
 // Run evaluates every interval until ctx ends.

@@ -22,6 +22,8 @@ type alertRow struct {
 	Detail     string
 	OpenedAt   time.Time
 	ResolvedAt *time.Time
+	Flaps      int64
+	ReopenedAt *time.Time
 }
 
 func (alertRow) TableName() string { return "alerts" }
@@ -57,11 +59,13 @@ type deliveryRow struct {
 func (deliveryRow) TableName() string { return "webhook_deliveries" }
 
 type rankRow struct {
-	ListingID   int64  `gorm:"primaryKey"`
-	Scenario    string `gorm:"primaryKey"`
-	RankNow     int64
-	OwnRevision int64
-	UpdatedAt   time.Time
+	ListingID         int64  `gorm:"primaryKey"`
+	Scenario          string `gorm:"primaryKey"`
+	RankNow           int64
+	OwnRevision       int64
+	BaselineRank      int64
+	BaselineCatalogue int64
+	UpdatedAt         time.Time
 }
 
 func (rankRow) TableName() string { return "listing_ranks" }
@@ -212,7 +216,15 @@ func (s *Store) OpenAlerts(ctx context.Context) ([]alerting.Alert, error) {
 
 func (r *alertRow) domain(name string) alerting.Alert {
 	return alerting.Alert{ID: r.ID, CarrierID: r.CarrierID, ListingID: r.ListingID, Listing: name, Kind: alerting.Kind(r.Kind),
-		Detail: r.Detail, OpenedAt: r.OpenedAt.UTC(), ResolvedAt: r.ResolvedAt}
+		Detail: r.Detail, OpenedAt: r.OpenedAt.UTC(), ResolvedAt: utcPtr(r.ResolvedAt), Flaps: r.Flaps, ReopenedAt: utcPtr(r.ReopenedAt)}
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 // alertEvent is the body a webhook receives.
@@ -223,6 +235,9 @@ type alertEvent struct {
 	Listing string    `json:"listing"`
 	Kind    string    `json:"kind"`
 	Detail  string    `json:"detail"`
+	// Flapping is set on an alert.opened that reopens an alert that
+	// resolved within the hour (the same alertId).
+	Flapping bool `json:"flapping,omitempty"`
 }
 
 // OpenAlert records an alert unless one of its kind is already open for
@@ -282,10 +297,11 @@ func (s *Store) ResolveAlert(ctx context.Context, a alerting.Alert, message, det
 // FindAlerts lists a carrier's alerts, open first, newest first.
 func (s *Store) FindAlerts(ctx context.Context, carrierID int64, limit int) ([]alerting.Alert, error) {
 	var rows []struct {
-		Row  alertRow `gorm:"embedded"`
-		Name string
+		Row       alertRow `gorm:"embedded"`
+		Name      string
+		ModelName string
 	}
-	err := s.read(ctx).Table("alerts").Select("alerts.*, carriers.slug || '/' || models.slug AS name").
+	err := s.read(ctx).Table("alerts").Select("alerts.*, carriers.slug || '/' || models.slug AS name, models.name AS model_name").
 		Joins("JOIN listings ON listings.id = alerts.listing_id").Joins("JOIN carriers ON carriers.id = listings.carrier_id").
 		Joins("JOIN models ON models.id = listings.model_id").Where("alerts.carrier_id = ?", carrierID).
 		Order("CASE WHEN alerts.resolved_at IS NULL THEN 0 ELSE 1 END, alerts.opened_at DESC, alerts.id DESC").Limit(limit).Scan(&rows).Error
@@ -295,34 +311,36 @@ func (s *Store) FindAlerts(ctx context.Context, carrierID int64, limit int) ([]a
 	out := make([]alerting.Alert, len(rows))
 	for i := range rows {
 		out[i] = rows[i].Row.domain(rows[i].Name)
+		out[i].ModelName = rows[i].ModelName
 	}
 	return out, nil
 }
 
-// ListingRanks returns the ranks last seen: listing -> scenario -> rank,
-// with the listing's own revision then.
-func (s *Store) ListingRanks(ctx context.Context) (map[int64]map[string][2]int64, error) {
+// ListingRanks returns the ranks last seen: listing -> scenario -> state.
+func (s *Store) ListingRanks(ctx context.Context) (map[int64]map[string]alerting.RankState, error) {
 	var rows []rankRow
 	if err := s.read(ctx).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("listing ranks: %w", err)
 	}
-	out := map[int64]map[string][2]int64{}
+	out := map[int64]map[string]alerting.RankState{}
 	for _, r := range rows {
 		if out[r.ListingID] == nil {
-			out[r.ListingID] = map[string][2]int64{}
+			out[r.ListingID] = map[string]alerting.RankState{}
 		}
-		out[r.ListingID][r.Scenario] = [2]int64{r.RankNow, r.OwnRevision}
+		out[r.ListingID][r.Scenario] = alerting.RankState{Rank: r.RankNow, OwnRevision: r.OwnRevision, Baseline: r.BaselineRank,
+			BaselineCatalogue: r.BaselineCatalogue}
 	}
 	return out, nil
 }
 
 // SaveListingRanks stores the ranks seen now.
-func (s *Store) SaveListingRanks(ctx context.Context, ranks map[int64]map[string][2]int64) error {
+func (s *Store) SaveListingRanks(ctx context.Context, ranks map[int64]map[string]alerting.RankState) error {
 	var rows []rankRow
 	now := s.Now().UTC()
 	for id, byScenario := range ranks {
 		for sc, r := range byScenario {
-			rows = append(rows, rankRow{ListingID: id, Scenario: sc, RankNow: r[0], OwnRevision: r[1], UpdatedAt: now})
+			rows = append(rows, rankRow{ListingID: id, Scenario: sc, RankNow: r.Rank, OwnRevision: r.OwnRevision, BaselineRank: r.Baseline,
+				BaselineCatalogue: r.BaselineCatalogue, UpdatedAt: now})
 		}
 	}
 	if len(rows) == 0 {
@@ -330,7 +348,7 @@ func (s *Store) SaveListingRanks(ctx context.Context, ranks map[int64]map[string
 	}
 	return s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "listing_id"}, {Name: "scenario"}},
-		DoUpdates: clause.AssignmentColumns([]string{"rank_now", "own_revision", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"rank_now", "own_revision", "baseline_rank", "baseline_catalogue", "updated_at"}),
 	}).CreateInBatches(rows, 500).Error
 }
 

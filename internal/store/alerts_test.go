@@ -60,8 +60,8 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Alerts are e-mailed through a local relay: to the carrier's
-			// admin (the fixture's author) by default, once per alert
-			// although two processes judge at once.
+			// admin (the fixture's author), who chose each alert, once per
+			// alert although two processes judge at once.
 			relay := mailertest.Start(t)
 			mail, err := mailer.FromURL("smtp://" + relay.Addr + "?from=portal@airside.example")
 			if err != nil {
@@ -70,6 +70,21 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 			recipients := (&account.AlertEmails{Store: a}).Recipients
 			evaluators := []*alerting.Evaluator{{Store: a, Now: a.Now, Log: quiet, Mail: mail, Recipients: recipients},
 				{Store: b, Now: b.Now, Log: quiet, Mail: mail, Recipients: recipients}}
+			author, _ := a.FindPrincipal(ctx, fx.authorID)
+			if err := (&account.AlertEmails{Store: a}).Set(ctx, author, account.AlertEmailEach); err != nil {
+				t.Fatal(err)
+			}
+			// The first pass sees the conditions start; the alerts open once
+			// they have held for their rules' time.
+			for _, e := range evaluators {
+				if err := e.Once(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if alerts, _ := a.FindAlerts(ctx, fx.carrierID, 10); len(alerts) != 0 {
+				t.Fatalf("alerts opened at first sight: %+v", alerts)
+			}
+			now = now.Add(alerting.DefaultSetting(alerting.UptimePenalty).OpenAfter)
 			var wg sync.WaitGroup
 			for _, e := range evaluators {
 				wg.Add(1)
@@ -93,7 +108,6 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 			if len(inbox) != 3 || !strings.Contains(inbox[0].Message+inbox[1].Message+inbox[2].Message, "uptime 80.0 %") {
 				t.Errorf("inbox %+v, want three alert messages naming the uptime", inbox)
 			}
-			author, _ := a.FindPrincipal(ctx, fx.authorID)
 			mails := relay.Messages()
 			if len(mails) != 3 {
 				t.Fatalf("%d alert e-mails, want one per alert (3) from two processes", len(mails))
@@ -104,12 +118,22 @@ func TestAlertsOpenOnceAndRecover(t *testing.T) {
 				}
 			}
 			// Opting out stops them: the recovery goes to the inbox only.
-			if err := (&account.AlertEmails{Store: a}).Set(ctx, author, false); err != nil {
+			if err := (&account.AlertEmails{Store: a}).Set(ctx, author, account.AlertEmailOff); err != nil {
 				t.Fatal(err)
 			}
 			// Recovery: an hour later the listing is healthy.
 			now = now.Add(70 * time.Minute)
 			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-10*time.Minute), 11, 100, 0, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if err := evaluators[0].Once(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if open, _ := a.OpenAlerts(ctx); len(open) != 3 {
+				t.Errorf("alerts resolved the moment their conditions cleared: %d open, want 3", len(open))
+			}
+			now = now.Add(alerting.DefaultSetting(alerting.AtCap).CloseAfter)
+			if err := a.RecordBuckets(ctx, minutes(fx.listingID, now.Add(-14*time.Minute), 15, 100, 0, 0)); err != nil {
 				t.Fatal(err)
 			}
 			if err := evaluators[0].Once(ctx); err != nil {
@@ -268,13 +292,13 @@ func TestAlertSignalsAgainstPeers(t *testing.T) {
 			sig.Successes != 70 || sig.TTFTMsSum != 70*900 || sig.PrevSuccesses == 0 || sig.PrevTTFTMsSum != sig.PrevSuccesses*400 {
 			t.Errorf("signals %+v", sig)
 		}
-		v := alerting.Judge(alerting.Rules{}, sig)
+		v := alerting.Judge(alerting.Rules{}, nil, sig)
 		for _, k := range []alerting.Kind{alerting.FailureBreaker, alerting.RateLimitBackoff, alerting.TTFTJump} {
 			if !v[k].Holds {
 				t.Errorf("%s does not hold: %s", k, v[k].Detail)
 			}
 		}
-		if peerV := alerting.Judge(alerting.Rules{}, signals[peer]); peerV[alerting.FailureBreaker].Holds {
+		if peerV := alerting.Judge(alerting.Rules{}, nil, signals[peer]); peerV[alerting.FailureBreaker].Holds {
 			t.Error("the healthy peer trips the breaker")
 		}
 	})
@@ -457,7 +481,7 @@ func TestThePausedAlertFollowsTheGatewaysBreaker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return alerting.Judge(alerting.Rules{}, signals[fx.listingID])[alerting.BreakerPaused]
+			return alerting.Judge(alerting.Rules{}, nil, signals[fx.listingID])[alerting.BreakerPaused]
 		}
 		if f := judge(); f.Holds {
 			t.Errorf("no breaker reported: %+v", f)

@@ -107,6 +107,8 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 	}}
 	if cfg.Mail != nil {
 		alerts.Mail, alerts.Outbox = cfg.Mail, st // alerts by e-mail only where a relay is configured
+		alerts.Digest = &alerting.Digest{Store: st, Mail: cfg.Mail, Outbox: st, Now: now, Log: log,
+			Recipients: (&account.AlertEmails{Store: st}).DigestRecipients}
 	}
 	return web.New(web.Services{
 		Reads:        st,
@@ -134,7 +136,8 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Alerts:      alerts,
 		Webhooks: &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log,
 			IDKey: box.MAC("webhook-id", "")},
-		Hooks: hooks,
+		Tuning: &alerting.Tuning{Store: st, Now: now},
+		Hooks:  hooks,
 		Storefront: &storefront.Service{Store: st, Secrets: box, Now: now,
 			Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}},
 		Mail:       cfg.Mail,
