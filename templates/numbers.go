@@ -213,3 +213,15 @@ func CountOf(n int, one, many string) string {
 	}
 	return Count(int64(n)) + " " + many
 }
+
+// RoutesAt is what a price routes at, to the hundredth of a cent like the
+// prices beside it: an exact routing price can carry six decimals
+// ($0.096390), which reads as noise next to a filed $0.1190, so it is
+// rounded to four and marked "about" when rounding changed it.
+func RoutesAt(m money.Micros) string {
+	rounded := m.Scale(1, 100).Scale(100, 1)
+	if rounded == m {
+		return Dollars(m)
+	}
+	return "about " + Dollars(rounded)
+}

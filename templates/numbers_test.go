@@ -26,6 +26,11 @@ func TestOneRuleForNumbers(t *testing.T) {
 		{AmountUSD(money.Micros(131470461234)), "$131,470.46"},
 		{Count(131072), "131,072"},
 		{Count(-1234567), "-1,234,567"},
+		// What a price routes at: four decimals, "about" when rounded.
+		{RoutesAt(money.Micros(96390)), "about $0.0964"},
+		{RoutesAt(money.Micros(96350)), "about $0.0964"},
+		{RoutesAt(money.Micros(410000)), "$0.4100"},
+		{RoutesAt(money.Micros(1234500)), "$1.2345"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

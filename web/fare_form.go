@@ -41,7 +41,7 @@ func effectiveOf(form fare.Form) templates.Effective {
 		dst   *string
 	}{{form.Input, &out.Input}, {form.Output, &out.Output}, {form.CachedInput, &out.CachedInput}} {
 		if m, err := money.ParsePrice(strings.TrimPrefix(strings.TrimSpace(p.typed), "$")); err == nil && strings.TrimSpace(p.typed) != "" {
-			*p.dst = templates.Dollars(f.Effective(m))
+			*p.dst = templates.RoutesAt(f.Effective(m))
 		}
 	}
 	return out

@@ -187,7 +187,7 @@ type fareDescription struct {
 
 func describeFare(f *fare.Fare) fareDescription {
 	var d fareDescription
-	effective := func(m money.Micros) string { return "routes at " + templates.Dollars(f.Effective(m)) }
+	effective := func(m money.Micros) string { return "routes at " + templates.RoutesAt(f.Effective(m)) }
 	d.prices = []templates.KV{
 		{Label: fare.FieldLabel("input"), Value: templates.Dollars(f.Input), Hint: effective(f.Input)},
 		{Label: fare.FieldLabel("output"), Value: templates.Dollars(f.Output), Hint: effective(f.Output)},

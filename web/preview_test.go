@@ -20,6 +20,7 @@ import (
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
 )
 
 // TestPreviewShowsNoCompetitorsPrivateValues gives Orbit's Kimi listing a
@@ -324,7 +325,8 @@ func headlineIsTheRowsWeighed(t *testing.T, name, body string) {
 // TestThePreviewShowsWhatAScheduleCharges (console defect 1): for a fare with
 // peak and off-peak prices the preview shows each block's prices and what
 // they route at, and the input line (which the summary repeats) says the
-// filed input is the base price before the schedule, not what is paid.
+// filed input is the base price, paid at no hour once the schedule is in
+// force.
 func TestThePreviewShowsWhatAScheduleCharges(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
@@ -351,12 +353,12 @@ func TestThePreviewShowsWhatAScheduleCharges(t *testing.T) {
 			t.Fatalf("the demo schedule has no %s", name)
 		}
 		want := "input $" + b.Input.Fixed(4)
-		routes := "route at $" + f.Effective(b.Input).Fixed(4)
+		routes := "route at " + templates.RoutesAt(f.Effective(b.Input))
 		if !strings.Contains(page.body, name) || !strings.Contains(page.body, want) || !strings.Contains(page.body, routes) {
 			t.Errorf("the preview does not show %s: %s, %s", name, want, routes)
 		}
 	}
-	if !strings.Contains(page.body, "as the base price, before the schedule; peak hours $"+peak.Input.Fixed(4)) {
-		t.Error("the input line does not say the filed input is the base price, or lacks the peak price")
+	if !strings.Contains(page.body, "as the base price, which applies at no hour: every hour of the schedule is peak or off-peak; peak hours $"+peak.Input.Fixed(4)) {
+		t.Error("the input line does not say the filed input's base price applies at no hour, or lacks the peak price")
 	}
 }

@@ -25,8 +25,8 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 	}
 	e := res.Effective
 	v.Effective = []templates.KV{
-		{Label: "Input", Value: templates.Dollars(f.Input), Hint: "routes at " + templates.Dollars(e.Input)},
-		{Label: "Output", Value: templates.Dollars(f.Output), Hint: "routes at " + templates.Dollars(e.Output)},
+		{Label: "Input", Value: templates.Dollars(f.Input), Hint: "routes at " + templates.RoutesAt(e.Input)},
+		{Label: "Output", Value: templates.Dollars(f.Output), Hint: "routes at " + templates.RoutesAt(e.Output)},
 		{Label: "Cached input", Value: templates.OptDollars(f.CachedInput), Hint: effectiveHint(e.CachedInput)},
 		{Label: "You keep", Value: e.Kept.Percent() + " cents", Hint: "of every filed dollar"},
 	}
@@ -34,7 +34,7 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 	// pay while it is in force: each block's prices are, so they are shown,
 	// and the input row (which the summary beside the form repeats) says so.
 	if peak, off := f.BlockPrices(now); peak != nil || off != nil {
-		hint := v.Effective[0].Hint + " as the base price, before the schedule"
+		hint := v.Effective[0].Hint + " as the base price, " + baseUntil(f, now)
 		for _, b := range []struct {
 			name string
 			p    *fare.Resolved
@@ -44,8 +44,8 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 			}
 			v.Effective = append(v.Effective, templates.KV{Label: b.name,
 				Value: "input " + templates.Dollars(b.p.Input) + ", output " + templates.Dollars(b.p.Output) + ", cached " + templates.Dollars(b.p.CachedInput),
-				Hint:  "route at " + templates.Dollars(f.Effective(b.p.Input)) + ", " + templates.Dollars(f.Effective(b.p.Output)) + ", " + templates.Dollars(f.Effective(b.p.CachedInput))})
-			hint += "; " + strings.ToLower(b.name) + " " + templates.Dollars(b.p.Input) + " routes at " + templates.Dollars(f.Effective(b.p.Input))
+				Hint:  "route at " + templates.RoutesAt(f.Effective(b.p.Input)) + ", " + templates.RoutesAt(f.Effective(b.p.Output)) + ", " + templates.RoutesAt(f.Effective(b.p.CachedInput))})
+			hint += "; " + strings.ToLower(b.name) + " " + templates.Dollars(b.p.Input) + " routes at " + templates.RoutesAt(f.Effective(b.p.Input))
 		}
 		v.Effective[0].Hint = hint
 	}
@@ -104,11 +104,21 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 	return v
 }
 
+// baseUntil says when a scheduled fare's base price applies: until its
+// schedule starts, or, once the schedule is in force (every hour is then
+// peak or off-peak), at no hour.
+func baseUntil(f *fare.Fare, now time.Time) string {
+	if at := f.TimeBased.EffectiveAt; at != nil && at.After(now) {
+		return "until the schedule starts " + at.UTC().Format("2006-01-02 15:04") + " UTC"
+	}
+	return "which applies at no hour: every hour of the schedule is peak or off-peak"
+}
+
 func effectiveHint(m *money.Micros) string {
 	if m == nil {
 		return "no cached price: cache hits rank at the input price"
 	}
-	return "routes at " + templates.Dollars(*m)
+	return "routes at " + templates.RoutesAt(*m)
 }
 
 func scoreOrDash(c projection.Competitor) string {

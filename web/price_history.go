@@ -56,7 +56,7 @@ func (s *Server) handlePriceHistory(c echo.Context) error {
 		f := spans[i].Fare
 		v.Fares = append(v.Fares, templates.FareHistoryRow{From: spans[i].From.UTC().Format("2006-01-02 15:04"),
 			Input: templates.Dollars(f.Input), Output: templates.Dollars(f.Output), Cached: templates.OptDollars(f.CachedInput),
-			Discount: f.Discount.Percent() + " %", LandingFee: f.LandingFee.Percent() + " %", RoutesAt: templates.Dollars(f.Effective(f.Input))})
+			Discount: f.Discount.Percent() + " %", LandingFee: f.LandingFee.Percent() + " %", RoutesAt: templates.RoutesAt(f.Effective(f.Input))})
 	}
 	v.Chart = marketChart(days)
 	return render(c, http.StatusOK, templates.PriceHistory(v))
