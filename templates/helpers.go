@@ -1,7 +1,12 @@
 package templates
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 func itoa(v int) string { return strconv.Itoa(v) }
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func joinComma(items []string) string { return strings.Join(items, ", ") }

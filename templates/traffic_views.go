@@ -236,3 +236,31 @@ type PriceHistoryView struct {
 type FareHistoryRow struct {
 	From, Input, Output, Cached, Discount, LandingFee, RoutesAt string
 }
+
+// OnCallView is /oncall: every listing's live state at a glance, the last
+// alerts, and the action each allows.
+type OnCallView struct {
+	Page
+	Carrier, Slug string
+	Carriers      []Choice
+	Listings      []OnCallRow
+	Alerts        []AlertRow
+	// CanAct: the viewer is one of the carrier's admins (pause, resume,
+	// mute); Checked is when the figures were read.
+	CanAct  bool
+	Checked string
+}
+
+// OnCallRow is one listing's live state.
+type OnCallRow struct {
+	ID, Model, URL string
+	// State is the badge ("serving", "breaker open", ...), StateClass its
+	// colour, StateWords the sentence under it.
+	State, StateClass, StateWords string
+	// Traffic is the last 10 minutes in words; OpenAlerts the alerts open.
+	Traffic    string
+	OpenAlerts []string
+	// Actions the viewer may take: pause (a link to the listing's pause
+	// form), resume (a form), mute (its alerts for an hour).
+	CanPause, CanResume, CanMute bool
+}

@@ -226,8 +226,11 @@ func (s *Server) handleMuteAlerts(c echo.Context) error {
 	default:
 		return err
 	}
-	if err := s.setFlash(c, "Muted until %s: its alerts still show here, and tell no one until then.", until.Format("2006-01-02 15:04 UTC")); err != nil {
+	if err := s.setFlash(c, "Muted until %s: its alerts still show on the Alerts page, and tell no one until then.", until.Format("2006-01-02 15:04 UTC")); err != nil {
 		return err
+	}
+	if c.QueryParam("back") == "oncall" { // muted from the on-call view: back there
+		return c.Redirect(http.StatusSeeOther, "/oncall?carrier="+slug)
 	}
 	return c.Redirect(http.StatusSeeOther, "/alerts?carrier="+slug)
 }

@@ -123,13 +123,13 @@ func TestBrowserAxeWalk(t *testing.T) {
 	}{
 		{"", []string{"/login", "/apply", "/models", "/carriers/nebula", "/models/kimi-k2.5", "/glossary"}},
 		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
-			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts",
+			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts", "/oncall",
 			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk",
 			"/traffic?period=hour", "/traffic?period=month", statement}},
-		{"member@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), "/filings", "/traffic", "/alerts",
+		{"member@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), "/filings", "/traffic", "/alerts", "/oncall",
 			"/carrier/profile", "/carrier/members", "/account", "/inbox", statement}},
 		{"reviewer@airside.example", []string{"/review", "/operations", "/applications", fmt.Sprintf("/listings/%d", listing), "/inbox",
-			"/traffic?carrier=nebula", statement + "?carrier=nebula"}},
+			"/traffic?carrier=nebula", "/oncall?carrier=nebula", statement + "?carrier=nebula"}},
 		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles", "/inbox"}},
 	}
 	for _, width := range []int64{1400, 390} {

@@ -97,7 +97,8 @@ func (s *Server) handleListing(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.renderListing(c, id, http.StatusOK, nil)
+	// ?pause=1 opens the pause form: the on-call view links here with it.
+	return s.renderListing(c, id, http.StatusOK, func(v *templates.ListingView) { v.PauseOpen = c.QueryParam("pause") == "1" })
 }
 
 // renderListing renders a listing's page; edit adjusts the view (a form

@@ -356,6 +356,7 @@ func expect() map[string]map[string]int {
 		"GET /traffic/statements/:month":   page(303, 200, 200, 200, 200),
 		"GET /operations":                  page(303, 403, 403, 200, 200),
 		"GET /alerts":                      page(303, 200, 200, 200, 200),
+		"GET /oncall":                      page(303, 200, 200, 200, 200),
 		"GET /apply":                       all(200),
 		"GET /glossary":                    all(200),
 		"GET /reset/:token":                all(404),

@@ -18,6 +18,7 @@ type Reads interface {
 	TrafficReads
 	StorefrontReads
 	AlertReads
+	OnCallReads
 }
 
 // Publications announces catalogue revisions published by any process.

@@ -61,6 +61,7 @@ type Server struct {
 	TrafficReads    TrafficReads
 	StorefrontReads StorefrontReads
 	AlertReads      AlertReads
+	OnCallReads     OnCallReads
 	Accounts        AccountService
 	Filings         FilingService
 	Tokens          TokenService
@@ -209,6 +210,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		TrafficReads:    svc.Reads,
 		StorefrontReads: svc.Reads,
 		AlertReads:      svc.Reads,
+		OnCallReads:     svc.Reads,
 		Publications:    svc.Publications,
 		Projector:       svc.Projector,
 		Accounts:        svc.Accounts,
@@ -421,6 +423,7 @@ func (s *Server) routes() {
 	member.GET("/traffic/statements/:month", s.handleStatement)
 	member.GET("/operations", s.handleOperations, requireReviewer)
 	member.GET("/alerts", s.handleAlerts)
+	member.GET("/oncall", s.handleOnCall)
 	member.POST("/alerts/webhook", s.handleSetWebhook)
 	member.POST("/alerts/webhook/test", s.handleTestWebhook)
 	member.POST("/alerts/webhook/rotate", s.handleRotateWebhookSecret)

@@ -10,6 +10,7 @@ import (
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/audit"
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/mailer/mailertest"
 	"github.com/airside/airside/internal/store"
@@ -239,4 +240,46 @@ func TestTheDailyDigestGoesOnceADay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnCallFiguresReadOneCarrier: the on-call view's read sums the last
+// window per listing and lists the minutes the gateways' limits acted,
+// for one carrier's listings only.
+func TestOnCallFiguresReadOneCarrier(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		l, err := s.FindListing(ctx, fx.listingID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := s.CreateListing(ctx, nil, other.ID, l.Model.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buckets := minutes(fx.listingID, now.Add(-20*time.Minute), 20, 10, 1, 0) // 10 of them in the window
+		buckets[15].BreakerOpenings, buckets[17].Backoffs = 1, 2
+		buckets = append(buckets, minutes(theirs, now.Add(-5*time.Minute), 5, 7, 0, 0)...)
+		buckets[len(buckets)-1].BreakerOpenings = 1
+		if err := s.RecordBuckets(ctx, buckets); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.OnCallFigures(ctx, fx.carrierID, now.Add(-10*time.Minute), now.Add(-24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := got[fx.listingID]
+		if len(got) != 1 || mine.Window.Requests != 90 || mine.Window.Errors != 9 {
+			t.Errorf("figures %+v, want only the carrier's listing with 90 requests and 9 errors over the window", got)
+		}
+		spells := catalogue.LimitSpells(mine.LimitMinutes)
+		if len(mine.LimitMinutes) != 2 || len(spells) != 2 || spells[0].Limit != "breaker" || spells[1].Limit != "backoff" || spells[1].Backoffs != 2 {
+			t.Errorf("limit minutes %+v, spells %+v", mine.LimitMinutes, spells)
+		}
+	})
 }

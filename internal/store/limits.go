@@ -66,3 +66,53 @@ func (s *Store) MinuteSums(ctx context.Context, modelID int64, since, until time
 	}
 	return out, rows.Err()
 }
+
+// OnCallFigures reads, for every listing of a carrier, the counts from
+// since and its limit minutes from limitsSince, in two queries whatever
+// the number of listings.
+func (s *Store) OnCallFigures(ctx context.Context, carrierID int64, since, limitsSince time.Time) (map[int64]catalogue.Recent, error) {
+	out := map[int64]catalogue.Recent{}
+	scan := func(q string, withMinute bool, args []any, each func(id int64, b catalogue.Bucket)) error {
+		rows, err := s.read(ctx).Raw(q, args...).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var b catalogue.Bucket
+			targets := []any{&id}
+			if withMinute {
+				targets = append(targets, &b.Minute)
+			}
+			if err := rows.Scan(appendCounterTargets(targets, &b.Counts)...); err != nil {
+				return err
+			}
+			b.ListingID, b.Minute = id, b.Minute.UTC()
+			each(id, b)
+		}
+		return rows.Err()
+	}
+	mine := "metric_buckets.listing_id IN (SELECT id FROM listings WHERE carrier_id = ?)"
+	err := scan("SELECT metric_buckets.listing_id, "+sumCounters+" FROM metric_buckets WHERE "+mine+" AND metric_buckets.minute > ? GROUP BY metric_buckets.listing_id", false,
+		[]any{carrierID, since.UTC()}, func(id int64, b catalogue.Bucket) {
+			o := out[id]
+			o.Window = b.Counts
+			out[id] = o
+		})
+	if err != nil {
+		return nil, fmt.Errorf("on-call counts of carrier %d: %w", carrierID, err)
+	}
+	err = scan("SELECT metric_buckets.listing_id, metric_buckets.minute, "+sumCounters+" FROM metric_buckets WHERE "+mine+
+		" AND metric_buckets.minute >= ? AND (backoffs > 0 OR breaker_openings > 0 OR breaker_closings > 0 OR slow_backoffs > 0)"+
+		" GROUP BY metric_buckets.listing_id, metric_buckets.minute ORDER BY metric_buckets.minute", true,
+		[]any{carrierID, limitsSince.UTC()}, func(id int64, b catalogue.Bucket) {
+			o := out[id]
+			o.LimitMinutes = append(o.LimitMinutes, b)
+			out[id] = o
+		})
+	if err != nil {
+		return nil, fmt.Errorf("on-call limits of carrier %d: %w", carrierID, err)
+	}
+	return out, nil
+}
