@@ -129,11 +129,24 @@ type StatementRow struct {
 // StatementView is a carrier's monthly statement.
 type StatementView struct {
 	Page
-	Carrier, Month, State, CSVURL string
-	Carriers, Months              []Choice
-	Lines                         []StatementRow
-	Total                         StatementRow
-	Unpriced                      string
+	Carrier, Month, State, CSVURL, PDFURL string
+	// Number is the issued statement's ("" while provisional); Issued says
+	// what that means; Exact is the amounts owed to the micro-dollar.
+	Number, Issued, Exact string
+	Carriers, Months      []Choice
+	Lines                 []StatementRow
+	Total                 StatementRow
+	Notes                 []CreditNoteView
+	// Net is the total after the credit notes (shown with notes only).
+	Net      StatementRow
+	Unpriced string
+}
+
+// CreditNoteView is a credit note on a statement.
+type CreditNoteView struct {
+	Number, Issued, Reason string
+	Lines                  []StatementRow
+	Total                  StatementRow
 }
 
 // OperationsRow is one listing on the staff's operations page.

@@ -26,6 +26,11 @@ func (s *Server) startBackground(ctx context.Context) {
 		s.background.Go(func() { s.Preflight.Run(ctx) }) // returns once its runs are recorded
 	}
 	s.background.Go(func() { s.Alerts.Run(ctx, time.Minute) })
+	if s.Payouts != nil {
+		// Issues each month's statements once settled, and credit notes
+		// where a settled month's figures moved.
+		s.background.Go(func() { s.Payouts.Run(ctx, time.Hour) })
+	}
 	s.background.Go(func() { s.sampleHealth(ctx, 15*time.Second) })
 	s.background.Go(func() { s.Webhooks.Run(ctx, 15*time.Second) })
 	s.background.Go(func() {

@@ -26,6 +26,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/ratelimit"
 	"github.com/airside/airside/internal/routing"
@@ -83,6 +84,8 @@ type Server struct {
 	Hooks    HookService
 	// Tuning changes carriers' alert rules and mutes.
 	Tuning TuningService
+	// Payouts builds, issues and corrects carriers' monthly statements.
+	Payouts PayoutService
 	// Self lets people manage their own accounts and their carrier's people.
 	Self SelfService
 	// AlertEmails is each person's choice about alert e-mails.
@@ -190,6 +193,7 @@ type Services struct {
 	Webhooks     *alerting.Sender
 	Hooks        *alerting.Hooks
 	Tuning       *alerting.Tuning
+	Payouts      *payout.Service
 	Storefront   *storefront.Service
 	Mail         mailer.Mailer
 	// Collectors are more Prometheus figures for /metrics (the database
@@ -225,6 +229,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Alerts:          svc.Alerts,
 		Hooks:           svc.Hooks,
 		Tuning:          svc.Tuning,
+		Payouts:         svc.Payouts,
 		Storefront:      svc.Storefront,
 		Mail:            svc.Mail,
 		Now:             now,

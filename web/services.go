@@ -9,6 +9,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/storefront"
@@ -85,6 +86,13 @@ type HookService interface {
 	Rotate(ctx context.Context, p *account.Principal, carrierID int64) (string, error)
 	Set(ctx context.Context, p *account.Principal, carrierID int64, raw string) (string, error)
 	Test(ctx context.Context, p *account.Principal, carrierID int64) error
+}
+
+// PayoutService is carriers' monthly statements (payout.Service): built,
+// issued and corrected by credit notes.
+type PayoutService interface {
+	Document(ctx context.Context, carrier account.Carrier, month time.Time) (payout.Document, error)
+	Run(ctx context.Context, every time.Duration)
 }
 
 // TuningService is carriers' alert rules and mutes (alerting.Tuning).
@@ -188,6 +196,7 @@ var (
 	_ FilingService      = (*workflow.Service)(nil)
 	_ HookService        = (*alerting.Hooks)(nil)
 	_ TuningService      = (*alerting.Tuning)(nil)
+	_ PayoutService      = (*payout.Service)(nil)
 	_ MaintenanceService = (*workflow.Maintenance)(nil)
 	_ PreflightRunner    = (*preflight.Worker)(nil)
 	_ RoutingCatalogue   = (*routing.Keeper)(nil)

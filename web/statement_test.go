@@ -13,6 +13,9 @@ import (
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/earnings"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/store"
 )
 
@@ -90,4 +93,56 @@ func TestRecentTrafficChartStartsAtTheFirstReport(t *testing.T) {
 	if !strings.Contains(body, "Requests since ") || strings.Contains(body, "Requests, last 6 hours") {
 		t.Error("the recent-traffic chart does not start at the first report")
 	}
+}
+
+// TestAnIssuedStatementsFormsAgree: last month's statement, once settled,
+// carries its number on the page, the PDF and the CSV, and the three say
+// what the carrier is owed to the micro-dollar; downloading again gives
+// the same files.
+func TestAnIssuedStatementsFormsAgree(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	if err := demo.SeedHistory(context.Background(), p.store, 40); err != nil {
+		t.Fatal(err)
+	}
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	// The month two back is settled whatever today's date.
+	month := time.Now().UTC().AddDate(0, 0, -35)
+	name := earnings.MonthOf(month).Format("2006-01")
+	page := admin.get("/traffic/statements/" + name + "?carrier=nebula")
+	wantStatus(t, "statement", page, http.StatusOK)
+	number := regexp.MustCompile(`Statement (ST-\d{6}), issued`).FindStringSubmatch(page.body)
+	exact := regexp.MustCompile(`you are owed (\$[\d,]+\.\d{6})`).FindStringSubmatch(page.body)
+	if number == nil || exact == nil {
+		t.Fatalf("the page shows no number or no exact amount owed:\n%s", regexp.MustCompile(`(?s)<main.{0,1000}`).FindString(page.body))
+	}
+	csvRes := admin.get("/traffic/statements/" + name + ".csv?carrier=nebula")
+	rows, err := csv.NewReader(strings.NewReader(csvRes.body)).ReadAll()
+	if err != nil || len(rows) < 3 {
+		t.Fatalf("CSV: %v, %d rows", err, len(rows))
+	}
+	total := rows[len(rows)-1]
+	if total[2] != "total" || total[12] != number[1] || !strings.Contains(csvRes.header.Get("Content-Disposition"), number[1]) {
+		t.Errorf("the CSV's total row %q does not carry %s", total, number[1])
+	}
+	kept, err := money.ParsePrice(total[11])
+	if err != nil || payout.Exact(kept) != exact[1] {
+		t.Errorf("the CSV owes %s, the page %s", total[11], exact[1])
+	}
+	pdf := admin.get("/traffic/statements/" + name + ".pdf?carrier=nebula")
+	wantStatus(t, "statement PDF", pdf, http.StatusOK)
+	if pdf.header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(pdf.body, "%PDF-") {
+		t.Fatalf("the PDF is %q", pdf.header.Get("Content-Type"))
+	}
+	for _, want := range []string{"Airside payout statement " + number[1], "Owed to the carrier: " + exact[1]} {
+		if !strings.Contains(pdf.body, strings.NewReplacer("(", `\(`, ")", `\)`).Replace(want)) {
+			t.Errorf("the PDF does not say %q", want)
+		}
+	}
+	if again := admin.get("/traffic/statements/" + name + ".pdf?carrier=nebula"); again.body != pdf.body {
+		t.Error("the issued statement's PDF changed between downloads")
+	}
+	other := p.client()
+	other.login("member@orbit.example")
+	wantStatus(t, "another carrier's statement PDF", other.get("/traffic/statements/"+name+".pdf?carrier=nebula"), http.StatusNotFound)
 }

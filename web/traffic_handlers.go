@@ -18,6 +18,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -334,58 +335,57 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 // statement loads a carrier's statement of the month in the path.
 // statement builds the requested month's statement; since is the month of
 // the carrier's first listing (no statement before it has anything).
-func (s *Server) statement(c echo.Context) (st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, since time.Time, err error) {
+// statement is the document of the month a statement URL names
+// ("2026-11", "2026-11.csv", "2026-11.pdf") and the format asked for.
+func (s *Server) statement(c echo.Context) (doc payout.Document, format string, carrier *account.Carrier, carriers []templates.Choice, err error) {
 	ctx, p := c.Request().Context(), principal(c)
-	text := strings.TrimSuffix(c.Param("month"), ".csv")
+	text := c.Param("month")
+	for _, ext := range []string{".csv", ".pdf"} {
+		if strings.HasSuffix(text, ext) {
+			text, format = strings.TrimSuffix(text, ext), ext[1:]
+		}
+	}
 	month, err := time.Parse("2006-01", text)
 	if err != nil {
-		return nil, nil, nil, time.Time{}, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
+		return doc, "", nil, nil, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
 	}
 	now := s.Now().UTC()
 	if month.After(now) || month.Before(earnings.MonthOf(now).AddDate(-13, 0, 0)) {
-		return nil, nil, nil, time.Time{}, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
+		return doc, "", nil, nil, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
 	}
 	carrier, carriers, err = s.trafficCarrier(c, p, "/traffic/statements/"+text)
 	if err != nil {
-		return nil, nil, nil, time.Time{}, err
+		return doc, "", nil, nil, err
 	}
-	listings, err := s.ListingReads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrier.ID}, StoredHealth: true})
-	if err != nil {
-		return nil, nil, nil, time.Time{}, err
-	}
-	data, err := s.loadTraffic(ctx, listings, month, month.AddDate(0, 1, 0), modelNone)
-	if err != nil {
-		return nil, nil, nil, time.Time{}, err
-	}
-	var names []earnings.Listing
-	since = earnings.MonthOf(now)
-	for _, l := range listings {
-		if first := earnings.MonthOf(l.CreatedAt); first.Before(since) {
-			since = first
-		}
-		if !l.CreatedAt.Before(month.AddDate(0, 1, 0)) {
-			continue // added after the month: it has no line in it
-		}
-		names = append(names, earnings.Listing{ID: l.ID, Carrier: l.CarrierSlug, Model: l.Model.Slug, ModelName: l.Model.Name})
-	}
-	built := earnings.BuildStatement(carrier.Slug, month, now, names, data.hours, data.history)
-	return &built, carrier, carriers, since, nil
+	doc, err = s.Payouts.Document(ctx, *carrier, month)
+	return doc, format, carrier, carriers, err
 }
 
 func (s *Server) handleStatement(c echo.Context) error {
-	st, carrier, carriers, since, err := s.statement(c)
+	doc, format, carrier, carriers, err := s.statement(c)
 	if err != nil {
 		return err
 	}
-	if strings.HasSuffix(c.Param("month"), ".csv") {
-		var buf bytes.Buffer
-		if err := st.WriteCSV(&buf); err != nil {
+	name := fmt.Sprintf("airside-%s-%s", carrier.Slug, doc.Month.Format("2006-01"))
+	if doc.Number != "" {
+		name += "-" + doc.Number
+	}
+	var buf bytes.Buffer
+	switch format {
+	case "csv":
+		if err := payout.WriteCSV(&buf, doc); err != nil {
 			return err
 		}
-		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="airside-%s-%s.csv"`, carrier.Slug, st.Month.Format("2006-01")))
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, name))
 		return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+	case "pdf":
+		if err := payout.WritePDF(&buf, doc, carrier.Name); err != nil {
+			return err
+		}
+		c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.pdf"`, name))
+		return c.Blob(http.StatusOK, "application/pdf", buf.Bytes())
 	}
-	v := statementView(s.page(c, "Statement "+st.Month.Format("January 2006"), "traffic"), st, carrier, carriers, since, s.Now())
+	v := statementView(s.page(c, "Statement "+doc.Month.Format("January 2006"), "traffic"), doc, carrier, carriers, s.Now())
 	return render(c, http.StatusOK, templates.Statement(v))
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/workflow"
 	"github.com/airside/airside/templates"
@@ -279,31 +280,53 @@ func fmtMs(ms float64) string {
 	return templates.Millis(ms)
 }
 
-func statementView(page templates.Page, st *earnings.Statement, carrier *account.Carrier, carriers []templates.Choice, since, now time.Time) templates.StatementView {
-	month := st.Month.Format("2006-01")
-	v := templates.StatementView{Page: page, Carrier: carrier.Name, Month: st.Month.Format("January 2006"), State: "open, to date",
-		CSVURL: "/traffic/statements/" + month + ".csv?carrier=" + carrier.Slug}
-	if st.Closed {
-		v.State = "closed"
+func statementView(page templates.Page, doc payout.Document, carrier *account.Carrier, carriers []templates.Choice, now time.Time) templates.StatementView {
+	month := doc.Month.Format("2006-01")
+	base := "/traffic/statements/" + month
+	v := templates.StatementView{Page: page, Carrier: carrier.Name, Month: doc.Month.Format("January 2006"), State: "open, to date",
+		CSVURL: base + ".csv?carrier=" + carrier.Slug, PDFURL: base + ".pdf?carrier=" + carrier.Slug, Number: doc.Number}
+	switch {
+	case doc.Number != "":
+		v.State = "issued " + doc.IssuedAt.Format("2006-01-02")
+		v.Issued = "Statement " + doc.Number + ", issued " + doc.IssuedAt.Format("2006-01-02 15:04") + " UTC: it never changes; a correction comes as a credit note below."
+	case doc.Closed:
+		v.State = "closed, provisional"
+		v.Issued = "The month is over; gateways may still post its last minutes until " + doc.Month.AddDate(0, 1, 0).Add(payout.SettleAfter).Format("2006-01-02 15:04") +
+			" UTC, when the statement is issued with its number."
 	}
 	v.Carriers = carriers
-	for _, m := range statementMonths(now, since) {
+	for _, m := range statementMonths(now, doc.Since) {
 		v.Months = append(v.Months, templates.Choice{Label: m.Format("Jan 2006"), URL: "/traffic/statements/" + m.Format("2006-01") + "?carrier=" + carrier.Slug,
-			Active: m.Equal(st.Month)})
+			Active: m.Equal(doc.Month)})
 	}
-	row := func(l earnings.Line) templates.StatementRow {
-		return templates.StatementRow{Model: l.ModelName, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
-			Requests: templates.Count(l.Requests), Input: templates.Count(l.InputTokens), Cached: templates.Count(l.CachedInputTokens), Output: templates.Count(l.OutputTokens),
-			Filed: templates.AmountUSD(l.Filed), Discount: templates.AmountUSD(l.Discount), LandingFee: templates.AmountUSD(l.LandingFee), Kept: templates.AmountUSD(l.Kept)}
+	for _, l := range doc.Lines {
+		v.Lines = append(v.Lines, statementRow(l))
 	}
-	for _, l := range st.Lines {
-		v.Lines = append(v.Lines, row(l))
+	v.Total = statementRow(doc.Total)
+	for _, n := range doc.Notes {
+		note := templates.CreditNoteView{Number: n.Number, Issued: n.IssuedAt.Format("2006-01-02 15:04"), Reason: n.Reason, Total: statementRow(n.Total)}
+		for _, l := range n.Lines {
+			note.Lines = append(note.Lines, statementRow(l))
+		}
+		v.Notes = append(v.Notes, note)
 	}
-	v.Total = row(st.Total)
-	if st.Total.Unpriced > 0 {
-		v.Unpriced = fmt.Sprintf("%s requests were served before a fare was published and are not billed here.", templates.Count(st.Total.Unpriced))
+	owed := doc.Total
+	if len(doc.Notes) > 0 {
+		owed = doc.Net()
+		v.Net = statementRow(owed)
+	}
+	v.Exact = fmt.Sprintf("filed %s, discount %s, landing fee (the gateway's share) %s, you are owed %s", payout.Exact(owed.Filed),
+		payout.Exact(owed.Discount), payout.Exact(owed.LandingFee), payout.Exact(owed.Kept))
+	if doc.Total.Unpriced > 0 {
+		v.Unpriced = fmt.Sprintf("%s requests were served before a fare was published and are not billed here.", templates.Count(doc.Total.Unpriced))
 	}
 	return v
+}
+
+func statementRow(l earnings.Line) templates.StatementRow {
+	return templates.StatementRow{Model: l.ModelName, URL: fmt.Sprintf("/traffic/listings/%d?period=month", l.ID),
+		Requests: templates.Count(l.Requests), Input: templates.Count(l.InputTokens), Cached: templates.Count(l.CachedInputTokens), Output: templates.Count(l.OutputTokens),
+		Filed: templates.AmountUSD(l.Filed), Discount: templates.AmountUSD(l.Discount), LandingFee: templates.AmountUSD(l.LandingFee), Kept: templates.AmountUSD(l.Kept)}
 }
 
 // incidentHours is how recent a listing's latest hour must be for

@@ -23,6 +23,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/netguard"
+	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/preflight"
 	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/routing"
@@ -110,12 +111,13 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		alerts.Digest = &alerting.Digest{Store: st, Mail: cfg.Mail, Outbox: st, Now: now, Log: log,
 			Recipients: (&account.AlertEmails{Store: st}).DigestRecipients}
 	}
+	projector := &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st}
 	return web.New(web.Services{
 		Reads:        st,
 		Publications: st,
 		Sessions:     st,
 		Routing:      keeper,
-		Projector:    &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st},
+		Projector:    projector,
 		Accounts:     &account.Service{Store: st, Now: now},
 		Self:         &account.SelfService{Store: st, Now: now},
 		AlertEmails:  &account.AlertEmails{Store: st},
@@ -136,8 +138,9 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Alerts:      alerts,
 		Webhooks: &alerting.Sender{Store: st, HTTP: guard.Client(30 * time.Second), OpenSecret: hooks.OpenSecret, Now: now, Log: log,
 			IDKey: box.MAC("webhook-id", "")},
-		Tuning: &alerting.Tuning{Store: st, Now: now},
-		Hooks:  hooks,
+		Tuning:  &alerting.Tuning{Store: st, Now: now},
+		Payouts: &payout.Service{Listings: st, Projections: projector, Store: st, Now: now, Log: log},
+		Hooks:   hooks,
 		Storefront: &storefront.Service{Store: st, Secrets: box, Now: now,
 			Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}},
 		Mail:       cfg.Mail,
