@@ -33,8 +33,11 @@ func traceRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		span.SetName(req.Method + " " + route)
+		// url.scheme as the caller used it: TLS here, or the proxy's
+		// X-Forwarded-Proto in front (echo's Scheme reads both).
 		span.SetAttributes(attribute.String("http.request.method", req.Method), attribute.String("http.route", route),
-			attribute.String("url.path", req.URL.Path), attribute.String("airside.request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
+			attribute.String("url.path", req.URL.Path), attribute.String("url.scheme", c.Scheme()),
+			attribute.String("airside.request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
 		c.SetRequest(req.WithContext(ctx))
 		err := next(c) // requestLog, inside, has answered errors already
 		status := c.Response().Status

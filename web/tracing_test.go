@@ -71,6 +71,15 @@ func TestTracesNestRequestsElectionsAndStatements(t *testing.T) {
 	if server.Parent.SpanID() != callerSpan || server.SpanKind != trace.SpanKindServer {
 		t.Errorf("the request span's parent is %s (kind %s), want the caller's %s", server.Parent.SpanID(), server.SpanKind, callerSpan)
 	}
+	scheme := ""
+	for _, a := range server.Attributes {
+		if a.Key == "url.scheme" {
+			scheme = a.Value.AsString()
+		}
+	}
+	if scheme != "http" {
+		t.Errorf("the request span's url.scheme is %q, want http (the test portal is plain http)", scheme)
+	}
 	election := spanNamed(t, exporter, callerTrace, "election full")
 	if election.Parent.SpanID() != server.SpanContext.SpanID() {
 		t.Errorf("the election is not under its request: parent %s, request %s", election.Parent.SpanID(), server.SpanContext.SpanID())

@@ -31,7 +31,7 @@ import (
 // gatewayClient is the portal's API as a gateway reads it, with its token.
 func gatewayClient(portal, token string) (*gatewayclient.ClientWithResponses, error) {
 	return gatewayclient.NewClientWithResponses(strings.TrimSuffix(portal, "/")+"/api/v1",
-		gatewayclient.WithHTTPClient(&http.Client{Timeout: 2 * time.Minute}),
+		gatewayclient.WithHTTPClient(gateway.PortalHTTPClient()),
 		gatewayclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+token)
 			return nil

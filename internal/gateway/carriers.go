@@ -32,3 +32,11 @@ func CarrierHTTPClient(guard *netguard.Guard) *http.Client {
 		},
 	}
 }
+
+// PortalHTTPClient is the client the gateway reads the catalogue and posts
+// its reports with: each call a client span whose traceparent the portal
+// continues, so the portal's API spans nest under the gateway's calls
+// instead of starting traces of their own.
+func PortalHTTPClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Minute, Transport: tracing.Transport(http.DefaultTransport)}
+}

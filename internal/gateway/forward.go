@@ -8,12 +8,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/airside/airside/internal/carrierclient"
+	"github.com/airside/airside/internal/tracing"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -54,9 +60,22 @@ type upstreamFailure struct {
 // goes as raw JSON so every field the caller sent reaches the carrier, and
 // the answer comes back as the raw response, which the gateway relays as
 // it arrives (an SSE stream event by event) while it measures it.
-func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysis, body []byte, route Route) attempt {
+func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysis, body []byte, route Route) (at attempt) {
 	start := g.Now()
+	// The carrier call is a GenAI client span (OpenTelemetry's GenAI
+	// conventions), its HTTP span beneath it.
+	ctx, span := tracing.Tracer("gateway").Start(ctx, "chat", trace.WithSpanKind(trace.SpanKindClient))
+	defer func() { endCarrierSpan(span, at) }()
 	baseURL, key, upstreamModel, err := g.Creds.For(ctx, route)
+	if span.IsRecording() {
+		span.SetName("chat " + upstreamModel)
+		span.SetAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", route.Carrier()),
+			attribute.String("gen_ai.request.model", upstreamModel), attribute.String("airside.listing", route.ID),
+			attribute.String("airside.model", a.Model), attribute.Bool("airside.stream", a.Stream))
+		if u, perr := url.Parse(baseURL); perr == nil && u.Hostname() != "" {
+			span.SetAttributes(attribute.String("server.address", u.Hostname()))
+		}
+	}
 	if err != nil {
 		g.Log.Warn("gateway: no credentials; trying the next listing", "listing", route.ID, "err", err)
 		return attempt{Outcome: Outcome{Class: traffic.Counted}, failure: &upstreamFailure{status: http.StatusBadGateway, message: "The gateway could not read this listing's credentials."}}
@@ -144,6 +163,27 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(answer)
 	return attempt{Outcome: o, written: true, answer: answer}
+}
+
+// endCarrierSpan records an attempt's outcome on its GenAI span: the
+// tokens the carrier reported, the status, and error.type when it failed.
+func endCarrierSpan(span trace.Span, at attempt) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", at.Usage.Input), attribute.Int64("gen_ai.usage.output_tokens", at.Usage.Output),
+			attribute.String("airside.outcome", at.Class.String()))
+		if at.Status != 0 {
+			span.SetAttributes(attribute.Int("http.response.status_code", at.Status))
+		}
+		if at.failure != nil {
+			errType := "carrier_error"
+			if at.failure.status != 0 {
+				errType = strconv.Itoa(at.failure.status)
+			}
+			span.SetAttributes(attribute.String("error.type", errType))
+			span.SetStatus(codes.Error, at.failure.message)
+		}
+	}
+	span.End()
 }
 
 // relayStream passes an SSE answer on event by event. Events before the
