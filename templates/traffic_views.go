@@ -165,10 +165,12 @@ type OperationsRow struct {
 type OperationsView struct {
 	Page
 	Model, Carrier, Sort string
-	Models, Carriers     []string
-	Sorts                []Choice
-	Rows                 []OperationsRow
-	Waiting              int
+	// Models and Carriers are the filters' choices: names shown, slugs as
+	// the values (Label, URL).
+	Models, Carriers []Choice
+	Sorts            []Choice
+	Rows             []OperationsRow
+	Waiting          int
 	// Maintenance is every open maintenance window, soonest first.
 	Maintenance []MaintenanceRow
 }

@@ -83,7 +83,7 @@ func TestBrowserAxeWalk(t *testing.T) {
 	if err := demo.SeedHistory(context.Background(), p.store, 35); err != nil {
 		t.Fatal(err)
 	}
-	messagesInTheInboxes(t, p.store, listing)
+	filing := fmt.Sprintf("/filings/%d", messagesInTheInboxes(t, p.store, listing))
 	statement := "/traffic/statements/" + time.Now().UTC().AddDate(0, -1, 0).Format("2006-01")
 	ctx := newBrowser(t)
 	base := p.srv.URL
@@ -125,11 +125,11 @@ func TestBrowserAxeWalk(t *testing.T) {
 		{"admin@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), fmt.Sprintf("/listings/%d/file", listing),
 			fmt.Sprintf("/listings/%d/preview", listing), "/filings", "/traffic", fmt.Sprintf("/traffic/listings/%d", listing), "/alerts", "/oncall",
 			"/carrier/profile", "/carrier/members", "/proposals", "/account", "/account/two-factor", "/inbox", "/audit", "/fares/bulk",
-			"/traffic?period=hour", "/traffic?period=month", statement}},
+			"/traffic?period=hour", "/traffic?period=month", statement, filing, filing + "/edit", fmt.Sprintf("/listings/%d/prices", listing)}},
 		{"member@nebula.example", []string{"/listings", fmt.Sprintf("/listings/%d", listing), "/filings", "/traffic", "/alerts", "/oncall",
-			"/carrier/profile", "/carrier/members", "/account", "/inbox", statement}},
+			"/carrier/profile", "/carrier/members", "/account", "/inbox", statement, filing, fmt.Sprintf("/listings/%d/prices", listing)}},
 		{"reviewer@airside.example", []string{"/review", "/operations", "/applications", fmt.Sprintf("/listings/%d", listing), "/inbox",
-			"/traffic?carrier=nebula", "/oncall?carrier=nebula", statement + "?carrier=nebula"}},
+			"/traffic?carrier=nebula", "/oncall?carrier=nebula", statement + "?carrier=nebula", filing, "/audit"}},
 		{"admin@airside.example", []string{"/admin/users", "/admin/carriers", "/admin/tokens", "/admin/throttles", "/inbox"}},
 	}
 	for _, width := range []int64{1400, 390} {
@@ -213,7 +213,7 @@ func TestBrowserAxeWalk(t *testing.T) {
 // messagesInTheInboxes files a fare for the listing as its carrier's admin
 // and has a reviewer send it back with a long note: messages in the
 // reviewers' and the carrier's inboxes.
-func messagesInTheInboxes(t *testing.T, st *store.Store, listing int64) {
+func messagesInTheInboxes(t *testing.T, st *store.Store, listing int64) int64 {
 	t.Helper()
 	ctx := context.Background()
 	l, err := st.FindListing(ctx, listing, nil)
@@ -245,6 +245,7 @@ func messagesInTheInboxes(t *testing.T, st *store.Store, listing int64) {
 	if _, err := st.DecideFiling(ctx, reviewer.ID, id, workflow.RequestChanges, note, f.LockVersion); err != nil {
 		t.Fatal(err)
 	}
+	return id
 }
 
 // pageOverflow says why a page is wider than the viewport ("" when it is

@@ -134,6 +134,9 @@ func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
 	if !strings.Contains(ops.body, "(auto)") {
 		t.Error("operations shows no scenario winners")
 	}
+	if !strings.Contains(ops.body, `<option value="nebula">Nebula Inference</option>`) || !strings.Contains(ops.body, `<option value="kimi-k2.5" selected>Kimi K2.5</option>`) {
+		t.Error("the operations filters offer slugs, not names")
+	}
 }
 
 func TestAlertsPageAndWebhookForm(t *testing.T) {

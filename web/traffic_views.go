@@ -350,11 +350,11 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 	for _, l := range listings {
 		if !seenModels[l.Model.Slug] {
 			seenModels[l.Model.Slug] = true
-			v.Models = append(v.Models, l.Model.Slug)
+			v.Models = append(v.Models, templates.Choice{Label: l.Model.Name, URL: l.Model.Slug, Active: l.Model.Slug == model})
 		}
 		if !seenCarriers[l.CarrierSlug] {
 			seenCarriers[l.CarrierSlug] = true
-			v.Carriers = append(v.Carriers, l.CarrierSlug)
+			v.Carriers = append(v.Carriers, templates.Choice{Label: l.CarrierName, URL: l.CarrierSlug, Active: l.CarrierSlug == carrier})
 		}
 		if model != "" && l.Model.Slug != model || carrier != "" && l.CarrierSlug != carrier {
 			continue
