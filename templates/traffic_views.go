@@ -42,6 +42,15 @@ type CarrierTrafficView struct {
 	Statements    []Choice
 	// Mixes are the measured workload mix of each model the carrier lists.
 	Mixes []MixRow
+	// Orgs are the period's customer organisations, busiest first, under
+	// the labels the gateway reports; OrgsOthers sums those past the table.
+	Orgs       []OrgRow
+	OrgsOthers string
+}
+
+// OrgRow is one customer organisation's period on the carrier's listings.
+type OrgRow struct {
+	Organisation, Listings, Requests, Failed, Input, Cached, Output, Kept string
 }
 
 // MixRow is one model's workload mix as the gateway measured it.

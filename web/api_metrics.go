@@ -69,6 +69,23 @@ func (s *Server) handleAPIShapeHolders(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
 }
 
+// handleAPIOrgUsage stores each customer organisation's minutes on each
+// listing, as a gateway reports them: checked whole (problems named by row
+// and field), idempotent per listing, minute, source and organisation.
+func (s *Server) handleAPIOrgUsage(c echo.Context) error {
+	var body struct {
+		Organisations []catalogue.OrgUsage `json:"organisations"`
+	}
+	if err := decodeJSONFast(c, &body); err != nil {
+		return err
+	}
+	n, err := s.Metrics.RecordOrgUsage(c.Request().Context(), s.OrgUsage, body.Organisations)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
+}
+
 // forgetDemandOf drops the cached demand of the models of recorded rows.
 func (s *Server) forgetDemandOf(demand []catalogue.Demand) {
 	for _, d := range demand {

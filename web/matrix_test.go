@@ -214,6 +214,10 @@ func (fx fixture) body(method, path string) (string, string) {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 		return fmt.Sprintf(`{"holders":[{"model":"kimi-k2.5","workload":"general","cacheRelevant":false,"listingId":%d,"minute":%q}]}`, fx.listingA, minute), "application/json"
 	}
+	if path == "/api/v1/metrics/organisations" {
+		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+		return fmt.Sprintf(`{"organisations":[{"listingId":%d,"minute":%q,"organisation":"org-00000001","requests":1}]}`, fx.listingA, minute), "application/json"
+	}
 	if strings.HasPrefix(path, "/api/v1/metrics") {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 		return `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":1}]}`, "application/json"
@@ -442,14 +446,15 @@ func expect() map[string]map[string]int {
 		"GET /api/v1/openapi.json": everyone(200),
 		// The portal's own figures: a gateway admin's session or a
 		// metrics:read token (TestPrometheusMetrics scrapes them).
-		"GET /metrics":                  api(apitoken.ScopeMetricsRead, 200),
-		"GET /api/v1/catalogue":         api(apitoken.ScopeCatalogueRead, 200),
-		"GET /api/v1/catalogue/changes": api(apitoken.ScopeCatalogueRead, 200),
-		"GET /api/v1/catalogue/health":  api(apitoken.ScopeCatalogueRead, 200),
-		"POST /api/v1/elect":            api(apitoken.ScopeElect, 200),
-		"POST /api/v1/elect/winner":     api(apitoken.ScopeElect, 200),
-		"POST /api/v1/metrics":          api(apitoken.ScopeMetricsWrite, 202),
-		"POST /api/v1/metrics/holders":  api(apitoken.ScopeMetricsWrite, 202),
+		"GET /metrics":                       api(apitoken.ScopeMetricsRead, 200),
+		"GET /api/v1/catalogue":              api(apitoken.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/changes":      api(apitoken.ScopeCatalogueRead, 200),
+		"GET /api/v1/catalogue/health":       api(apitoken.ScopeCatalogueRead, 200),
+		"POST /api/v1/elect":                 api(apitoken.ScopeElect, 200),
+		"POST /api/v1/elect/winner":          api(apitoken.ScopeElect, 200),
+		"POST /api/v1/metrics":               api(apitoken.ScopeMetricsWrite, 202),
+		"POST /api/v1/metrics/holders":       api(apitoken.ScopeMetricsWrite, 202),
+		"POST /api/v1/metrics/organisations": api(apitoken.ScopeMetricsWrite, 202),
 		// The matrix listing has no endpoint: the scope admits, the listing
 		// has nothing to hand out (TestCredentials covers the 200).
 		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),

@@ -19,6 +19,7 @@ type Reads interface {
 	StorefrontReads
 	AlertReads
 	OnCallReads
+	OrgReads
 }
 
 // Publications announces catalogue revisions published by any process.

@@ -63,12 +63,15 @@ type Server struct {
 	StorefrontReads StorefrontReads
 	AlertReads      AlertReads
 	OnCallReads     OnCallReads
+	OrgReads        OrgReads
 	Accounts        AccountService
 	Filings         FilingService
 	Tokens          TokenService
 	Metrics         *catalogue.Ingest
 	// Holders keeps the shape holders gateways report (checked by Metrics).
 	Holders catalogue.HolderStore
+	// OrgUsage keeps what gateways report per customer organisation.
+	OrgUsage catalogue.OrgStore
 	// Endpoints registers carriers' deployments and queues preflights;
 	// Preflight is the worker that runs them (started with the background
 	// work).
@@ -186,6 +189,7 @@ type Services struct {
 	Tokens       *apitoken.Service
 	Metrics      *catalogue.Ingest
 	Holders      catalogue.HolderStore
+	OrgUsage     catalogue.OrgStore
 	Endpoints    *workflow.Endpoints
 	Preflight    *preflight.Worker
 	Maintenance  *workflow.Maintenance
@@ -215,6 +219,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		StorefrontReads: svc.Reads,
 		AlertReads:      svc.Reads,
 		OnCallReads:     svc.Reads,
+		OrgReads:        svc.Reads,
 		Publications:    svc.Publications,
 		Projector:       svc.Projector,
 		Accounts:        svc.Accounts,
@@ -224,6 +229,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Tokens:          svc.Tokens,
 		Metrics:         svc.Metrics,
 		Holders:         svc.Holders,
+		OrgUsage:        svc.OrgUsage,
 		Endpoints:       svc.Endpoints,
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
@@ -352,6 +358,7 @@ func (s *Server) routes() {
 	api.POST("/elect/winner", s.handleAPIElectWinner, s.apiAuth(apitoken.ScopeElect))
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.POST("/metrics/holders", s.handleAPIShapeHolders, s.apiAuth(apitoken.ScopeMetricsWrite))
+	api.POST("/metrics/organisations", s.handleAPIOrgUsage, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
 	api.GET("/openapi.yaml", s.handleOpenAPI("yaml"))
 	api.GET("/openapi.json", s.handleOpenAPI("json"))

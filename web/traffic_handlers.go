@@ -26,6 +26,11 @@ import (
 
 // TrafficReads is what the traffic pages read themselves; every projected
 // figure, and the rollups the projection keeps, come through the Projector.
+// OrgReads is what the traffic page reads of customer organisations.
+type OrgReads interface {
+	OrgHours(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64]map[string][]catalogue.HourlyPoint, error)
+}
+
 type TrafficReads interface {
 	PeerTraffic(ctx context.Context, modelID, exceptListing int64, since, until time.Time) (catalogue.HourlyPoint, error)
 	MetricSeries(ctx context.Context, listingID int64, since time.Time, step time.Duration) ([]catalogue.SeriesPoint, error)
@@ -253,6 +258,15 @@ func (s *Server) handleTraffic(c echo.Context) error {
 	if v.Mixes, err = s.demandMixes(ctx, listings); err != nil {
 		return err
 	}
+	ids := make([]int64, len(listings))
+	for i, l := range listings {
+		ids[i] = l.ID
+	}
+	orgHours, err := s.OrgReads.OrgHours(ctx, ids, since, until)
+	if err != nil {
+		return err
+	}
+	v.Orgs, v.OrgsOthers = orgRows(earnings.ByOrganisation(orgHours, data.history))
 	return render(c, http.StatusOK, templates.CarrierTraffic(v))
 }
 

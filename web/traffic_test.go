@@ -16,8 +16,10 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/templates"
 )
 
 func TestTrafficEarningsStatementsAndOperations(t *testing.T) {
@@ -438,5 +440,58 @@ func TestTheListingPageSaysWhoServesEachWorkload(t *testing.T) {
 	}
 	if !strings.Contains(card, "0.15 points of the election") {
 		t.Errorf("the card does not give the margin:\n%s", card)
+	}
+}
+
+// TestTrafficByCustomerOrganisation: what a gateway reports per customer
+// organisation shows on the carrier's traffic page, priced at the fare in
+// force (a retry counts once), busiest first; another carrier sees none of
+// it; a bad row is refused naming it.
+func TestTrafficByCustomerOrganisation(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	// Fares in force for days (the demo's are published at start-up).
+	if err := p.store.BackdateSeedFares(context.Background(), time.Now().UTC().AddDate(0, 0, -2)); err != nil {
+		t.Fatal(err)
+	}
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"organisations":[{"listingId":%d,"minute":%q,"source":"gw-1","organisation":"org-1a2b3c4d","requests":40,"errors":2,
+		"inputTokens":1000000,"cachedInputTokens":250000,"outputTokens":100000},
+		{"listingId":%d,"minute":%q,"source":"gw-1","organisation":"org-99aa88bb","requests":3,"inputTokens":30000,"outputTokens":3000}]}`,
+		kimi.ID, minute, kimi.ID, minute)
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/organisations", tok, body)
+	wantStatus(t, "organisations", res, http.StatusAccepted)
+	if !strings.Contains(res.body, `"accepted":2`) {
+		t.Errorf("first report: %s", res.body)
+	}
+	if again := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/organisations", tok, body); !strings.Contains(again.body, `"accepted":0`) {
+		t.Errorf("a retried report was stored again: %s", again.body)
+	}
+	bad := fmt.Sprintf(`{"organisations":[{"listingId":%d,"minute":%q,"organisation":"<script>","requests":1}]}`, kimi.ID, minute)
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/organisations", tok, bad)
+	wantStatus(t, "a bad label", res, http.StatusUnprocessableEntity)
+	if !strings.Contains(res.body, "organisations[0].organisation") {
+		t.Errorf("the refusal does not name the row and field: %s", res.body)
+	}
+	nebula := p.client()
+	nebula.login("admin@nebula.example")
+	page := nebula.get("/traffic?period=day").body
+	table := regexp.MustCompile(`(?s)data-testid="organisations".*?</table>`).FindString(page)
+	first := strings.Index(table, "org-1a2b3c4d")
+	if first < 0 || first > strings.Index(table, "org-99aa88bb") || !strings.Contains(table, `<td class="num">1,000,000</td><td class="num">250,000</td><td class="num">100,000</td>`) {
+		t.Fatalf("the organisations table does not list the busiest first with its tokens:\n%s", table)
+	}
+	// Priced at kimi's fare: the kept amount is the statement rule applied to the org's tokens.
+	lines := earnings.ByOrganisation(map[int64]map[string][]catalogue.HourlyPoint{kimi.ID: {"x": {{Hour: time.Now().UTC(),
+		Counts: catalogue.Counts{Requests: 40, Errors: 2, InputTokens: 1000000, CachedInputTokens: 250000, OutputTokens: 100000}}}}},
+		map[int64][]earnings.FareSpan{kimi.ID: {{From: time.Time{}, Fare: kimi.Published}}})
+	if want := templates.AmountUSD(lines[0].Kept); lines[0].Kept == 0 || !strings.Contains(table, want) {
+		t.Errorf("the busiest organisation's earnings are not %s:\n%s", want, table)
+	}
+	orbit := p.client()
+	orbit.login("member@orbit.example")
+	if body := orbit.get("/traffic?period=day").body; strings.Contains(body, "org-1a2b3c4d") || !strings.Contains(body, `data-testid="no-organisations"`) {
+		t.Error("another carrier sees nebula's organisations")
 	}
 }

@@ -531,3 +531,26 @@ func msText(ms float64) string {
 	}
 	return templates.Millis(ms)
 }
+
+// maxOrgRows is how many organisations the traffic page lists; the rest
+// are summed in a line under the table.
+const maxOrgRows = 25
+
+func orgRows(lines []earnings.OrgLine) ([]templates.OrgRow, string) {
+	var rows []templates.OrgRow
+	var others earnings.OrgLine
+	for i, l := range lines {
+		if i >= maxOrgRows {
+			others.Requests += l.Requests
+			others.Kept += l.Kept
+			continue
+		}
+		rows = append(rows, templates.OrgRow{Organisation: l.Organisation, Listings: fmt.Sprint(l.Listings), Requests: templates.Count(l.Requests),
+			Failed: templates.Count(l.Errors), Input: templates.Count(l.InputTokens), Cached: templates.Count(l.CachedInputTokens),
+			Output: templates.Count(l.OutputTokens), Kept: templates.AmountUSD(l.Kept)})
+	}
+	if n := len(lines) - maxOrgRows; n > 0 {
+		return rows, fmt.Sprintf("%d more organisations: %s requests, %s kept.", n, templates.Count(others.Requests), templates.AmountUSD(others.Kept))
+	}
+	return rows, ""
+}

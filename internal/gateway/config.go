@@ -21,6 +21,14 @@ import (
 type Config struct {
 	// Projects are the gateway's customers.
 	Projects []Project `json:"projects"`
+	// Organisations is what the gateway tells the portal of its customers'
+	// organisations, per listing and minute: "pseudonym" (the default),
+	// "name" or "none" (OrgsPseudonym, OrgsName, OrgsNone).
+	Organisations string `json:"organisations,omitempty"`
+	// OrgPseudonymKey keys the pseudonyms (at least 16 characters); empty,
+	// a key derived from the projects' API keys (pseudonyms then change when
+	// a key is rotated).
+	OrgPseudonymKey string `json:"orgPseudonymKey,omitempty"`
 }
 
 // Project is one customer of the gateway: its API key, its organisation
@@ -73,6 +81,12 @@ func ParseConfig(data []byte) (*Config, error) {
 func (c *Config) Validate() error {
 	if len(c.Projects) == 0 {
 		return errors.New("no projects: add at least one {name, apiKey}")
+	}
+	switch {
+	case c.Organisations != "" && c.Organisations != OrgsPseudonym && c.Organisations != OrgsName && c.Organisations != OrgsNone:
+		return fmt.Errorf("organisations must be pseudonym, name or none, not %q", c.Organisations)
+	case c.OrgPseudonymKey != "" && len(c.OrgPseudonymKey) < 16:
+		return errors.New("orgPseudonymKey must be at least 16 characters")
 	}
 	names, keys := map[string]bool{}, map[string]bool{}
 	for i, p := range c.Projects {

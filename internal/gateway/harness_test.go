@@ -45,6 +45,7 @@ type stubPortal struct {
 	buckets  []gatewayclient.Bucket
 	demand   []gatewayclient.Demand
 	holders  []gatewayclient.ShapeHolder
+	orgs     []gatewayclient.OrgUsage
 	reads    int
 	down     bool
 	srv      *httptest.Server
@@ -160,6 +161,17 @@ func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.mu.Lock()
 		p.holders = append(p.holders, body.Holders...)
+		p.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"accepted":1}`)
+	case r.URL.Path == "/api/v1/metrics/organisations" && r.Method == http.MethodPost:
+		var body gatewayclient.PostOrgUsageJSONBody
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		p.orgs = append(p.orgs, body.Organisations...)
 		p.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, `{"accepted":1}`)

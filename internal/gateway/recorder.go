@@ -103,6 +103,7 @@ type Recorder struct {
 	hours   map[hourKey]*traffic.Hour
 	demand  map[demandKey]*Demand
 	holders map[holderKey]*int64 // each auto shape's holder by minute (holders.go)
+	orgs    map[orgKey]*OrgStat  // each organisation's minutes by listing (orgs.go)
 }
 
 // NewRecorder is an empty recorder.

@@ -32,6 +32,7 @@ type Reporter struct {
 	pending []gatewayclient.Bucket
 	demand  []gatewayclient.Demand
 	holders []gatewayclient.ShapeHolder
+	orgs    []gatewayclient.OrgUsage
 	// waiting is len(pending), for the metrics endpoint (pending is Run's
 	// alone).
 	waiting atomic.Int64
@@ -143,7 +144,46 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		}
 		r.pending, r.demand = r.pending[n:], r.demand[m:]
 	}
-	return r.reportHolders(ctx, oldest)
+	if err := r.reportHolders(ctx, oldest); err != nil {
+		return err
+	}
+	for _, o := range r.Recorder.TakeClosedOrgs(now.Add(-r.Grace)) {
+		p := func(v int64) *int64 { return &v }
+		r.orgs = append(r.orgs, gatewayclient.OrgUsage{ListingId: o.ListingID, Minute: o.Minute, Source: source, Organisation: o.Organisation,
+			Requests: o.Requests, Errors: p(o.Errors), InputTokens: p(o.InputTokens), CachedInputTokens: p(o.CachedInputTokens), OutputTokens: p(o.OutputTokens)})
+	}
+	return r.reportOrgs(ctx, oldest)
+}
+
+// reportOrgs posts the organisations' closed minutes (after the metrics),
+// kept while the portal is away as the metrics are kept.
+func (r *Reporter) reportOrgs(ctx context.Context, oldest time.Time) error {
+	kept := r.orgs[:0]
+	for _, o := range r.orgs {
+		if o.Minute.After(oldest) {
+			kept = append(kept, o)
+		}
+	}
+	r.orgs = kept
+	for len(r.orgs) > 0 {
+		n := min(len(r.orgs), catalogue.MaxOrgUsage)
+		res, err := r.API.PostOrgUsageWithResponse(ctx, gatewayclient.PostOrgUsageJSONRequestBody{Organisations: r.orgs[:n]})
+		if err != nil {
+			return err
+		}
+		switch code := res.StatusCode(); {
+		case code == http.StatusAccepted || code == http.StatusOK || code == http.StatusNoContent:
+		case code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusUnprocessableEntity:
+			// Refused as bad, or a portal without the endpoint: retrying
+			// cannot help, and the metrics do not depend on it.
+			r.Log.Error("metrics: the portal refused the organisations' minutes; dropping them", "status", code, "body", string(res.Body))
+			r.refused.Add(1)
+		default:
+			return &postError{status: code, body: string(res.Body)}
+		}
+		r.orgs = r.orgs[n:]
+	}
+	return nil
 }
 
 // reportHolders posts the shapes' holders of the closed minutes (after the

@@ -59,6 +59,20 @@ type Gateway struct {
 	caps     traffic.Caps
 	rates    learnedRates
 	randMu   sync.Mutex
+	// labels name customers' organisations to carriers (made once from
+	// Config).
+	labelsOnce sync.Once
+	labels     *OrgLabels
+}
+
+// orgLabels are the organisation labels of the gateway's configuration.
+func (g *Gateway) orgLabels() *OrgLabels {
+	g.labelsOnce.Do(func() {
+		if g.Config != nil {
+			g.labels = NewOrgLabels(g.Config)
+		}
+	})
+	return g.labels
 }
 
 // ClientTimeouts bound how long a caller may take: to send its headers
@@ -318,6 +332,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		}
 		last = g.forward(r.Context(), w, &a, body, route)
 		g.Recorder.Attempt(p.Name, a.Model, route, kind, last.Outcome, g.Now())
+		g.Recorder.UsedBy(g.orgLabels().Label(p.Organisation, route), route, last.Outcome, g.Now())
 		g.applyLimits(a.Model, route, last)
 		if last.Class == traffic.Served {
 			if pl.session != nil {

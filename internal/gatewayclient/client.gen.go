@@ -560,6 +560,31 @@ type ListingStatus string
 // NullableDecimal defines model for NullableDecimal.
 type NullableDecimal = string
 
+// OrgUsage one customer organisation's minute on one listing, under the label the gateway's policy allows
+type OrgUsage struct {
+	CachedInputTokens *int64 `json:"cachedInputTokens,omitempty"`
+
+	// Errors of them, failures for the listing's reasons
+	Errors *int64 `json:"errors,omitempty"`
+
+	// InputTokens every prompt token served, cached ones within
+	InputTokens *int64 `json:"inputTokens,omitempty"`
+	ListingId   int64  `json:"listingId"`
+
+	// Minute the start of the minute (UTC)
+	Minute time.Time `json:"minute"`
+
+	// Organisation the organisation's label: a pseudonym per carrier by default (org- and 8 hex digits), or its name
+	Organisation string `json:"organisation"`
+	OutputTokens *int64 `json:"outputTokens,omitempty"`
+
+	// Requests requests answered (a caller's own errors left out)
+	Requests int64 `json:"requests"`
+
+	// Source the reporting gateway process, as on buckets (default: none)
+	Source *string `json:"source,omitempty"`
+}
+
 // Prices defines model for Prices.
 type Prices struct {
 	CachedInputPrice *Decimal `json:"cachedInputPrice,omitempty"`
@@ -670,6 +695,11 @@ type PostShapeHoldersJSONBody struct {
 	Holders []ShapeHolder `json:"holders"`
 }
 
+// PostOrgUsageJSONBody defines parameters for PostOrgUsage.
+type PostOrgUsageJSONBody struct {
+	Organisations []OrgUsage `json:"organisations"`
+}
+
 // GetOpenAPIJSONParams defines parameters for GetOpenAPIJSON.
 type GetOpenAPIJSONParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
@@ -691,6 +721,9 @@ type PostMetricsJSONRequestBody PostMetricsJSONBody
 
 // PostShapeHoldersJSONRequestBody defines body for PostShapeHolders for application/json ContentType.
 type PostShapeHoldersJSONRequestBody PostShapeHoldersJSONBody
+
+// PostOrgUsageJSONRequestBody defines body for PostOrgUsage for application/json ContentType.
+type PostOrgUsageJSONRequestBody PostOrgUsageJSONBody
 
 // AsBucket0 returns the union data inside the Bucket as a Bucket0
 func (t Bucket) AsBucket0() (Bucket0, error) {
@@ -1312,6 +1345,24 @@ type ClientInterface interface {
 	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
 	PostShapeHolders(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostOrgUsageWithBody Report each customer organisation's minutes on each listing
+	//
+	// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+	PostOrgUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOrgUsage Report each customer organisation's minutes on each listing
+	//
+	// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+	PostOrgUsage(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIJSON This document, as JSON
 	//
 	// Public (no token), revalidated by a strong ETag.
@@ -1541,6 +1592,44 @@ func (c *Client) PostShapeHoldersWithBody(ctx context.Context, contentType strin
 // Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
 func (c *Client) PostShapeHolders(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostShapeHoldersRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrgUsageWithBody Report each customer organisation's minutes on each listing
+//
+// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+func (c *Client) PostOrgUsageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrgUsageRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOrgUsage Report each customer organisation's minutes on each listing
+//
+// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+func (c *Client) PostOrgUsage(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOrgUsageRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2030,6 +2119,46 @@ func NewPostShapeHoldersRequestWithBody(server string, contentType string, body 
 	return req, nil
 }
 
+// NewPostOrgUsageRequest calls the generic PostOrgUsage builder with application/json body
+func NewPostOrgUsageRequest(server string, body PostOrgUsageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOrgUsageRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostOrgUsageRequestWithBody constructs an http.Request for the PostOrgUsage method, with any body, and a specified content type
+func NewPostOrgUsageRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics/organisations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
 func NewGetOpenAPIJSONRequest(server string, params *GetOpenAPIJSONParams) (*http.Request, error) {
 	var err error
@@ -2269,6 +2398,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /metrics/holders (the `PostShapeHolders` operationId).
 	PostShapeHoldersWithResponse(ctx context.Context, body PostShapeHoldersJSONRequestBody, reqEditors ...RequestEditorFn) (*PostShapeHoldersResponse, error)
+
+	// PostOrgUsageWithBodyWithResponse Report each customer organisation's minutes on each listing
+	//
+	// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+	PostOrgUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrgUsageResponse, error)
+
+	// PostOrgUsageWithResponse Report each customer organisation's minutes on each listing
+	//
+	// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+	PostOrgUsageWithResponse(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrgUsageResponse, error)
 
 	// GetOpenAPIJSONWithResponse This document, as JSON
 	//
@@ -3371,6 +3518,125 @@ func (r PostShapeHoldersResponse) ContentType() string {
 	return ""
 }
 
+// PostOrgUsageResponse429Headers the declared response headers of an HTTP 429 response for PostOrgUsage
+type PostOrgUsageResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostOrgUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Accepted rows newly stored (a repeat counts none)
+		Accepted int64 `json:"accepted"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOrgUsageResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostOrgUsageResponse) GetJSON202() *struct {
+	// Accepted rows newly stored (a repeat counts none)
+	Accepted int64 `json:"accepted"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostOrgUsageResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOrgUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOrgUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOrgUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOrgUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIJSON
 type GetOpenAPIJSONResponse200Headers struct {
 	ETag *string
@@ -3677,6 +3943,36 @@ func (c *ClientWithResponses) PostShapeHoldersWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParsePostShapeHoldersResponse(rsp)
+}
+
+// PostOrgUsageWithBodyWithResponse Report each customer organisation's minutes on each listing
+//
+// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+func (c *ClientWithResponses) PostOrgUsageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOrgUsageResponse, error) {
+	rsp, err := c.PostOrgUsageWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrgUsageResponse(rsp)
+}
+
+// PostOrgUsageWithResponse Report each customer organisation's minutes on each listing
+//
+// What a carrier's per-organisation rate caps count, and what it plans by: for each minute and listing, a row per customer organisation with its answered requests, the failures among them and the tokens served. The organisation is the label the gateway's policy allows: the reference gateway sends by default a pseudonym stable for one carrier and different for every carrier (so carriers cannot pool what they see), or the names when its operator chooses. Checked whole first (422 names the row and field); the first report of a (listingId, minute, source, organisation) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to 2 minutes ahead of the server's clock; minutes are kept 25 hours, their hourly sums 400 days.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
+func (c *ClientWithResponses) PostOrgUsageWithResponse(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrgUsageResponse, error) {
+	rsp, err := c.PostOrgUsage(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOrgUsageResponse(rsp)
 }
 
 // GetOpenAPIJSONWithResponse This document, as JSON
@@ -4933,6 +5229,125 @@ func ParsePostShapeHoldersResponse(rsp *http.Response) (*PostShapeHoldersRespons
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PostShapeHoldersResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostOrgUsageResponse parses an HTTP response from a PostOrgUsageWithResponse call
+func ParsePostOrgUsageResponse(rsp *http.Response) (*PostOrgUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOrgUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Accepted rows newly stored (a repeat counts none)
+			Accepted int64 `json:"accepted"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostOrgUsageResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/payout"
@@ -78,4 +79,34 @@ func TestAStatementIsIssuedOnceAndNeverChanges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrganisationsMinutesAddUpByHour: reported organisations' minutes are
+// kept once per key (a retry, even with other figures, changes nothing)
+// and summed by hour for the pages.
+func TestOrganisationsMinutesAddUpByHour(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Date(2026, 12, 4, 10, 30, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		fx := newFixture(t, s)
+		row := func(minute int, org string, requests int64) catalogue.OrgUsage {
+			return catalogue.OrgUsage{ListingID: fx.listingID, Minute: now.Truncate(time.Hour).Add(time.Duration(minute) * time.Minute), Source: "gw-1",
+				Organisation: org, Requests: requests, InputTokens: requests * 1000, OutputTokens: requests * 10}
+		}
+		n, err := s.RecordOrgUsage(ctx, []catalogue.OrgUsage{row(1, "org-a", 10), row(2, "org-a", 5), row(2, "org-b", 7), row(-30, "org-a", 1)})
+		if err != nil || n != 4 {
+			t.Fatalf("recorded %d, %v", n, err)
+		}
+		if n, _ := s.RecordOrgUsage(ctx, []catalogue.OrgUsage{row(1, "org-a", 999)}); n != 0 {
+			t.Errorf("a replayed minute was stored again")
+		}
+		hours, err := s.OrgHours(ctx, []int64{fx.listingID}, now.Add(-2*time.Hour), now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := hours[fx.listingID]["org-a"]
+		if len(a) != 2 || a[0].Requests != 1 || a[1].Requests != 15 || a[1].InputTokens != 15000 || hours[fx.listingID]["org-b"][0].Requests != 7 {
+			t.Errorf("hours %+v", hours)
+		}
+	})
 }
