@@ -27,6 +27,11 @@ type PreviewPanel struct {
 	Rows      []ScenarioRow
 	Ballots   []BallotView
 	Win       []WinRow
+	// UnderShare is where the listing stands for projects on the share
+	// policy, a row per auto scenario (its Lines explain the share).
+	UnderShare []WinRow
+	// ShareEdge is the share policy's competitive edge in words.
+	ShareEdge string
 	Share     ShareView
 	Mix       []MixInput
 	// MixSource says where the workload mix comes from (measured, typed, or

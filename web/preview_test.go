@@ -362,3 +362,34 @@ func TestThePreviewShowsWhatAScheduleCharges(t *testing.T) {
 		t.Error("the input line does not say the filed input's base price applies at no hour, or lacks the peak price")
 	}
 }
+
+// TestThePreviewExplainsTheSharePolicy: the preview says, per auto
+// scenario, a listing's share for projects on the share policy and why,
+// and the adjusted price's parts it shows add up to it.
+func TestThePreviewExplainsTheSharePolicy(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	c := p.client()
+	c.login("admin@nebula.example")
+	kimi := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	page := c.get(fmt.Sprintf("/listings/%d/preview", kimi.ID))
+	wantStatus(t, "preview", page, http.StatusOK)
+	table := regexp.MustCompile(`(?s)data-testid="under-share".*?</table>`).FindString(page.body)
+	if table == "" {
+		t.Fatal("the preview says nothing of the share policy")
+	}
+	lines := regexp.MustCompile(`adjusted price \$([\d.]+) = routing price \$([\d.]+)((?:\s*\+ \$[\d.]+ for [^<+]+)*)`).FindAllStringSubmatch(table, -1)
+	if len(lines) == 0 || !strings.Contains(table, "of its requests") || !strings.Contains(table, "edge") {
+		t.Fatalf("no adjusted price, share or edge in:\n%s", table)
+	}
+	for _, l := range lines {
+		adjusted, _ := strconv.ParseFloat(l[1], 64)
+		sum, _ := strconv.ParseFloat(l[2], 64)
+		for _, part := range regexp.MustCompile(`\+ \$([\d.]+)`).FindAllStringSubmatch(l[3], -1) {
+			v, _ := strconv.ParseFloat(part[1], 64)
+			sum += v
+		}
+		if math.Abs(sum-adjusted) > 0.0005 {
+			t.Errorf("%q: the parts add up to %.4f", l[0], sum)
+		}
+	}
+}

@@ -18,7 +18,8 @@ import (
 
 // panelView shapes a preview for the page.
 func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID, fragmentURL string, now time.Time) templates.PreviewPanel {
-	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form}
+	v := templates.PreviewPanel{FormID: formID, FragmentURL: fragmentURL, Custom: ctl.form,
+		ShareEdge: fmt.Sprintf("%.0f %% above the best speed-adjusted price", 100*election.ShareEdge)}
 	if f == nil {
 		v.Error = "This listing has no fare yet: type one to preview it."
 		return v
@@ -52,6 +53,9 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 	for _, sc := range res.Scenarios {
 		v.Rows = append(v.Rows, scenarioRow(sc))
 		v.Win = append(v.Win, winRow(sc))
+		if sc.UnderShare.OnBallot {
+			v.UnderShare = append(v.UnderShare, underShareRow(sc))
+		}
 		b := templates.BallotView{Scenario: sc.Scenario.Name, Key: sc.Scenario.Key}
 		for _, c := range sc.Ballot {
 			rank := strconv.Itoa(c.Rank)
@@ -102,6 +106,51 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 		v.Heatmap = templates.NewHeatmap(res.Heatmap.Scenario, res.Heatmap.Ranks, res.Heatmap.Of)
 	}
 	return v
+}
+
+// underShareRow says a scenario's share under the share policy and why:
+// the adjusted price's parts, the speed against the median, and the edge.
+func underShareRow(sc projection.ScenarioResult) templates.WinRow {
+	st := sc.UnderShare
+	o := st.Outcome
+	row := templates.WinRow{Scenario: sc.Scenario.Name, Status: templates.Share(o.Share) + " of its requests", Class: "win"}
+	usd := func(v float64) string { return templates.USD(v) }
+	p, errs, malformed, firstToken, limited := o.AdjustedParts(st.RoutingPrice)
+	parts := "adjusted price " + usd(o.AdjustedPrice) + " = routing price " + usd(p)
+	if errs > 0 {
+		parts += fmt.Sprintf(" + %s for errors (%.1f %% of tries, counted 8 times)", usd(errs), 100*o.ErrorRate)
+	}
+	if malformed > 0 {
+		parts += fmt.Sprintf(" + %s for malformed tool calls (%.1f %%)", usd(malformed), 100*o.MalformedRate)
+	}
+	if firstToken > 0 {
+		parts += fmt.Sprintf(" + %s for a first token of %.2f s", usd(firstToken), o.TTFTSeconds)
+	}
+	if limited > 0 {
+		parts += fmt.Sprintf(" + %s for 429s (%.1f %% of tries, counted twice)", usd(limited), 100*o.RateLimitedRate)
+	}
+	row.Lines = append(row.Lines, parts)
+	if o.HasSpeed && o.MedianSpeed > 0 {
+		effect := 1/math.Sqrt(o.Speed/o.MedianSpeed) - 1
+		verb := "costs you"
+		if effect < 0 {
+			verb, effect = "saves you", -effect
+		}
+		row.Lines = append(row.Lines, fmt.Sprintf("your speed of %.0f tokens/s against a median of %.0f %s %.1f %% of it", o.Speed, o.MedianSpeed, verb, 100*effect))
+	}
+	if st.Inside() {
+		row.Lines = append(row.Lines, fmt.Sprintf("inside the edge: %.1f %% above the best speed-adjusted price (the edge is %.0f %%)",
+			100*o.Distance, 100*election.ShareEdge))
+	} else {
+		row.Class = "lose"
+		take := fmt.Sprintf("%.1f %% cheaper", 100*st.CheaperBy)
+		if st.FasterBy > 0 {
+			take += fmt.Sprintf(", or %.1f %% faster", 100*st.FasterBy)
+		}
+		row.Lines = append(row.Lines, fmt.Sprintf("%.1f %% above the best speed-adjusted price, past the %.0f %% edge: %s puts you inside it",
+			100*o.Distance, 100*election.ShareEdge, take))
+	}
+	return row
 }
 
 // baseUntil says when a scheduled fare's base price applies: until its

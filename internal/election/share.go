@@ -71,6 +71,27 @@ type ShareOutcome struct {
 	Distance float64
 	Weight   float64
 	Share    float64
+	// The blended figures the adjusted price was made of (fractions of
+	// tries; the first token in seconds, 0 unless streaming; malformed tool
+	// calls 0 unless tools are required), the median speed the speed term
+	// divides by, and Best, the lowest speed-adjusted price of the ballot
+	// that Distance is measured from: what a preview explains the share by.
+	ErrorRate, MalformedRate, TTFTSeconds, RateLimitedRate float64
+	MedianSpeed, Best                                      float64
+}
+
+// Share routing's edge: a candidate's weight falls steeply past this
+// distance from the best speed-adjusted price (sec. 8).
+const ShareEdge = shareEdge
+
+// AdjustedParts splits an adjusted price into what each figure adds to
+// the routing price p, in the order of sec. 8's formula: the price, the
+// errors (8x their rate), malformed tool calls (on the price and the
+// errors), the first token and the 429s. They add up to AdjustedPrice.
+func (s ShareOutcome) AdjustedParts(p float64) (price, errors, malformed, firstToken, limited float64) {
+	errors = p * shareErrorFactor * s.ErrorRate
+	malformed = (p + errors) * s.MalformedRate
+	return p, errors, malformed, p * shareTTFTFactor * s.TTFTSeconds, p * shareLimitFactor * s.RateLimitedRate
 }
 
 // Share routing's constants (sec. 8).
@@ -156,10 +177,11 @@ func applyShare(b *Ballot, res *Result) {
 			ttft = blend(m, 3) / 1000
 		}
 		s := &o.Share
-		*s = ShareOutcome{AdjustedPrice: p*(1+shareErrorFactor*e)*(1+malformed) + p*shareTTFTFactor*ttft + p*shareLimitFactor*q}
+		*s = ShareOutcome{AdjustedPrice: p*(1+shareErrorFactor*e)*(1+malformed) + p*shareTTFTFactor*ttft + p*shareLimitFactor*q,
+			ErrorRate: e, MalformedRate: malformed, TTFTSeconds: ttft, RateLimitedRate: q}
 		v := s.AdjustedPrice
 		if have[4] {
-			s.Speed, s.HasSpeed = blend(m, 4), true
+			s.Speed, s.HasSpeed, s.MedianSpeed = blend(m, 4), true, medians[4]
 			v = s.AdjustedPrice / math.Sqrt(s.Speed/medians[4])
 		}
 		s.Distance = v // the speed-adjusted price, until the minimum is known
@@ -179,6 +201,7 @@ func applyShare(b *Ballot, res *Result) {
 		}
 		s := &o.Share
 		v := s.Distance
+		s.Best = minV
 		switch {
 		case minV > 0:
 			s.Distance = v/minV - 1

@@ -120,6 +120,9 @@ type ScenarioResult struct {
 	HolderNote string
 	Ballot     []Competitor
 	Win        WinPlan
+	// UnderShare is where the listing stands for a project on the share
+	// policy (auto scenarios only).
+	UnderShare ShareStanding
 }
 
 // Result is a whole preview.
@@ -189,7 +192,7 @@ func effectiveOf(f *fare.Fare) Effective {
 func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) ScenarioResult {
 	ballot, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
 	res := s.Reset(&ballot, me).Current()
-	out := ScenarioResult{Scenario: sc, Weights: res.Weights}
+	out := ScenarioResult{Scenario: sc, Weights: res.Weights, UnderShare: shareStanding(in, sc, change)}
 	if res.Winner >= 0 {
 		out.Winner = entries[res.Winner].Listing.CarrierName
 	}
