@@ -26,7 +26,7 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 			row.State, row.Class = "resolved "+ago(*a.ResolvedAt, now), "verified"
 		}
 		if a.Flaps > 0 {
-			row.State += fmt.Sprintf(" · flapping: came back %s", timesWord(a.Flaps))
+			row.State += " · flapping: came back " + alerting.Times(a.Flaps)
 		}
 		v.Alerts = append(v.Alerts, row)
 	}
@@ -49,16 +49,6 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 		v.Deliveries = append(v.Deliveries, row)
 	}
 	return v
-}
-
-func timesWord(n int64) string {
-	switch n {
-	case 1:
-		return "once"
-	case 2:
-		return "twice"
-	}
-	return fmt.Sprintf("%d times", n)
 }
 
 // alertTuningView fills the rules form (from the carrier's settings, or

@@ -120,7 +120,7 @@ func DigestEmail(alerts []Alert, from, to time.Time) (string, string) {
 func alertSpan(a Alert) string {
 	s := "Opened " + a.OpenedAt.UTC().Format("2 Jan 15:04") + " UTC"
 	if a.Flaps > 0 {
-		s += fmt.Sprintf(", came back %s within the hour of recovering (folded into this alert)", times(a.Flaps))
+		s += fmt.Sprintf(", came back %s within the hour of recovering (folded into this alert)", Times(a.Flaps))
 	}
 	if a.ResolvedAt != nil {
 		s += ", resolved " + a.ResolvedAt.UTC().Format("2 Jan 15:04") + " UTC"
@@ -128,7 +128,8 @@ func alertSpan(a Alert) string {
 	return s + "."
 }
 
-func times(n int64) string {
+// Times says how many times in words: "once", "twice", "3 times".
+func Times(n int64) string {
 	switch n {
 	case 1:
 		return "once"

@@ -20,25 +20,7 @@ import (
 // not reach the carrier; the gateway starts a trace of its own, linked to
 // the caller's, and the carrier sees that one.
 func TestACallersTraceStopsAtTheGatewaysEdge(t *testing.T) {
-	recorder := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() { otel.SetTracerProvider(prevTP); otel.SetTextMapPropagator(prevProp) })
-
-	var mu sync.Mutex
-	var carrierSaw string
-	fc := fakecarrier.New(fakecarrier.Config{Models: []string{"up-m"}, APIKey: "key-a"})
-	specs := threeCarriers()[:1]
-	specs[0].handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		carrierSaw = r.Header.Get("traceparent")
-		mu.Unlock()
-		fc.ServeHTTP(w, r)
-	})
-	h := newHarness(t, specs...)
-	h.gw.HTTP = CarrierHTTPClient(netguard.New(true)) // the gateway's own client, which injects traceparent
+	recorder, _, h, carrierSaw := tracedHarness(t)
 	addr := servedGateway(t, h, ClientTimeouts{})
 
 	const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -53,13 +35,11 @@ func TestACallersTraceStopsAtTheGatewaysEdge(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", res.StatusCode)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if carrierSaw == "" {
+	if carrierSaw() == "" {
 		t.Fatal("the carrier got no traceparent: the gateway's own trace is not propagated")
 	}
-	if strings.Contains(carrierSaw, callerTrace) {
-		t.Errorf("the carrier received the caller's trace id: %s", carrierSaw)
+	if strings.Contains(carrierSaw(), callerTrace) {
+		t.Errorf("the carrier received the caller's trace id: %s", carrierSaw())
 	}
 	linked := false
 	for _, s := range recorder.Ended() {
@@ -84,25 +64,7 @@ func TestACallersTraceStopsAtTheGatewaysEdge(t *testing.T) {
 // trace to the carrier; a call to the portal is a client span whose
 // traceparent the portal receives.
 func TestTracesNestFromTheGatewayToTheCarrierAndThePortal(t *testing.T) {
-	recorder := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
-	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() { otel.SetTracerProvider(prevTP); otel.SetTextMapPropagator(prevProp) })
-
-	var mu sync.Mutex
-	var carrierSaw string
-	fc := fakecarrier.New(fakecarrier.Config{Models: []string{"up-m"}, APIKey: "key-a"})
-	specs := threeCarriers()[:1]
-	specs[0].handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		carrierSaw = r.Header.Get("traceparent")
-		mu.Unlock()
-		fc.ServeHTTP(w, r)
-	})
-	h := newHarness(t, specs...)
-	h.gw.HTTP = CarrierHTTPClient(netguard.New(true))
+	recorder, specs, h, carrierSaw := tracedHarness(t)
 	addr := servedGateway(t, h, ClientTimeouts{})
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(hello))
 	req.Header.Set("Authorization", "Bearer "+projectKey)
@@ -151,11 +113,9 @@ func TestTracesNestFromTheGatewayToTheCarrierAndThePortal(t *testing.T) {
 	if httpCall == nil {
 		t.Fatal("no HTTP client span under the chat span")
 	}
-	mu.Lock()
-	if !strings.Contains(carrierSaw, httpCall.SpanContext().SpanID().String()) {
-		t.Errorf("the carrier saw %q, not the HTTP call's span %s", carrierSaw, httpCall.SpanContext().SpanID())
+	if !strings.Contains(carrierSaw(), httpCall.SpanContext().SpanID().String()) {
+		t.Errorf("the carrier saw %q, not the HTTP call's span %s", carrierSaw(), httpCall.SpanContext().SpanID())
 	}
-	mu.Unlock()
 
 	// The portal client: its calls are spans the portal continues.
 	got := make(chan string, 1)
@@ -184,4 +144,34 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.SpanKind().String()+" "+s.Name())
 	}
 	return out
+}
+
+// tracedHarness is a one-carrier harness under an in-memory tracer
+// provider, the gateway calling with its own traced client; carrierSaw is
+// the traceparent the carrier received last.
+func tracedHarness(t *testing.T) (*tracetest.SpanRecorder, []carrierSpec, *harness, func() string) {
+	t.Helper()
+	recorder := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder))
+	prevTP, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTracerProvider(prevTP); otel.SetTextMapPropagator(prevProp) })
+	var mu sync.Mutex
+	var saw string
+	fc := fakecarrier.New(fakecarrier.Config{Models: []string{"up-m"}, APIKey: "key-a"})
+	specs := threeCarriers()[:1]
+	specs[0].handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		saw = r.Header.Get("traceparent")
+		mu.Unlock()
+		fc.ServeHTTP(w, r)
+	})
+	h := newHarness(t, specs...)
+	h.gw.HTTP = CarrierHTTPClient(netguard.New(true)) // the gateway's own client, which injects traceparent
+	return recorder, specs, h, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return saw
+	}
 }
