@@ -33,6 +33,11 @@ type Digest struct {
 	Hour int
 	Now  func() time.Time
 	Log  *slog.Logger
+
+	// done is the last day this process went through every carrier: the
+	// evaluator calls Once every minute, and a day's digests are looked
+	// for once.
+	done string
 }
 
 // DefaultDigestHour is the UTC hour the digest goes out.
@@ -53,6 +58,9 @@ func (d *Digest) Once(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	day := now.Format(time.DateOnly)
+	if d.done == day {
+		return 0, nil
+	}
 	since := time.Date(now.Year(), now.Month(), now.Day(), hour, 0, 0, 0, time.UTC).Add(-24 * time.Hour)
 	carriers, err := d.Store.CarriersWithAlerts(ctx, since)
 	if err != nil {
@@ -84,6 +92,7 @@ func (d *Digest) Once(ctx context.Context) (int, error) {
 		}
 		sent++
 	}
+	d.done = day
 	return sent, nil
 }
 

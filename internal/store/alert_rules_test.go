@@ -238,6 +238,11 @@ func TestTheDailyDigestGoesOnceADay(t *testing.T) {
 			if n, _ := digests[1].Once(ctx); n != 0 {
 				t.Errorf("a second digest the same day")
 			}
+			// A process started later that day finds it claimed.
+			fresh := &alerting.Digest{Store: b, Mail: mail, Recipients: (&account.AlertEmails{Store: b}).DigestRecipients, Now: b.Now, Log: quiet}
+			if n, err := fresh.Once(ctx); err != nil || n != 0 || len(relay.Messages()) != 1 {
+				t.Errorf("a new process sent %d digests (%v), %d e-mails in all", n, err, len(relay.Messages()))
+			}
 		})
 	}
 }
