@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -28,6 +30,22 @@ import (
 	"github.com/airside/airside/internal/trafficdriver"
 )
 
+// reportSource is the identity this process reports under: the gateway's
+// name (default host:port) and an instance id of its own. A gateway
+// restarted under the same name then reports its part of a minute beside
+// the old process's part, which the portal adds up, instead of replaying
+// the minute with other figures (which the portal refuses).
+func reportSource(name, addr string) string {
+	if name == "" {
+		host, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(addr)
+		name = host + ":" + port
+	}
+	id := make([]byte, 4)
+	_, _ = crand.Read(id)
+	return name + "/" + hex.EncodeToString(id)
+}
+
 // gatewayClient is the portal's API as a gateway reads it, with its token.
 func gatewayClient(portal, token string) (*gatewayclient.ClientWithResponses, error) {
 	return gatewayclient.NewClientWithResponses(strings.TrimSuffix(portal, "/")+"/api/v1",
@@ -48,7 +66,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	configPath := fs.String("config", env("AIRSIDE_GATEWAY_CONFIG", ""), "the projects file (JSON; see README)")
 	seed := fs.Uint64("seed", 0, "seed of the exploration draws (0: from the clock)")
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
-	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each of several gateways needs its own")
+	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each process adds an instance id of its own")
 	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
 	metricsAddr := fs.String("metrics-addr", env("AIRSIDE_GATEWAY_METRICS_ADDR", ""),
 		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
@@ -100,12 +118,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		gw.Caps = &fleet.Caps{Client: client, Log: func(msg string, err error) { log.Warn(msg, "err", err) }}
 		state = "rate caps in Redis " + client.Options().Addr + " (shared with the fleet)"
 	}
-	if *name == "" {
-		host, _ := os.Hostname()
-		_, port, _ := net.SplitHostPort(*addr)
-		*name = host + ":" + port
-	}
-	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: *name}
+	source := reportSource(*name, *addr)
+	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source}
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()
