@@ -234,8 +234,6 @@ func New(svc Services, log *slog.Logger) *Server {
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
 		Hooks:           svc.Hooks,
-		Tuning:          svc.Tuning,
-		Payouts:         svc.Payouts,
 		Storefront:      svc.Storefront,
 		Mail:            svc.Mail,
 		Now:             now,
@@ -253,6 +251,12 @@ func New(svc Services, log *slog.Logger) *Server {
 	}
 	if svc.AlertEmails != nil {
 		s.AlertEmails = svc.AlertEmails
+	}
+	if svc.Tuning != nil {
+		s.Tuning = svc.Tuning
+	}
+	if svc.Payouts != nil {
+		s.Payouts = svc.Payouts
 	}
 	if svc.Preflight != nil {
 		s.Preflight = svc.Preflight
