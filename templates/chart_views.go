@@ -362,12 +362,16 @@ func NewTrafficChart(steps []TrafficStep) TrafficView {
 	}
 	w := v.plotW() / float64(len(steps))
 	base := v.Top + v.plotH()
+	// About six time labels whatever the span: hourly over 6 hours of
+	// 10-minute steps, every step over a listing's first half hour (a
+	// label every sixth step left such a chart one label).
+	every := max(1, (len(steps)+5)/6)
 	for i, s := range steps {
 		x := v.Left + w*float64(i)
 		okTop := y(float64(s.OK))
 		errTop := y(float64(s.OK + s.Failed))
 		v.Bars = append(v.Bars, TrafficBar{X: x, W: math.Max(w-1, 1), OkY: okTop, OkH: base - okTop, ErrY: errTop, ErrH: okTop - errTop, Title: s.Description})
-		if i%6 == 0 {
+		if i%every == 0 {
 			v.XTicks = append(v.XTicks, Tick{Pos: x + w/2, Label: s.Label})
 		}
 	}

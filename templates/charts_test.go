@@ -208,3 +208,20 @@ func TestBarsChartNamesEachCompetitor(t *testing.T) {
 		t.Errorf("legend %v", legend)
 	}
 }
+
+// TestTheTrafficChartLabelsItsTime: a short chart (a listing's first half
+// hour) labels each step; six hours of 10-minute steps are labelled hourly.
+func TestTheTrafficChartLabelsItsTime(t *testing.T) {
+	steps := func(n int) []TrafficStep {
+		out := make([]TrafficStep, n)
+		for i := range out {
+			out[i] = TrafficStep{Label: fmt.Sprintf("%02d:%02d", 10+i/6, i%6*10), OK: 5}
+		}
+		return out
+	}
+	for _, test := range []struct{ steps, labels int }{{1, 1}, {3, 3}, {6, 6}, {12, 6}, {36, 6}} {
+		if got := len(NewTrafficChart(steps(test.steps)).XTicks); got != test.labels {
+			t.Errorf("%d steps: %d time labels, want %d", test.steps, got, test.labels)
+		}
+	}
+}
