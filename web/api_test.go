@@ -684,8 +684,8 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 	}
 	onlyDemand := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"glm-5","workload":"chat","minute":%q,"requests":1}]}`, minute)
 	wantStatus(t, "demand alone", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, onlyDemand), http.StatusAccepted)
-	// A batch is one transaction: a new bucket beside a demand row that
-	// replays a recorded one with other figures is not stored either.
+	// A row that replays a recorded one with other figures is refused
+	// alone: the new bucket beside it is stored, and the 409 says so.
 	next := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
 	conflicting := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":5}],
 		"demand":[{"model":"glm-5","workload":"chat","minute":%q,"requests":2}]}`, next, minute)
@@ -705,8 +705,8 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 	for _, pt := range series {
 		requests += pt.Requests
 	}
-	if requests != 12 {
-		t.Errorf("nebula's minutes hold %d requests after the refused batch, want the first batch's 12 only", requests)
+	if requests != 17 {
+		t.Errorf("nebula's minutes hold %d requests after the batch refused in part, want the first batch's 12 and its new minute's 5", requests)
 	}
 	for _, test := range []struct {
 		name, body, field string

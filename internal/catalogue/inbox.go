@@ -29,10 +29,11 @@ type QueuedBatch struct {
 // Folded is what one fold of the inbox did.
 type Folded struct {
 	// Batches folded (stored or found to be replays of stored rows), and
-	// their buckets and demand rows.
+	// the buckets and demand rows stored of them.
 	Batches, Buckets, DemandRows int
-	// Refused are the batches refused as conflicting replays: nothing of
-	// them was stored.
+	// Refused are the batches refused in part (rows that replay a recorded
+	// key with other figures; their other rows were stored, and the batch
+	// is counted in Batches) or whole (it could not be read).
 	Refused []RefusedBatch
 	// Models whose demand was recorded.
 	Models []string
@@ -46,6 +47,9 @@ type RefusedBatch struct {
 	ReceivedAt time.Time
 	Sources    []string
 	Err        error // a *ReplayError, or the batch could not be read
+	// Partial is set when only the rows the ReplayError names were
+	// refused: the batch's other rows were stored.
+	Partial bool
 }
 
 // InboxStore is what the inbox needs from storage.
@@ -319,16 +323,21 @@ func (x *Inbox) fold(ctx context.Context, pollEvery time.Duration) {
 
 // report counts a fold and logs what it refused.
 func (x *Inbox) report(res Folded) {
-	n := res.Batches + len(res.Refused)
-	if n == 0 {
+	n := res.Batches
+	for _, r := range res.Refused {
+		if !r.Partial {
+			n++ // refused whole: not counted as folded
+		}
+	}
+	if n == 0 && len(res.Refused) == 0 {
 		return
 	}
 	x.backlog.Add(-int64(n))
 	x.folded.Add(uint64(res.Batches))
 	x.refused.Add(uint64(len(res.Refused)))
 	for _, r := range res.Refused {
-		x.log().Error("metrics inbox: refused a batch that replays recorded minutes with other figures; the first write stands",
-			"batch", r.ID, "received", r.ReceivedAt, "sources", r.Sources, "err", r.Err)
+		x.log().Error("metrics inbox: refused rows that replay recorded minutes with other figures; the first write stands, the batch's other rows were stored",
+			"batch", r.ID, "received", r.ReceivedAt, "sources", r.Sources, "partial", r.Partial, "err", r.Err)
 	}
 	if x.Folded != nil {
 		x.Folded(res)

@@ -271,40 +271,36 @@ func (in *Ingest) RecordDemand(ctx context.Context, demand []Demand) error {
 	return err
 }
 
-// replayConflict turns a store's ReplayError into a 409 naming each row of
-// list (by its index) whose key was recorded with other figures; any other
-// error passes through.
+// replayConflict turns a store's ReplayError into a 409 naming each row
+// (by its list and index) whose key was recorded with other figures: those
+// rows alone were refused, the batch's other rows stored. Any other error
+// passes through.
 func replayConflict(err error) error {
 	var replay *ReplayError
 	if !errors.As(err, &replay) {
 		return err
 	}
-	list, key, message := "buckets", "this listing, minute and source",
-		"%d bucket(s) replay a recorded minute with other figures; nothing in this batch was stored."
-	if replay.Demand {
-		list, key, message = "demand", "this model, workload, minute, source and kind of request",
-			"%d demand row(s) replay a recorded minute with other figures; nothing in this batch was stored."
-	}
 	fields := map[string]string{}
 	for _, i := range replay.Indexes {
-		fields[fmt.Sprintf("%s[%d]", list, i)] = key + " were already recorded with other figures; the first write stands"
+		fields[fmt.Sprintf("buckets[%d]", i)] = "this listing, minute and source were already recorded with other figures; the first write stands"
 	}
-	e := apperr.Errorf(apperr.ECONFLICT, message, len(replay.Indexes))
+	for _, i := range replay.DemandIndexes {
+		fields[fmt.Sprintf("demand[%d]", i)] = "this model, workload, minute, source and kind of request were already recorded with other figures; the first write stands"
+	}
+	e := apperr.Errorf(apperr.ECONFLICT, "%d row(s) replay a recorded minute with other figures and were refused; every other row of the batch was stored.",
+		len(replay.Indexes)+len(replay.DemandIndexes))
 	e.Fields = fields
 	return e
 }
 
-// ReplayError refuses a batch some of whose buckets (or, with Demand,
-// demand rows), by index, repeat a recorded key with other figures.
+// ReplayError names the rows of a batch, by index, that repeat a recorded
+// key with other figures: the buckets' (Indexes) and the demand rows'
+// (DemandIndexes). Those rows alone are refused; the batch's other rows
+// are stored.
 type ReplayError struct {
-	Indexes []int
-	Demand  bool
+	Indexes, DemandIndexes []int
 }
 
 func (e *ReplayError) Error() string {
-	rows := "bucket(s)"
-	if e.Demand {
-		rows = "demand row(s)"
-	}
-	return fmt.Sprintf("%d %s replay a recorded minute with other figures", len(e.Indexes), rows)
+	return fmt.Sprintf("%d bucket(s) and %d demand row(s) replay a recorded minute with other figures", len(e.Indexes), len(e.DemandIndexes))
 }

@@ -135,9 +135,10 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		switch code := res.StatusCode(); {
 		case code == http.StatusOK || code == http.StatusCreated || code == http.StatusAccepted || code == http.StatusNoContent:
 		case code == http.StatusConflict || code == http.StatusUnprocessableEntity:
-			// Another writer recorded other figures for a minute, or the
-			// batch is refused as bad: retrying cannot help. Say so loudly.
-			r.Log.Error("metrics: the portal refused a batch; dropping it", "status", code, "body", string(res.Body))
+			// Another writer recorded other figures for a minute (those
+			// rows alone were refused, the rest stored), or the batch is
+			// refused as bad: retrying cannot help. Say so loudly.
+			r.Log.Error("metrics: the portal refused a batch or rows of it; dropping it", "status", code, "body", string(res.Body))
 			r.refused.Add(1)
 		default:
 			return &postError{status: code, body: string(res.Body)}

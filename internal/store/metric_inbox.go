@@ -59,9 +59,9 @@ type inboxRow struct {
 }
 
 // FoldInbox folds the oldest batches of the metrics inbox: each under
-// RecordBatch's rules in a savepoint of its own (a batch that replays a
-// recorded row with other figures stores nothing and is refused; the
-// others are stored), their hours rolled up together, and deletes them
+// RecordBatch's rules in a savepoint of its own (a row that replays a
+// recorded key with other figures is refused, and its batch listed as
+// refused in part; every other row is stored), their hours rolled up together, and deletes them
 // from the inbox, all in one transaction that takes batches until budget has passed (at least one)
 // or max. On PostgreSQL the batches are claimed with SKIP LOCKED, so two
 // serve processes fold different ones.
@@ -96,39 +96,42 @@ func (s *Store) FoldInbox(ctx context.Context, budget time.Duration, max int) (c
 				continue
 			}
 			var inserted []catalogue.Bucket
+			var replay catalogue.ReplayError
 			err = tx.Transaction(func(tx *gorm.DB) error {
 				if len(batch.Buckets) > 0 {
 					var err error
-					if inserted, err = insertBuckets(tx, now, batch.Buckets); err != nil {
+					if inserted, replay.Indexes, err = insertBuckets(tx, now, batch.Buckets); err != nil {
 						return err
 					}
 				}
 				if len(batch.Demand) > 0 {
-					return recordDemand(tx, now, batch.Demand)
+					var err error
+					replay.DemandIndexes, err = recordDemand(tx, now, batch.Demand)
+					return err
 				}
 				return nil
 			})
-			var replay *catalogue.ReplayError
-			switch {
-			case errors.As(err, &replay):
-				res.Refused = append(res.Refused, catalogue.RefusedBatch{ID: r.ID, ReceivedAt: r.ReceivedAt, Sources: sourcesOf(batch), Err: replay})
-			case err != nil:
+			if err != nil {
 				return fmt.Errorf("metrics inbox: fold batch %d: %w", r.ID, err)
-			default:
-				fresh = append(fresh, inserted...)
-				res.Batches++
-				res.Buckets += len(batch.Buckets)
-				res.DemandRows += len(batch.Demand)
-				for _, b := range batch.Buckets {
-					if from.IsZero() || b.Minute.Before(from) {
-						from = b.Minute
-					}
+			}
+			if len(replay.Indexes)+len(replay.DemandIndexes) > 0 {
+				// Its conflicting rows alone are refused; the rest are stored.
+				res.Refused = append(res.Refused, catalogue.RefusedBatch{ID: r.ID, ReceivedAt: r.ReceivedAt, Sources: sourcesOf(batch), Err: &replay,
+					Partial: true})
+			}
+			fresh = append(fresh, inserted...)
+			res.Batches++
+			res.Buckets += len(batch.Buckets) - len(replay.Indexes)
+			res.DemandRows += len(batch.Demand) - len(replay.DemandIndexes)
+			for _, b := range batch.Buckets {
+				if from.IsZero() || b.Minute.Before(from) {
+					from = b.Minute
 				}
-				for _, d := range batch.Demand {
-					models[d.Model] = true
-					if from.IsZero() || d.Minute.Before(from) {
-						from = d.Minute
-					}
+			}
+			for _, d := range batch.Demand {
+				models[d.Model] = true
+				if from.IsZero() || d.Minute.Before(from) {
+					from = d.Minute
 				}
 			}
 		}

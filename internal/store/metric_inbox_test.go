@@ -100,11 +100,11 @@ func TestTheInboxFoldsBatchesAsRecordBatchStoresThem(t *testing.T) {
 	})
 }
 
-// TestTheInboxRefusesAConflictingBatchWhole: a batch that replays a
-// recorded minute with other figures is refused when folded, and none of
-// its rows is stored (not even its new minute), while the batches around it
-// are; it leaves the inbox either way.
-func TestTheInboxRefusesAConflictingBatchWhole(t *testing.T) {
+// TestTheInboxRefusesOnlyTheConflictingRows: a batch that replays a
+// recorded minute with other figures has that row refused when folded and
+// its other rows stored, as are the batches around it; it is listed as
+// refused in part, and leaves the inbox.
+func TestTheInboxRefusesOnlyTheConflictingRows(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		fx := newFixture(t, s)
 		minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
@@ -127,16 +127,16 @@ func TestTheInboxRefusesAConflictingBatchWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Batches != 2 || len(res.Refused) != 1 {
-			t.Fatalf("fold: %+v, want 2 folded and 1 refused", res)
+		if res.Batches != 3 || len(res.Refused) != 1 || res.Buckets != 3 {
+			t.Fatalf("fold: %+v, want 3 folded (3 buckets stored) and 1 refused in part", res)
 		}
 		r := res.Refused[0]
 		var replay *catalogue.ReplayError
-		if !errors.As(r.Err, &replay) || len(replay.Indexes) != 1 || replay.Indexes[0] != 1 || len(r.Sources) != 1 || r.Sources[0] != "gw" {
+		if !errors.As(r.Err, &replay) || len(replay.Indexes) != 1 || replay.Indexes[0] != 1 || len(r.Sources) != 1 || r.Sources[0] != "gw" || !r.Partial {
 			t.Errorf("the refused batch: %+v (%v)", r, r.Err)
 		}
-		if got := requestsIn(t, s, fx.listingID, minute); got != 13 {
-			t.Errorf("requests stored: %d, want 13 (10 first written, 1 and 2 of the batches around the refused one)", got)
+		if got := requestsIn(t, s, fx.listingID, minute); got != 113 {
+			t.Errorf("requests stored: %d, want 113 (10 first written, 1, the refused batch's new 100, and 2)", got)
 		}
 		if n, _ := s.InboxSize(ctx); n != 0 {
 			t.Errorf("%d batches still waiting", n)

@@ -113,31 +113,46 @@ func (s *Store) RecordBatch(ctx context.Context, buckets []catalogue.Bucket, dem
 	// Counted after the commit (or its failure): a reader never keeps
 	// figures older than a commit it saw counted.
 	defer s.countWrite(from.UTC())
-	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+	var replay catalogue.ReplayError
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		replay = catalogue.ReplayError{}
 		if len(buckets) > 0 {
-			if err := recordBuckets(tx, now, buckets); err != nil {
+			refused, err := recordBuckets(tx, now, buckets)
+			if err != nil {
 				return err
 			}
+			replay.Indexes = refused
 		}
 		if len(demand) > 0 {
-			if err := recordDemand(tx, now, demand); err != nil {
+			refused, err := recordDemand(tx, now, demand)
+			if err != nil {
 				return err
 			}
+			replay.DemandIndexes = refused
 		}
 		return nil
 	})
-}
-
-// recordBuckets is RecordBuckets within tx.
-func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) error {
-	inserted, err := insertBuckets(tx, now, buckets)
 	if err != nil {
 		return err
 	}
-	if err := addToHourly(tx, inserted, now); err != nil {
-		return fmt.Errorf("record metric buckets: %w", err)
+	if len(replay.Indexes)+len(replay.DemandIndexes) > 0 {
+		return &replay // the batch's other rows are committed
 	}
 	return nil
+}
+
+// recordBuckets is RecordBuckets within tx: it stores the new buckets and
+// their rollups, and returns the positions of those that replay a recorded
+// key with other figures (refused; the first write stands).
+func recordBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]int, error) {
+	inserted, refused, err := insertBuckets(tx, now, buckets)
+	if err != nil {
+		return nil, err
+	}
+	if err := addToHourly(tx, inserted, now); err != nil {
+		return nil, fmt.Errorf("record metric buckets: %w", err)
+	}
+	return refused, nil
 }
 
 // bucketKey is a bucket's primary key.
@@ -150,13 +165,13 @@ type bucketKey struct {
 func keyOf(r catalogue.Bucket) bucketKey { return bucketKey{r.ListingID, r.Minute.Unix(), r.Source} }
 
 // insertBuckets inserts a batch's buckets, recorded at now, and returns
-// those that were new, for the hourly rollups. Inserting comes first: a
+// those that were new, for the hourly rollups, and the positions of those
+// that replay a recorded key with other figures. Inserting comes first: a
 // new minute (nearly every one) then costs its INSERT alone. A bucket
 // whose key was recorded already is looked up: the same figures are a
-// harmless retry, other figures refuse the batch with a
-// *catalogue.ReplayError naming them (the caller rolls back what was
-// inserted).
-func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]catalogue.Bucket, error) {
+// harmless retry, other figures refuse that bucket alone (the first write
+// stands; the batch's other buckets are stored).
+func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]catalogue.Bucket, []int, error) {
 	rows := make([]catalogue.Bucket, len(buckets))
 	position := make(map[bucketKey]int, len(buckets))
 	for i, b := range buckets {
@@ -180,7 +195,7 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]ca
 	inserted := make(map[bucketKey]bool, len(rows))
 	for start := 0; start < len(sorted); start += per {
 		if err := insertNewBuckets(tx, sorted[start:min(start+per, len(sorted))], now, inserted); err != nil {
-			return nil, fmt.Errorf("record metric buckets: %w", err)
+			return nil, nil, fmt.Errorf("record metric buckets: %w", err)
 		}
 	}
 	fresh := make([]catalogue.Bucket, 0, len(rows))
@@ -193,7 +208,7 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]ca
 		}
 	}
 	if len(recorded) == 0 {
-		return fresh, nil
+		return fresh, nil, nil
 	}
 	// Keys recorded before (a retry, or another gateway's conflicting
 	// figures): compared with what was recorded.
@@ -210,7 +225,7 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]ca
 	}
 	found, _, err := scanBuckets(tx.Where("listing_id IN ? AND minute >= ? AND minute <= ? AND source IN ?", slices.Collect(maps.Keys(ids)), lo, hi, sources))
 	if err != nil {
-		return nil, fmt.Errorf("record metric buckets: %w", err)
+		return nil, nil, fmt.Errorf("record metric buckets: %w", err)
 	}
 	existing := make(map[bucketKey]catalogue.Bucket, len(found))
 	for _, r := range found {
@@ -222,11 +237,8 @@ func insertBuckets(tx *gorm.DB, now time.Time, buckets []catalogue.Bucket) ([]ca
 			replays = append(replays, position[keyOf(r)])
 		}
 	}
-	if len(replays) > 0 {
-		slices.Sort(replays)
-		return nil, &catalogue.ReplayError{Indexes: replays}
-	}
-	return fresh, nil
+	slices.Sort(replays)
+	return fresh, replays, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -692,8 +704,10 @@ func (s *Store) RecordDemand(ctx context.Context, demand []catalogue.Demand) err
 	return s.RecordBatch(ctx, nil, demand)
 }
 
-// recordDemand is RecordDemand within tx.
-func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
+// recordDemand is RecordDemand within tx: it stores the new rows and
+// returns the positions of those that replay a recorded key with other
+// figures (refused; the first write stands).
+func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) ([]int, error) {
 	minutes := make([]time.Time, len(demand))
 	for i, d := range demand {
 		minutes[i] = d.Minute.UTC()
@@ -709,7 +723,7 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
 	var found []demandRow
 	if err := tx.Where("model_slug IN ? AND workload IN ? AND minute >= ? AND minute <= ? AND source IN ?", models, workloads, lo, hi, sources).
 		Find(&found).Error; err != nil {
-		return fmt.Errorf("record demand: %w", err)
+		return nil, fmt.Errorf("record demand: %w", err)
 	}
 	type key struct {
 		model, workload string
@@ -737,16 +751,13 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) error {
 			replays = append(replays, i)
 		}
 	}
-	if len(replays) > 0 {
-		return &catalogue.ReplayError{Indexes: replays, Demand: true}
-	}
 	if len(fresh) == 0 {
-		return nil
+		return replays, nil
 	}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fresh, 500).Error; err != nil {
-		return fmt.Errorf("record demand: %w", err)
+		return nil, fmt.Errorf("record demand: %w", err)
 	}
-	return nil
+	return replays, nil
 }
 
 // appendNew appends v to list unless list holds it.
