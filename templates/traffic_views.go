@@ -182,6 +182,9 @@ type OperationsView struct {
 	Waiting          int
 	// Maintenance is every open maintenance window, soonest first.
 	Maintenance []MaintenanceRow
+	// Refusals are the metric rows this process refused lately, newest
+	// first (a gateway's replay of a recorded minute with other figures).
+	Refusals []string
 }
 
 // AlertRow is one alert as listed.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -707,6 +708,13 @@ func TestAPIMetricsGatewayFiguresAndDemand(t *testing.T) {
 	}
 	if requests != 17 {
 		t.Errorf("nebula's minutes hold %d requests after the batch refused in part, want the first batch's 12 and its new minute's 5", requests)
+	}
+	// The gateway admin sees the refusal on /operations.
+	staff := p.client()
+	staff.login("reviewer@airside.example")
+	ops := staff.get("/operations").body
+	if !strings.Contains(ops, `data-testid="ops-refusals"`) || !strings.Contains(ops, "0 bucket(s) and 1 demand row(s) refused, the batch&#39;s other rows stored") {
+		t.Errorf("operations does not show the refused row:\n%s", regexp.MustCompile(`(?s)data-testid="ops-refusals".{0,600}`).FindString(ops))
 	}
 	for _, test := range []struct {
 		name, body, field string

@@ -473,6 +473,9 @@ func (s *Server) handleOperations(c echo.Context) error {
 	}
 	slices.SortFunc(windows, func(a, b workflow.MaintenanceWindow) int { return a.StartsAt.Compare(b.StartsAt) })
 	v.Maintenance = maintenanceRows(windows, nil, func(id int64) string { return names[id] })
+	if s.Metrics != nil {
+		v.Refusals = refusalLines(s.Metrics.Inbox.RecentRefusals())
+	}
 	return render(c, http.StatusOK, templates.Operations(v))
 }
 

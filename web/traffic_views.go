@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -553,4 +554,25 @@ func orgRows(lines []earnings.OrgLine) ([]templates.OrgRow, string) {
 		return rows, fmt.Sprintf("%d more organisations: %s requests, %s kept.", n, templates.Count(others.Requests), templates.AmountUSD(others.Kept))
 	}
 	return rows, ""
+}
+
+// refusalLines say each refused batch in a line: when, from which
+// gateways, and how many of its rows.
+func refusalLines(refused []catalogue.RefusedBatch) []string {
+	var out []string
+	for _, r := range refused {
+		line := r.ReceivedAt.UTC().Format("2006-01-02 15:04:05") + " UTC"
+		if len(r.Sources) > 0 {
+			line += " from " + strings.Join(r.Sources, ", ")
+		}
+		var replay *catalogue.ReplayError
+		switch {
+		case errors.As(r.Err, &replay):
+			line += fmt.Sprintf(": %d bucket(s) and %d demand row(s) refused, the batch's other rows stored", len(replay.Indexes), len(replay.DemandIndexes))
+		default:
+			line += ": the batch could not be read, nothing of it stored"
+		}
+		out = append(out, line)
+	}
+	return out
 }

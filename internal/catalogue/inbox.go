@@ -107,6 +107,42 @@ type Inbox struct {
 	folded   atomic.Uint64
 	refused  atomic.Uint64
 	stopped  chan struct{}
+
+	recentMu sync.Mutex
+	recent   []RefusedBatch // the last refusals, newest last (RecentRefusals)
+}
+
+// recentRefusals is how many refusals a process keeps for the operations
+// page.
+const recentRefusals = 20
+
+// NoteRefused keeps a refusal for the operations page (the folds' and the
+// synchronous batches' alike).
+func (x *Inbox) NoteRefused(r RefusedBatch) {
+	if x == nil {
+		return
+	}
+	x.recentMu.Lock()
+	defer x.recentMu.Unlock()
+	x.recent = append(x.recent, r)
+	if n := len(x.recent); n > recentRefusals {
+		x.recent = append(x.recent[:0], x.recent[n-recentRefusals:]...)
+	}
+}
+
+// RecentRefusals are the last batches this process refused, in whole or in
+// part, newest first.
+func (x *Inbox) RecentRefusals() []RefusedBatch {
+	if x == nil {
+		return nil
+	}
+	x.recentMu.Lock()
+	defer x.recentMu.Unlock()
+	out := make([]RefusedBatch, len(x.recent))
+	for i, r := range x.recent {
+		out[len(out)-1-i] = r
+	}
+	return out
 }
 
 // InboxStats are the inbox's counts in this process.
@@ -336,6 +372,7 @@ func (x *Inbox) report(res Folded) {
 	x.folded.Add(uint64(res.Batches))
 	x.refused.Add(uint64(len(res.Refused)))
 	for _, r := range res.Refused {
+		x.NoteRefused(r)
 		x.log().Error("metrics inbox: refused rows that replay recorded minutes with other figures; the first write stands, the batch's other rows were stored",
 			"batch", r.ID, "received", r.ReceivedAt, "sources", r.Sources, "partial", r.Partial, "err", r.Err)
 	}
@@ -376,6 +413,7 @@ func (in *Ingest) Enqueue(ctx context.Context, posted []PostedBucket, demand []D
 		}
 	}
 	if err := in.Store.RecordBatch(ctx, buckets, demand); err != nil {
+		in.noteReplay(err, buckets, demand)
 		return 0, false, replayConflict(err)
 	}
 	return len(buckets), false, nil

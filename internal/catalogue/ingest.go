@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,18 +153,41 @@ func (in *Ingest) Record(ctx context.Context, posted []PostedBucket) (int, error
 
 // RecordBatch stores a gateway's batch, its buckets and its demand rows, in
 // one transaction: checked whole first (problems named by row and field),
-// then all or nothing, idempotent per key (a replay with other figures is a
-// conflict naming its rows, and nothing of the batch is stored). It
-// returns how many buckets were taken.
+// then idempotent per key (a replay with other figures is a conflict naming
+// its rows, refused alone: the batch's other rows are stored). It returns
+// how many buckets were taken.
 func (in *Ingest) RecordBatch(ctx context.Context, posted []PostedBucket, demand []Demand) (int, error) {
 	buckets, err := in.check(ctx, posted, demand)
 	if err != nil || len(buckets) == 0 && len(demand) == 0 {
 		return 0, err
 	}
 	if err := in.Store.RecordBatch(ctx, buckets, demand); err != nil {
+		in.noteReplay(err, buckets, demand)
 		return 0, replayConflict(err)
 	}
 	return len(buckets), nil
+}
+
+// noteReplay keeps a synchronous batch's refused rows for the operations
+// page, as the inbox keeps those it folds.
+func (in *Ingest) noteReplay(err error, buckets []Bucket, demand []Demand) {
+	var replay *ReplayError
+	if in.Inbox == nil || !errors.As(err, &replay) {
+		return
+	}
+	var sources []string
+	add := func(s string) {
+		if !slices.Contains(sources, s) {
+			sources = append(sources, s)
+		}
+	}
+	for _, b := range buckets {
+		add(b.Source)
+	}
+	for _, d := range demand {
+		add(d.Source)
+	}
+	in.Inbox.NoteRefused(RefusedBatch{ReceivedAt: in.Now().UTC(), Sources: sources, Err: replay, Partial: true})
 }
 
 // check checks a batch whole, naming problems by row and field, and
