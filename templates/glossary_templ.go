@@ -21,7 +21,7 @@ var glossaryTerms = []KV{
 	{Label: "Score", Value: "What an election ranks, lower wins: price, uptime, throughput, latency and cache, each against the best candidate and weighed by the routing mode, plus penalties."},
 	{Label: "Uptime penalty", Value: "Added to the score: " + election.UptimePenaltyRule + ". It fades as the last hour's failures age."},
 	{Label: "Gap", Value: "How many score points you are behind the winner of a scenario (0 when you win)."},
-	{Label: "Stable incumbent", Value: capitalise(election.StablePreferenceRule) + "."},
+	{Label: "Stable incumbent", Value: Capitalise(election.StablePreferenceRule) + "."},
 	{Label: "Exploration", Value: "About 1 % of requests go to a random eligible candidate, so a new listing builds the metrics it needs to compete."},
 	{Label: "Scenario", Value: "A standard workload the preview elects on: small one-shot, large prompt, coding agent session opener, chat, each under auto and price routing."},
 	{Label: "Capability flag", Value: "Tools, vision, audio input, JSON output, JSON schema, reasoning, reasoning budget, web search. A flag counts only while declared and its preflight probe passed in the last 7 days."},

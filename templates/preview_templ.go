@@ -536,7 +536,7 @@ func PreviewPanelView(v PreviewPanel) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var31 string
-			templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(capitalise(election.StablePreferenceRule))
+			templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(Capitalise(election.StablePreferenceRule))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/preview.templ`, Line: 85, Col: 64}
 			}

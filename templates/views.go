@@ -259,8 +259,8 @@ func inputMode(whole bool) string {
 	return "decimal"
 }
 
-// capitalise starts a sentence built elsewhere with a capital letter.
-func capitalise(s string) string {
+// Capitalise starts a sentence or a label built elsewhere with a capital letter.
+func Capitalise(s string) string {
 	if s == "" {
 		return s
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/catalogue"
@@ -16,19 +14,7 @@ func alertsView(page templates.Page, carrierName, slug string, carriers []templa
 	hook *alerting.Webhook, deliveries []alerting.Delivery, canManage bool, now time.Time) templates.AlertsView {
 	v := templates.AlertsView{Page: page, Carrier: carrierName, Slug: slug, Carriers: carriers, CanManage: canManage}
 	for _, a := range alerts {
-		name := a.ModelName
-		if name == "" {
-			name = a.Listing
-		}
-		row := templates.AlertRow{Listing: name, Kind: a.Kind.Label(), Detail: a.Detail, Opened: a.OpenedAt.Format("2006-01-02 15:04"),
-			State: "open", Class: "failed", ListingID: fmt.Sprint(a.ListingID), KindValue: string(a.Kind), Open: a.ResolvedAt == nil}
-		if a.ResolvedAt != nil {
-			row.State, row.Class = "resolved "+ago(*a.ResolvedAt, now), "verified"
-		}
-		if a.Flaps > 0 {
-			row.State += " · flapping: came back " + alerting.Times(a.Flaps)
-		}
-		v.Alerts = append(v.Alerts, row)
+		v.Alerts = append(v.Alerts, alertRow(a, now))
 	}
 	if hook != nil {
 		v.URL, v.HookSince = hook.URL, hook.UpdatedAt.Format("2006-01-02 15:04 UTC")
@@ -58,7 +44,7 @@ func alertTuningView(v *templates.AlertsView, rules alerting.CarrierRules, typed
 	listings []catalogue.ListingEntry, chosen muteChoice, alerts []alerting.Alert, now time.Time) {
 	for _, k := range alerting.Kinds {
 		set, unit := rules.Of(k), alerting.ThresholdOf(k)
-		row := templates.AlertRuleRow{Kind: string(k), Label: capitalize(k.Label()), Watches: alerting.Rules{}.Describe(k, set), On: set.On,
+		row := templates.AlertRuleRow{Kind: string(k), Label: templates.Capitalise(k.Label()), Watches: alerting.Rules{}.Describe(k, set), On: set.On,
 			OpenAfter: minutesOf(set.OpenAfter), CloseAfter: minutesOf(set.CloseAfter)}
 		if unit.Label != "" {
 			row.ThresholdLabel, row.ThresholdSuffix = unit.Label, unit.Suffix
@@ -96,7 +82,7 @@ func alertTuningView(v *templates.AlertsView, rules alerting.CarrierRules, typed
 	}
 	v.MuteKinds = append(v.MuteKinds, templates.Choice{Label: "Every alert", URL: "", Active: chosen.kind == ""})
 	for _, k := range alerting.Kinds {
-		v.MuteKinds = append(v.MuteKinds, templates.Choice{Label: capitalize(k.Label()), URL: string(k), Active: chosen.kind == string(k)})
+		v.MuteKinds = append(v.MuteKinds, templates.Choice{Label: templates.Capitalise(k.Label()), URL: string(k), Active: chosen.kind == string(k)})
 	}
 	for _, d := range alerting.MuteDurations {
 		v.MuteDurations = append(v.MuteDurations, templates.Choice{Label: d.Label, URL: d.Value, Active: d.Value == chosen.duration ||
@@ -116,11 +102,21 @@ func muteKindWords(k alerting.Kind) string {
 
 func minutesOf(d time.Duration) string { return strconv.FormatInt(int64(d/time.Minute), 10) }
 
-// capitalize starts a label with a capital letter, as a table's row head.
-func capitalize(s string) string {
-	if s == "" {
-		return s
+// alertRow is one alert as the alerts and on-call pages list it: the
+// model's name, the kind in words, open or resolved, and how often it
+// flapped.
+func alertRow(a alerting.Alert, now time.Time) templates.AlertRow {
+	name := a.ModelName
+	if name == "" {
+		name = a.Listing
 	}
-	r, size := utf8.DecodeRuneInString(s)
-	return string(unicode.ToUpper(r)) + s[size:]
+	row := templates.AlertRow{Listing: name, Kind: a.Kind.Label(), Detail: a.Detail, Opened: a.OpenedAt.Format("2006-01-02 15:04"),
+		State: "open", Class: "failed", ListingID: fmt.Sprint(a.ListingID), KindValue: string(a.Kind), Open: a.ResolvedAt == nil}
+	if a.ResolvedAt != nil {
+		row.State, row.Class = "resolved "+ago(*a.ResolvedAt, now), "verified"
+	}
+	if a.Flaps > 0 {
+		row.State += " · flapping: came back " + alerting.Times(a.Flaps)
+	}
+	return row
 }

@@ -100,16 +100,8 @@ func onCallView(page templates.Page, carrierName, slug string, carriers []templa
 		row.CanMute = canAct && len(open[l.ID]) > 0
 		v.Listings = append(v.Listings, row)
 	}
-	for i, a := range alerts {
-		if i == 10 {
-			break
-		}
-		row := templates.AlertRow{Listing: a.ModelName, Kind: a.Kind.Label(), Detail: a.Detail, Opened: a.OpenedAt.Format("2006-01-02 15:04"),
-			State: "open", Class: "failed"}
-		if a.ResolvedAt != nil {
-			row.State, row.Class = "resolved "+ago(*a.ResolvedAt, now), "verified"
-		}
-		v.Alerts = append(v.Alerts, row)
+	for _, a := range alerts[:min(len(alerts), 10)] {
+		v.Alerts = append(v.Alerts, alertRow(a, now))
 	}
 	return v
 }

@@ -208,16 +208,16 @@ func settingAudit(s alerting.Setting) map[string]any {
 
 // ActiveMutes are the mutes still in force at now.
 func (s *Store) ActiveMutes(ctx context.Context, now time.Time) ([]alerting.Mute, error) {
-	return s.mutes(ctx, s.read(ctx).Where("alert_mutes.until_at > ?", now.UTC()))
+	return s.mutes(s.read(ctx).Where("alert_mutes.until_at > ?", now.UTC()))
 }
 
 // CarrierMutes are a carrier's mutes in force at now, with the listing's
 // name and who set each.
 func (s *Store) CarrierMutes(ctx context.Context, carrierID int64, now time.Time) ([]alerting.Mute, error) {
-	return s.mutes(ctx, s.read(ctx).Where("alert_mutes.carrier_id = ? AND alert_mutes.until_at > ?", carrierID, now.UTC()))
+	return s.mutes(s.read(ctx).Where("alert_mutes.carrier_id = ? AND alert_mutes.until_at > ?", carrierID, now.UTC()))
 }
 
-func (s *Store) mutes(_ context.Context, q *gorm.DB) ([]alerting.Mute, error) {
+func (s *Store) mutes(q *gorm.DB) ([]alerting.Mute, error) {
 	var rows []struct {
 		Row   alertMuteRow `gorm:"embedded"`
 		Name  string
