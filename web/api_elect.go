@@ -193,7 +193,7 @@ func (s *Server) electCall(c echo.Context) (*electCall, error) {
 	if call.state, err = stateByCandidate(snap, model, body); err != nil {
 		return nil, err
 	}
-	call.extended = call.extended || len(call.state) > 0
+	call.extended = call.extended || len(call.state) > 0 || body.UsesMarket()
 	call.snap = snap
 	return call, nil
 }

@@ -206,6 +206,17 @@ type Request struct {
 	// ObservedHitRate and ObservedOutputRatio are the project's observed rates for
 	// the model over the last 24 hours, once past the spec's gates; nil means none.
 	ObservedHitRate, ObservedOutputRatio *float64
+	// MaxTokens is the output the request asks for at most (the API's
+	// max_completion_tokens, else max_tokens); 0 means none given.
+	MaxTokens int64
+	// Images is the number of image parts in the prompt.
+	Images int64
+	// Regions is the project's data residency (for a session's follow-ups,
+	// the session's region): listings serving none of them are excluded.
+	Regions []string
+	// Provider is the request's provider object, the project's defaults
+	// merged under it; nil means none.
+	Provider *Provider
 }
 
 // Metrics are a listing's live health. Nil means not measured yet, which the
@@ -227,6 +238,8 @@ type Usage struct {
 // PriceBlock is a set of price overrides; a nil field leaves the price as it was.
 type PriceBlock struct {
 	Input, Output, CachedInput *float64
+	// Request and Image are the fees per request and per image part (USD).
+	Request, Image *float64
 }
 
 func (b PriceBlock) hasCachedInput() bool { return b.CachedInput != nil }
@@ -296,6 +309,16 @@ type Fare struct {
 	MaxRPM, MaxRPD *int64 // nil means no cap
 	Tiers          []Tier
 	TimeBased      *TimeBased
+	// RequestPrice and ImagePrice are the base fees per request and per
+	// image part (USD); blocks and tiers may override them.
+	RequestPrice, ImagePrice float64
+	// ContextLength (prompt + output) and MaxOutputTokens bound what the
+	// listing can serve; nil means no limit.
+	ContextLength, MaxOutputTokens *int64
+	Quantization                   Quantization
+	DataPolicy                     DataPolicy
+	// Regions are the ISO codes of the datacenters serving the listing.
+	Regions []string
 }
 
 // landingFee returns the fee in force, defaulting to the baseline.

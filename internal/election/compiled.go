@@ -47,6 +47,10 @@ type compiledCandidate struct {
 	simple bool
 	base   Prices
 	fare   int32
+	// discount is the fare's, for a request's max_price; attrs holds the
+	// fare's attributes of sec. 7 (its prices left zero), copied.
+	discount float64
+	attrs    Fare
 }
 
 // compiledFare is a fare with tiers or a time-of-day block, resolved at
@@ -97,7 +101,7 @@ func compileFare(f *Fare) compiledFare {
 		}
 	}
 	for b, block := range blocks {
-		p := Prices{Input: f.Input, Output: f.Output}
+		p := Prices{Input: f.Input, Output: f.Output, Request: f.RequestPrice, Image: f.ImagePrice}
 		if f.CachedInput != nil {
 			p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 		}
@@ -186,6 +190,7 @@ func Compile(b *Ballot) *Compiled {
 		if !f.hasCachedInput() {
 			cc.cacheFactor = 1
 		}
+		cc.discount, cc.attrs = f.Discount, marketAttributes(f)
 		if f.MaxRPM != nil {
 			cc.maxRPM, cc.hasRPM = *f.MaxRPM, true
 		}
@@ -222,6 +227,11 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	}
 	uncappedBest := newBests()
 	uncapped, capped := 0, 0
+	market := req.MaxTokens > 0 || req.Provider != nil || len(req.Regions) > 0
+	var maxPrice *MaxPrice
+	if req.Provider != nil {
+		maxPrice = req.Provider.MaxPrice
+	}
 	var now moment
 	if len(c.fares) > 0 {
 		now = momentOf(req.At)
@@ -242,6 +252,9 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		if cc.hasRPD && u.RPD >= cc.maxRPD {
 			e |= exclRateCapRPD
 		}
+		if market || cc.attrs.ContextLength != nil {
+			e |= marketExclusions(&cc.attrs, c.ids[i], req)
+		}
 		c.excl[i] = e
 		if e&exclHard != 0 {
 			continue
@@ -250,11 +263,15 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		if !cc.simple {
 			prices = c.fares[cc.fare].resolve(&now, req.PromptTokens)
 		}
+		if maxPrice != nil && overMaxPrice(maxPrice, prices, cc.discount) {
+			c.excl[i] |= exclMaxPrice
+			continue
+		}
 		h, r := 0.0, 1.0
 		if cacheRelevant {
 			h, r = rt.forObserved(cc.observedHit, cc.hasObserved)
 		}
-		p := tokenPrice(prices, h, r) * cc.fareFactor
+		p := (tokenPrice(prices, h, r) + FeePrice(prices.Request, prices.Image, req.Images, req.PromptTokens)) * cc.fareFactor
 		c.price[i] = p
 		if e != 0 {
 			capped++
@@ -290,11 +307,40 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		var f Factors
 		setFactors(&f, c.price[i], &cc.health, cc.cacheFactor, best, req.Streaming)
 		score := scoreOf(&w, &f, cc.priorityPenalty, cc.uptimePenalty)
+		c.price[i] = score // kept for a provider order below
 		if winner < 0 || score < winScore {
 			winner, winScore = i, score // strictly lower: a tie stays with the one listed first
 		}
 	}
+	if p := req.Provider; p != nil && len(p.Order) > 0 {
+		if w, ok := orderedWinner(p, len(c.cands), c.ID, func(i int) (float64, bool) {
+			e := c.excl[i]
+			return c.price[i], e == 0 || fellOpen && e&exclHard == 0
+		}); ok {
+			if w < 0 {
+				return -1, 0
+			}
+			return w, c.price[w]
+		}
+	}
 	return winner, winScore
+}
+
+// marketAttributes copies a fare's attributes of sec. 7 (and nothing else)
+// for the compiled ballot, which keeps nothing of the ballot it compiled.
+func marketAttributes(f *Fare) Fare {
+	out := Fare{Quantization: f.Quantization, Regions: slices.Clone(f.Regions)}
+	out.ContextLength, out.MaxOutputTokens = clonePtr(f.ContextLength), clonePtr(f.MaxOutputTokens)
+	out.DataPolicy = DataPolicy{RetentionDays: clonePtr(f.DataPolicy.RetentionDays), TrainsOnPrompts: clonePtr(f.DataPolicy.TrainsOnPrompts)}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 func b2i(b bool) int {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -182,6 +183,7 @@ type jsonRequest struct {
 		CacheHitRate     rawDecimal `json:"cacheHitRate"`
 		CacheOutputRatio rawDecimal `json:"cacheOutputRatio"`
 	} `json:"observed"`
+	MarketInput
 }
 
 type jsonWeights struct {
@@ -222,6 +224,14 @@ type jsonPrices struct {
 	InputPrice       rawDecimal `json:"inputPrice"`
 	OutputPrice      rawDecimal `json:"outputPrice"`
 	CachedInputPrice rawDecimal `json:"cachedInputPrice"`
+	// RequestPrice and ImagePrice are sec. 7's fees (USD per request, per
+	// image part).
+	RequestPrice rawDecimal `json:"requestPrice"`
+	ImagePrice   rawDecimal `json:"imagePrice"`
+}
+
+func (p *jsonPrices) usesFees() bool {
+	return p != nil && (p.RequestPrice != nil || p.ImagePrice != nil)
 }
 
 type jsonFare struct {
@@ -245,6 +255,65 @@ type jsonFare struct {
 		Peak    *jsonPrices `json:"peak"`
 		OffPeak *jsonPrices `json:"offPeak"`
 	} `json:"timeBased"`
+	// Sec. 7's attributes.
+	ContextLength   *int64   `json:"contextLength"`
+	MaxOutputTokens *int64   `json:"maxOutputTokens"`
+	Quantization    *string  `json:"quantization"`
+	RetentionDays   *int64   `json:"retentionDays"`
+	TrainsOnPrompts *bool    `json:"trainsOnPrompts"`
+	Regions         []string `json:"regions"`
+}
+
+// usesMarket reports whether the fare uses any attribute of sec. 7.
+func (f *jsonFare) usesMarket() bool {
+	if f == nil {
+		return false
+	}
+	if f.ContextLength != nil || f.MaxOutputTokens != nil || f.Quantization != nil || f.RetentionDays != nil ||
+		f.TrainsOnPrompts != nil || f.Regions != nil || f.jsonPrices.usesFees() {
+		return true
+	}
+	for i := range f.Tiers {
+		if f.Tiers[i].jsonPrices.usesFees() {
+			return true
+		}
+	}
+	return f.TimeBased != nil && (f.TimeBased.Peak.usesFees() || f.TimeBased.OffPeak.usesFees())
+}
+
+// convertMarket reads the fare's attributes of sec. 7.
+func (f *jsonFare) convertMarket(path string, out *Fare) error {
+	for _, n := range []struct {
+		name string
+		v    *int64
+		dst  **int64
+	}{{".contextLength", f.ContextLength, &out.ContextLength}, {".maxOutputTokens", f.MaxOutputTokens, &out.MaxOutputTokens}} {
+		if n.v != nil && *n.v < 1 {
+			return inputErr(path+n.name, "must be a whole number of tokens of at least 1")
+		}
+		*n.dst = n.v
+	}
+	if f.Quantization != nil {
+		q, ok := ParseQuantization(*f.Quantization)
+		if !ok {
+			return inputErr(path+".quantization", "unknown quantization %q (%s)", *f.Quantization, quantizationList)
+		}
+		out.Quantization = q
+	}
+	if f.RetentionDays != nil && *f.RetentionDays < 0 {
+		return inputErr(path+".retentionDays", "must be 0 (not kept) or more days")
+	}
+	out.DataPolicy = DataPolicy{RetentionDays: f.RetentionDays, TrainsOnPrompts: f.TrainsOnPrompts}
+	if f.Regions != nil && len(f.Regions) == 0 {
+		return inputErr(path+".regions", "must list at least one region once set")
+	}
+	for i, r := range f.Regions {
+		if !ValidRegion(r) {
+			return inputErr(fmt.Sprintf("%s.regions[%d]", path, i), "must be an ISO 3166-1 alpha-2 code (two capital letters), got %q", r)
+		}
+	}
+	out.Regions = f.Regions
+	return nil
 }
 
 // MaxBallotBytes bounds what DecodeBallot reads.
@@ -276,7 +345,7 @@ func UnmarshalBallot(data []byte) (*Ballot, error) {
 	if in.Request == nil {
 		return nil, inputErr("request", "required")
 	}
-	b := &Ballot{}
+	b := &Ballot{Extended: in.Request.UsesMarket()}
 	if err := in.Request.convert(&b.Request); err != nil {
 		return nil, err
 	}
@@ -299,7 +368,7 @@ func UnmarshalBallot(data []byte) (*Ballot, error) {
 		if err := in.Candidates[i].convert(fmt.Sprintf("candidates[%d]", i), &b.Candidates[i]); err != nil {
 			return nil, err
 		}
-		if c := &in.Candidates[i]; c.State != nil || c.ShareMetrics != nil {
+		if c := &in.Candidates[i]; c.State != nil || c.ShareMetrics != nil || c.Fare.usesMarket() {
 			b.Extended = true // sec. 7-8's output fields too
 		}
 	}
@@ -327,7 +396,7 @@ func (r *jsonRequest) convert(out *Request) error {
 	in := RequestInput{
 		Model: r.Model, PromptTokens: r.PromptTokens, Streaming: r.Streaming,
 		Routing: r.Routing, Workload: r.Workload, SessionOpening: r.SessionOpening,
-		Requires: r.Requires, At: r.At,
+		Requires: r.Requires, At: r.At, MarketInput: r.MarketInput,
 	}
 	var err error
 	if in.CacheHitRate, err = r.CacheHitRate.value("request.cacheHitRate"); err != nil {
@@ -365,6 +434,143 @@ type RequestInput struct {
 	CacheHitRate     *float64       `json:"cacheHitRate"`
 	CacheOutputRatio *float64       `json:"cacheOutputRatio"`
 	Observed         *ObservedInput `json:"observed"`
+	MarketInput
+}
+
+// MarketInput are the request's fields of sec. 7 (the contract additions):
+// the output it asks for, its images, its project's residency and the
+// provider object.
+type MarketInput struct {
+	MaxTokens *int64         `json:"maxTokens"`
+	Images    *int64         `json:"images"`
+	Regions   []string       `json:"regions"`
+	Provider  *ProviderInput `json:"provider"`
+}
+
+// UsesMarket reports whether the request uses any field of sec. 7, which
+// gives it the contract's new output fields.
+func (m *MarketInput) UsesMarket() bool {
+	return m.MaxTokens != nil || m.Images != nil || m.Regions != nil || m.Provider != nil
+}
+
+// ProviderInput is OpenRouter's provider object as the contract writes it.
+type ProviderInput struct {
+	Only              []string `json:"only"`
+	Ignore            []string `json:"ignore"`
+	Order             []string `json:"order"`
+	AllowFallbacks    *bool    `json:"allow_fallbacks"`
+	Quantizations     []string `json:"quantizations"`
+	DataCollection    *string  `json:"data_collection"`
+	ZDR               *bool    `json:"zdr"`
+	Sort              *string  `json:"sort"`
+	RequireParameters *bool    `json:"require_parameters"`
+	MaxPrice          *struct {
+		Prompt     rawDecimal `json:"prompt"`
+		Completion rawDecimal `json:"completion"`
+		Request    rawDecimal `json:"request"`
+		Image      rawDecimal `json:"image"`
+	} `json:"max_price"`
+}
+
+// Provider checks the object (errors name fields under path, as
+// "request.provider.quantizations[1]") and returns it with the sort it
+// asks for (nil: none).
+func (in *ProviderInput) Provider(path string) (*Provider, *Mode, error) {
+	p := &Provider{Only: in.Only, Ignore: in.Ignore, Order: in.Order}
+	for _, list := range []struct {
+		name    string
+		entries []string
+	}{{"only", in.Only}, {"ignore", in.Ignore}, {"order", in.Order}} {
+		for i, e := range list.entries {
+			if e == "" {
+				return nil, nil, inputErr(fmt.Sprintf("%s.%s[%d]", path, list.name, i), "must name a carrier or a listing")
+			}
+		}
+	}
+	if in.AllowFallbacks != nil && !*in.AllowFallbacks {
+		p.NoFallbacks = true
+	}
+	for i, q := range in.Quantizations {
+		quant, ok := ParseQuantization(q)
+		if !ok {
+			return nil, nil, inputErr(fmt.Sprintf("%s.quantizations[%d]", path, i), "unknown quantization %q (%s)", q, quantizationList)
+		}
+		p.Quantizations = p.Quantizations.With(quant)
+	}
+	if dc := in.DataCollection; dc != nil {
+		switch *dc {
+		case "allow":
+		case "deny":
+			p.DenyDataCollection = true
+		default:
+			return nil, nil, inputErr(path+".data_collection", "must be allow or deny")
+		}
+	}
+	p.ZDR = in.ZDR != nil && *in.ZDR
+	p.RequireParameters = in.RequireParameters != nil && *in.RequireParameters
+	var sort *Mode
+	if in.Sort != nil {
+		m, ok := ParseMode(*in.Sort)
+		if !ok || m == ModeAuto {
+			return nil, nil, inputErr(path+".sort", "must be price, throughput or latency")
+		}
+		sort = &m
+	}
+	if mp := in.MaxPrice; mp != nil {
+		p.MaxPrice = &MaxPrice{}
+		for _, f := range []struct {
+			name string
+			raw  rawDecimal
+			dst  **float64
+		}{
+			{"prompt", mp.Prompt, &p.MaxPrice.Prompt}, {"completion", mp.Completion, &p.MaxPrice.Completion},
+			{"request", mp.Request, &p.MaxPrice.Request}, {"image", mp.Image, &p.MaxPrice.Image},
+		} {
+			v, err := nonNegative(f.raw, path+".max_price."+f.name)
+			if err != nil {
+				return nil, nil, err
+			}
+			*f.dst = v
+		}
+	}
+	return p, sort, nil
+}
+
+var quantizationList = strings.Join(quantizationNames[:], ", ")
+
+// apply checks the market fields and sets them on out.
+func (m *MarketInput) apply(out *Request) error {
+	if m.MaxTokens != nil {
+		if *m.MaxTokens < 1 {
+			return inputErr("request.maxTokens", "must be a whole number of at least 1")
+		}
+		out.MaxTokens = *m.MaxTokens
+	}
+	if m.Images != nil {
+		if *m.Images < 0 {
+			return inputErr("request.images", "must not be negative")
+		}
+		out.Images = *m.Images
+	}
+	for i, r := range m.Regions {
+		if !ValidRegion(r) {
+			return inputErr(fmt.Sprintf("request.regions[%d]", i), "must be an ISO 3166-1 alpha-2 code (two capital letters), got %q", r)
+		}
+	}
+	if len(m.Regions) > 0 {
+		out.Regions = m.Regions
+	}
+	if m.Provider != nil {
+		p, sort, err := m.Provider.Provider("request.provider")
+		if err != nil {
+			return err
+		}
+		out.Provider = p
+		if sort != nil {
+			out.Routing = *sort
+		}
+	}
+	return nil
 }
 
 // ObservedInput is the request's observed cache figures.
@@ -413,6 +619,9 @@ func (r *RequestInput) Request() (Request, error) {
 	out.CacheHitRate, out.CacheOutputRatio = r.CacheHitRate, r.CacheOutputRatio
 	if r.Observed != nil {
 		out.ObservedHitRate, out.ObservedOutputRatio = r.Observed.CacheHitRate, r.Observed.CacheOutputRatio
+	}
+	if err := r.MarketInput.apply(&out); err != nil {
+		return out, err
 	}
 	return out, nil
 }
@@ -589,6 +798,8 @@ func (p *jsonPrices) convert(path string, out *PriceBlock) error {
 		{".inputPrice", p.InputPrice, &out.Input},
 		{".outputPrice", p.OutputPrice, &out.Output},
 		{".cachedInputPrice", p.CachedInputPrice, &out.CachedInput},
+		{".requestPrice", p.RequestPrice, &out.Request},
+		{".imagePrice", p.ImagePrice, &out.Image},
 	} {
 		if *f.dst, err = nonNegative(f.raw, path+f.name); err != nil {
 			return err
@@ -620,6 +831,15 @@ func (f *jsonFare) convert(path string, out *Fare) error {
 		return inputErr(path+".outputPrice", "required")
 	}
 	out.Input, out.Output, out.CachedInput = *base.Input, *base.Output, base.CachedInput
+	if base.Request != nil {
+		out.RequestPrice = *base.Request
+	}
+	if base.Image != nil {
+		out.ImagePrice = *base.Image
+	}
+	if err := f.convertMarket(path, out); err != nil {
+		return err
+	}
 	var err error
 	if out.CacheReadInput, err = nonNegative(f.CacheReadInputPrice, path+".cacheReadInputPrice"); err != nil {
 		return err

@@ -38,6 +38,21 @@ func TestDecodeBallotErrorsNameTheField(t *testing.T) {
 		{"a share figure past 1", `{"request":{},"candidates":[{"id":"a","shareMetrics":{"errorRate":1.5},` + okFare + `}]}`, "candidates[0].shareMetrics.errorRate"},
 		{"negative successes", `{"request":{},"candidates":[{"id":"a","shareMetrics":{"successes":-1},` + okFare + `}]}`, "candidates[0].shareMetrics.successes"},
 		{"unknown breaker state", `{"request":{},"candidates":[{"id":"a","state":{"breaker":"ajar"},` + okFare + `}]}`, "candidates[0].state.breaker"},
+		{"unknown quantization", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","quantization":"fp3"}}]}`, "candidates[0].fare.quantization"},
+		{"negative retention", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","retentionDays":-1}}]}`, "candidates[0].fare.retentionDays"},
+		{"malformed region", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","regions":["DE","usa"]}}]}`, "candidates[0].fare.regions[1]"},
+		{"empty regions", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","regions":[]}}]}`, "candidates[0].fare.regions"},
+		{"negative request fee", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","requestPrice":"-0.001"}}]}`, "candidates[0].fare.requestPrice"},
+		{"negative image fee in a tier", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","tiers":[{"aboveTokens":10,"imagePrice":"-1"}]}}]}`, "candidates[0].fare.tiers[0].imagePrice"},
+		{"zero context", `{"request":{},"candidates":[{"id":"a","fare":{"inputPrice":"1","outputPrice":"1","contextLength":0}}]}`, "candidates[0].fare.contextLength"},
+		{"zero max tokens", `{"request":{"maxTokens":0},"candidates":[]}`, "request.maxTokens"},
+		{"negative images", `{"request":{"images":-2},"candidates":[]}`, "request.images"},
+		{"lowercase residency", `{"request":{"regions":["de"]},"candidates":[]}`, "request.regions[0]"},
+		{"unknown wanted quantization", `{"request":{"provider":{"quantizations":["fp8","q4"]}},"candidates":[]}`, "request.provider.quantizations[1]"},
+		{"data collection neither allow nor deny", `{"request":{"provider":{"data_collection":"maybe"}},"candidates":[]}`, "request.provider.data_collection"},
+		{"unknown sort", `{"request":{"provider":{"sort":"cheapest"}},"candidates":[]}`, "request.provider.sort"},
+		{"negative max price", `{"request":{"provider":{"max_price":{"completion":"-1"}}},"candidates":[]}`, "request.provider.max_price.completion"},
+		{"empty order entry", `{"request":{"provider":{"order":["orbit",""]}},"candidates":[]}`, "request.provider.order[1]"},
 		{"a limit flag not a boolean", `{"request":{},"candidates":[{"id":"a","state":{"backoff":"yes"},` + okFare + `}]}`, "candidates.state.backoff"}, // encoding/json names no index in a type error
 	} {
 		t.Run(test.name, func(t *testing.T) {

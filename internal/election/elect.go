@@ -12,7 +12,7 @@ import (
 const CachePromptTokens = 5000
 
 // Exclusion is the set of reasons a candidate is off the ballot.
-type Exclusion uint16
+type Exclusion uint32
 
 const (
 	// capability bits occupy the low numCapabilities bits, one per flag.
@@ -21,14 +21,42 @@ const (
 	exclRateCapRPD
 	exclBackoff
 	exclBreaker
+	// sec. 7: what the listing cannot hold, and what the request's
+	// preferences and residency rule out.
+	exclContext
+	exclMaxOutput
+	exclOnly
+	exclIgnore
+	exclQuantization
+	exclDataCollection
+	exclZDR
+	exclMaxPrice
+	exclRegion
 )
 
 // exclHard are the exclusions a ballot never falls open over: capabilities,
-// priority, and the gateway's limits (election.md sec. 8: backoff and the
-// breaker are exclusions, not caps).
-const exclHard = Exclusion(1<<(numCapabilities+1)-1) | exclLimits
+// priority, the gateway's limits (election.md sec. 8: backoff and the
+// breaker are exclusions, not caps) and the market's (sec. 7).
+const exclHard = Exclusion(1<<(numCapabilities+1)-1) | exclLimits | exclMarket
 const exclRateCap = exclRateCapRPM | exclRateCapRPD
 const exclLimits = exclBackoff | exclBreaker
+const exclMarket = exclContext | exclMaxOutput | exclPreferences | exclRegion
+
+// exclPreferences are the exclusions of the request's provider object.
+const exclPreferences = exclOnly | exclIgnore | exclQuantization | exclDataCollection | exclZDR | exclMaxPrice
+
+// marketReasons are sec. 7's exclusions in reporting order: what the
+// listing cannot hold, the preferences in the spec's order, residency.
+var marketReasons = [...]struct {
+	bit    Exclusion
+	reason string
+}{
+	{exclContext, "context"}, {exclMaxOutput, "max_output"},
+	{exclOnly, "preference:only"}, {exclIgnore, "preference:ignore"},
+	{exclQuantization, "preference:quantization"}, {exclDataCollection, "preference:data_collection"},
+	{exclZDR, "preference:zdr"}, {exclMaxPrice, "preference:max_price"},
+	{exclRegion, "region"},
+}
 
 var capabilityReasons = func() (r [numCapabilities]string) {
 	for i, name := range capabilityNames {
@@ -51,6 +79,13 @@ func (e Exclusion) appendReasons(reasons []string) []string {
 	if e&exclPriority != 0 {
 		reasons = append(reasons, "priority")
 	}
+	if e&exclMarket != 0 {
+		for _, m := range marketReasons {
+			if e&m.bit != 0 {
+				reasons = append(reasons, m.reason)
+			}
+		}
+	}
 	if e&exclBackoff != 0 {
 		reasons = append(reasons, "backoff")
 	}
@@ -72,6 +107,11 @@ func (e Exclusion) MissingCapabilities() bool { return e&Exclusion(1<<numCapabil
 // RateCapped reports whether the exclusion includes a rate cap.
 func (e Exclusion) RateCapped() bool { return e&exclRateCap != 0 }
 
+// Preferences reports whether the request's provider object or its
+// residency excludes the candidate (sec. 7), as opposed to what the
+// listing cannot hold (context, max_output).
+func (e Exclusion) Preferences() bool { return e&(exclPreferences|exclRegion) != 0 }
+
 // Limited reports whether the gateway's limits exclude the candidate (its
 // 429 backoff or its breaker).
 func (e Exclusion) Limited() bool { return e&exclLimits != 0 }
@@ -84,6 +124,8 @@ type Factors struct {
 // Prices are resolved prices for one request.
 type Prices struct {
 	Input, Output, CachedInput float64
+	// Request and Image are the fees per request and per image part.
+	Request, Image float64
 	// HasCachedInput is false when no cached-input price applies: cache hits are
 	// then ranked at the full input price.
 	HasCachedInput bool
@@ -97,10 +139,13 @@ type Outcome struct {
 	// (after a fall-open, capped candidates are eligible and Excluded is zero).
 	Excluded Exclusion
 	// The fields below are set only when Eligible.
-	Prices          Prices
-	HitRate         float64
-	OutputRatio     float64
-	TokenPrice      float64
+	Prices      Prices
+	HitRate     float64
+	OutputRatio float64
+	TokenPrice  float64
+	// FeePrice is the part of TokenPrice the request's per-request and
+	// per-image fees make (sec. 7).
+	FeePrice        float64
 	FareFactor      float64
 	RoutingPrice    float64
 	Factors         Factors
@@ -137,6 +182,9 @@ type Result struct {
 	Policy   Policy
 	Extended bool
 	Order    []int
+	// Pinned says the request's preferences leave it one listing to try
+	// (sec. 7): it is counted apart, never explored.
+	Pinned bool
 }
 
 // WinnerID returns the winner's id, or "" when there is none.
@@ -176,11 +224,13 @@ func ElectInto(b *Ballot, res *Result) {
 // fields, the order of tries: half-open probes first (input order), then
 // every other eligible candidate by rank; the winner is the first of it.
 func finish(b *Ballot, res *Result) {
-	res.Policy, res.Extended, res.Order = PolicyElection, b.Extended, res.Order[:0]
+	res.Policy, res.Extended, res.Order, res.Pinned = PolicyElection, b.Extended, res.Order[:0], false
 	if b.Policy == PolicyShare && b.Request.Routing == ModeAuto && len(res.order) > 0 {
 		applyShare(b, res)
 	}
-	if !b.Extended {
+	prov := b.Request.Provider
+	ordered := prov != nil && len(prov.Order) > 0
+	if !b.Extended && !ordered {
 		return
 	}
 	for i := range res.Candidates {
@@ -193,6 +243,15 @@ func finish(b *Ballot, res *Result) {
 			res.Order = append(res.Order, int(i))
 		}
 	}
+	if ordered {
+		// The provider's order comes first (sec. 7), then, unless
+		// fallbacks are off, the tries above.
+		n := len(res.Order)
+		res.Order = orderTries(res.Order, prov, func(i int) string { return res.Candidates[i].ID }, res.Order[:n])
+		res.Order = append(res.Order[:0], res.Order[n:]...)
+	}
+	res.Pinned = b.Request.Narrows() && len(res.Order) == 1
+	res.Winner = -1
 	if len(res.Order) > 0 {
 		res.Winner = res.Order[0]
 	}
@@ -205,6 +264,12 @@ func finish(b *Ballot, res *Result) {
 // elects (the lowest score, ties to the one listed first).
 func ElectWinnerInto(b *Ballot, res *Result) {
 	elect(b, res, nil, false, nil)
+	if p := b.Request.Provider; p != nil && len(p.Order) > 0 {
+		if w, ok := orderedWinner(p, len(res.Candidates), func(i int) string { return res.Candidates[i].ID },
+			func(i int) (float64, bool) { return res.Candidates[i].Score, res.Candidates[i].Eligible }); ok {
+			res.Winner = w
+		}
+	}
 }
 
 // adjustment changes one candidate's fare levers for the solver without
@@ -261,6 +326,10 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 			reusePrices(out, &base.Candidates[i])
 		} else {
 			price(c, req, rt, out, adj.forCandidate(i))
+		}
+		if m := req.Provider; m != nil && m.MaxPrice != nil && overMaxPrice(m.MaxPrice, &out.Prices, c.Fare.Discount) {
+			out.Excluded |= exclMaxPrice
+			continue
 		}
 		u, t, l := healthOf(c, adj.forCandidate(i))
 		res.health[i] = health{u, t, l}
@@ -360,6 +429,9 @@ func excludedBy(c *Candidate, req *Request) Exclusion {
 	if c.State.Breaker == BreakerOpen || c.State.Breaker == BreakerHalfOpen && !c.State.Probe {
 		missing |= exclBreaker
 	}
+	if req.MaxTokens > 0 || req.Provider != nil || len(req.Regions) > 0 || f.ContextLength != nil {
+		missing |= marketExclusions(f, c.ID, req)
+	}
 	return missing
 }
 
@@ -371,14 +443,18 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 	if rt != nil {
 		h, r = rt.forCandidate(&c.Metrics)
 	}
-	token := tokenPrice(&p, h, r)
+	fee := FeePrice(p.Request, p.Image, req.Images, req.PromptTokens)
+	token := tokenPrice(&p, h, r) + fee
 	discount, landingFee := c.Fare.Discount, c.Fare.landingFee()
 	if adj != nil {
 		if adj.scale != 0 {
 			token *= adj.scale
+			fee *= adj.scale
 			p.Input *= adj.scale
 			p.Output *= adj.scale
 			p.CachedInput *= adj.scale
+			p.Request *= adj.scale
+			p.Image *= adj.scale
 		}
 		if adj.discount != nil {
 			discount = *adj.discount
@@ -389,7 +465,7 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 	}
 	out.Prices = p
 	out.HitRate, out.OutputRatio = h, r
-	out.TokenPrice = token
+	out.TokenPrice, out.FeePrice = token, fee
 	out.FareFactor = FareFactor(discount, landingFee)
 	out.RoutingPrice = token * out.FareFactor
 }
@@ -399,7 +475,7 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 func reusePrices(out, from *Outcome) {
 	out.Prices = from.Prices
 	out.HitRate, out.OutputRatio = from.HitRate, from.OutputRatio
-	out.TokenPrice, out.FareFactor, out.RoutingPrice = from.TokenPrice, from.FareFactor, from.RoutingPrice
+	out.TokenPrice, out.FeePrice, out.FareFactor, out.RoutingPrice = from.TokenPrice, from.FeePrice, from.FareFactor, from.RoutingPrice
 }
 
 // rates are a request's cache rates, worked out once per election: only a
@@ -498,7 +574,7 @@ func clampRate(h, def float64) float64 {
 // request at time at with promptTokens: base prices, then the time-of-day block,
 // then the context tier, each overriding only the fields it sets.
 func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
-	p := Prices{Input: f.Input, Output: f.Output}
+	p := Prices{Input: f.Input, Output: f.Output, Request: f.RequestPrice, Image: f.ImagePrice}
 	if f.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 	}
@@ -534,6 +610,12 @@ func (p *Prices) apply(b *PriceBlock) {
 	}
 	if b.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *b.CachedInput, true
+	}
+	if b.Request != nil {
+		p.Request = *b.Request
+	}
+	if b.Image != nil {
+		p.Image = *b.Image
 	}
 }
 

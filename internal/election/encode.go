@@ -80,14 +80,14 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 		w.raw(`,"rank":`)
 		w.b = strconv.AppendInt(w.b, int64(o.Rank), 10)
 		if r.Extended {
-			// Sec. 7's per-request and per-image fees are not filed yet:
-			// every listing's are 0.
+			// Sec. 7's fees as resolved for the request, and what they add
+			// to its token price.
 			w.raw(`,"requestPrice":`)
-			w.num(0)
+			w.num(o.Prices.Request)
 			w.raw(`,"imagePrice":`)
-			w.num(0)
+			w.num(o.Prices.Image)
 			w.raw(`,"feePrice":`)
-			w.num(0)
+			w.num(o.FeePrice)
 		}
 		if o.HasShare {
 			s := &o.Share
@@ -112,7 +112,9 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	if r.Extended {
 		w.raw(`,"policy":`)
 		w.str(r.Policy.String())
-		w.raw(`,"pinned":false,"order":[`)
+		w.raw(`,"pinned":`)
+		w.boolean(r.Pinned)
+		w.raw(`,"order":[`)
 		for k, i := range r.Order {
 			if k > 0 {
 				w.raw(",")

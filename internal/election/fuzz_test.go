@@ -83,9 +83,83 @@ func randomBallot(seed uint64, size uint8) election.Ballot {
 				c.Fare.TimeBased.EffectiveAt = time.Date(2026, 11, 1+rng.IntN(28), rng.IntN(24), 0, 0, 0, time.UTC)
 			}
 		}
+		addMarketAttributes(rng, &c.Fare, maybe, priceOf)
 		b.Candidates = append(b.Candidates, c)
 	}
+	addPreferences(rng, &b.Request, count)
 	return b
+}
+
+var (
+	fuzzQuantizations = election.Quantizations()
+	fuzzRegions       = []string{"DE", "FR", "US", "JP"}
+)
+
+// addMarketAttributes draws sec. 7's attributes of a fare: each may be
+// undeclared.
+func addMarketAttributes(rng *rand.Rand, f *election.Fare, maybe func(float64, float64) *float64, priceOf func() float64) {
+	if rng.IntN(3) == 0 {
+		f.ContextLength = n(int64(8000 + rng.IntN(200000)))
+	}
+	if rng.IntN(3) == 0 {
+		f.MaxOutputTokens = n(int64(1000 + rng.IntN(30000)))
+	}
+	f.Quantization = fuzzQuantizations[rng.IntN(len(fuzzQuantizations))]
+	if rng.IntN(2) == 0 {
+		f.DataPolicy.RetentionDays = n(int64(rng.IntN(3) * 15))
+		trains := rng.IntN(3) == 0
+		f.DataPolicy.TrainsOnPrompts = &trains
+	}
+	for _, r := range fuzzRegions {
+		if rng.IntN(3) == 0 {
+			f.Regions = append(f.Regions, r)
+		}
+	}
+	if rng.IntN(4) == 0 {
+		f.RequestPrice = priceOf() / 1000
+	}
+	if rng.IntN(4) == 0 {
+		f.ImagePrice = priceOf() / 1000
+	}
+	for i := range f.Tiers {
+		if rng.IntN(3) == 0 {
+			f.Tiers[i].Request = maybe(1, priceOf()/1000)
+		}
+	}
+}
+
+// addPreferences draws a request's sec. 7 fields: output asked for,
+// images, residency and a provider object naming candidates a, b, c...
+func addPreferences(rng *rand.Rand, req *election.Request, count int) {
+	if rng.IntN(3) == 0 {
+		req.MaxTokens = int64(1 + rng.IntN(40000))
+	}
+	req.Images = int64(rng.IntN(3))
+	if rng.IntN(4) == 0 {
+		req.Regions = []string{fuzzRegions[rng.IntN(len(fuzzRegions))]}
+	}
+	if rng.IntN(2) == 0 {
+		return
+	}
+	id := func() string { return string(rune('a' + rng.IntN(count))) }
+	p := &election.Provider{NoFallbacks: rng.IntN(3) == 0, DenyDataCollection: rng.IntN(4) == 0, ZDR: rng.IntN(6) == 0}
+	for range rng.IntN(3) {
+		p.Order = append(p.Order, id())
+	}
+	if rng.IntN(4) == 0 {
+		p.Only = []string{id(), id()}
+	}
+	if rng.IntN(4) == 0 {
+		p.Ignore = []string{id()}
+	}
+	if rng.IntN(4) == 0 {
+		p.Quantizations = p.Quantizations.With(fuzzQuantizations[rng.IntN(len(fuzzQuantizations))])
+	}
+	if rng.IntN(4) == 0 {
+		limit := rng.Float64() * 4
+		p.MaxPrice = &election.MaxPrice{Prompt: &limit}
+	}
+	req.Provider = p
 }
 
 func FuzzElect(f *testing.F) {
@@ -175,6 +249,11 @@ func checkInvariants(t *testing.T, b *election.Ballot, res *election.Result) {
 		}
 		return
 	}
+	checkPreferences(t, b, res)
+	if p := b.Request.Provider; p != nil && len(p.Order) > 0 {
+		checkOrderedWinner(t, p, res)
+		return
+	}
 	w := res.Candidates[res.Winner]
 	if !w.Eligible || w.Rank != 1 {
 		t.Fatalf("winner %s eligible=%v rank=%d", w.ID, w.Eligible, w.Rank)
@@ -183,6 +262,75 @@ func checkInvariants(t *testing.T, b *election.Ballot, res *election.Result) {
 		if o.Eligible && o.Score < w.Score {
 			t.Fatalf("%s scores %v below the winner %s at %v", o.ID, o.Score, w.ID, w.Score)
 		}
+	}
+}
+
+// checkPreferences holds every eligible candidate to what the request asked
+// for (sec. 7), read from the ballot, not from the engine's reasons.
+func checkPreferences(t *testing.T, b *election.Ballot, res *election.Result) {
+	t.Helper()
+	req := &b.Request
+	for i, o := range res.Candidates {
+		if !o.Eligible {
+			continue
+		}
+		f := &b.Candidates[i].Fare
+		if f.ContextLength != nil && req.PromptTokens+req.MaxTokens > *f.ContextLength {
+			t.Fatalf("%s holds %d tokens, elected for %d + %d", o.ID, *f.ContextLength, req.PromptTokens, req.MaxTokens)
+		}
+		if f.MaxOutputTokens != nil && req.MaxTokens > *f.MaxOutputTokens {
+			t.Fatalf("%s gives %d output tokens, elected for %d", o.ID, *f.MaxOutputTokens, req.MaxTokens)
+		}
+		if len(req.Regions) > 0 && !slices.Contains(f.Regions, req.Regions[0]) {
+			t.Fatalf("%s serves %v, elected for residency %v", o.ID, f.Regions, req.Regions)
+		}
+		p := req.Provider
+		if p == nil {
+			continue
+		}
+		if len(p.Only) > 0 && !slices.Contains(p.Only, o.ID) || slices.Contains(p.Ignore, o.ID) {
+			t.Fatalf("%s elected against only %v / ignore %v", o.ID, p.Only, p.Ignore)
+		}
+		if p.Quantizations != 0 && !p.Quantizations.Has(f.Quantization) {
+			t.Fatalf("%s is %s, elected for %v", o.ID, f.Quantization, p.Quantizations)
+		}
+		if (p.ZDR || p.DenyDataCollection) && (f.DataPolicy.TrainsOnPrompts == nil || *f.DataPolicy.TrainsOnPrompts) {
+			t.Fatalf("%s may train on prompts, elected for a request that denies it", o.ID)
+		}
+		if p.ZDR && (f.DataPolicy.RetentionDays == nil || *f.DataPolicy.RetentionDays != 0) {
+			t.Fatalf("%s keeps prompts, elected for a zero-retention request", o.ID)
+		}
+		if p.MaxPrice != nil && o.Prices.Input*(1-f.Discount) > *p.MaxPrice.Prompt*(1+1e-9) {
+			t.Fatalf("%s charges %v, elected under max_price %v", o.ID, o.Prices.Input*(1-f.Discount), *p.MaxPrice.Prompt)
+		}
+	}
+}
+
+// checkOrderedWinner: under a provider order the winner is the best-ranked
+// eligible listing of the first entry that names one; with none, the
+// election's own winner, or no one when fallbacks are off.
+func checkOrderedWinner(t *testing.T, p *election.Provider, res *election.Result) {
+	t.Helper()
+	want := -1
+	for _, entry := range p.Order {
+		for i, o := range res.Candidates {
+			if o.Eligible && o.ID == entry && (want < 0 || o.Rank < res.Candidates[want].Rank) {
+				want = i
+			}
+		}
+		if want >= 0 {
+			break
+		}
+	}
+	if want < 0 && !p.NoFallbacks {
+		for i, o := range res.Candidates {
+			if o.Rank == 1 {
+				want = i
+			}
+		}
+	}
+	if res.Winner != want {
+		t.Fatalf("ordered %v (fallbacks off: %v): winner %d, want %d", p.Order, p.NoFallbacks, res.Winner, want)
 	}
 }
 

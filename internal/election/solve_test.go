@@ -21,15 +21,20 @@ func scaled(c election.Candidate, m float64) election.Candidate {
 	c.Fare.Input *= m
 	c.Fare.Output *= m
 	c.Fare.CachedInput = mul(c.Fare.CachedInput)
+	c.Fare.RequestPrice *= m
+	c.Fare.ImagePrice *= m
+	scaleBlock := func(b election.PriceBlock) election.PriceBlock {
+		return election.PriceBlock{Input: mul(b.Input), Output: mul(b.Output), CachedInput: mul(b.CachedInput),
+			Request: mul(b.Request), Image: mul(b.Image)}
+	}
 	tiers := make([]election.Tier, len(c.Fare.Tiers))
 	for i, t := range c.Fare.Tiers {
-		tiers[i] = election.Tier{AboveTokens: t.AboveTokens, PriceBlock: election.PriceBlock{Input: mul(t.Input), Output: mul(t.Output), CachedInput: mul(t.CachedInput)}}
+		tiers[i] = election.Tier{AboveTokens: t.AboveTokens, PriceBlock: scaleBlock(t.PriceBlock)}
 	}
 	c.Fare.Tiers = tiers
 	if tb := c.Fare.TimeBased; tb != nil {
 		block := *tb
-		block.Peak = election.PriceBlock{Input: mul(tb.Peak.Input), Output: mul(tb.Peak.Output), CachedInput: mul(tb.Peak.CachedInput)}
-		block.OffPeak = election.PriceBlock{Input: mul(tb.OffPeak.Input), Output: mul(tb.OffPeak.Output), CachedInput: mul(tb.OffPeak.CachedInput)}
+		block.Peak, block.OffPeak = scaleBlock(tb.Peak), scaleBlock(tb.OffPeak)
 		c.Fare.TimeBased = &block
 	}
 	return c

@@ -67,29 +67,35 @@ func TestVectors(t *testing.T) {
 		v := vectors[name]
 		t.Run(name, func(t *testing.T) {
 			ballot, res := electVector(t, v)
-			// The gateway's winner-only path elects the vector's winner too.
-			var quick election.Result
-			election.ElectWinnerInto(ballot, &quick)
-			var want struct{ Winner *string }
-			if err := json.Unmarshal(v.Expected, &want); err != nil {
-				t.Fatal(err)
-			}
-			if w := quick.WinnerID(); want.Winner != nil && w != *want.Winner || want.Winner == nil && w != "" {
-				t.Errorf("winner-only path elected %q, want %v", w, want.Winner)
-			}
-			// So does the compiled path, with the explaining path's score.
-			usage := make([]election.Usage, len(ballot.Candidates))
-			for i := range ballot.Candidates {
-				usage[i] = ballot.Candidates[i].Usage
-			}
-			winner, score := election.Compile(ballot).Winner(&ballot.Request, usage)
-			switch {
-			case winner != res.Winner:
-				t.Errorf("compiled path elected %d, the explaining path %d", winner, res.Winner)
-			case winner >= 0 && score != res.Candidates[winner].Score:
-				t.Errorf("compiled path scored the winner %v, the explaining path %v", score, res.Candidates[winner].Score)
-			}
+			checkWinnerOnlyPaths(t, v, ballot, &res)
 		})
+	}
+}
+
+// checkWinnerOnlyPaths holds the gateway's winner-only paths to the
+// vector: the same winner, and the compiled path the explaining path's
+// score.
+func checkWinnerOnlyPaths(t *testing.T, v vector, ballot *election.Ballot, res *election.Result) {
+	t.Helper()
+	var quick election.Result
+	election.ElectWinnerInto(ballot, &quick)
+	var want struct{ Winner *string }
+	if err := json.Unmarshal(v.Expected, &want); err != nil {
+		t.Fatal(err)
+	}
+	if w := quick.WinnerID(); want.Winner != nil && w != *want.Winner || want.Winner == nil && w != "" {
+		t.Errorf("winner-only path elected %q, want %v", w, want.Winner)
+	}
+	usage := make([]election.Usage, len(ballot.Candidates))
+	for i := range ballot.Candidates {
+		usage[i] = ballot.Candidates[i].Usage
+	}
+	winner, score := election.Compile(ballot).Winner(&ballot.Request, usage)
+	switch {
+	case winner != res.Winner:
+		t.Errorf("compiled path elected %d, the explaining path %d", winner, res.Winner)
+	case winner >= 0 && score != res.Candidates[winner].Score:
+		t.Errorf("compiled path scored the winner %v, the explaining path %v", score, res.Candidates[winner].Score)
 	}
 }
 
@@ -151,15 +157,25 @@ func closeEnough(want, got float64) bool {
 	return diff <= 1e-9*math.Max(math.Abs(want), math.Abs(got)) || diff < 1e-12
 }
 
-// nextVectorDirs hold the worked examples of election.md's sections 7 and 8;
-// the engine runs those of the parts it implements (share routing and the
-// limits: share-*). The market's attributes (market-*) are not built yet.
+// nextVectorDirs hold the worked examples of election.md's sections 7 and 8:
+// share routing and the limits (share-*), and the market's attributes and
+// the provider object (market-*).
 var nextVectorDirs = []string{"testdata/vectors-next", "../../../shared/docs/vectors/election-next"}
 
 func TestNextVectors(t *testing.T) {
-	vectors := loadVectorsFrom(t, nextVectorDirs, "share-*.json")
-	for name, v := range vectors {
+	for name, v := range loadVectorsFrom(t, nextVectorDirs, "share-*.json") {
 		t.Run(name, func(t *testing.T) { electVector(t, v) })
+	}
+	market := loadVectorsFrom(t, nextVectorDirs, "market-*.json")
+	if len(market) == 0 {
+		t.Fatal("no market-* vectors found")
+	}
+	for name, v := range market {
+		t.Run(name, func(t *testing.T) {
+			ballot, res := electVector(t, v)
+			// The gateway elects market requests on its winner-only paths.
+			checkWinnerOnlyPaths(t, v, ballot, &res)
+		})
 	}
 }
 
