@@ -61,6 +61,9 @@ type FareFormView struct {
 // ChangeRow is one line of a change summary.
 type ChangeRow struct {
 	Label, Old, New, Percent string
+	// Note qualifies the change for the reviewer (a data-policy claim is
+	// the carrier's declaration).
+	Note string
 	// Class is "up", "down" or "" for the arrow and colour.
 	Class string
 }

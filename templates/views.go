@@ -110,12 +110,17 @@ type ListingView struct {
 	Schedule []KV
 	Caps     []KV
 	Caps2    []string
-	Health   []KV
-	InFlight *FilingRow
-	Filings  []FilingRow
-	CanFile  bool
-	FileURL  string
-	CanPause bool
+	// Market is what the listing offers besides price (context,
+	// quantization, data policy, regions, fees); MarketNote says the data
+	// policy is the carrier's declaration and who approved it, when.
+	Market     []KV
+	MarketNote string
+	Health     []KV
+	InFlight   *FilingRow
+	Filings    []FilingRow
+	CanFile    bool
+	FileURL    string
+	CanPause   bool
 	// PauseAdminsOnly tells a carrier member why there is no pause or
 	// resume: only the carrier's admins move routing.
 	PauseAdminsOnly bool

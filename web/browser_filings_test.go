@@ -27,7 +27,9 @@ func TestBrowserBulkUploadLeadsToItsFilings(t *testing.T) {
 	base := p.srv.URL
 	c := p.client()
 	c.login("admin@nebula.example")
-	header := strings.SplitN(c.get("/fares/bulk/template.csv").body, "\n", 2)[0]
+	// A file in the format before the market's columns: its rows keep the
+	// listings' published market.
+	header := strings.Join(fare.LegacyCSVHeader, ",")
 	file := filepath.Join(t.TempDir(), "fares.csv")
 	content := header + "\nnebula,kimi-k2.5,0.40,2.00,,,,20,0,,,global,,,Quarterly repricing,\nnebula,gpt-oss-120b,0.10,0.40,,,,20,0,,,global,,,,\n"
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/audit"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
@@ -354,7 +356,12 @@ func TestBulkFiling(t *testing.T) {
 	if !strings.HasPrefix(template.body, "carrier,model,input,") || !strings.Contains(template.body, "nebula,kimi-k2.5,") || strings.Contains(template.body, "orbit,") {
 		t.Fatalf("template:\n%s", template.body)
 	}
-	header := strings.SplitN(template.body, "\n", 2)[0]
+	if got := strings.SplitN(template.body, "\n", 2)[0]; got != strings.Join(fare.CSVHeader, ",") {
+		t.Fatalf("template header %q", got)
+	}
+	// The rows below are in the format before the market's columns, which
+	// still reads (its rows keep the published market).
+	header := strings.Join(fare.LegacyCSVHeader, ",")
 
 	t.Run("the unchanged template creates nothing", func(t *testing.T) {
 		res := upload(t, c, []byte(template.body))
@@ -467,5 +474,90 @@ func TestFareFormSaysWhatOthersSee(t *testing.T) {
 	wantStatus(t, "fare form", page, http.StatusOK)
 	if !strings.Contains(page.body, `data-testid="routing-price-disclosure"`) || !strings.Contains(page.body, "landing fee is never shown") || !strings.Contains(page.body, "can estimate it") {
 		t.Error("the fare form does not say what other carriers see")
+	}
+}
+
+// TestMarketFieldsFiledReviewedAndPublished: the market's attributes (sec.
+// 7) filed through the form reach the reviewer's change summary (the data
+// policy marked as the carrier's declaration), the catalogue document once
+// approved, and the listing page with who approved the declaration; bad
+// ones are named beside their field with what was typed kept.
+func TestMarketFieldsFiledReviewedAndPublished(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	c := p.client()
+	c.login("member@nebula.example")
+	formPage := fmt.Sprintf("/listings/%d/file", listing)
+	for _, bad := range []struct{ field, value string }{
+		{"quantization", "q4_k_m"}, {"retention_days", "-3"}, {"regions", "Germany"},
+		{"request_price", "-0.001"}, {"context_length", "lots"},
+	} {
+		v := fareValues()
+		v.Set(bad.field, bad.value)
+		v.Set("op", "submit")
+		res := c.post(formPage, formPage, v)
+		wantStatus(t, "bad "+bad.field, res, http.StatusUnprocessableEntity)
+		if !strings.Contains(res.body, `data-testid="error-`+fare.FieldID(bad.field)+`"`) || !strings.Contains(res.body, `value="`+bad.value+`"`) {
+			t.Errorf("%s %q: no message beside it, or the typed value lost", bad.field, bad.value)
+		}
+	}
+
+	v := fareValues()
+	for field, value := range map[string]string{"context_length": "65536", "max_output_tokens": "8192", "quantization": "bf16",
+		"retention_days": "0", "trains_on_prompts": "no", "regions": "fr, de", "request_price": "0.0002", "image_price": "0.001"} {
+		v.Set(field, value)
+	}
+	v.Set("op", "submit")
+	res := c.post(formPage, formPage, v)
+	wantStatus(t, "submit the market", res, http.StatusSeeOther)
+	filing := res.location
+
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	page := rev.get(filing)
+	for _, want := range []string{"Context length", "65,536 tokens", "bf16", "DE, FR", "$0.0002", `data-testid="change-note"`, "the carrier&#39;s declaration"} {
+		if !strings.Contains(strings.ToLower(page.body), strings.ToLower(want)) {
+			t.Errorf("the review page lacks %q", want)
+		}
+	}
+	wantStatus(t, "approve", rev.post(filing, filing+"/approve", url.Values{}), http.StatusSeeOther)
+
+	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
+	cat := apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, "")
+	var doc struct {
+		Listings []struct {
+			ListingID int64           `json:"listingId"`
+			Fare      json.RawMessage `json:"fare"`
+		}
+	}
+	if err := json.Unmarshal([]byte(cat.body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range doc.Listings {
+		if l.ListingID != listing {
+			continue
+		}
+		found = true
+		var f struct {
+			ContextLength, MaxOutputTokens, RetentionDays *int64
+			Quantization, RequestPrice, ImagePrice        *string
+			TrainsOnPrompts                               *bool
+			Regions                                       []string
+		}
+		json.Unmarshal(l.Fare, &f)
+		if f.ContextLength == nil || *f.ContextLength != 65536 || *f.MaxOutputTokens != 8192 || *f.Quantization != "bf16" ||
+			*f.RetentionDays != 0 || *f.TrainsOnPrompts || strings.Join(f.Regions, ",") != "DE,FR" || *f.RequestPrice != "0.0002" || *f.ImagePrice != "0.001" {
+			t.Errorf("the catalogue serves %s", l.Fare)
+		}
+	}
+	if !found {
+		t.Fatalf("listing %d is not in the catalogue", listing)
+	}
+	lp := c.get(fmt.Sprintf("/listings/%d", listing))
+	for _, want := range []string{"zero data retention", "approved by reviewer@airside.example"} {
+		if !strings.Contains(lp.body, want) {
+			t.Errorf("the listing page lacks %q", want)
+		}
 	}
 }

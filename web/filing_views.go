@@ -135,10 +135,16 @@ func stamp(t *time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04") + " UTC"
 }
 
+// DataPolicyNote tells the reviewer whose word a data-policy change is.
+const DataPolicyNote = "The carrier's declaration: Airside cannot check it. Approving publishes it as theirs, with your name beside it on the listing page."
+
 func changeRows(changes []fare.Change) []templates.ChangeRow {
 	rows := make([]templates.ChangeRow, len(changes))
 	for i, ch := range changes {
 		row := templates.ChangeRow{Label: ch.Label, Old: ch.Old, New: ch.New}
+		if ch.Field == "retention_days" || ch.Field == "trains_on_prompts" {
+			row.Note = DataPolicyNote
+		}
 		switch {
 		case ch.Points != nil:
 			row.Percent = pointsText(*ch.Points)

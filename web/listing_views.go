@@ -70,6 +70,7 @@ func listingRows(shown []catalogue.Listing, inFlight map[int64]workflow.Filing) 
 // the buttons p may use (decided by the workflow, never here).
 func listingPageView(page templates.Page, p *account.Principal, l *catalogue.Listing, filings []workflow.Filing) templates.ListingView {
 	v := listingView(page, l)
+	v.MarketNote = marketNote(l, filings)
 	for i := range filings {
 		row := filingRow(&filings[i])
 		v.Filings = append(v.Filings, row)
@@ -165,7 +166,7 @@ func listingView(page templates.Page, l *catalogue.Listing) templates.ListingVie
 	}
 	if l.Published != nil {
 		d := describeFare(l.Published)
-		v.Fare, v.Tiers, v.Schedule, v.Caps, v.Caps2 = d.prices, d.tiers, d.schedule, d.caps, d.capabilities
+		v.Fare, v.Tiers, v.Schedule, v.Caps, v.Caps2, v.Market = d.prices, d.tiers, d.schedule, d.caps, d.capabilities, d.market
 	}
 	return v
 }
@@ -180,9 +181,9 @@ func optShare(v *float64) string {
 
 // fareDescription is a fare in words, section by section.
 type fareDescription struct {
-	prices, schedule, caps []templates.KV
-	tiers                  [][]string
-	capabilities           []string
+	prices, schedule, caps, market []templates.KV
+	tiers                          [][]string
+	capabilities                   []string
 }
 
 func describeFare(f *fare.Fare) fareDescription {
@@ -238,7 +239,36 @@ func describeFare(f *fare.Fare) fareDescription {
 	for _, c := range f.Capabilities {
 		d.capabilities = append(d.capabilities, strings.ReplaceAll(c.String(), "_", " "))
 	}
+	d.market = marketKVs(&f.Market)
 	return d
+}
+
+// marketKVs are a fare's attributes of election.md sec. 7 in words.
+func marketKVs(m *fare.Market) []templates.KV {
+	return []templates.KV{
+		{Label: fare.FieldLabel("context_length"), Value: fare.TokensText(m.ContextLength), Hint: "prompt plus output"},
+		{Label: fare.FieldLabel("max_output_tokens"), Value: fare.TokensText(m.MaxOutputTokens)},
+		{Label: fare.FieldLabel("quantization"), Value: fare.QuantizationText(m.Quantization)},
+		{Label: "Data policy", Value: m.DataPolicyText(), Hint: "the carrier's declaration"},
+		{Label: fare.FieldLabel("regions"), Value: fare.RegionsText(m.Regions)},
+		{Label: fare.FieldLabel("request_price"), Value: fare.FeeText(m.RequestPrice)},
+		{Label: fare.FieldLabel("image_price"), Value: fare.FeeText(m.ImagePrice)},
+	}
+}
+
+// marketNote says whose word the published data policy is: the carrier's,
+// approved by the reviewer of the filing that published the fare.
+func marketNote(l *catalogue.Listing, filings []workflow.Filing) string {
+	if l.Published == nil {
+		return ""
+	}
+	for i := range filings {
+		f := &filings[i]
+		if f.Fare != nil && f.Fare.ID == l.Published.ID && f.DecidedAt != nil && f.DeciderEmail != "" {
+			return fmt.Sprintf("The data policy is %s's declaration, approved by %s on %s.", l.CarrierName, f.DeciderEmail, stamp(f.DecidedAt))
+		}
+	}
+	return "The data policy is " + l.CarrierName + "'s declaration."
 }
 
 // fareKVs lists a fare's fields for a side-by-side view.
@@ -257,6 +287,7 @@ func fareKVs(f *fare.Fare) []templates.KV {
 	}
 	kvs = append(kvs, d.schedule...)
 	kvs = append(kvs, d.caps...)
+	kvs = append(kvs, d.market...)
 	caps := "none"
 	if len(d.capabilities) > 0 {
 		caps = strings.Join(d.capabilities, ", ")

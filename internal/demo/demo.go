@@ -119,6 +119,7 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 				return Result{}, fmt.Errorf("seed demo: %w", err)
 			}
 			f := demoFare(rng, m, carrier, i)
+			f.Market = demoMarket(m, carrier, i)
 			f.ListingID = listingID
 			if _, err := st.PublishSeedFare(ctx, f); err != nil {
 				return Result{}, fmt.Errorf("seed demo: %w", err)
@@ -183,6 +184,45 @@ func demoFare(rng *rand.Rand, m modelSpec, carrier string, i int) *fare.Fare {
 		}
 	}
 	return f
+}
+
+// demoRegions are where each demo carrier's datacenters are.
+var demoRegions = map[string][]string{
+	"nebula": {"US"}, "orbit": {"DE", "US"}, "fathom": {"DE"}, "lumen": {"DE", "FR"},
+	"tessera": {"US"}, "quarry": {"JP", "US"}, "halcyon": {"SG"}, "vantage": {"CA", "US"},
+}
+
+// demoMarket files what a real market shows besides price (election.md
+// sec. 7): Fathom is zero data retention, Quarry does not declare its data
+// policy, Kimi K2.5 is served in fp8 and bf16, Vantage's DeepSeek V4 Flash
+// holds 32k tokens among 128k ones, and Tessera charges a fee per request
+// on gpt-oss-120b. No random draw: the fares' prices stay as they were.
+func demoMarket(m modelSpec, carrier string, i int) fare.Market {
+	out := fare.Market{ContextLength: ptr(m.contextTokens), Regions: demoRegions[carrier], Quantization: "fp8"}
+	switch m.slug {
+	case "kimi-k2.5":
+		out.MaxOutputTokens = ptr(int64(32768))
+		if i%2 == 1 {
+			out.Quantization = "bf16"
+		}
+	case "gpt-oss-120b":
+		out.Quantization = "fp4"
+		if carrier == "tessera" {
+			out.RequestPrice = ptr(money.Micros(10)) // $0.00001 a request
+		}
+	case "deepseek-v4-flash":
+		if carrier == "vantage" {
+			out.ContextLength = ptr(int64(32768))
+		}
+	}
+	switch carrier {
+	case "fathom":
+		out.RetentionDays, out.TrainsOnPrompts = ptr(int64(0)), ptr(false)
+	case "quarry": // undeclared: counts as keeping and training
+	default:
+		out.RetentionDays, out.TrainsOnPrompts = ptr(int64(30)), ptr(false)
+	}
+	return out
 }
 
 func scaledPtr(m *money.Micros, by float64) *money.Micros {

@@ -26,6 +26,10 @@ type CSVRow struct {
 	Carrier string
 	Model   string
 	Form    Form
+	// KeepMarket says the file is in the format before the market's
+	// columns (LegacyCSVHeader): the listing keeps its published market
+	// attributes, as it keeps its schedule.
+	KeepMarket bool
 }
 
 // CSVError is one problem in a bulk file, by row and column.
@@ -50,7 +54,8 @@ func ColumnErrors(line int, errs FieldErrors) []CSVError {
 // csvWording are messages worded for the file where the form's would name
 // what the file does not use.
 var csvWording = map[string]string{
-	"cap_scope": "Write global or per_org (or leave it empty for global).",
+	"cap_scope":         "Write global or per_org (or leave it empty for global).",
+	"trains_on_prompts": "Write yes or no (or leave it empty: not declared).",
 }
 
 // csvSyntaxMessage says in a person's words what encoding/csv found wrong.
@@ -66,12 +71,12 @@ func csvSyntaxMessage(err error) string {
 
 // columnCountMessage explains a row of the wrong width, guessing the
 // likely cause from the raw line.
-func columnCountMessage(found int, raw string, comma rune) string {
-	msg := fmt.Sprintf("Expected %d columns (%s), found %d.", len(CSVHeader), strings.Join(CSVHeader, ", "), found)
+func columnCountMessage(header []string, found int, raw string, comma rune) string {
+	msg := fmt.Sprintf("Expected %d columns (%s), found %d.", len(header), strings.Join(header, ", "), found)
 	switch {
-	case comma == ',' && strings.Count(raw, ";") >= len(CSVHeader)-1:
+	case comma == ',' && strings.Count(raw, ";") >= len(header)-1:
 		return msg + " This row separates its cells with semicolons while the header uses commas: save the whole file with commas."
-	case found > len(CSVHeader):
+	case found > len(header):
 		return msg + " A cell that contains a comma must be wrapped in quotes."
 	}
 	return msg + " Leave an empty cell for a value you do not set, but keep its comma."
@@ -106,7 +111,11 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 	for i := range header {
 		header[i] = strings.ToLower(strings.TrimSpace(header[i]))
 	}
-	if strings.Join(header, ",") != strings.Join(CSVHeader, ",") {
+	columns := CSVHeader
+	legacy := strings.Join(header, ",") == strings.Join(LegacyCSVHeader, ",")
+	if legacy {
+		columns = LegacyCSVHeader // files kept before the market's columns still read
+	} else if strings.Join(header, ",") != strings.Join(CSVHeader, ",") {
 		return nil, []CSVError{{Row: 1, Column: "header", Msg: "The header must be exactly: " + strings.Join(CSVHeader, ",")}}
 	}
 	var rows []CSVRow
@@ -138,16 +147,16 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 		if len(rows) >= MaxCSVRows {
 			return nil, []CSVError{{Row: line, Column: "file", Msg: fmt.Sprintf("At most %d rows per file; split it.", MaxCSVRows)}}
 		}
-		if len(record) != len(CSVHeader) {
+		if len(record) != len(columns) {
 			raw := ""
 			if line-1 < len(lines) {
 				raw = lines[line-1]
 			}
-			errs = append(errs, CSVError{Row: line, Column: "file", Msg: columnCountMessage(len(record), raw, cr.Comma)})
+			errs = append(errs, CSVError{Row: line, Column: "file", Msg: columnCountMessage(columns, len(record), raw, cr.Comma)})
 			continue
 		}
 		cell := map[string]string{}
-		for i, name := range CSVHeader {
+		for i, name := range columns {
 			cell[name] = strings.TrimSpace(record[i])
 			switch {
 			case len(record[i]) > MaxCSVCell:
@@ -156,7 +165,7 @@ func ReadCSV(r io.Reader) ([]CSVRow, []CSVError) {
 				errs = append(errs, CSVError{Row: line, Column: name, Msg: "Starts like a spreadsheet formula (=, +, -, @, tab); remove the leading character."})
 			}
 		}
-		row := CSVRow{Line: line, Carrier: cell["carrier"], Model: cell["model"]}
+		row := CSVRow{Line: line, Carrier: cell["carrier"], Model: cell["model"], KeepMarket: legacy}
 		if column, err := readCSVCells(&row.Form, cell); err != nil {
 			errs = append(errs, CSVError{Row: line, Column: column, Msg: err.Error()})
 		}

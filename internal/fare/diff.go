@@ -19,6 +19,9 @@ const (
 	KindCapabilities Kind = "capabilities"
 	KindPause        Kind = "pause"
 	KindEndpoint     Kind = "endpoint" // the deployment: base URL, upstream model, key
+	// KindMarket is what the listing offers besides price: context,
+	// quantization, data policy, regions, fees per request and image.
+	KindMarket Kind = "market"
 )
 
 // Change is one changed field, old -> new.
@@ -103,13 +106,13 @@ func Diff(old, new *Fare) []Change {
 	if a, b := FormatCapabilities(old.Capabilities), FormatCapabilities(new.Capabilities); a != b {
 		out = append(out, Change{Field: "capabilities", Label: FieldLabel("capabilities"), Kind: KindCapabilities, Old: orNone(a), New: orNone(b)})
 	}
-	return out
+	return append(out, marketChanges(&old.Market, &new.Market)...)
 }
 
 // KindsOf is the set of kinds a list of changes touches, in a fixed order.
 func KindsOf(changes []Change) []Kind {
 	var kinds []Kind
-	for _, k := range []Kind{KindPrice, KindFares, KindCaps, KindCapabilities} {
+	for _, k := range []Kind{KindPrice, KindFares, KindCaps, KindCapabilities, KindMarket} {
 		if slices.ContainsFunc(changes, func(c Change) bool { return c.Kind == k }) {
 			kinds = append(kinds, k)
 		}

@@ -67,8 +67,10 @@ type Fare struct {
 	Capabilities          []election.Capability // declared by the carrier
 	Tiers                 []Tier
 	TimeBased             *TimeBased
-	CreatedBy             int64
-	CreatedAt             time.Time
+	// Market is what the listing offers besides price (sec. 7).
+	Market
+	CreatedBy int64
+	CreatedAt time.Time
 }
 
 // FormatCapabilities stores declared flags as a comma-separated list.
@@ -116,6 +118,7 @@ func (f *Fare) ForElection() election.Fare {
 		MaxRPM:         f.MaxRPM,
 		MaxRPD:         f.MaxRPD,
 	}
+	f.Market.forElection(&out)
 	for _, t := range f.Tiers {
 		out.Tiers = append(out.Tiers, election.Tier{AboveTokens: t.AboveTokens, PriceBlock: t.forElection()})
 	}

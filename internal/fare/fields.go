@@ -20,6 +20,7 @@ const (
 	GroupSchedule     Group = "schedule" // peak and off-peak
 	GroupCaps         Group = "caps"
 	GroupCapabilities Group = "capabilities"
+	GroupMarket       Group = "market" // context, quantization, data policy, regions, fees
 	GroupFiling       Group = "filing" // justification and effective date
 )
 
@@ -147,6 +148,29 @@ var Fields = []Field{
 	{Key: "cap_scope", Label: "Cap scope", Group: GroupCaps, CSV: "cap_scope", text: func(f *Form) *string { return &f.CapScope }},
 	{Key: "capabilities", Label: "Capabilities", Group: GroupCapabilities, Post: "capability", CSV: "capabilities",
 		list: func(f *Form) *[]string { return &f.Capabilities }},
+	withCSV(live(Field{Key: "context_length", Label: "Context length", Qualifier: "tokens", Group: GroupMarket,
+		Hint: "Prompt plus output the listing holds; longer requests are not routed to it. Empty: no limit declared.",
+		text: func(f *Form) *string { return &f.Market.ContextLength }}), "context_length"),
+	withCSV(live(Field{Key: "max_output_tokens", Label: "Max output", Qualifier: "tokens", Group: GroupMarket,
+		Hint: "Requests asking for more output (max_tokens) are not routed to it.",
+		text: func(f *Form) *string { return &f.Market.MaxOutputTokens }}), "max_output_tokens"),
+	withCSV(live(Field{Key: "quantization", Label: "Quantization", Group: GroupMarket,
+		Hint: "One of " + QuantizationChoices + ". Developers may ask for some only.",
+		text: func(f *Form) *string { return &f.Market.Quantization }}), "quantization"),
+	withCSV(live(Field{Key: "retention_days", Label: "Prompts kept", Qualifier: "days", Group: GroupMarket,
+		Hint: "0 means prompts and outputs are not kept. With no training that is zero data retention (ZDR). Your declaration: the reviewer sees it as such.",
+		text: func(f *Form) *string { return &f.Market.RetentionDays }}), "retention_days"),
+	withCSV(Field{Key: "trains_on_prompts", Label: "Trains on prompts", Group: GroupMarket,
+		text: func(f *Form) *string { return &f.Market.TrainsOnPrompts }}, "trains_on_prompts"),
+	withCSV(live(Field{Key: "regions", Label: "Regions", Qualifier: "country codes", Group: GroupMarket,
+		Hint: "Where the datacenters serving this listing are, like DE, US. Projects with data residency route only to their regions.",
+		text: func(f *Form) *string { return &f.Market.Regions }}), "regions"),
+	withCSV(live(Field{Key: "request_price", Label: "Price per request", Qualifier: "USD", Group: GroupMarket,
+		Hint: "Billed on every request and ranked: spread over the prompt, it adds to your token price.",
+		text: func(f *Form) *string { return &f.Market.RequestPrice }}), "request_price"),
+	withCSV(live(Field{Key: "image_price", Label: "Price per image", Qualifier: "USD", Group: GroupMarket,
+		Hint: "Billed per image in the prompt and ranked like the request price.",
+		text: func(f *Form) *string { return &f.Market.ImagePrice }}), "image_price"),
 	{Key: "justification", Label: "Justification", Group: GroupFiling, CSV: "justification",
 		text: func(f *Form) *string { return &f.Justification }},
 	withCSV(live(Field{Key: "effective_at", Label: "Effective date", Qualifier: "UTC, optional", Moment: true,
@@ -161,11 +185,18 @@ func withCSV(f Field, col string) Field { f.CSV = col; return f }
 // csvOrder is the bulk file's column order after carrier and model. It is a
 // published format (carriers keep files in it), so it is fixed here rather
 // than following the form's order; every name must be a Field's CSV column.
+// The market's columns (sec. 7) came later and follow the first fourteen.
 var csvOrder = []string{"input", "output", "cached_input", "cache_read", "cache_write", "landing_fee", "discount",
-	"max_rpm", "max_rpd", "cap_scope", "capabilities", "tiers", "justification", "effective_at"}
+	"max_rpm", "max_rpd", "cap_scope", "capabilities", "tiers", "justification", "effective_at",
+	"context_length", "max_output_tokens", "quantization", "retention_days", "trains_on_prompts", "regions",
+	"request_price", "image_price"}
 
 // CSVHeader is the bulk filing format, one row per listing, in this order.
 var CSVHeader = append([]string{"carrier", "model"}, csvOrder...)
+
+// LegacyCSVHeader is the format before the market's columns: files in it
+// still read, and their rows keep the listing's published market.
+var LegacyCSVHeader = CSVHeader[:2+14]
 
 var fieldIndex = func() map[string]int {
 	idx := map[string]int{}

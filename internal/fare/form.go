@@ -30,8 +30,10 @@ type Form struct {
 	UTCOffsetMinutes     string
 	TODEffectiveAt       string // "2006-01-02T15:04" UTC, optional
 	Peak, OffPeak        PricesForm
-	Justification        string
-	EffectiveAt          string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
+	// Market is what the listing offers besides price (sec. 7).
+	Market        MarketForm
+	Justification string
+	EffectiveAt   string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
 }
 
 // TierForm is one typed context tier.
@@ -77,6 +79,7 @@ func (f *Form) Parse(now time.Time) (*Parsed, FieldErrors) {
 	p.schedule()
 	p.caps()
 	p.capabilities()
+	p.market()
 	parsed := p.filing(now)
 	if len(p.errs) > 0 {
 		return nil, p.errs
@@ -374,6 +377,7 @@ func FormOf(f *Fare) Form {
 	for _, c := range f.Capabilities {
 		form.Capabilities = append(form.Capabilities, c.String())
 	}
+	form.Market = marketForm(&f.Market)
 	for _, t := range f.Tiers {
 		form.Tiers = append(form.Tiers, TierForm{Above: strconv.FormatInt(t.AboveTokens, 10),
 			Input: formPrice(t.Input), Output: formPrice(t.Output), CachedInput: formPrice(t.CachedInput)})

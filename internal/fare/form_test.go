@@ -265,7 +265,7 @@ func TestCSVFormulaGuard(t *testing.T) {
 		{"+41 20 555", true}, {"@SUM(A1)", true}, {"\r=1", true},
 		{"-1.5", false}, {"+2", false}, {"0.40", false}, {"plain note", false}, {"", false},
 	} {
-		header := strings.Join(CSVHeader, ",")
+		header := strings.Join(LegacyCSVHeader, ",") // rows of the format before the market's columns
 		file := header + "\nnebula,kimi,0.40,2.00,,,,20,0,,,global,,,\"" + strings.ReplaceAll(test.cell, "\"", "\"\"") + "\",\n"
 		_, problems := ReadCSV(strings.NewReader(file))
 		flagged := false
@@ -285,7 +285,7 @@ func TestCSVFormulaGuard(t *testing.T) {
 // explained in the file's words, on the file's line, and checking goes on
 // past a bad line so every problem is listed in one pass.
 func TestCSVProblemsInPlainWords(t *testing.T) {
-	header := strings.Join(CSVHeader, ",")
+	header := strings.Join(LegacyCSVHeader, ",") // rows of the format before the market's columns
 	good := "nebula,kimi,0.40,2.00,,,,20,0,,,global,,,Fine,"
 	for _, test := range []struct {
 		name     string
@@ -393,5 +393,55 @@ func TestDiffWritesNumbersAsThePagesDo(t *testing.T) {
 		if c := got[field]; c.Old != want[0] || c.New != want[1] {
 			t.Errorf("%s: %q -> %q, want %q -> %q", field, c.Old, c.New, want[0], want[1])
 		}
+	}
+}
+
+// TestCSVMarketColumns: the market's columns read into the form and parse
+// as the form's fields do, a bad one named by its column; a file in the
+// format before them still reads, its rows marked to keep the published
+// market.
+func TestCSVMarketColumns(t *testing.T) {
+	header := strings.Join(CSVHeader, ",")
+	row := "nebula,kimi,0.40,2.00,,,,20,0,,,global,,,,,131072,16384,fp8,0,no,\"DE, US\",0.0005,0.002"
+	rows, problems := ReadCSV(strings.NewReader(header + "\n" + row + "\n"))
+	if problems != nil {
+		t.Fatalf("problems: %v", problems)
+	}
+	if rows[0].KeepMarket {
+		t.Error("a file with the market's columns keeps the published market")
+	}
+	parsed, errs := rows[0].Form.Parse(time.Now())
+	if errs != nil {
+		t.Fatalf("parse: %v", errs)
+	}
+	m := parsed.Fare.Market
+	if *m.ContextLength != 131072 || *m.MaxOutputTokens != 16384 || m.Quantization != "fp8" || !m.ZDR() ||
+		strings.Join(m.Regions, ",") != "DE,US" || m.RequestPrice.String() != "0.0005" || m.ImagePrice.String() != "0.002" {
+		t.Errorf("market read as %+v", m)
+	}
+	var out strings.Builder
+	if err := WriteCSV(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	again, problems := ReadCSV(strings.NewReader(out.String()))
+	if problems != nil || again[0].Form.Market != rows[0].Form.Market {
+		t.Errorf("written and read again: %+v, %v", again[0].Form.Market, problems)
+	}
+
+	bad := strings.Replace(row, "fp8", "q5", 1)
+	rows, _ = ReadCSV(strings.NewReader(header + "\n" + bad + "\n"))
+	_, errs = rows[0].Form.Parse(time.Now())
+	found := false
+	for _, p := range ColumnErrors(2, errs) {
+		found = found || p.Column == "quantization" && strings.Contains(p.Msg, "fp8")
+	}
+	if !found {
+		t.Errorf("an unknown quantization is not named by its column: %v", errs)
+	}
+
+	legacy := strings.Join(LegacyCSVHeader, ",") + "\nnebula,kimi,0.40,2.00,,,,20,0,,,global,,,,\n"
+	rows, problems = ReadCSV(strings.NewReader(legacy))
+	if problems != nil || !rows[0].KeepMarket {
+		t.Errorf("a file in the earlier format: keep market %v, problems %v", rows != nil && rows[0].KeepMarket, problems)
 	}
 }

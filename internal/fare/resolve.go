@@ -15,6 +15,9 @@ type Resolved struct {
 	// none, a read as an implicit hit (CachedInput) and a write as plain
 	// input.
 	CacheRead, CacheWrite money.Micros
+	// Request and Image are the fees per request and per image part (USD,
+	// not per million), 0 when none is filed.
+	Request, Image money.Micros
 }
 
 // PricesAt resolves the fare's prices at t for prompts of promptTokens, in
@@ -33,12 +36,18 @@ func (f *Fare) PricesAt(t time.Time, promptTokens int64) Resolved {
 	if f.CacheWrite != nil {
 		p.CacheWrite = *f.CacheWrite
 	}
+	if f.RequestPrice != nil {
+		p.Request = *f.RequestPrice
+	}
+	if f.ImagePrice != nil {
+		p.Image = *f.ImagePrice
+	}
 	return p
 }
 
 // all are every resolved price, for comparing two fares on each.
-func (p Resolved) all() [5]money.Micros {
-	return [5]money.Micros{p.Input, p.Output, p.CachedInput, p.CacheRead, p.CacheWrite}
+func (p Resolved) all() [7]money.Micros {
+	return [7]money.Micros{p.Input, p.Output, p.CachedInput, p.CacheRead, p.CacheWrite, p.Request, p.Image}
 }
 
 func (f *Fare) resolve(t time.Time, promptTokens int64) Resolved {
@@ -97,14 +106,16 @@ func samples(a, b *Fare, from time.Time) (times []time.Time, prompts []int64) {
 }
 
 // RaisesPrices reports whether any request would cost a developer more
-// under next than under prev: any resolved price (cache reads and writes
-// included) higher at any hour of the week and prompt size, or a smaller
-// discount. A first fare (prev nil) raises nothing.
+// under next than under prev: any resolved price (cache reads and writes,
+// fees per request and image included) higher at any hour of the week and
+// prompt size, or a smaller discount; or when next serves them less
+// (NarrowsService: a shorter context, prompts kept longer). A first fare
+// (prev nil) raises nothing.
 func RaisesPrices(prev, next *Fare, from time.Time) bool {
 	if prev == nil || next == nil {
 		return false
 	}
-	if next.Discount < prev.Discount {
+	if next.Discount < prev.Discount || NarrowsService(&prev.Market, &next.Market) {
 		return true
 	}
 	times, prompts := samples(prev, next, from)
@@ -122,13 +133,14 @@ func RaisesPrices(prev, next *Fare, from time.Time) bool {
 }
 
 // ChangeRatio is the largest factor by which any resolved price (cache reads
-// and writes included) moves from prev to next, up or down (2 means doubled
-// or halved); 1 for a first fare.
+// and writes and fees included; a new fee is beyond any factor) moves from
+// prev to next, up or down (2 means doubled or halved), or a declared
+// context or output limit shrinks; 1 for a first fare.
 func ChangeRatio(prev, next *Fare, from time.Time) float64 {
 	if prev == nil || next == nil {
 		return 1
 	}
-	worst := 1.0
+	worst := contextRatio(&prev.Market, &next.Market)
 	ratio := func(a, b money.Micros) {
 		if a <= 0 || b <= 0 {
 			if a != b {

@@ -154,6 +154,45 @@ func (e FareCapScope) Valid() bool {
 	}
 }
 
+// Defines values for FareQuantization.
+const (
+	Bf16    FareQuantization = "bf16"
+	Fp16    FareQuantization = "fp16"
+	Fp32    FareQuantization = "fp32"
+	Fp4     FareQuantization = "fp4"
+	Fp6     FareQuantization = "fp6"
+	Fp8     FareQuantization = "fp8"
+	Int4    FareQuantization = "int4"
+	Int8    FareQuantization = "int8"
+	Unknown FareQuantization = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the FareQuantization enum.
+func (e FareQuantization) Valid() bool {
+	switch e {
+	case Bf16:
+		return true
+	case Fp16:
+		return true
+	case Fp32:
+		return true
+	case Fp4:
+		return true
+	case Fp6:
+		return true
+	case Fp8:
+		return true
+	case Int4:
+		return true
+	case Int8:
+		return true
+	case Unknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListingStatus.
 const (
 	Delisted  ListingStatus = "delisted"
@@ -472,13 +511,34 @@ type Fare struct {
 	CacheWriteInputPrice *NullableDecimal `json:"cacheWriteInputPrice"`
 	CachedInputPrice     *NullableDecimal `json:"cachedInputPrice"`
 	CapScope             FareCapScope     `json:"capScope"`
-	Discount             Decimal          `json:"discount"`
-	InputPrice           Decimal          `json:"inputPrice"`
-	LandingFee           Decimal          `json:"landingFee"`
-	MaxRpd               *int64           `json:"maxRpd"`
-	MaxRpm               *int64           `json:"maxRpm"`
-	OutputPrice          Decimal          `json:"outputPrice"`
-	Tiers                []struct {
+
+	// ContextLength tokens the listing holds, prompt plus output; a request whose prompt estimate plus max_tokens is longer is excluded "context". Absent: no limit declared.
+	ContextLength *int64  `json:"contextLength,omitempty"`
+	Discount      Decimal `json:"discount"`
+
+	// ImagePrice USD per image part in the prompt, billed and ranked like requestPrice. Absent is 0.
+	ImagePrice *Decimal `json:"imagePrice,omitempty"`
+	InputPrice Decimal  `json:"inputPrice"`
+	LandingFee Decimal  `json:"landingFee"`
+
+	// MaxOutputTokens the most output tokens it gives; a request asking for more (max_tokens) is excluded "max_output". Absent, no limit.
+	MaxOutputTokens *int64  `json:"maxOutputTokens,omitempty"`
+	MaxRpd          *int64  `json:"maxRpd"`
+	MaxRpm          *int64  `json:"maxRpm"`
+	OutputPrice     Decimal `json:"outputPrice"`
+
+	// Quantization the numeric format of the served weights; absent is unknown. A provider.quantizations list excludes the others.
+	Quantization *FareQuantization `json:"quantization,omitempty"`
+
+	// Regions ISO 3166-1 alpha-2 codes of the datacenters serving the listing; a project's data residency excludes listings with none of its regions.
+	Regions *[]string `json:"regions,omitempty"`
+
+	// RequestPrice USD per request, billed and ranked (adds requestPrice x 1,000,000 / (2 x prompt tokens) to the token price). Absent is 0.
+	RequestPrice *Decimal `json:"requestPrice,omitempty"`
+
+	// RetentionDays days prompts and outputs are kept, 0 for not kept (the carrier's declaration). Absent counts as kept.
+	RetentionDays *int64 `json:"retentionDays,omitempty"`
+	Tiers         []struct {
 		AboveTokens      int64    `json:"aboveTokens"`
 		CachedInputPrice *Decimal `json:"cachedInputPrice,omitempty"`
 		InputPrice       *Decimal `json:"inputPrice,omitempty"`
@@ -494,10 +554,16 @@ type Fare struct {
 		Peak         Prices    `json:"peak"`
 		PeakHoursUtc [][]int32 `json:"peakHoursUtc"`
 	} `json:"timeBased"`
+
+	// TrainsOnPrompts whether prompts train models (the carrier's declaration). Absent counts as training. Zero data retention is retentionDays 0 and trainsOnPrompts false.
+	TrainsOnPrompts *bool `json:"trainsOnPrompts,omitempty"`
 }
 
 // FareCapScope defines model for Fare.CapScope.
 type FareCapScope string
+
+// FareQuantization the numeric format of the served weights; absent is unknown. A provider.quantizations list excludes the others.
+type FareQuantization string
 
 // Health uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown. requests is the window's request count these figures rest on (the last minute's counted whole, older ones by their weight divided by 10), absent for figures no gateway measured: a gateway blends uptime, latencyMs and throughput with the model's median, own weight requests / (requests + 20).
 type Health struct {

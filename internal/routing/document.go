@@ -55,6 +55,16 @@ type CatalogueFare struct {
 	CapScope            string             `json:"capScope"`
 	Tiers               []CatalogueTier    `json:"tiers"`
 	TimeBased           *CatalogueSchedule `json:"timeBased"`
+	// The market's attributes (election.md sec. 7), in the contract's
+	// names, each absent when the carrier has not declared it.
+	ContextLength   *int64   `json:"contextLength,omitempty"`
+	MaxOutputTokens *int64   `json:"maxOutputTokens,omitempty"`
+	Quantization    *string  `json:"quantization,omitempty"`
+	RetentionDays   *int64   `json:"retentionDays,omitempty"`
+	TrainsOnPrompts *bool    `json:"trainsOnPrompts,omitempty"`
+	Regions         []string `json:"regions,omitempty"`
+	RequestPrice    *string  `json:"requestPrice,omitempty"`
+	ImagePrice      *string  `json:"imagePrice,omitempty"`
 }
 
 // CatalogueTier is a context tier.
@@ -126,6 +136,13 @@ func ListingDocument(l *catalogue.Listing, verified map[string]string) Catalogue
 			Discount: rateText(f.Discount), LandingFee: rateText(f.LandingFee), MaxRpm: f.MaxRPM, MaxRpd: f.MaxRPD,
 			CapScope: string(f.CapScope), Tiers: []CatalogueTier{}},
 	}
+	m := &f.Market
+	out.Fare.ContextLength, out.Fare.MaxOutputTokens = m.ContextLength, m.MaxOutputTokens
+	if m.Quantization != "" {
+		out.Fare.Quantization = &m.Quantization
+	}
+	out.Fare.RetentionDays, out.Fare.TrainsOnPrompts, out.Fare.Regions = m.RetentionDays, m.TrainsOnPrompts, m.Regions
+	out.Fare.RequestPrice, out.Fare.ImagePrice = priceText(m.RequestPrice), priceText(m.ImagePrice)
 	if e := l.Endpoint; e != nil {
 		out.Endpoint = &CatalogueEndpoint{BaseURL: e.BaseURL, UpstreamModel: e.UpstreamModel}
 	}

@@ -38,8 +38,17 @@ type fareRow struct {
 	OffPeakInputMicros       *int64
 	OffPeakOutputMicros      *int64
 	OffPeakCachedInputMicros *int64
-	CreatedBy                *int64
-	CreatedAt                time.Time
+	// The market's attributes (sec. 7).
+	ContextLength      *int64
+	MaxOutputTokens    *int64
+	Quantization       string
+	RetentionDays      *int64
+	TrainsOnPrompts    *bool
+	Regions            string
+	RequestPriceMicros *int64
+	ImagePriceMicros   *int64
+	CreatedBy          *int64
+	CreatedAt          time.Time
 }
 
 func (fareRow) TableName() string { return "fares" }
@@ -81,6 +90,10 @@ func fareToRow(f *fare.Fare) fareRow {
 	if row.CapScope == "" {
 		row.CapScope = string(fare.ScopeGlobal)
 	}
+	m := &f.Market
+	row.ContextLength, row.MaxOutputTokens, row.Quantization = m.ContextLength, m.MaxOutputTokens, m.Quantization
+	row.RetentionDays, row.TrainsOnPrompts, row.Regions = m.RetentionDays, m.TrainsOnPrompts, strings.Join(m.Regions, ",")
+	row.RequestPriceMicros, row.ImagePriceMicros = int64Ptr(m.RequestPrice), int64Ptr(m.ImagePrice)
 	if tb := f.TimeBased; tb != nil {
 		row.TodEffectiveAt = tb.EffectiveAt
 		windows := make([]string, len(tb.PeakHours))
@@ -109,6 +122,12 @@ func (r *fareRow) toDomain(tiers []fareTierRow) *fare.Fare {
 	}
 	if r.CreatedBy != nil {
 		f.CreatedBy = *r.CreatedBy
+	}
+	f.Market = fare.Market{ContextLength: r.ContextLength, MaxOutputTokens: r.MaxOutputTokens, Quantization: r.Quantization,
+		RetentionDays: r.RetentionDays, TrainsOnPrompts: r.TrainsOnPrompts,
+		RequestPrice: microsPtr(r.RequestPriceMicros), ImagePrice: microsPtr(r.ImagePriceMicros)}
+	if r.Regions != "" {
+		f.Market.Regions = strings.Split(r.Regions, ",")
 	}
 	for _, t := range tiers {
 		f.Tiers = append(f.Tiers, fare.Tier{AboveTokens: t.AboveTokens, Prices: fare.Prices{

@@ -87,6 +87,11 @@ func TestFareRoundTripIsExact(t *testing.T) {
 				OffPeakDays: []time.Weekday{0, 6}, UTCOffsetMinutes: 480,
 				Peak: fare.Prices{Input: p("0.66")}, OffPeak: fare.Prices{Input: p("0.33"), CachedInput: p("0.18")}},
 		}
+		// The market's attributes (sec. 7), a declared "not kept" (0) and
+		// "does not train" (false) kept apart from undeclared.
+		ctxLen, retention, trains := int64(131072), int64(0), false
+		want.Market = fare.Market{ContextLength: &ctxLen, Quantization: "fp8", RetentionDays: &retention, TrainsOnPrompts: &trains,
+			Regions: []string{"DE", "US"}, RequestPrice: p("0.0005"), ImagePrice: p("0.002")}
 		fareID, err := s.PublishSeedFare(ctx, want)
 		if err != nil {
 			t.Fatal(err)

@@ -58,7 +58,7 @@ func (s *Service) checkNotice(base, proposed *fare.Fare, effectiveAt *time.Time)
 		return nil
 	}
 	return apperr.Invalid(map[string]string{"effective_at": fmt.Sprintf(
-		"This fare raises a price or cuts the discount, so developers get %s notice: it can take effect from %s UTC at the earliest. Set that date or a later one (decreases may take effect at once).",
+		"This fare raises a price, cuts the discount or shortens the context it declared, so developers get %s notice: it can take effect from %s UTC at the earliest. Set that date or a later one (decreases may take effect at once).",
 		noticeText(s.notice()), earliest.Format(fare.TimeLayout))})
 }
 

@@ -382,6 +382,9 @@ func (s *Service) FileBulkChecked(ctx context.Context, p *account.Principal, row
 		}
 		if l.Published != nil {
 			parsed.Fare.TimeBased = l.Published.TimeBased
+			if row.KeepMarket {
+				parsed.Fare.Market = l.Published.Market
+			}
 		}
 		if len(fare.Diff(l.Published, parsed.Fare)) == 0 && parsed.Justification == "" && parsed.EffectiveAt == nil {
 			res.Unchanged++ // a template row left as it was
