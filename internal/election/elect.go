@@ -230,7 +230,7 @@ func finish(b *Ballot, res *Result) {
 	}
 	prov := b.Request.Provider
 	ordered := prov != nil && len(prov.Order) > 0
-	if !b.Extended && !ordered {
+	if !b.Extended && !ordered && !b.Request.Narrows() {
 		return
 	}
 	for i := range res.Candidates {

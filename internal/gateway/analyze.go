@@ -28,6 +28,16 @@ type Analysis struct {
 	Workload     election.Workload
 	SessionID    string
 	NoFallback   bool
+	// MaxTokens is the output asked for (max_completion_tokens, else
+	// max_tokens; 0 when neither), Images the prompt's image parts: the
+	// context check and the per-image fee read them (election.md sec. 7).
+	MaxTokens, Images int64
+	// Provider is the request's provider object as sent (nil: none); the
+	// project's defaults are merged under it when the request is planned.
+	Provider *election.ProviderInput
+	// ModeGiven says the request named its routing mode (routing or
+	// provider.sort): a project's default sort then does not apply.
+	ModeGiven bool
 }
 
 // chatBody is the part of an OpenAI chat request the gateway reads; the
@@ -57,11 +67,11 @@ type chatBody struct {
 	} `json:"thinking"`
 	WebSearchOptions json.RawMessage `json:"web_search_options"`
 	// Routing is Airside's routing mode; Provider.Sort is OpenRouter's.
-	Routing  *string `json:"routing"`
-	Provider *struct {
-		Sort           *string `json:"sort"`
-		AllowFallbacks *bool   `json:"allow_fallbacks"`
-	} `json:"provider"`
+	Routing *string `json:"routing"`
+	// Provider is OpenRouter's provider object (election.md sec. 7).
+	Provider            *election.ProviderInput `json:"provider"`
+	MaxTokens           *int64                  `json:"max_tokens"`
+	MaxCompletionTokens *int64                  `json:"max_completion_tokens"`
 }
 
 // contentPart is one part of a message's content array.
@@ -124,6 +134,7 @@ func Analyze(body []byte, header http.Header) (Analysis, error) {
 	if mode == nil && b.Provider != nil {
 		mode = b.Provider.Sort
 	}
+	a.ModeGiven = mode != nil
 	if mode != nil {
 		m, ok := election.ParseMode(*mode)
 		if !ok {
@@ -133,6 +144,22 @@ func Analyze(body []byte, header http.Header) (Analysis, error) {
 	}
 	a.NoFallback = strings.EqualFold(header.Get("X-No-Fallback"), "true") ||
 		(b.Provider != nil && b.Provider.AllowFallbacks != nil && !*b.Provider.AllowFallbacks)
+	if b.Provider != nil {
+		// Checked now, so a bad preference is a 400 naming it.
+		if _, _, err := b.Provider.Provider("provider"); err != nil {
+			return Analysis{}, err
+		}
+		a.Provider = b.Provider
+	}
+	for _, n := range []*int64{b.MaxCompletionTokens, b.MaxTokens} {
+		if n != nil {
+			if *n < 1 {
+				return Analysis{}, fmt.Errorf("max_tokens must be at least 1")
+			}
+			a.MaxTokens = *n
+			break
+		}
+	}
 
 	var requires []election.Capability
 	if len(b.Tools) > 0 || len(b.Functions) > 0 {
@@ -159,6 +186,7 @@ func Analyze(body []byte, header http.Header) (Analysis, error) {
 			case "image_url", "image":
 				requires = append(requires, election.CapVision)
 				a.PromptTokens += tokensPerMediaArg
+				a.Images++
 			case "input_audio", "audio":
 				requires = append(requires, election.CapAudioInput)
 				a.PromptTokens += tokensPerMediaArg

@@ -45,6 +45,12 @@ type Project struct {
 	// Policy is how the project's requests are spread: "election" (the
 	// default) or "share" (election.md sec. 8, seed 004).
 	Policy string `json:"policy,omitempty"`
+	// Provider is the project's default provider object (election.md sec.
+	// 7): a request's own object wins field by field.
+	Provider *election.ProviderInput `json:"provider,omitempty"`
+	// Regions is the project's data residency: its requests go only to
+	// listings served from one of these ISO codes.
+	Regions []string `json:"regions,omitempty"`
 }
 
 // policy is the project's routing policy.
@@ -105,6 +111,16 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("projects[%d] (%s): cacheOutputRatio must not be negative", i, p.Name)
 		case p.Policy != "" && !validPolicy(p.Policy):
 			return fmt.Errorf("projects[%d] (%s): policy must be election or share", i, p.Name)
+		}
+		if p.Provider != nil {
+			if _, _, err := p.Provider.Provider("provider"); err != nil {
+				return fmt.Errorf("projects[%d] (%s): %w", i, p.Name, err)
+			}
+		}
+		for _, r := range p.Regions {
+			if !election.ValidRegion(r) {
+				return fmt.Errorf("projects[%d] (%s): regions: %q is not an ISO 3166-1 alpha-2 code (two capital letters)", i, p.Name, r)
+			}
 		}
 		names[p.Name], keys[p.APIKey] = true, true
 	}

@@ -37,7 +37,11 @@ func (r *refusal) Error() string { return r.message }
 func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan, error) {
 	pl := &plan{market: m}
 	req := election.Request{Model: a.Model, PromptTokens: a.PromptTokens, Streaming: a.Stream, Routing: a.Mode,
-		Workload: a.Workload, Requires: a.Requires, At: now, CacheHitRate: p.CacheHitRate, CacheOutputRatio: p.CacheOutputRatio}
+		Workload: a.Workload, Requires: a.Requires, At: now, CacheHitRate: p.CacheHitRate, CacheOutputRatio: p.CacheOutputRatio,
+		MaxTokens: a.MaxTokens, Images: a.Images}
+	if err := preferences(p, a, &req); err != nil {
+		return nil, &refusal{400, "invalid_request_error", err.Error()}
+	}
 	var pinnedTo string
 	if a.SessionID != "" {
 		key := traffic.SessionKey{Project: p.Name, Model: a.Model, ID: a.SessionID}
@@ -99,7 +103,21 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		}
 		return pl, nil
 	case res.Winner < 0:
+		if err := noneLeft(a.Model, res, req.Provider); err != nil {
+			return nil, err
+		}
 		return nil, g.noCandidate(res)
+	case req.Provider != nil && len(req.Provider.Order) > 0 || res.Pinned:
+		// The caller chose: a provider order (tried in its order, then
+		// the rest unless fallbacks are off) or preferences that left
+		// one listing. Counted apart from routed requests, never
+		// explored, no incumbent (election.md sec. 7).
+		pl.kind = Pinned
+		pl.tries = append([]int(nil), res.Order[:min(len(res.Order), maxTries)]...)
+		if a.NoFallback {
+			pl.tries = pl.tries[:1]
+		}
+		return pl, nil
 	}
 	first := -1
 	for i := range pl.ballot.Candidates {

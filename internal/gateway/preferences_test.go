@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/gatewayclient"
+)
+
+// marketListing is what the test knows of a listing's sec. 7 attributes.
+type marketListing struct {
+	slug         string
+	input        float64
+	quantization string
+	zdr, trains  bool
+	regions      []string
+	context      int64 // 0: none declared
+}
+
+var testMarket = []marketListing{
+	{"a", 1, "fp8", true, false, []string{"DE"}, 131072},
+	{"b", 2, "bf16", false, false, []string{"US"}, 32768},
+	{"c", 3, "int4", false, true, []string{"DE", "US"}, 0},
+	{"d", 1.5, "fp8", false, true, []string{"FR"}, 65536},
+}
+
+// TestNoRequestIsServedAgainstItsPreferences sends a mix of provider
+// objects, prompt sizes and max_tokens through the real gateway to fake
+// carriers, the project's residency switched on halfway, and checks every
+// served request against what it asked for (read from the test's own
+// table, not from the engine), every refusal against the table too (no
+// listing could have served it), and an ordered request's first try.
+func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
+	var specs []carrierSpec
+	for _, l := range testMarket {
+		specs = append(specs, carrierSpec{slug: l.slug, input: fmt.Sprint(l.input)})
+	}
+	h := newHarness(t, specs...)
+	h.publish(func(ls []gatewayclient.Listing) {
+		for i := range ls {
+			l := testMarket[i]
+			q := gatewayclient.FareQuantization(l.quantization)
+			f := &ls[i].Fare
+			f.Quantization = &q
+			regions := l.regions
+			f.Regions = &regions
+			retention, trains := int64(30), l.trains
+			if l.zdr {
+				retention = 0
+			}
+			f.RetentionDays, f.TrainsOnPrompts = &retention, &trains
+			if l.context > 0 {
+				f.ContextLength = &l.context
+			}
+		}
+	})
+	rng := rand.New(rand.NewPCG(48, 7))
+	pick := func() []string {
+		var out []string
+		for _, l := range testMarket {
+			if rng.IntN(3) == 0 {
+				out = append(out, l.slug)
+			}
+		}
+		return out
+	}
+	served, refused, ordered := 0, 0, 0
+	for n := range 240 {
+		if n == 120 {
+			h.gw.Config.Projects[0].Regions = []string{"DE", "FR"} // data residency from now on
+		}
+		prov := map[string]any{}
+		if rng.IntN(3) == 0 {
+			prov["only"] = pick()
+		}
+		if rng.IntN(4) == 0 {
+			prov["ignore"] = pick()
+		}
+		if rng.IntN(4) == 0 {
+			prov["order"] = pick()
+			prov["allow_fallbacks"] = rng.IntN(2) == 0
+		}
+		if rng.IntN(3) == 0 {
+			prov["quantizations"] = []string{[]string{"fp8", "bf16", "int4"}[rng.IntN(3)]}
+		}
+		if rng.IntN(4) == 0 {
+			prov["data_collection"] = "deny"
+		}
+		if rng.IntN(6) == 0 {
+			prov["zdr"] = true
+		}
+		if rng.IntN(4) == 0 {
+			prov["max_price"] = map[string]string{"prompt": fmt.Sprint(1 + rng.IntN(3))}
+		}
+		promptChars := []int{40, 200_000, 400_000}[rng.IntN(3)] // about 10, 50k and 100k tokens
+		maxTokens := []int{0, 1000, 40000}[rng.IntN(3)]
+		body := map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": strings.Repeat("x", promptChars)}},
+			"provider": prov}
+		if maxTokens > 0 {
+			body["max_tokens"] = maxTokens
+		}
+		raw, _ := json.Marshal(body)
+		before := h.chats()
+		ans := h.chat(string(raw))
+		after := h.chats()
+		var got []string
+		for slug := range after {
+			if after[slug] != before[slug] {
+				got = append(got, slug)
+			}
+		}
+		prompt := int64(promptChars/charsPerToken + tokensPerMessage)
+		allowed := func(l marketListing) bool {
+			return admits(l, prov, prompt, int64(maxTokens), h.gw.Config.Projects[0].Regions)
+		}
+		if ans.status != 200 {
+			if ans.status != 404 || !strings.Contains(ans.body, "no_endpoints") {
+				t.Fatalf("request %d (%s): %d %s", n, raw, ans.status, ans.body)
+			}
+			refused++
+			for _, l := range testMarket {
+				if allowed(l) && !inOrderOnly(l, prov) {
+					t.Errorf("request %d (%s) refused, but %s meets it: %s", n, raw, l.slug, ans.body)
+				}
+			}
+			continue
+		}
+		served++
+		if len(got) != 1 {
+			t.Fatalf("request %d: %d carriers answered (%v)", n, len(got), got)
+		}
+		var l marketListing
+		for _, m := range testMarket {
+			if m.slug == got[0] {
+				l = m
+			}
+		}
+		if !allowed(l) {
+			t.Errorf("request %d (%s) served by %s against its preferences", n, raw, l.slug)
+		}
+		if order, _ := prov["order"].([]string); len(order) > 0 {
+			ordered++
+			for _, slug := range order {
+				if m := find(slug); allowed(m) {
+					if m.slug != l.slug {
+						t.Errorf("request %d ordered %v: served by %s, want %s (the first that meets it)", n, order, l.slug, m.slug)
+					}
+					break
+				}
+			}
+		}
+	}
+	if served < 60 || refused < 10 || ordered < 10 {
+		t.Errorf("the mix served %d, refused %d, ordered %d: too few of one to judge", served, refused, ordered)
+	}
+	t.Logf("served %d, refused %d, ordered %d", served, refused, ordered)
+}
+
+func find(slug string) marketListing {
+	for _, m := range testMarket {
+		if m.slug == slug {
+			return m
+		}
+	}
+	return marketListing{}
+}
+
+// inOrderOnly reports a listing that meets every filter but that an order
+// without fallbacks leaves out: a refusal may then be right.
+func inOrderOnly(l marketListing, prov map[string]any) bool {
+	order, _ := prov["order"].([]string)
+	fallbacks, _ := prov["allow_fallbacks"].(bool)
+	return len(order) > 0 && !fallbacks && !slices.Contains(order, l.slug)
+}
+
+// admits is election.md sec. 7 read from the test's table: whether a
+// listing may serve a request with these preferences.
+func admits(l marketListing, prov map[string]any, prompt, maxTokens int64, regions []string) bool {
+	if only, ok := prov["only"].([]string); ok && len(only) > 0 && !slices.Contains(only, l.slug) {
+		return false
+	}
+	if ignore, ok := prov["ignore"].([]string); ok && slices.Contains(ignore, l.slug) {
+		return false
+	}
+	if q, ok := prov["quantizations"].([]string); ok && !slices.Contains(q, l.quantization) {
+		return false
+	}
+	if prov["data_collection"] == "deny" && l.trains {
+		return false
+	}
+	if prov["zdr"] == true && !l.zdr {
+		return false
+	}
+	if mp, ok := prov["max_price"].(map[string]string); ok {
+		var limit float64
+		fmt.Sscan(mp["prompt"], &limit)
+		if l.input > limit {
+			return false
+		}
+	}
+	if l.context > 0 && prompt+maxTokens > l.context {
+		return false
+	}
+	if len(regions) > 0 && !slices.ContainsFunc(l.regions, func(r string) bool { return slices.Contains(regions, r) }) {
+		return false
+	}
+	return true
+}
+
+func TestAnalyzeReadsTheMarketFields(t *testing.T) {
+	a, err := Analyze([]byte(`{"model":"m","max_tokens":100,"max_completion_tokens":300,
+		"messages":[{"role":"user","content":[{"type":"image_url"},{"type":"image_url"},{"type":"text","text":"hi"}]}],
+		"provider":{"order":["a"],"quantizations":["fp8"],"max_price":{"prompt":"0.5"}}}`), http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MaxTokens != 300 || a.Images != 2 || a.Provider == nil || a.Provider.Order[0] != "a" {
+		t.Errorf("read max tokens %d, images %d, provider %+v", a.MaxTokens, a.Images, a.Provider)
+	}
+	for body, field := range map[string]string{
+		`{"model":"m","messages":[],"provider":{"quantizations":["q4"]}}`:        "provider.quantizations[0]",
+		`{"model":"m","messages":[],"provider":{"max_price":{"prompt":"-1"}}}`:   "provider.max_price.prompt",
+		`{"model":"m","messages":[],"provider":{"data_collection":"sometimes"}}`: "provider.data_collection",
+		`{"model":"m","messages":[],"max_tokens":0}`:                             "max_tokens",
+	} {
+		if _, err := Analyze([]byte(body), http.Header{}); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want an error naming %s", body, err, field)
+		}
+	}
+}
+
+func TestProjectPreferencesMergeUnderTheRequest(t *testing.T) {
+	yes, no, deny := true, false, "deny"
+	project := &election.ProviderInput{Only: []string{"a", "b"}, ZDR: &yes, DataCollection: &deny, AllowFallbacks: &no}
+	request := &election.ProviderInput{Only: []string{"c"}, ZDR: &no}
+	got := mergeProvider(project, request)
+	if strings.Join(got.Only, ",") != "c" || *got.ZDR || *got.DataCollection != "deny" || *got.AllowFallbacks {
+		t.Errorf("merged %+v", got)
+	}
+	if _, err := ParseConfig([]byte(`{"projects":[{"name":"p","apiKey":"sk-12345678","regions":["de"]}]}`)); err == nil ||
+		!strings.Contains(err.Error(), "regions") {
+		t.Errorf("a lowercase region in the config: %v", err)
+	}
+	if _, err := ParseConfig([]byte(`{"projects":[{"name":"p","apiKey":"sk-12345678","provider":{"zdr":"yes"}}]}`)); err == nil {
+		t.Error("a provider default of the wrong type was accepted")
+	}
+	cfg, err := ParseConfig([]byte(`{"projects":[{"name":"p","apiKey":"sk-12345678","regions":["DE"],"provider":{"zdr":true,"sort":"price"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := election.Request{}
+	a := &Analysis{}
+	if err := preferences(&cfg.Projects[0], a, &req); err != nil {
+		t.Fatal(err)
+	}
+	if !req.Provider.ZDR || req.Routing != election.ModePrice || req.Regions[0] != "DE" {
+		t.Errorf("the project's defaults gave %+v", req)
+	}
+}
