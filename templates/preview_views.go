@@ -42,7 +42,14 @@ type PreviewPanel struct {
 	FeeChart  FeeChartView
 	Bars      BarsChartView
 	Heatmap   HeatmapView
+	// Unserved are the parts of the model's requests the listing cannot
+	// serve for something other than price (context, data policy,
+	// quantization, region), largest first, each with what would open it.
+	Unserved []UnservedRow
 }
+
+// UnservedRow is one part of the model's requests the listing cannot serve.
+type UnservedRow struct{ Why, Fix string }
 
 // ScenarioRow is the carrier's standing in one scenario.
 type ScenarioRow struct {

@@ -45,6 +45,7 @@ func TestDecodeJSONFastAnswersAsDecodeJSON(t *testing.T) {
 		"nested too deep":             `{"buckets":[],"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
 		"a time zone offset":          `{"buckets":[{"listing":"a/b","minute":"2026-12-02T11:00:00+01:00","requests":4}]}`,
 		"escaped names and strings":   `{"bu\u0063kets":[{"listing":"a\/b","minute":"2026-12-02T10:00:00Z","requests":4}]}`,
+		"what demand asked for":       `{"demand":[{"model":"m","workload":"chat","minute":"2026-12-02T10:00:00Z","requests":3,"asked":{"zdr":2,"regions:DE":3}}]}`,
 		"requires null and streaming": `{"demand":[{"model":"m","workload":"chat","minute":"2026-12-02T10:00:00Z","requests":1,"requires":null,"streaming":null}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {

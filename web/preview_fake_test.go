@@ -49,6 +49,10 @@ func (f *fakeProjections) MeasuredDemand(context.Context, string) (projection.Me
 	return f.measured, nil
 }
 
+func (f *fakeProjections) Unserved(context.Context, string, *fare.Market) ([]projection.Unserved, error) {
+	return nil, nil
+}
+
 func (f *fakeProjections) Preview(_ context.Context, _ *catalogue.Listing, fr *fare.Fare, ask projection.Ask) (projection.Result, error) {
 	f.asks, f.fares = append(f.asks, ask), append(f.fares, fr)
 	return f.result, nil

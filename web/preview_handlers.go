@@ -111,6 +111,13 @@ func (s *Server) previewPanel(ctx context.Context, l *catalogue.Listing, f *fare
 	}
 	v := panelView(res, f, ctl, formID, fragmentURL, s.Now())
 	v.MixSource = source
+	unserved, err := s.Projector.Unserved(ctx, l.Model.Slug, &f.Market)
+	if err != nil {
+		return templates.PreviewPanel{}, err
+	}
+	for _, u := range unserved {
+		v.Unserved = append(v.Unserved, templates.UnservedRow{Why: u.Why, Fix: u.Fix})
+	}
 	return v, nil
 }
 

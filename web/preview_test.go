@@ -393,3 +393,52 @@ func TestThePreviewExplainsTheSharePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestThePreviewSaysWhichRequestsTheFareCannotServe: demand posted through
+// the metrics API with what its requests asked for (election.md sec. 7)
+// becomes the preview's sentences for a listing, and a fare typed with
+// what they asked for leaves them out.
+func TestThePreviewSaysWhichRequestsTheFareCannotServe(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	listing := listingIDs(t, p.store)["nebula"][0]
+	l, err := p.store.FindListing(context.Background(), listing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[],"demand":[{"model":%q,"workload":"general","minute":%q,"source":"gw","requests":200,"promptTokens":200000,
+		"asked":{"zdr":62,"context_over:1048576":16}}]}`, l.Model.Slug, minute)
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body)
+	wantStatus(t, "post demand", res, http.StatusAccepted)
+	bad := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, strings.Replace(body, `"zdr":62`, `"zdr":201`, 1))
+	wantStatus(t, "asked past the requests", bad, http.StatusUnprocessableEntity)
+
+	c := p.client()
+	c.login("member@nebula.example")
+	page := fmt.Sprintf("/listings/%d/preview", listing)
+	got := c.get(page).body
+	if !strings.Contains(got, `data-testid="unserved"`) || !strings.Contains(got, "31 % asked for zero data retention; this listing: prompts kept 30 days") ||
+		!strings.Contains(got, "Declare prompts not kept (0 days) and no training") {
+		t.Errorf("the preview does not say which requests the fare cannot serve:\n%s", unservedPart(got))
+	}
+	if strings.Contains(got, "needed more than 1,048,576") {
+		t.Error("a listing that declares 262,144 tokens is told about requests above the line it cannot know of")
+	}
+	token := csrfField.FindStringSubmatch(got)[1]
+	typed := url.Values{"_csrf": {token}, "full_form": {"1"}, "input": {"0.40"}, "output": {"2.00"}, "retention_days": {"0"}, "trains_on_prompts": {"no"}}
+	req, _ := http.NewRequest("POST", c.base+page, strings.NewReader(typed.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Preview", "fragment")
+	frag := c.do(req)
+	if frag.status != http.StatusOK || strings.Contains(frag.body, "asked for zero data retention") {
+		t.Errorf("a ZDR fare is still told it misses ZDR requests (%d):\n%s", frag.status, unservedPart(frag.body))
+	}
+}
+
+func unservedPart(body string) string {
+	if i := strings.Index(body, `data-testid="unserved"`); i >= 0 {
+		return body[i:min(len(body), i+3000)]
+	}
+	return body[:min(len(body), 1500)]
+}

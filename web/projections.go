@@ -18,6 +18,9 @@ import (
 type Projections interface {
 	// The fare preview and its measured demand; the reviewer's impact.
 	MeasuredDemand(ctx context.Context, model string) (projection.Measured, error)
+	// Unserved is what of the model's requests a listing offering m
+	// cannot serve for something other than price.
+	Unserved(ctx context.Context, model string, m *fare.Market) ([]projection.Unserved, error)
 	ForgetDemand(model string)
 	Preview(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ask projection.Ask) (projection.Result, error)
 	ImpactOf(ctx context.Context, modelID int64, model string, change projection.Change, at ...time.Time) (projection.Impact, error)

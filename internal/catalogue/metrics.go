@@ -245,6 +245,11 @@ type Demand struct {
 	// narrows the candidates) under the shape's one incumbent.
 	Streaming *bool    `json:"streaming"`
 	Requires  []string `json:"requires"`
+	// Asked counts the row's requests by what they asked for besides the
+	// model (AskedKeys: zero data retention, a quantization, a region, a
+	// context or output above a line); nil from a gateway that does not
+	// say.
+	Asked map[string]int64 `json:"asked,omitempty"`
 }
 
 // RequestKind is how a part of a workload's requests asked: streamed or
@@ -312,6 +317,9 @@ func (d *Demand) Validate(now time.Time) map[string]string {
 	}
 	if msg := minuteProblem(d.Minute, now); msg != "" {
 		errs["minute"] = msg
+	}
+	if msg := validateAsked(d.Asked, d.Requests); msg != "" {
+		errs["asked"] = msg
 	}
 	if msg := sourceProblem(d.Source); msg != "" {
 		errs["source"] = msg

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 )
 
@@ -127,4 +128,16 @@ func preferenceName(reason string) string {
 		return "the project's regions"
 	}
 	return "provider." + strings.TrimPrefix(reason, "preference:")
+}
+
+// askedBy is what a request asked for besides the model, for its demand
+// row: its preferences merged with the project's, its residency and its
+// size (catalogue.AskedKeys). A request whose preferences do not read asks
+// nothing here; planning refuses it.
+func askedBy(p *Project, a Analysis) []string {
+	req := election.Request{PromptTokens: a.PromptTokens, MaxTokens: a.MaxTokens}
+	if preferences(p, &a, &req) != nil {
+		return nil
+	}
+	return catalogue.AskedKeys(&req)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/gatewayclient"
@@ -70,7 +71,7 @@ func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
 		}
 		return out
 	}
-	served, refused, ordered := 0, 0, 0
+	served, refused, ordered, zdrSent := 0, 0, 0, 0
 	for n := range 240 {
 		if n == 120 {
 			h.gw.Config.Projects[0].Regions = []string{"DE", "FR"} // data residency from now on
@@ -94,6 +95,7 @@ func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
 		}
 		if rng.IntN(6) == 0 {
 			prov["zdr"] = true
+			zdrSent++
 		}
 		if rng.IntN(4) == 0 {
 			prov["max_price"] = map[string]string{"prompt": fmt.Sprint(1 + rng.IntN(3))}
@@ -155,6 +157,23 @@ func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Every request's demand row says what it asked for: the zdr count is
+	// the requests sent with zdr, the residency every request of the second
+	// half.
+	var asked map[string]int64
+	var demanded int64
+	for _, d := range h.gw.Recorder.TakeClosedDemand(h.clock().Add(time.Hour)) {
+		demanded += d.Requests
+		for k, n := range d.Asked {
+			if asked == nil {
+				asked = map[string]int64{}
+			}
+			asked[k] += n
+		}
+	}
+	if demanded != 240 || asked["zdr"] != int64(zdrSent) || asked["regions:DE,FR"] != 120 {
+		t.Errorf("demand: %d requests, asked %v; sent %d with zdr", demanded, asked, zdrSent)
 	}
 	if served < 60 || refused < 10 || ordered < 10 {
 		t.Errorf("the mix served %d, refused %d, ordered %d: too few of one to judge", served, refused, ordered)

@@ -53,6 +53,9 @@ type Demand struct {
 	// minute of small one-shots and large prompts is then not read as one
 	// average.
 	LargeRequests, LargePromptTokens int64
+	// Asked counts the requests by what they asked for besides the model
+	// (catalogue.AskedKeys); nil when none asked anything.
+	Asked map[string]int64
 }
 
 // Outcome is what one attempt came to.
@@ -210,8 +213,9 @@ func (r *Recorder) Capped(route Route, at time.Time) {
 	r.stat(route.ListingID, at).Capped++
 }
 
-// Demanded records a customer's request as sent.
-func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind, promptTokens int64, at time.Time) {
+// Demanded records a customer's request as sent, with what it asked for
+// besides the model (catalogue.AskedKeys).
+func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind, promptTokens int64, asked []string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := demandKey{model, w, at.UTC().Truncate(time.Minute), kind}
@@ -219,6 +223,12 @@ func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind,
 	if d == nil {
 		d = &Demand{}
 		r.demand[k] = d
+	}
+	for _, key := range asked {
+		if d.Asked == nil {
+			d.Asked = map[string]int64{}
+		}
+		d.Asked[key]++
 	}
 	d.Requests++
 	d.PromptTokens += promptTokens

@@ -91,9 +91,13 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 			}
 			requires = &caps
 		}
+		var asked *map[string]int64
+		if len(d.Asked) > 0 {
+			asked = &d.Asked
+		}
 		r.demand = append(r.demand, gatewayclient.Demand{Model: d.Model, Workload: gatewayclient.Workload(d.Workload.String()),
 			Minute: d.Minute, Source: source, Requests: d.Requests, PromptTokens: &prompt, LargeRequests: &large, LargePromptTokens: &largePrompt,
-			Streaming: &streaming, Requires: requires})
+			Streaming: &streaming, Requires: requires, Asked: asked})
 	}
 	// The portal takes a minute for 25 hours; older ones can only be dropped.
 	oldest := now.Add(-catalogue.MaxBucketAge + 5*time.Minute)

@@ -284,7 +284,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := g.Now()
-	g.Recorder.Demanded(a.Model, a.Workload, RequestKind{Streaming: a.Stream, Requires: a.Requires}, a.PromptTokens, now)
+	g.Recorder.Demanded(a.Model, a.Workload, RequestKind{Streaming: a.Stream, Requires: a.Requires}, a.PromptTokens, askedBy(p, a), now)
 	if !a.Stream {
 		if answer, route, ok := g.Cache.get(p.Name, body, now); ok {
 			g.Recorder.CacheHit(p.Name, a.Model, route, now)

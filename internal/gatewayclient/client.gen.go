@@ -346,6 +346,9 @@ type Decimal = string
 
 // Demand one minute of a model's requests of one workload as the gateway's customers sent them, before routing (the real workload mix)
 type Demand struct {
+	// Asked what the row's requests asked for besides the model (election.md sec. 7), each key counting the requests that asked it (at most requests): zdr (provider.zdr true), data_collection:deny, quantizations:<the allowed list, sorted, comma-joined> (quantizations:bf16,fp8), regions:<the project's residency, sorted> (regions:DE,FR), context_over:<line> (prompt estimate plus max_tokens above one of 8192, 16384, 32768, 65536, 131072, 262144, 1048576: a request counts under every line it passes), max_output_over:<line> (max_tokens above one of 4096, 8192, 16384, 32768, 65536). The preview tells a listing the share of the model's requests it cannot serve, and why. Left out: the gateway does not say.
+	Asked *map[string]int64 `json:"asked,omitempty"`
+
 	// LargePromptTokens the large requests' estimated prompt tokens; at most promptTokens
 	LargePromptTokens *int64 `json:"largePromptTokens,omitempty"`
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/preview"
 )
 
 // MixWindow is how far back a model's measured workload mix looks.
@@ -24,11 +26,41 @@ const demandFresh = time.Minute
 type demandCache struct {
 	mu     sync.Mutex
 	models map[string]demandEntry
+	asked  map[string]askedEntry
 }
 
 type demandEntry struct {
 	at     time.Time
 	shapes map[string]catalogue.WorkloadDemand
+}
+
+type askedEntry struct {
+	at   time.Time
+	sums catalogue.AskedSums
+}
+
+// Asked is what the model's requests over the last MixWindow asked for
+// besides the model (election.md sec. 7), read at most once every
+// demandFresh per process, as Demand is.
+func (pj *Projector) Asked(ctx context.Context, model string) (catalogue.AskedSums, error) {
+	now := pj.Now()
+	pj.demands.mu.Lock()
+	e, ok := pj.demands.asked[model]
+	pj.demands.mu.Unlock()
+	if ok && keptFresh(e.at, now, demandFresh) {
+		return e.sums, nil
+	}
+	sums, err := pj.Reads.DemandAsked(ctx, model, now.Add(-MixWindow))
+	if err != nil {
+		return sums, err
+	}
+	pj.demands.mu.Lock()
+	if pj.demands.asked == nil {
+		pj.demands.asked = map[string]askedEntry{}
+	}
+	pj.demands.asked[model] = askedEntry{at: now, sums: sums}
+	pj.demands.mu.Unlock()
+	return sums, nil
 }
 
 // Demand is the model's workload demand over the last MixWindow, read at
@@ -59,5 +91,21 @@ func (pj *Projector) Demand(ctx context.Context, model string) (map[string]catal
 func (pj *Projector) ForgetDemand(model string) {
 	pj.demands.mu.Lock()
 	delete(pj.demands.models, model)
+	delete(pj.demands.asked, model)
 	pj.demands.mu.Unlock()
+}
+
+// Unserved is a part of a model's requests a listing cannot serve (the
+// preview's, named here so pages ask the Projector, not the preview).
+type Unserved = preview.Unserved
+
+// Unserved are the parts of the model's requests over the last MixWindow a
+// listing offering m cannot serve for something other than price
+// (preview.UnservedBy on Asked).
+func (pj *Projector) Unserved(ctx context.Context, model string, m *fare.Market) ([]Unserved, error) {
+	sums, err := pj.Asked(ctx, model)
+	if err != nil {
+		return nil, err
+	}
+	return preview.UnservedBy(m, sums), nil
 }

@@ -84,6 +84,10 @@ func (m *market) FindLiveTokens(context.Context) (map[string]apitoken.Token, err
 func (m *market) HealthMetrics(context.Context, catalogue.HealthSpan, time.Time) (catalogue.MetricRows, error) {
 	return catalogue.MetricRows{}, nil
 }
+func (m *market) DemandAsked(context.Context, string, time.Time) (catalogue.AskedSums, error) {
+	return catalogue.AskedSums{}, nil
+}
+
 func (m *market) DemandShapes(_ context.Context, _ string, since time.Time, _ int64) (map[string]catalogue.WorkloadDemand, error) {
 	out := map[string]catalogue.WorkloadDemand{}
 	for h, d := range m.demand {

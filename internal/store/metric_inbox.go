@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -181,9 +182,11 @@ func sourcesOf(b catalogue.QueuedBatch) []string {
 // minute batch takes about 30 bytes a bucket. Format 2 writes how many
 // counters a bucket carries (catalogue.Counters, which only grows at its
 // end), so a batch queued before a new counter still reads, with it zero;
-// format 1 carried the first 18.
+// format 1 carried the first 18. Format 3 ends with each demand row's asked
+// counts (election.md sec. 7); a batch of format 2 reads with none.
 const (
-	inboxFormat          = 2
+	inboxFormat          = 3
+	inboxFormat2         = 2
 	inboxFormat1Counters = 18
 )
 
@@ -240,6 +243,15 @@ func encodeBatch(b catalogue.QueuedBatch) []byte {
 			for _, r := range d.Requires {
 				out = appendString(out, r)
 			}
+		}
+	}
+	// What the demand rows' requests asked for (election.md sec. 7), last.
+	for _, d := range b.Demand {
+		keys := slices.Sorted(maps.Keys(d.Asked))
+		out = binary.AppendUvarint(out, uint64(len(keys)))
+		for _, k := range keys {
+			out = appendString(out, k)
+			out = binary.AppendVarint(out, d.Asked[k])
 		}
 	}
 	return out
@@ -322,13 +334,13 @@ func (r *batchReader) fail() {
 
 func decodeBatch(data []byte) (catalogue.QueuedBatch, error) {
 	var b catalogue.QueuedBatch
-	if len(data) == 0 || data[0] != 1 && data[0] != inboxFormat {
+	if len(data) == 0 || data[0] != 1 && data[0] != inboxFormat2 && data[0] != inboxFormat {
 		return b, fmt.Errorf("metrics inbox: batch in an unknown format")
 	}
 	r := &batchReader{data: data[1:]}
 	base := r.varint()
 	counters := inboxFormat1Counters
-	if data[0] == inboxFormat {
+	if data[0] >= inboxFormat2 {
 		counters = r.uvarint(uint64(len(r.data)))
 	}
 	if counters > len(catalogue.Counters) {
@@ -391,6 +403,19 @@ func decodeBatch(data []byte) (catalogue.QueuedBatch, error) {
 	}
 	if len(b.Buckets) == 0 {
 		b.Buckets = nil
+	}
+	if data[0] >= inboxFormat {
+		for i := range b.Demand {
+			n := r.uvarint(uint64(len(r.data)))
+			if n == 0 {
+				continue
+			}
+			b.Demand[i].Asked = make(map[string]int64, n)
+			for range n {
+				k := r.string()
+				b.Demand[i].Asked[k] = r.varint()
+			}
+		}
 	}
 	if r.err == nil && len(r.data) > 0 {
 		r.err = errBadBatch

@@ -697,6 +697,20 @@ type demandRow struct {
 
 func (demandRow) TableName() string { return "demand_minutes" }
 
+// demandAskedRow is one key of what a demand row's requests asked for.
+type demandAskedRow struct {
+	ModelSlug string    `gorm:"primaryKey"`
+	Minute    time.Time `gorm:"primaryKey"`
+	Workload  string    `gorm:"primaryKey"`
+	Source    string    `gorm:"primaryKey"`
+	Streaming int8      `gorm:"primaryKey"`
+	Requires  string    `gorm:"primaryKey"`
+	Asked     string    `gorm:"primaryKey"`
+	Requests  int64
+}
+
+func (demandAskedRow) TableName() string { return "demand_asked" }
+
 // RecordDemand stores gateways' demand rows, all or nothing. The first
 // write of a (model, workload, minute, source) wins: the same row again is a
 // harmless retry, a different one a *catalogue.ReplayError naming it.
@@ -737,6 +751,7 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) ([]int,
 		existing[key{r.ModelSlug, r.Workload, r.Minute.Unix(), r.Source, r.Streaming, r.Requires}] = r
 	}
 	var fresh []demandRow
+	var asked []demandAskedRow
 	var replays []int
 	for i, d := range demand {
 		streaming, requires := kindColumns(d.KindOf())
@@ -746,6 +761,12 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) ([]int,
 			fresh = append(fresh, demandRow{ModelSlug: d.Model, Workload: d.Workload, Minute: d.Minute.UTC(), Source: d.Source,
 				Streaming: streaming, Requires: requires, Requests: d.Requests,
 				PromptTokens: d.PromptTokens, LargeRequests: d.LargeRequests, LargePromptTokens: d.LargePromptTokens, RecordedAt: now})
+			for _, k := range slices.Sorted(maps.Keys(d.Asked)) {
+				if n := d.Asked[k]; n > 0 {
+					asked = append(asked, demandAskedRow{ModelSlug: d.Model, Minute: d.Minute.UTC(), Workload: d.Workload, Source: d.Source,
+						Streaming: streaming, Requires: requires, Asked: k, Requests: n})
+				}
+			}
 		case old.Requests != d.Requests || old.PromptTokens != d.PromptTokens ||
 			!equalCount(old.LargeRequests, d.LargeRequests) || !equalCount(old.LargePromptTokens, d.LargePromptTokens):
 			replays = append(replays, i)
@@ -756,6 +777,11 @@ func recordDemand(tx *gorm.DB, now time.Time, demand []catalogue.Demand) ([]int,
 	}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(fresh, 500).Error; err != nil {
 		return nil, fmt.Errorf("record demand: %w", err)
+	}
+	if len(asked) > 0 {
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(asked, 500).Error; err != nil {
+			return nil, fmt.Errorf("record what demand asked for: %w", err)
+		}
 	}
 	return replays, nil
 }
@@ -838,8 +864,36 @@ func (s *Store) DemandMix(ctx context.Context, model string, since time.Time) (m
 
 // DeleteDemandBefore deletes demand rows older than a time.
 func (s *Store) DeleteDemandBefore(ctx context.Context, before time.Time) (int64, error) {
+	if err := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&demandAskedRow{}).Error; err != nil {
+		return 0, fmt.Errorf("delete old demand: %w", err)
+	}
 	res := s.db.WithContext(ctx).Where("minute < ?", before.UTC()).Delete(&demandRow{})
 	return res.RowsAffected, res.Error
+}
+
+// DemandAsked sums what a model's requests asked for from since on: the
+// requests in all (whatever they asked), and per asked key
+// (catalogue.AskedKeys) those that asked it.
+func (s *Store) DemandAsked(ctx context.Context, model string, since time.Time) (catalogue.AskedSums, error) {
+	out := catalogue.AskedSums{Asked: map[string]int64{}}
+	var rows []struct {
+		Asked    string
+		Requests int64
+	}
+	if err := s.read(ctx).Model(&demandAskedRow{}).Select("asked, SUM(requests) AS requests").
+		Where("model_slug = ? AND minute >= ?", model, since.UTC()).Group("asked").Scan(&rows).Error; err != nil {
+		return out, fmt.Errorf("what demand for %s asked: %w", model, err)
+	}
+	for _, r := range rows {
+		out.Asked[r.Asked] = r.Requests
+	}
+	var total struct{ Requests int64 }
+	if err := s.read(ctx).Model(&demandRow{}).Select("COALESCE(SUM(requests), 0) AS requests").
+		Where("model_slug = ? AND minute >= ?", model, since.UTC()).Scan(&total).Error; err != nil {
+		return out, fmt.Errorf("demand for %s: %w", model, err)
+	}
+	out.Requests = total.Requests
+	return out, nil
 }
 
 // DemandShapes sums a model's demand per workload from since on, counting

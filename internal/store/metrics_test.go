@@ -712,3 +712,43 @@ func TestRequestsByMinuteSumsListingsAndSources(t *testing.T) {
 		}
 	})
 }
+
+// TestWhatDemandAskedIsKept: a demand row's asked counts (election.md sec.
+// 7) are stored with it (the first write wins: a replay adds nothing),
+// summed per model over a period with every request of the model, and
+// deleted with their rows.
+func TestWhatDemandAskedIsKept(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
+		yes := true
+		rows := []catalogue.Demand{
+			{Model: "k", Workload: "general", Minute: hour, Requests: 10, PromptTokens: 100, Streaming: &yes,
+				Asked: map[string]int64{"zdr": 4, "regions:DE,FR": 10}},
+			{Model: "k", Workload: "coding", Minute: hour, Source: "gw2", Requests: 6, PromptTokens: 100, Asked: map[string]int64{"zdr": 1}},
+			{Model: "k", Workload: "chat", Minute: hour, Requests: 4, PromptTokens: 100}, // a gateway that does not say
+			{Model: "other", Workload: "general", Minute: hour, Requests: 50, PromptTokens: 100, Asked: map[string]int64{"zdr": 50}},
+			{Model: "k", Workload: "general", Minute: hour.Add(-3 * 24 * time.Hour), Requests: 7, PromptTokens: 100, Asked: map[string]int64{"zdr": 7}},
+		}
+		if err := s.RecordDemand(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordDemand(ctx, rows[:1]); err != nil {
+			t.Fatalf("an identical replay: %v", err)
+		}
+		sums, err := s.DemandAsked(ctx, "k", hour.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sums.Requests != 20 || sums.Asked["zdr"] != 5 || sums.Asked["regions:DE,FR"] != 10 || len(sums.Asked) != 2 {
+			t.Errorf("summed %+v, want 20 requests, zdr 5, regions:DE,FR 10", sums)
+		}
+		if _, err := s.DeleteDemandBefore(ctx, hour.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if sums, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour)); sums.Requests != 20 || sums.Asked["zdr"] != 5 {
+			t.Errorf("after deleting the old rows: %+v", sums)
+		}
+	})
+}

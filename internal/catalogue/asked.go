@@ -1,0 +1,157 @@
+package catalogue
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/airside/airside/internal/election"
+)
+
+// What a minute's requests asked for besides a model (election.md sec. 7),
+// as demand rows carry it: a key per preference, counting the row's
+// requests that asked it. The keys are a closed vocabulary, so the preview
+// can tell a listing which of the model's requests it cannot serve:
+//
+//	zdr                       provider.zdr: true
+//	data_collection:deny      provider.data_collection: "deny"
+//	quantizations:bf16,fp8    provider.quantizations (sorted, comma-joined)
+//	regions:DE,FR             the project's residency (sorted)
+//	context_over:131072       prompt plus max_tokens above the threshold
+//	max_output_over:16384     max_tokens above the threshold
+const (
+	AskedZDR            = "zdr"
+	AskedDenyCollection = "data_collection:deny"
+	askedQuantizations  = "quantizations:"
+	askedRegions        = "regions:"
+	askedContextOver    = "context_over:"
+	askedMaxOutputOver  = "max_output_over:"
+)
+
+// ContextThresholds and OutputThresholds are the lines the asked sizes are
+// counted above: the common context lengths and output limits.
+var (
+	ContextThresholds = []int64{8192, 16384, 32768, 65536, 131072, 262144, 1048576}
+	OutputThresholds  = []int64{4096, 8192, 16384, 32768, 65536}
+)
+
+// MaxAskedKeys bounds a demand row's asked keys.
+const MaxAskedKeys = 64
+
+// AskedKeys are the keys one request's preferences and size add to its
+// demand row.
+func AskedKeys(req *election.Request) []string {
+	var keys []string
+	if p := req.Provider; p != nil {
+		if p.ZDR {
+			keys = append(keys, AskedZDR)
+		}
+		if p.DenyDataCollection {
+			keys = append(keys, AskedDenyCollection)
+		}
+		if p.Quantizations != 0 {
+			var names []string
+			for _, q := range election.Quantizations() {
+				if p.Quantizations.Has(q) {
+					names = append(names, q.String())
+				}
+			}
+			slices.Sort(names)
+			keys = append(keys, askedQuantizations+strings.Join(names, ","))
+		}
+	}
+	if len(req.Regions) > 0 {
+		regions := slices.Clone(req.Regions)
+		slices.Sort(regions)
+		keys = append(keys, askedRegions+strings.Join(slices.Compact(regions), ","))
+	}
+	need := req.PromptTokens + req.MaxTokens
+	for _, t := range ContextThresholds {
+		if need > t {
+			keys = append(keys, askedContextOver+strconv.FormatInt(t, 10))
+		}
+	}
+	for _, t := range OutputThresholds {
+		if req.MaxTokens > t {
+			keys = append(keys, askedMaxOutputOver+strconv.FormatInt(t, 10))
+		}
+	}
+	return keys
+}
+
+// Asked is one key read: what it asks, and whether a listing with these
+// attributes cannot serve it.
+type Asked struct {
+	Key string
+	// ZDR, DenyCollection: the data policy asked for; Quantizations and
+	// Regions the lists; ContextOver and OutputOver the size (0 if not).
+	ZDR, DenyCollection     bool
+	Quantizations, Regions  []string
+	ContextOver, OutputOver int64
+}
+
+// ParseAsked reads a key; ok is false for one outside the vocabulary.
+func ParseAsked(key string) (a Asked, ok bool) {
+	a.Key = key
+	switch {
+	case key == AskedZDR:
+		a.ZDR = true
+	case key == AskedDenyCollection:
+		a.DenyCollection = true
+	case strings.HasPrefix(key, askedQuantizations):
+		a.Quantizations = strings.Split(strings.TrimPrefix(key, askedQuantizations), ",")
+		for _, q := range a.Quantizations {
+			if _, known := election.ParseQuantization(q); !known {
+				return a, false
+			}
+		}
+	case strings.HasPrefix(key, askedRegions):
+		a.Regions = strings.Split(strings.TrimPrefix(key, askedRegions), ",")
+		for _, r := range a.Regions {
+			if !election.ValidRegion(r) {
+				return a, false
+			}
+		}
+	case strings.HasPrefix(key, askedContextOver):
+		v, err := strconv.ParseInt(strings.TrimPrefix(key, askedContextOver), 10, 64)
+		if err != nil || !slices.Contains(ContextThresholds, v) {
+			return a, false
+		}
+		a.ContextOver = v
+	case strings.HasPrefix(key, askedMaxOutputOver):
+		v, err := strconv.ParseInt(strings.TrimPrefix(key, askedMaxOutputOver), 10, 64)
+		if err != nil || !slices.Contains(OutputThresholds, v) {
+			return a, false
+		}
+		a.OutputOver = v
+	default:
+		return a, false
+	}
+	return a, true
+}
+
+// validateAsked checks a row's asked counts: known keys, each at most the
+// row's requests.
+func validateAsked(asked map[string]int64, requests int64) string {
+	if len(asked) > MaxAskedKeys {
+		return fmt.Sprintf("at most %d keys", MaxAskedKeys)
+	}
+	for key, n := range asked {
+		if _, ok := ParseAsked(key); !ok {
+			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>)",
+				key, ContextThresholds, OutputThresholds)
+		}
+		if n < 0 || n > requests {
+			return fmt.Sprintf("%s: must be between 0 and requests", key)
+		}
+	}
+	return ""
+}
+
+// AskedSums are a model's requests over a period and, per asked key, those
+// that asked it.
+type AskedSums struct {
+	Requests int64
+	Asked    map[string]int64
+}
