@@ -99,6 +99,9 @@ type PublicListingRow struct {
 	// PriceNotes are the prices the columns do not show: off-peak hours,
 	// context tiers.
 	PriceNotes []string
+	// Offers is what the listing offers besides price, in short: context,
+	// quantization, data policy, regions, fees (election.md sec. 7).
+	Offers []string
 }
 
 // PublicCarrierView is /carriers/{slug}.

@@ -91,6 +91,33 @@ func TestBrowserFileAFare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fill tiers and windows: %v", err)
 	}
+	// What the listing offers besides price: a bad quantization is
+	// explained beside it as it is typed, then fixed; the rest filed.
+	err = chromedp.Do(ctx,
+		chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="market-section"]`)),
+		retype("quantization", "q4"),
+	)
+	if err != nil {
+		t.Fatalf("type a quantization: %v", err)
+	}
+	if err := waitJS(ctx, `(() => { const m = document.getElementById("quantization-error");
+		return !!m && m.textContent.includes("fp8") && document.getElementById("quantization").getAttribute("aria-invalid") === "true"; })()`,
+		"the unknown quantization explained as it is typed"); err != nil {
+		t.Error(err)
+	}
+	err = chromedp.Do(ctx,
+		retype("quantization", "bf16"),
+		retype("retention_days", "0"),
+		chromedp.Click(chromedp.CSS(`input[name="trains_on_prompts"][value="no"]`)),
+		retype("regions", "fr, de"),
+		retype("request_price", "0.0001"),
+	)
+	if err != nil {
+		t.Fatalf("fill the market: %v", err)
+	}
+	if err := waitJS(ctx, `!document.getElementById("quantization-error")`, "the fixed quantization cleared"); err != nil {
+		t.Error(err)
+	}
 	screenshot(t, ctx, "fare-form")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`[data-testid="save-draft"]`))); err != nil {
 		t.Fatalf("save draft: %v", err)
@@ -99,7 +126,8 @@ func TestBrowserFileAFare(t *testing.T) {
 		t.Fatalf("after saving: %v", err)
 	}
 	changes := text(`[data-testid="changes"]`)
-	for _, want := range []string{"Input", "$1.00", "Landing fee", "30 %", "Context tiers", "Peak / off-peak"} {
+	for _, want := range []string{"Input", "$1.00", "Landing fee", "30 %", "Context tiers", "Peak / off-peak",
+		"Quantization", "bf16", "Prompts kept", "not kept", "Regions", "DE, FR", "Price per request", "$0.0001"} {
 		if !strings.Contains(changes, want) {
 			t.Errorf("change summary lacks %q:\n%s", want, changes)
 		}
@@ -120,6 +148,9 @@ func TestBrowserFileAFare(t *testing.T) {
 	if f.Input.String() != "1.00" || f.LandingFee != 3000 || len(f.Tiers) == 0 || f.Tiers[len(f.Tiers)-1].AboveTokens != 200000 ||
 		f.TimeBased == nil || f.TimeBased.PeakHours[len(f.TimeBased.PeakHours)-1].Start != 8 {
 		t.Errorf("stored fare %+v", f)
+	}
+	if m := f.Market; m.Quantization != "bf16" || !m.ZDR() || strings.Join(m.Regions, ",") != "DE,FR" || m.RequestPrice == nil || m.RequestPrice.String() != "0.0001" {
+		t.Errorf("stored market %+v", m)
 	}
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(p.srv.URL+"/listings"),

@@ -178,6 +178,13 @@ func TestApplicationToStorefront(t *testing.T) {
 	if kimi.status != http.StatusOK || !strings.Contains(kimi.body, "Nebula Inference") || strings.Contains(kimi.body, "andin") {
 		t.Errorf("model card: %d", kimi.status)
 	}
+	// What each listing offers besides price, as the demo declares it
+	// (Fathom is zero data retention; Kimi K2.5 is served in fp8 and bf16).
+	for _, want := range []string{`data-testid="offers"`, "262,144-token context", "fp8", "bf16", "zero data retention", "served from DE"} {
+		if !strings.Contains(kimi.body, want) {
+			t.Errorf("the model page does not show %q", want)
+		}
+	}
 	_ = fmt.Sprint()
 }
 

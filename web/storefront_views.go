@@ -13,6 +13,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/storefront"
 	"github.com/airside/airside/templates"
 )
@@ -107,6 +108,7 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 			row.Cached = templates.Dollars(*f.CachedInput)
 		}
 		row.PriceNotes = priceNotes(f, now)
+		row.Offers = offers(&f.Market)
 		if peak, _ := f.BlockPrices(now); peak != nil && (f.TimeBased.EffectiveAt == nil || !now.Before(*f.TimeBased.EffectiveAt)) {
 			// In force, the schedule's peak prices are what developers pay
 			// most of the time; the base prices only before it starts.
@@ -130,6 +132,37 @@ func (s *Server) publicRows(c echo.Context, listings []catalogue.Listing, byMode
 		rows = append(rows, row)
 	}
 	return rows, earned, nil
+}
+
+// offers is what a listing offers besides price, in short, as developers
+// filter on it (election.md sec. 7): only what the carrier declared.
+func offers(m *fare.Market) []string {
+	var out []string
+	if m.ContextLength != nil {
+		out = append(out, money.Grouped(*m.ContextLength)+"-token context")
+	}
+	if m.MaxOutputTokens != nil {
+		out = append(out, money.Grouped(*m.MaxOutputTokens)+" output tokens at most")
+	}
+	if m.Quantization != "" {
+		out = append(out, m.Quantization)
+	}
+	switch {
+	case m.ZDR():
+		out = append(out, "zero data retention")
+	case m.RetentionDays != nil || m.TrainsOnPrompts != nil:
+		out = append(out, m.DataPolicyText())
+	}
+	if len(m.Regions) > 0 {
+		out = append(out, "served from "+strings.Join(m.Regions, ", "))
+	}
+	if m.RequestPrice != nil && *m.RequestPrice > 0 {
+		out = append(out, "$"+m.RequestPrice.String()+" a request")
+	}
+	if m.ImagePrice != nil && *m.ImagePrice > 0 {
+		out = append(out, "$"+m.ImagePrice.String()+" an image")
+	}
+	return out
 }
 
 func (s *Server) handlePublicCarrier(c echo.Context) error {
