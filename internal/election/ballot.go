@@ -238,7 +238,15 @@ type Usage struct {
 // PriceBlock is a set of price overrides; a nil field leaves the price as it was.
 type PriceBlock struct {
 	Input, Output, CachedInput *float64
-	// Request and Image are the fees per request and per image part (USD).
+	// Fees overrides the fees per request and per image part; nil for a
+	// block that sets none (most), which keeps resolving prices as cheap as
+	// before fees existed.
+	Fees *FeeBlock
+}
+
+// FeeBlock is a block's fees per request and per image part (USD); a nil
+// field leaves the fee as it was.
+type FeeBlock struct {
 	Request, Image *float64
 }
 
@@ -327,6 +335,20 @@ func (f *Fare) landingFee() float64 {
 		return BaselineLandingFee
 	}
 	return *f.LandingFee
+}
+
+// HasFees reports whether a fee per request or per image appears anywhere
+// in the fare (base, tier or time block): only then are fees resolved.
+func (f *Fare) HasFees() bool {
+	if f.RequestPrice != 0 || f.ImagePrice != 0 {
+		return true
+	}
+	for i := range f.Tiers {
+		if f.Tiers[i].Fees != nil {
+			return true
+		}
+	}
+	return f.TimeBased != nil && (f.TimeBased.Peak.Fees != nil || f.TimeBased.OffPeak.Fees != nil)
 }
 
 // hasCachedInput reports whether a cached-input price appears anywhere in the

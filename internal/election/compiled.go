@@ -51,6 +51,10 @@ type compiledCandidate struct {
 	// fare's attributes of sec. 7 (its prices left zero), copied.
 	discount float64
 	attrs    Fare
+	// hasFees: the fare files a fee somewhere (Fare.HasFees); baseFees
+	// are a simple fare's.
+	hasFees  bool
+	baseFees Fees
 }
 
 // compiledFare is a fare with tiers or a time-of-day block, resolved at
@@ -72,8 +76,9 @@ type compiledFare struct {
 	// equal thresholds kept (ResolvePrices' rule).
 	thresholds []int64
 	// prices[block][k] are the prices in a block under the k-th threshold's
-	// tier (k = 0: no tier applies).
+	// tier (k = 0: no tier applies); fees likewise, for a fare with fees.
 	prices [3][]Prices
+	fees   [3][]Fees
 }
 
 func compileFare(f *Fare) compiledFare {
@@ -101,18 +106,23 @@ func compileFare(f *Fare) compiledFare {
 		}
 	}
 	for b, block := range blocks {
-		p := Prices{Input: f.Input, Output: f.Output, Request: f.RequestPrice, Image: f.ImagePrice}
+		p := Prices{Input: f.Input, Output: f.Output}
+		fees := Fees{Request: f.RequestPrice, Image: f.ImagePrice}
 		if f.CachedInput != nil {
 			p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 		}
 		if block != nil {
 			p.apply(block)
+			fees.apply(block.Fees)
 		}
 		cf.prices[b] = append(cf.prices[b], p)
+		cf.fees[b] = append(cf.fees[b], fees)
 		for _, t := range tiers {
-			tiered := p
+			tiered, tieredFees := p, fees
 			tiered.apply(&t.PriceBlock)
+			tieredFees.apply(t.Fees)
 			cf.prices[b] = append(cf.prices[b], tiered)
+			cf.fees[b] = append(cf.fees[b], tieredFees)
 		}
 	}
 	return cf
@@ -135,6 +145,13 @@ func momentOf(at time.Time) moment {
 
 // resolve is ResolvePrices for the fare at the moment with promptTokens.
 func (cf *compiledFare) resolve(m *moment, promptTokens int64) *Prices {
+	block, k := cf.index(m, promptTokens)
+	return &cf.prices[block][k]
+}
+
+// index is the block and tier a request at the moment with promptTokens
+// reads its prices (and fees) from.
+func (cf *compiledFare) index(m *moment, promptTokens int64) (Block, int) {
 	block := BlockBase
 	if cf.timed && !m.at.IsZero() && (cf.effective.IsZero() || !m.at.Before(cf.effective)) {
 		block = BlockOffPeak
@@ -148,7 +165,7 @@ func (cf *compiledFare) resolve(m *moment, promptTokens int64) *Prices {
 	for k < len(cf.thresholds) && cf.thresholds[k] < promptTokens {
 		k++
 	}
-	return &cf.prices[block][k]
+	return block, k
 }
 
 // weekdayAt is the weekday (0 Sunday) of a Unix time: 1 January 1970 was a
@@ -191,6 +208,7 @@ func Compile(b *Ballot) *Compiled {
 			cc.cacheFactor = 1
 		}
 		cc.discount, cc.attrs = f.Discount, marketAttributes(f)
+		cc.hasFees, cc.baseFees = f.HasFees(), Fees{Request: f.RequestPrice, Image: f.ImagePrice}
 		if f.MaxRPM != nil {
 			cc.maxRPM, cc.hasRPM = *f.MaxRPM, true
 		}
@@ -227,7 +245,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	}
 	uncappedBest := newBests()
 	uncapped, capped := 0, 0
-	market := req.MaxTokens > 0 || req.Provider != nil || len(req.Regions) > 0
+	market := req.marketAsked()
 	var maxPrice *MaxPrice
 	if req.Provider != nil {
 		maxPrice = req.Provider.MaxPrice
@@ -259,11 +277,13 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		if e&exclHard != 0 {
 			continue
 		}
-		prices := &cc.base
+		prices, fees := &cc.base, cc.baseFees
 		if !cc.simple {
-			prices = c.fares[cc.fare].resolve(&now, req.PromptTokens)
+			cf := &c.fares[cc.fare]
+			block, k := cf.index(&now, req.PromptTokens)
+			prices, fees = &cf.prices[block][k], cf.fees[block][k]
 		}
-		if maxPrice != nil && overMaxPrice(maxPrice, prices, cc.discount) {
+		if maxPrice != nil && overMaxPrice(maxPrice, prices, fees, cc.discount) {
 			c.excl[i] |= exclMaxPrice
 			continue
 		}
@@ -271,7 +291,11 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		if cacheRelevant {
 			h, r = rt.forObserved(cc.observedHit, cc.hasObserved)
 		}
-		p := (tokenPrice(prices, h, r) + FeePrice(prices.Request, prices.Image, req.Images, req.PromptTokens)) * cc.fareFactor
+		fee := 0.0
+		if cc.hasFees {
+			fee = FeePrice(fees.Request, fees.Image, req.Images, req.PromptTokens)
+		}
+		p := (tokenPrice(prices, h, r) + fee) * cc.fareFactor
 		c.price[i] = p
 		if e != 0 {
 			capped++

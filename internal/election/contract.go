@@ -798,12 +798,20 @@ func (p *jsonPrices) convert(path string, out *PriceBlock) error {
 		{".inputPrice", p.InputPrice, &out.Input},
 		{".outputPrice", p.OutputPrice, &out.Output},
 		{".cachedInputPrice", p.CachedInputPrice, &out.CachedInput},
-		{".requestPrice", p.RequestPrice, &out.Request},
-		{".imagePrice", p.ImagePrice, &out.Image},
 	} {
 		if *f.dst, err = nonNegative(f.raw, path+f.name); err != nil {
 			return err
 		}
+	}
+	if p.usesFees() {
+		fees := &FeeBlock{}
+		if fees.Request, err = nonNegative(p.RequestPrice, path+".requestPrice"); err != nil {
+			return err
+		}
+		if fees.Image, err = nonNegative(p.ImagePrice, path+".imagePrice"); err != nil {
+			return err
+		}
+		out.Fees = fees
 	}
 	return nil
 }
@@ -831,11 +839,11 @@ func (f *jsonFare) convert(path string, out *Fare) error {
 		return inputErr(path+".outputPrice", "required")
 	}
 	out.Input, out.Output, out.CachedInput = *base.Input, *base.Output, base.CachedInput
-	if base.Request != nil {
-		out.RequestPrice = *base.Request
+	if base.Fees != nil && base.Fees.Request != nil {
+		out.RequestPrice = *base.Fees.Request
 	}
-	if base.Image != nil {
-		out.ImagePrice = *base.Image
+	if base.Fees != nil && base.Fees.Image != nil {
+		out.ImagePrice = *base.Fees.Image
 	}
 	if err := f.convertMarket(path, out); err != nil {
 		return err

@@ -124,8 +124,6 @@ type Factors struct {
 // Prices are resolved prices for one request.
 type Prices struct {
 	Input, Output, CachedInput float64
-	// Request and Image are the fees per request and per image part.
-	Request, Image float64
 	// HasCachedInput is false when no cached-input price applies: cache hits are
 	// then ranked at the full input price.
 	HasCachedInput bool
@@ -143,8 +141,9 @@ type Outcome struct {
 	HitRate     float64
 	OutputRatio float64
 	TokenPrice  float64
-	// FeePrice is the part of TokenPrice the request's per-request and
-	// per-image fees make (sec. 7).
+	// Fees are the fees per request and per image part resolved for the
+	// request, and FeePrice the part of TokenPrice they make (sec. 7).
+	Fees            Fees
 	FeePrice        float64
 	FareFactor      float64
 	RoutingPrice    float64
@@ -314,11 +313,12 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 	// prices are resolved; health is read once, kept for pass 2.
 	res.health = slices.Grow(res.health[:0], n)[:n]
 	uncappedBest := newBests()
+	market := req.marketAsked() // sec. 7's exclusions, worked out once
 	for i := range b.Candidates {
 		c := &b.Candidates[i]
 		out := &res.Candidates[i]
 		*out = Outcome{ID: c.ID}
-		out.Excluded = excludedBy(c, req)
+		out.Excluded = excludedBy(c, req, market)
 		if out.Excluded&exclHard != 0 {
 			continue
 		}
@@ -327,7 +327,7 @@ func elect(b *Ballot, res *Result, adj *adjustment, rank bool, base *Result) {
 		} else {
 			price(c, req, rt, out, adj.forCandidate(i))
 		}
-		if m := req.Provider; m != nil && m.MaxPrice != nil && overMaxPrice(m.MaxPrice, &out.Prices, c.Fare.Discount) {
+		if m := req.Provider; m != nil && m.MaxPrice != nil && overMaxPrice(m.MaxPrice, &out.Prices, out.Fees, c.Fare.Discount) {
 			out.Excluded |= exclMaxPrice
 			continue
 		}
@@ -410,8 +410,9 @@ func (a *adjustment) forCandidate(i int) *adjustment {
 	return nil
 }
 
-// excludedBy returns why c cannot serve req, rate caps included.
-func excludedBy(c *Candidate, req *Request) Exclusion {
+// excludedBy returns why c cannot serve req, rate caps included; market
+// says the request asks something of sec. 7 (Request.marketAsked).
+func excludedBy(c *Candidate, req *Request, market bool) Exclusion {
 	missing := Exclusion(req.Requires &^ c.Capabilities)
 	if c.priority() <= 0 {
 		missing |= exclPriority
@@ -429,7 +430,7 @@ func excludedBy(c *Candidate, req *Request) Exclusion {
 	if c.State.Breaker == BreakerOpen || c.State.Breaker == BreakerHalfOpen && !c.State.Probe {
 		missing |= exclBreaker
 	}
-	if req.MaxTokens > 0 || req.Provider != nil || len(req.Regions) > 0 || f.ContextLength != nil {
+	if market || f.ContextLength != nil {
 		missing |= marketExclusions(f, c.ID, req)
 	}
 	return missing
@@ -443,7 +444,12 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 	if rt != nil {
 		h, r = rt.forCandidate(&c.Metrics)
 	}
-	fee := FeePrice(p.Request, p.Image, req.Images, req.PromptTokens)
+	var fees Fees
+	var fee float64
+	if c.Fare.HasFees() {
+		fees = ResolveFees(&c.Fare, req.At, req.PromptTokens)
+		fee = FeePrice(fees.Request, fees.Image, req.Images, req.PromptTokens)
+	}
 	token := tokenPrice(&p, h, r) + fee
 	discount, landingFee := c.Fare.Discount, c.Fare.landingFee()
 	if adj != nil {
@@ -453,8 +459,8 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 			p.Input *= adj.scale
 			p.Output *= adj.scale
 			p.CachedInput *= adj.scale
-			p.Request *= adj.scale
-			p.Image *= adj.scale
+			fees.Request *= adj.scale
+			fees.Image *= adj.scale
 		}
 		if adj.discount != nil {
 			discount = *adj.discount
@@ -463,7 +469,7 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 			landingFee = *adj.landingFee
 		}
 	}
-	out.Prices = p
+	out.Prices, out.Fees = p, fees
 	out.HitRate, out.OutputRatio = h, r
 	out.TokenPrice, out.FeePrice = token, fee
 	out.FareFactor = FareFactor(discount, landingFee)
@@ -475,7 +481,7 @@ func price(c *Candidate, req *Request, rt *rates, out *Outcome, adj *adjustment)
 func reusePrices(out, from *Outcome) {
 	out.Prices = from.Prices
 	out.HitRate, out.OutputRatio = from.HitRate, from.OutputRatio
-	out.TokenPrice, out.FeePrice, out.FareFactor, out.RoutingPrice = from.TokenPrice, from.FeePrice, from.FareFactor, from.RoutingPrice
+	out.Fees, out.TokenPrice, out.FeePrice, out.FareFactor, out.RoutingPrice = from.Fees, from.TokenPrice, from.FeePrice, from.FareFactor, from.RoutingPrice
 }
 
 // rates are a request's cache rates, worked out once per election: only a
@@ -574,7 +580,7 @@ func clampRate(h, def float64) float64 {
 // request at time at with promptTokens: base prices, then the time-of-day block,
 // then the context tier, each overriding only the fields it sets.
 func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
-	p := Prices{Input: f.Input, Output: f.Output, Request: f.RequestPrice, Image: f.ImagePrice}
+	p := Prices{Input: f.Input, Output: f.Output}
 	if f.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *f.CachedInput, true
 	}
@@ -601,6 +607,36 @@ func ResolvePrices(f *Fare, at time.Time, promptTokens int64) Prices {
 	return p
 }
 
+// Fees are a fare's fees per request and per image part (USD), resolved.
+type Fees struct{ Request, Image float64 }
+
+// ResolveFees resolves a fare's fees as ResolvePrices resolves its token
+// prices (base, time-of-day block, tier, each overriding what it sets).
+// Apart from ResolvePrices, and asked only of fares with fees anywhere
+// (Fare.HasFees), so that fees cost the many fares without any nothing.
+func ResolveFees(f *Fare, at time.Time, promptTokens int64) Fees {
+	out := Fees{Request: f.RequestPrice, Image: f.ImagePrice}
+	if f.TimeBased != nil {
+		switch BlockAt(f, at) {
+		case BlockPeak:
+			out.apply(f.TimeBased.Peak.Fees)
+		case BlockOffPeak:
+			out.apply(f.TimeBased.OffPeak.Fees)
+		}
+	}
+	var tier *Tier
+	for i := range f.Tiers {
+		t := &f.Tiers[i]
+		if t.AboveTokens < promptTokens && (tier == nil || t.AboveTokens > tier.AboveTokens) {
+			tier = t
+		}
+	}
+	if tier != nil {
+		out.apply(tier.Fees)
+	}
+	return out
+}
+
 func (p *Prices) apply(b *PriceBlock) {
 	if b.Input != nil {
 		p.Input = *b.Input
@@ -611,11 +647,18 @@ func (p *Prices) apply(b *PriceBlock) {
 	if b.CachedInput != nil {
 		p.CachedInput, p.HasCachedInput = *b.CachedInput, true
 	}
-	if b.Request != nil {
-		p.Request = *b.Request
+}
+
+// apply overrides the fees a block sets (nil: none).
+func (fs *Fees) apply(f *FeeBlock) {
+	if f == nil {
+		return
 	}
-	if b.Image != nil {
-		p.Image = *b.Image
+	if f.Request != nil {
+		fs.Request = *f.Request
+	}
+	if f.Image != nil {
+		fs.Image = *f.Image
 	}
 }
 

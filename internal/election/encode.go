@@ -83,9 +83,9 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 			// Sec. 7's fees as resolved for the request, and what they add
 			// to its token price.
 			w.raw(`,"requestPrice":`)
-			w.num(o.Prices.Request)
+			w.num(o.Fees.Request)
 			w.raw(`,"imagePrice":`)
-			w.num(o.Prices.Image)
+			w.num(o.Fees.Image)
 			w.raw(`,"feePrice":`)
 			w.num(o.FeePrice)
 		}

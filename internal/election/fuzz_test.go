@@ -123,7 +123,7 @@ func addMarketAttributes(rng *rand.Rand, f *election.Fare, maybe func(float64, f
 	}
 	for i := range f.Tiers {
 		if rng.IntN(3) == 0 {
-			f.Tiers[i].Request = maybe(1, priceOf()/1000)
+			f.Tiers[i].Fees = &election.FeeBlock{Request: maybe(1, priceOf()/1000)}
 		}
 	}
 }

@@ -122,6 +122,13 @@ func (p *Provider) filters() bool {
 		p.DenyDataCollection || p.ZDR || p.MaxPrice != nil)
 }
 
+// marketAsked reports whether the request asks anything of sec. 7 that a
+// listing may fail (an output size, preferences, a residency): the prompt
+// alone is checked only against listings that declare a context.
+func (r *Request) marketAsked() bool {
+	return r.MaxTokens > 0 || r.Provider != nil || len(r.Regions) > 0
+}
+
 // Narrows reports whether the request's preferences or residency narrow
 // the ballot, so a request they leave one listing is pinned.
 func (r *Request) Narrows() bool { return r.Provider.filters() || len(r.Regions) > 0 }
@@ -152,10 +159,10 @@ const defaultFeePromptTokens = 1000
 // FeePrice is what a request's fees add to its token price: (requestPrice +
 // images x imagePrice) x 1,000,000 / (2 x P), P the prompt (1,000 when 0).
 func FeePrice(requestPrice, imagePrice float64, images, promptTokens int64) float64 {
-	fees := requestPrice + float64(images)*imagePrice
-	if fees == 0 {
-		return 0
+	if requestPrice == 0 && imagePrice == 0 {
+		return 0 // most fares: no fee to spread
 	}
+	fees := requestPrice + float64(images)*imagePrice
 	p := promptTokens
 	if p <= 0 {
 		p = defaultFeePromptTokens
@@ -218,12 +225,12 @@ func sharesRegion(listing, wanted []string) bool {
 
 // overMaxPrice reports whether the prices a developer pays for the request
 // (resolved, times 1 - discount) exceed a limit of the request's max_price.
-func overMaxPrice(m *MaxPrice, p *Prices, discount float64) bool {
+func overMaxPrice(m *MaxPrice, p *Prices, fees Fees, discount float64) bool {
 	pay := 1 - discount
 	return m.Prompt != nil && exceeds(p.Input*pay, *m.Prompt) ||
 		m.Completion != nil && exceeds(p.Output*pay, *m.Completion) ||
-		m.Request != nil && exceeds(p.Request*pay, *m.Request) ||
-		m.Image != nil && exceeds(p.Image*pay, *m.Image)
+		m.Request != nil && exceeds(fees.Request*pay, *m.Request) ||
+		m.Image != nil && exceeds(fees.Image*pay, *m.Image)
 }
 
 // orderTries puts a request's provider order first: each entry's eligible

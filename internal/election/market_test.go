@@ -123,8 +123,8 @@ func TestFeesResolveWithTheTokenPrices(t *testing.T) {
 			}
 			res := election.Elect(b)
 			o := res.Candidates[0]
-			if o.Prices.Request != test.wantRequest || o.Prices.Image != test.wantImage {
-				t.Errorf("fees %v / %v, want %v / %v", o.Prices.Request, o.Prices.Image, test.wantRequest, test.wantImage)
+			if o.Fees.Request != test.wantRequest || o.Fees.Image != test.wantImage {
+				t.Errorf("fees %v / %v, want %v / %v", o.Fees.Request, o.Fees.Image, test.wantRequest, test.wantImage)
 			}
 			if diff := o.FeePrice - test.wantFee; diff > 1e-12 || diff < -1e-12 {
 				t.Errorf("fee price %v, want %v", o.FeePrice, test.wantFee)

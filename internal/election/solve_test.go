@@ -24,8 +24,11 @@ func scaled(c election.Candidate, m float64) election.Candidate {
 	c.Fare.RequestPrice *= m
 	c.Fare.ImagePrice *= m
 	scaleBlock := func(b election.PriceBlock) election.PriceBlock {
-		return election.PriceBlock{Input: mul(b.Input), Output: mul(b.Output), CachedInput: mul(b.CachedInput),
-			Request: mul(b.Request), Image: mul(b.Image)}
+		out := election.PriceBlock{Input: mul(b.Input), Output: mul(b.Output), CachedInput: mul(b.CachedInput)}
+		if b.Fees != nil {
+			out.Fees = &election.FeeBlock{Request: mul(b.Fees.Request), Image: mul(b.Fees.Image)}
+		}
+		return out
 	}
 	tiers := make([]election.Tier, len(c.Fare.Tiers))
 	for i, t := range c.Fare.Tiers {
