@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -832,4 +833,53 @@ func TestAPIShapeHolders(t *testing.T) {
 	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", apiToken(t, p.store, apitoken.ScopeCatalogueRead),
 		`{"holders":[`+row(other, "glm-5", minute)+`]}`), http.StatusForbidden)
 	wantStatus(t, "an unknown member", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, `{"holders":[],"extra":1}`), http.StatusBadRequest)
+}
+
+// TestAPIElectHonoursTheMarket: /elect takes election.md sec. 7's request
+// fields on the published catalogue: the demo's one ZDR carrier (Fathom) is
+// all a zdr request leaves, so it is pinned; a provider order puts its
+// listing first; a bad preference is refused naming it.
+func TestAPIElectHonoursTheMarket(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeElect)
+	var out struct {
+		Winner     *string
+		Pinned     bool
+		Order      []string
+		Candidates []struct {
+			ID       string
+			Eligible bool
+			Excluded []string
+		}
+	}
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","promptTokens":2000,"provider":{"zdr":true}}`)
+	wantStatus(t, "elect with zdr", res, http.StatusOK)
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Winner == nil || *out.Winner != "fathom/kimi-k2.5" || !out.Pinned || len(out.Order) != 1 {
+		t.Errorf("zdr: winner %v, pinned %v, order %v", out.Winner, out.Pinned, out.Order)
+	}
+	for _, c := range out.Candidates {
+		if c.ID != "fathom/kimi-k2.5" && (c.Eligible || !slices.Contains(c.Excluded, "preference:zdr")) {
+			t.Errorf("%s: eligible %v, excluded %v", c.ID, c.Eligible, c.Excluded)
+		}
+	}
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","promptTokens":2000,"provider":{"order":["quarry"],"quantizations":["fp8","bf16"]}}`)
+	wantStatus(t, "elect with an order", res, http.StatusOK)
+	out.Order = nil
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Winner == nil || *out.Winner != "quarry/kimi-k2.5" || len(out.Order) < 2 || out.Pinned {
+		t.Errorf("order: winner %v, order %v, pinned %v", out.Winner, out.Order, out.Pinned)
+	}
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/elect/winner", tok, `{"model":"kimi-k2.5","promptTokens":2000,"provider":{"zdr":true}}`)
+	if res.status != http.StatusOK || !strings.Contains(res.body, `"fathom/kimi-k2.5"`) {
+		t.Errorf("the winner-only answer: %d %s", res.status, res.body)
+	}
+	res = apiCall(t, p.srv.URL, "POST", "/api/v1/elect", tok, `{"model":"kimi-k2.5","provider":{"quantizations":["q4"]}}`)
+	if res.status != http.StatusUnprocessableEntity && res.status != http.StatusBadRequest || !strings.Contains(res.body, "quantizations") {
+		t.Errorf("a bad quantization: %d %s", res.status, res.body)
+	}
 }

@@ -75,22 +75,22 @@ func (e ElectRequestPolicy) Valid() bool {
 
 // Defines values for ElectRequestRouting.
 const (
-	Auto       ElectRequestRouting = "auto"
-	Latency    ElectRequestRouting = "latency"
-	Price      ElectRequestRouting = "price"
-	Throughput ElectRequestRouting = "throughput"
+	ElectRequestRoutingAuto       ElectRequestRouting = "auto"
+	ElectRequestRoutingLatency    ElectRequestRouting = "latency"
+	ElectRequestRoutingPrice      ElectRequestRouting = "price"
+	ElectRequestRoutingThroughput ElectRequestRouting = "throughput"
 )
 
 // Valid indicates whether the value is a known member of the ElectRequestRouting enum.
 func (e ElectRequestRouting) Valid() bool {
 	switch e {
-	case Auto:
+	case ElectRequestRoutingAuto:
 		return true
-	case Latency:
+	case ElectRequestRoutingLatency:
 		return true
-	case Price:
+	case ElectRequestRoutingPrice:
 		return true
-	case Throughput:
+	case ElectRequestRoutingThroughput:
 		return true
 	default:
 		return false
@@ -156,37 +156,37 @@ func (e FareCapScope) Valid() bool {
 
 // Defines values for FareQuantization.
 const (
-	Bf16    FareQuantization = "bf16"
-	Fp16    FareQuantization = "fp16"
-	Fp32    FareQuantization = "fp32"
-	Fp4     FareQuantization = "fp4"
-	Fp6     FareQuantization = "fp6"
-	Fp8     FareQuantization = "fp8"
-	Int4    FareQuantization = "int4"
-	Int8    FareQuantization = "int8"
-	Unknown FareQuantization = "unknown"
+	FareQuantizationBf16    FareQuantization = "bf16"
+	FareQuantizationFp16    FareQuantization = "fp16"
+	FareQuantizationFp32    FareQuantization = "fp32"
+	FareQuantizationFp4     FareQuantization = "fp4"
+	FareQuantizationFp6     FareQuantization = "fp6"
+	FareQuantizationFp8     FareQuantization = "fp8"
+	FareQuantizationInt4    FareQuantization = "int4"
+	FareQuantizationInt8    FareQuantization = "int8"
+	FareQuantizationUnknown FareQuantization = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the FareQuantization enum.
 func (e FareQuantization) Valid() bool {
 	switch e {
-	case Bf16:
+	case FareQuantizationBf16:
 		return true
-	case Fp16:
+	case FareQuantizationFp16:
 		return true
-	case Fp32:
+	case FareQuantizationFp32:
 		return true
-	case Fp4:
+	case FareQuantizationFp4:
 		return true
-	case Fp6:
+	case FareQuantizationFp6:
 		return true
-	case Fp8:
+	case FareQuantizationFp8:
 		return true
-	case Int4:
+	case FareQuantizationInt4:
 		return true
-	case Int8:
+	case FareQuantizationInt8:
 		return true
-	case Unknown:
+	case FareQuantizationUnknown:
 		return true
 	default:
 		return false
@@ -208,6 +208,84 @@ func (e ListingStatus) Valid() bool {
 	case InService:
 		return true
 	case Paused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProviderDataCollection.
+const (
+	Allow ProviderDataCollection = "allow"
+	Deny  ProviderDataCollection = "deny"
+)
+
+// Valid indicates whether the value is a known member of the ProviderDataCollection enum.
+func (e ProviderDataCollection) Valid() bool {
+	switch e {
+	case Allow:
+		return true
+	case Deny:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProviderQuantizations.
+const (
+	ProviderQuantizationsBf16    ProviderQuantizations = "bf16"
+	ProviderQuantizationsFp16    ProviderQuantizations = "fp16"
+	ProviderQuantizationsFp32    ProviderQuantizations = "fp32"
+	ProviderQuantizationsFp4     ProviderQuantizations = "fp4"
+	ProviderQuantizationsFp6     ProviderQuantizations = "fp6"
+	ProviderQuantizationsFp8     ProviderQuantizations = "fp8"
+	ProviderQuantizationsInt4    ProviderQuantizations = "int4"
+	ProviderQuantizationsInt8    ProviderQuantizations = "int8"
+	ProviderQuantizationsUnknown ProviderQuantizations = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the ProviderQuantizations enum.
+func (e ProviderQuantizations) Valid() bool {
+	switch e {
+	case ProviderQuantizationsBf16:
+		return true
+	case ProviderQuantizationsFp16:
+		return true
+	case ProviderQuantizationsFp32:
+		return true
+	case ProviderQuantizationsFp4:
+		return true
+	case ProviderQuantizationsFp6:
+		return true
+	case ProviderQuantizationsFp8:
+		return true
+	case ProviderQuantizationsInt4:
+		return true
+	case ProviderQuantizationsInt8:
+		return true
+	case ProviderQuantizationsUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProviderSort.
+const (
+	ProviderSortLatency    ProviderSort = "latency"
+	ProviderSortPrice      ProviderSort = "price"
+	ProviderSortThroughput ProviderSort = "throughput"
+)
+
+// Valid indicates whether the value is a known member of the ProviderSort enum.
+func (e ProviderSort) Valid() bool {
+	switch e {
+	case ProviderSortLatency:
+		return true
+	case ProviderSortPrice:
+		return true
+	case ProviderSortThroughput:
 		return true
 	default:
 		return false
@@ -384,27 +462,29 @@ type ElectCandidate struct {
 	Distance         *float64 `json:"distance,omitempty"`
 	Eligible         bool     `json:"eligible"`
 
-	// Excluded reasons: capability:<flag>, priority, backoff, breaker, rate_cap:rpm, rate_cap:rpd
-	Excluded        []string       `json:"excluded"`
-	Factors         *ResultWeights `json:"factors,omitempty"`
-	FareFactor      *float64       `json:"fareFactor,omitempty"`
-	FeePrice        *float64       `json:"feePrice,omitempty"`
-	HitRate         *float64       `json:"hitRate,omitempty"`
-	Id              string         `json:"id"`
-	ImagePrice      *float64       `json:"imagePrice,omitempty"`
-	InputPrice      *float64       `json:"inputPrice,omitempty"`
-	OutputPrice     *float64       `json:"outputPrice,omitempty"`
-	OutputRatio     *float64       `json:"outputRatio,omitempty"`
-	PriorityPenalty *float64       `json:"priorityPenalty,omitempty"`
-	Rank            *int32         `json:"rank,omitempty"`
-	RequestPrice    *float64       `json:"requestPrice,omitempty"`
-	RoutingPrice    *float64       `json:"routingPrice,omitempty"`
-	Score           *float64       `json:"score,omitempty"`
-	Share           *float64       `json:"share,omitempty"`
-	Speed           *float64       `json:"speed,omitempty"`
-	TokenPrice      *float64       `json:"tokenPrice,omitempty"`
-	UptimePenalty   *float64       `json:"uptimePenalty,omitempty"`
-	Weight          *float64       `json:"weight,omitempty"`
+	// Excluded reasons: capability:<flag>, priority, context, max_output, preference:only, preference:ignore, preference:quantization, preference:data_collection, preference:zdr, preference:max_price, region, backoff, breaker, rate_cap:rpm, rate_cap:rpd
+	Excluded   []string       `json:"excluded"`
+	Factors    *ResultWeights `json:"factors,omitempty"`
+	FareFactor *float64       `json:"fareFactor,omitempty"`
+
+	// FeePrice what the fees per request and image add to tokenPrice: (requestPrice + images x imagePrice) x 1,000,000 / (2 x promptTokens, 1,000 when 0)
+	FeePrice        *float64 `json:"feePrice,omitempty"`
+	HitRate         *float64 `json:"hitRate,omitempty"`
+	Id              string   `json:"id"`
+	ImagePrice      *float64 `json:"imagePrice,omitempty"`
+	InputPrice      *float64 `json:"inputPrice,omitempty"`
+	OutputPrice     *float64 `json:"outputPrice,omitempty"`
+	OutputRatio     *float64 `json:"outputRatio,omitempty"`
+	PriorityPenalty *float64 `json:"priorityPenalty,omitempty"`
+	Rank            *int32   `json:"rank,omitempty"`
+	RequestPrice    *float64 `json:"requestPrice,omitempty"`
+	RoutingPrice    *float64 `json:"routingPrice,omitempty"`
+	Score           *float64 `json:"score,omitempty"`
+	Share           *float64 `json:"share,omitempty"`
+	Speed           *float64 `json:"speed,omitempty"`
+	TokenPrice      *float64 `json:"tokenPrice,omitempty"`
+	UptimePenalty   *float64 `json:"uptimePenalty,omitempty"`
+	Weight          *float64 `json:"weight,omitempty"`
 }
 
 // ElectRequest defines model for ElectRequest.
@@ -413,15 +493,27 @@ type ElectRequest struct {
 	At               *time.Time `json:"at,omitempty"`
 	CacheHitRate     *float64   `json:"cacheHitRate,omitempty"`
 	CacheOutputRatio *float64   `json:"cacheOutputRatio,omitempty"`
-	Model            string     `json:"model"`
-	Observed         *struct {
+
+	// Images the request's image parts: each pays a listing's imagePrice
+	Images *int64 `json:"images,omitempty"`
+
+	// MaxTokens election.md sec. 7: the output asked for (a gateway passes max_completion_tokens, else max_tokens): with promptTokens it is held against each listing's contextLength, alone against maxOutputTokens
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
+	Model     string `json:"model"`
+	Observed  *struct {
 		CacheHitRate     *float64 `json:"cacheHitRate,omitempty"`
 		CacheOutputRatio *float64 `json:"cacheOutputRatio,omitempty"`
 	} `json:"observed,omitempty"`
 
 	// Policy election.md sec. 8: election (the default) or share, which spreads an auto request by share (from the listings' catalogue health); a request that gives policy or state is elected in full and answered with policy, pinned and order
-	Policy         *ElectRequestPolicy  `json:"policy,omitempty"`
-	PromptTokens   *int64               `json:"promptTokens,omitempty"`
+	Policy       *ElectRequestPolicy `json:"policy,omitempty"`
+	PromptTokens *int64              `json:"promptTokens,omitempty"`
+
+	// Provider OpenRouter's provider object (election.md sec. 7); a request that gives it (or maxTokens, images, regions) is answered with policy, pinned and order, and the fee figures
+	Provider *Provider `json:"provider,omitempty"`
+
+	// Regions the project's data residency (ISO 3166-1 alpha-2): listings served from none of them are excluded "region"
+	Regions        *[]string            `json:"regions,omitempty"`
 	Requires       *[]Capability        `json:"requires,omitempty"`
 	Routing        *ElectRequestRouting `json:"routing,omitempty"`
 	SessionOpening *bool                `json:"sessionOpening,omitempty"`
@@ -465,9 +557,11 @@ type ElectResult struct {
 	// FellOpen every eligible candidate was at its rate cap, so the capped ones were elected
 	FellOpen bool `json:"fellOpen"`
 
-	// Order the tries the request implies: half-open probes first, then the eligible listings by rank (by share under share)
-	Order  *[]string `json:"order,omitempty"`
-	Pinned *bool     `json:"pinned,omitempty"`
+	// Order the tries the request implies: a provider.order's listings first, half-open probes, then the eligible listings by rank (by share under share), unless allow_fallbacks is false
+	Order *[]string `json:"order,omitempty"`
+
+	// Pinned the request's preferences leave one listing to try (election.md sec. 7)
+	Pinned *bool `json:"pinned,omitempty"`
 
 	// Policy the policy applied (share only for an auto request); present when the request gave policy or state
 	Policy  *ElectResultPolicy `json:"policy,omitempty"`
@@ -660,6 +754,50 @@ type Prices struct {
 	InputPrice       *Decimal `json:"inputPrice,omitempty"`
 	OutputPrice      *Decimal `json:"outputPrice,omitempty"`
 }
+
+// Provider OpenRouter's provider object (election.md sec. 7); a request that gives it (or maxTokens, images, regions) is answered with policy, pinned and order, and the fee figures
+type Provider struct {
+	AllowFallbacks *bool `json:"allow_fallbacks,omitempty"`
+
+	// DataCollection deny excludes listings that train on prompts (undeclared counts as training)
+	DataCollection *ProviderDataCollection `json:"data_collection,omitempty"`
+
+	// Ignore carrier slugs or listing ids excluded preference:ignore
+	Ignore *[]string `json:"ignore,omitempty"`
+
+	// MaxPrice what a developer pays at most (resolved price x (1 - discount)): prompt and completion per million tokens, request and image in USD; above any is excluded preference:max_price
+	MaxPrice *struct {
+		Completion *Decimal `json:"completion,omitempty"`
+		Image      *Decimal `json:"image,omitempty"`
+		Prompt     *Decimal `json:"prompt,omitempty"`
+		Request    *Decimal `json:"request,omitempty"`
+	} `json:"max_price,omitempty"`
+
+	// Only carrier slugs or listing ids; every other listing is excluded preference:only
+	Only *[]string `json:"only,omitempty"`
+
+	// Order listings to try first, in this order (the winner is the first eligible); then the rest by rank unless allow_fallbacks is false
+	Order         *[]string                `json:"order,omitempty"`
+	Quantizations *[]ProviderQuantizations `json:"quantizations,omitempty"`
+
+	// RequireParameters accepted; changes nothing (capabilities are always required)
+	RequireParameters *bool `json:"require_parameters,omitempty"`
+
+	// Sort the routing mode
+	Sort *ProviderSort `json:"sort,omitempty"`
+
+	// Zdr true excludes every listing that is not zero data retention
+	Zdr *bool `json:"zdr,omitempty"`
+}
+
+// ProviderDataCollection deny excludes listings that train on prompts (undeclared counts as training)
+type ProviderDataCollection string
+
+// ProviderQuantizations defines model for Provider.Quantizations.
+type ProviderQuantizations string
+
+// ProviderSort the routing mode
+type ProviderSort string
 
 // ResultWeights defines model for ResultWeights.
 type ResultWeights struct {
