@@ -22,6 +22,7 @@ import (
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/gateway"
 	"github.com/airside/airside/internal/gatewayclient"
@@ -197,7 +198,15 @@ var demoProjects = gateway.Config{Projects: []gateway.Project{
 	{Name: "demo", APIKey: demoProjectKey, Organisation: "demo"},
 	{Name: "acme-agents", APIKey: "sk-demo-acme-agents", Organisation: "acme"},
 	{Name: "bigco-enterprise", APIKey: "sk-demo-bigco", Organisation: "bigco", CacheHitRate: ptrFloat(0.6), CacheOutputRatio: ptrFloat(0.05)},
+	// A European health company: its data stays in the EU and trains no
+	// one's model (election.md sec. 7), so carriers see on their preview
+	// the part of the demand they cannot serve (Quarry declares no data
+	// policy; most carriers serve from the US only).
+	{Name: "eu-health", APIKey: "sk-demo-eu-health", Organisation: "euhealth", Regions: []string{"DE", "FR"},
+		Provider: &election.ProviderInput{DataCollection: ptrString("deny")}},
 }}
+
+func ptrString(v string) *string { return &v }
 
 func ptrFloat(v float64) *float64 { return &v }
 
