@@ -282,3 +282,41 @@ func TestProjectPreferencesMergeUnderTheRequest(t *testing.T) {
 		t.Errorf("the project's defaults gave %+v", req)
 	}
 }
+
+// TestANarrowedRequestLeavesTheIncumbentInPlace: requests that ask for
+// zero data retention go to the best ZDR listing, a close second on price,
+// without making it the shape's incumbent: the plain requests after them
+// stay with the cheapest (before, the first ZDR request took the shape
+// and, inside the margin, kept it).
+func TestANarrowedRequestLeavesTheIncumbentInPlace(t *testing.T) {
+	h := newHarness(t, carrierSpec{slug: "a", input: "1.00"}, carrierSpec{slug: "b", input: "1.02"}, carrierSpec{slug: "c", input: "1.50"})
+	h.publish(func(ls []gatewayclient.Listing) {
+		zero, no := int64(0), false
+		for _, i := range []int{1, 2} { // b and c: two left, so the request is routed, not pinned
+			ls[i].Fare.RetentionDays, ls[i].Fare.TrainsOnPrompts = &zero, &no
+		}
+	})
+	zdr := `{"model":"m","messages":[{"role":"user","content":"hello"}],"provider":{"zdr":true}}`
+	for range 5 {
+		if ans := h.chat(hello); ans.status != 200 {
+			t.Fatalf("plain: %d %s", ans.status, ans.body)
+		}
+	}
+	before := h.chats()
+	for range 5 {
+		if ans := h.chat(zdr); ans.status != 200 {
+			t.Fatalf("zdr: %d %s", ans.status, ans.body)
+		}
+	}
+	mid := h.chats()
+	for range 20 {
+		h.chat(hello)
+	}
+	after := h.chats()
+	if mid["b"]-before["b"] != 5 {
+		t.Errorf("the ZDR requests went to b %d times of 5", mid["b"]-before["b"])
+	}
+	if plainToB := after["b"] - mid["b"]; plainToB > 1 { // at most an exploration
+		t.Errorf("after the ZDR requests, %d of 20 plain requests went to b: it took the shape", plainToB)
+	}
+}

@@ -151,7 +151,18 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		}
 		return pl, nil
 	}
-	if first < 0 {
+	if first < 0 && req.Narrows() {
+		// A request whose preferences or residency narrow the ballot goes
+		// to the shape's incumbent when it may serve it and keeps its
+		// lead, else to its own winner, and leaves the incumbent in place:
+		// the customer's restriction is not the incumbent's failing, and
+		// the rest of the shape's traffic stays with it (election.md sec. 7).
+		shape := traffic.ShapeOf(&req)
+		first, _ = traffic.Holder(&pl.ballot, res, g.incumbents.Of(shape))
+		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
+			first, pl.kind = i, Exploration
+		}
+	} else if first < 0 {
 		shape := traffic.ShapeOf(&req)
 		first = g.incumbents.Hold(shape, &pl.ballot, res)
 		if first >= 0 && req.Routing == election.ModeAuto {

@@ -104,6 +104,13 @@ func (in *Incumbents) Hold(shape Shape, b *election.Ballot, res *election.Result
 	return i
 }
 
+// Of is a shape's incumbent ("" when it has none).
+func (in *Incumbents) Of(shape Shape) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.by[shape]
+}
+
 // heldBack reports whether the candidate id is on res only excluded by the
 // gateway's limits.
 func heldBack(res *election.Result, id string) bool {
