@@ -392,6 +392,9 @@ func (s *Server) routes() {
 	pages.GET("/carriers/:slug/logo", s.handlePublicLogo)
 	pages.GET("/models", s.handlePublicModels)
 	pages.GET("/models/:slug", s.handlePublicModel)
+	// The published catalogue in other tools' shapes (internal/export).
+	pages.GET("/exports/openrouter/models.json", s.handleExport(routing.ExportOpenRouter))
+	pages.GET("/exports/litellm/model_prices.json", s.handleExport(routing.ExportLiteLLM))
 
 	member := pages.Group("", requireLogin, requireTwoFactorEnrolment)
 	member.GET("/listings", s.handleListings)
