@@ -166,7 +166,8 @@ func tiersText(tiers []Tier) string {
 	}
 	parts := make([]string, len(tiers))
 	for i, t := range tiers {
-		parts[i] = fmt.Sprintf("above %s: in %s, out %s, cached %s", money.Grouped(t.AboveTokens), dollars(t.Input), dollars(t.Output), dollars(t.CachedInput))
+		parts[i] = fmt.Sprintf("above %s: in %s, out %s, cached %s", money.Grouped(t.AboveTokens), dollars(t.Input), dollars(t.Output), dollars(t.CachedInput)) +
+			feesText(t.Prices)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -183,9 +184,9 @@ func scheduleText(tb *TimeBased) string {
 	for i, d := range tb.OffPeakDays {
 		days[i] = d.String()[:3]
 	}
-	s := fmt.Sprintf("peak %s UTC at in %s / out %s / cached %s; off-peak in %s / out %s / cached %s",
-		strings.Join(windows, ","), dollars(tb.Peak.Input), dollars(tb.Peak.Output), dollars(tb.Peak.CachedInput),
-		dollars(tb.OffPeak.Input), dollars(tb.OffPeak.Output), dollars(tb.OffPeak.CachedInput))
+	s := fmt.Sprintf("peak %s UTC at in %s / out %s / cached %s%s; off-peak in %s / out %s / cached %s%s",
+		strings.Join(windows, ","), dollars(tb.Peak.Input), dollars(tb.Peak.Output), dollars(tb.Peak.CachedInput), feesText(tb.Peak),
+		dollars(tb.OffPeak.Input), dollars(tb.OffPeak.Output), dollars(tb.OffPeak.CachedInput), feesText(tb.OffPeak))
 	if len(days) > 0 {
 		s += fmt.Sprintf("; off-peak all day %s at %s", strings.Join(days, ","), OffsetText(tb.UTCOffsetMinutes))
 	}
@@ -206,4 +207,20 @@ func OffsetText(minutes int) string {
 		sign, minutes = "-", -minutes
 	}
 	return fmt.Sprintf("UTC%s%02d:%02d", sign, minutes/60, minutes%60)
+}
+
+// feesText is a block's fees as the change summary writes them ("" for
+// none).
+func feesText(p Prices) string {
+	var parts []string
+	if p.Request != nil {
+		parts = append(parts, FeeText(p.Request)+" a request")
+	}
+	if p.Image != nil {
+		parts = append(parts, FeeText(p.Image)+" an image")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
 }

@@ -34,6 +34,9 @@ const (
 // Prices is a set of optional price overrides (a tier or a time block).
 type Prices struct {
 	Input, Output, CachedInput *money.Micros
+	// Request and Image are fees per request and per image part (USD),
+	// overriding the fare's (election.md sec. 7).
+	Request, Image *money.Micros
 }
 
 // Tier applies its prices to prompts longer than AboveTokens.
@@ -102,7 +105,11 @@ func ptrFloat(m *money.Micros) *float64 {
 }
 
 func (p Prices) forElection() election.PriceBlock {
-	return election.PriceBlock{Input: ptrFloat(p.Input), Output: ptrFloat(p.Output), CachedInput: ptrFloat(p.CachedInput)}
+	out := election.PriceBlock{Input: ptrFloat(p.Input), Output: ptrFloat(p.Output), CachedInput: ptrFloat(p.CachedInput)}
+	if p.Request != nil || p.Image != nil {
+		out.Fees = &election.FeeBlock{Request: ptrFloat(p.Request), Image: ptrFloat(p.Image)}
+	}
+	return out
 }
 
 // ForElection converts the exact fare to what the engine ranks.

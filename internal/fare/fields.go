@@ -89,6 +89,11 @@ func price(key, label, hint string, g Group, text func(*Form) *string) Field {
 	return Field{Key: key, Label: label, Hint: hint, Group: g, Money: true, text: text}
 }
 
+// fee declares a schedule block's fee (USD per request or image part).
+func fee(key, label string, text func(*Form) *string) Field {
+	return Field{Key: key, Label: label, Qualifier: "USD", Group: GroupSchedule, text: text}
+}
+
 // BilledHint says what a billed-only price does.
 const BilledHint = "Billed, not ranked."
 
@@ -113,12 +118,14 @@ var Fields = []Field{
 		text: func(f *Form) *string { return &f.Discount }})), "discount"),
 	{Key: "tiers", Label: "Context tiers", Group: GroupTiers, CSV: "tiers", Rows: &Rows{Key: "tier", Label: "Tier",
 		Columns: []Column{{"above", "threshold", "tier_above", true}, {"input", "input price", "tier_input", false},
-			{"output", "output price", "tier_output", false}, {"cached_input", "cached input price", "tier_cached_input", false}},
+			{"output", "output price", "tier_output", false}, {"cached_input", "cached input price", "tier_cached_input", false},
+			{"request", "request fee", "tier_request", false}, {"image", "image fee", "tier_image", false}},
 		grow:  func(f *Form, n int) { f.Tiers = slices.Grow(f.Tiers, n)[:n] },
 		count: func(f *Form) int { return len(f.Tiers) },
 		at: func(f *Form, i int, col string) *string {
 			t := &f.Tiers[i]
-			return map[string]*string{"above": &t.Above, "input": &t.Input, "output": &t.Output, "cached_input": &t.CachedInput}[col]
+			return map[string]*string{"above": &t.Above, "input": &t.Input, "output": &t.Output, "cached_input": &t.CachedInput,
+				"request": &t.Request, "image": &t.Image}[col]
 		}}},
 	{Key: "peak_windows", Label: "Peak windows", Group: GroupSchedule, Rows: &Rows{Key: "peak_window", Label: "Peak window",
 		Columns: []Column{{"start", "start hour", "peak_start", true}, {"end", "end hour", "peak_end", true}},
@@ -141,6 +148,10 @@ var Fields = []Field{
 	live(price("off_peak_output", "Off-peak output price", "", GroupSchedule, func(f *Form) *string { return &f.OffPeak.Output })),
 	live(price("off_peak_cached_input", "Off-peak cached input price", "", GroupSchedule,
 		func(f *Form) *string { return &f.OffPeak.CachedInput })),
+	live(fee("peak_request", "Peak price per request", func(f *Form) *string { return &f.Peak.Request })),
+	live(fee("peak_image", "Peak price per image", func(f *Form) *string { return &f.Peak.Image })),
+	live(fee("off_peak_request", "Off-peak price per request", func(f *Form) *string { return &f.OffPeak.Request })),
+	live(fee("off_peak_image", "Off-peak price per image", func(f *Form) *string { return &f.OffPeak.Image })),
 	withCSV(live(Field{Key: "max_rpm", Label: "Max requests per minute", Group: GroupCaps,
 		text: func(f *Form) *string { return &f.MaxRPM }}), "max_rpm"),
 	withCSV(live(Field{Key: "max_rpd", Label: "Max requests per day", Group: GroupCaps,

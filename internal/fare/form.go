@@ -36,18 +36,24 @@ type Form struct {
 	EffectiveAt   string // "2006-01-02" or "2006-01-02T15:04" UTC, optional
 }
 
-// TierForm is one typed context tier.
-type TierForm struct{ Above, Input, Output, CachedInput string }
+// TierForm is one typed context tier (its fees per request and image
+// too).
+type TierForm struct{ Above, Input, Output, CachedInput, Request, Image string }
 
 // WindowForm is one typed peak window, in UTC hours.
 type WindowForm struct{ Start, End string }
 
-// PricesForm is a typed price block.
-type PricesForm struct{ Input, Output, CachedInput string }
+// PricesForm is a typed price block, with its fees per request and image.
+type PricesForm struct{ Input, Output, CachedInput, Request, Image string }
 
 // empty reports whether no price was typed (blanks are no price).
 func (p PricesForm) empty() bool {
-	return strings.TrimSpace(p.Input) == "" && strings.TrimSpace(p.Output) == "" && strings.TrimSpace(p.CachedInput) == ""
+	for _, v := range []string{p.Input, p.Output, p.CachedInput, p.Request, p.Image} {
+		if strings.TrimSpace(v) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // FieldErrors maps a form field to what is wrong with it. Keys are the form's
@@ -117,7 +123,8 @@ func (p *formParser) price(field, s string, required bool) *money.Micros {
 
 func (p *formParser) block(prefix string, typed PricesForm) Prices {
 	return Prices{Input: p.price(prefix+"input", typed.Input, false), Output: p.price(prefix+"output", typed.Output, false),
-		CachedInput: p.price(prefix+"cached_input", typed.CachedInput, false)}
+		CachedInput: p.price(prefix+"cached_input", typed.CachedInput, false),
+		Request:     p.fee(prefix+"request", typed.Request, "request"), Image: p.fee(prefix+"image", typed.Image, "image")}
 }
 
 // prices: the base prices, and the cache prices no higher than input.
@@ -235,7 +242,7 @@ func (p *formParser) tiers() {
 		default:
 			previous = above
 		}
-		typed := PricesForm{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}
+		typed := PricesForm{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput, Request: t.Request, Image: t.Image}
 		tier := Tier{AboveTokens: above, Prices: p.block(key, typed)}
 		if typed.empty() {
 			p.errs[key+"input"] = "Give the tier at least one price."
@@ -380,7 +387,8 @@ func FormOf(f *Fare) Form {
 	form.Market = marketForm(&f.Market)
 	for _, t := range f.Tiers {
 		form.Tiers = append(form.Tiers, TierForm{Above: strconv.FormatInt(t.AboveTokens, 10),
-			Input: formPrice(t.Input), Output: formPrice(t.Output), CachedInput: formPrice(t.CachedInput)})
+			Input: formPrice(t.Input), Output: formPrice(t.Output), CachedInput: formPrice(t.CachedInput),
+			Request: formPrice(t.Request), Image: formPrice(t.Image)})
 	}
 	if tb := f.TimeBased; tb != nil {
 		for _, w := range tb.PeakHours {
@@ -393,8 +401,7 @@ func FormOf(f *Fare) Form {
 		if tb.EffectiveAt != nil {
 			form.TODEffectiveAt = tb.EffectiveAt.UTC().Format(TimeLayout)
 		}
-		form.Peak = PricesForm{formPrice(tb.Peak.Input), formPrice(tb.Peak.Output), formPrice(tb.Peak.CachedInput)}
-		form.OffPeak = PricesForm{formPrice(tb.OffPeak.Input), formPrice(tb.OffPeak.Output), formPrice(tb.OffPeak.CachedInput)}
+		form.Peak, form.OffPeak = pricesForm(tb.Peak), pricesForm(tb.OffPeak)
 	}
 	return form
 }
@@ -419,4 +426,10 @@ func countFilled[T comparable](rows []T) int {
 		}
 	}
 	return n
+}
+
+// pricesForm is a filed block as the form shows it.
+func pricesForm(p Prices) PricesForm {
+	return PricesForm{Input: formPrice(p.Input), Output: formPrice(p.Output), CachedInput: formPrice(p.CachedInput),
+		Request: formPrice(p.Request), Image: formPrice(p.Image)}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airside/airside/internal/election"
 )
 
 func TestMarketFieldsParse(t *testing.T) {
@@ -99,5 +101,52 @@ func TestMarketChangesNeedNoticeAndShowInTheDiff(t *testing.T) {
 				t.Errorf("diff %+v, want one %s change of direction %d", changes, test.field, test.direction)
 			}
 		})
+	}
+}
+
+// TestFeesInTiersAndBlocks: a tier and a time block set fees like prices:
+// typed in the form (and the CSV's tiers cell), checked, kept through the
+// form again, and resolved by the engine per request as the spec says.
+func TestFeesInTiersAndBlocks(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	form := validForm()
+	form.Market.RequestPrice = "0.0001"
+	form.Tiers = []TierForm{{Above: "32768", Input: "1.10", Request: "0.0004"}}
+	form.PeakWindows = []WindowForm{{Start: "8", End: "18"}}
+	form.Peak = PricesForm{Image: "0.002"}
+	form.OffPeak = PricesForm{Input: "0.40"}
+	parsed, errs := form.Parse(now)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	ef := parsed.Fare.ForElection()
+	for _, test := range []struct {
+		at             time.Time
+		prompt         int64
+		request, image float64
+	}{
+		{time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC), 1000, 0.0001, 0.002}, // peak: its image fee
+		{time.Date(2026, 12, 4, 20, 0, 0, 0, time.UTC), 1000, 0.0001, 0},     // off-peak: the base fees
+		{time.Date(2026, 12, 4, 20, 0, 0, 0, time.UTC), 40000, 0.0004, 0},    // the tier's request fee
+	} {
+		got := election.ResolveFees(&ef, test.at, test.prompt)
+		if got.Request != test.request || got.Image != test.image {
+			t.Errorf("at %s, %d tokens: fees %+v, want %v / %v", test.at.Format("15:04"), test.prompt, got, test.request, test.image)
+		}
+	}
+	again := FormOf(parsed.Fare)
+	if again.Tiers[0].Request != "0.0004" || again.Peak.Image != "0.002" {
+		t.Errorf("the form again: tier %+v, peak %+v", again.Tiers[0], again.Peak)
+	}
+	bad := validForm()
+	bad.Tiers = []TierForm{{Above: "32768", Request: "-1"}}
+	bad.Peak, bad.PeakWindows = PricesForm{Image: "lots"}, []WindowForm{{Start: "8", End: "18"}}
+	_, errs = bad.Parse(now)
+	if !strings.Contains(errs["tier.0.request"], "per request") || !strings.Contains(errs["peak_image"], "per image") {
+		t.Errorf("bad fees: %v", errs)
+	}
+	var cell Form
+	if err := readRowsCell(&cell, MustField("tiers").Rows, "32768:1.10/4.40/0.60/0.0004/;131072:2.20"); err != nil || cell.Tiers[0].Request != "0.0004" || cell.Tiers[1].Input != "2.20" {
+		t.Errorf("a tiers cell with a fee: %+v, %v", cell.Tiers, err)
 	}
 }

@@ -36,12 +36,6 @@ func (f *Fare) PricesAt(t time.Time, promptTokens int64) Resolved {
 	if f.CacheWrite != nil {
 		p.CacheWrite = *f.CacheWrite
 	}
-	if f.RequestPrice != nil {
-		p.Request = *f.RequestPrice
-	}
-	if f.ImagePrice != nil {
-		p.Image = *f.ImagePrice
-	}
 	return p
 }
 
@@ -54,6 +48,12 @@ func (f *Fare) resolve(t time.Time, promptTokens int64) Resolved {
 	p := Resolved{Input: f.Input, Output: f.Output, CachedInput: f.Input}
 	if f.CachedInput != nil {
 		p.CachedInput = *f.CachedInput
+	}
+	if f.RequestPrice != nil {
+		p.Request = *f.RequestPrice
+	}
+	if f.ImagePrice != nil {
+		p.Image = *f.ImagePrice
 	}
 	cachedFiled := f.CachedInput != nil
 	overlay := func(block Prices) {
@@ -68,6 +68,12 @@ func (f *Fare) resolve(t time.Time, promptTokens int64) Resolved {
 		}
 		if block.CachedInput != nil {
 			p.CachedInput, cachedFiled = *block.CachedInput, true
+		}
+		if block.Request != nil {
+			p.Request = *block.Request
+		}
+		if block.Image != nil {
+			p.Image = *block.Image
 		}
 	}
 	if f.TimeBased != nil {

@@ -34,8 +34,10 @@ func TestRoutingServesWhatThePreviewProjects(t *testing.T) {
 		ls[1].Fare.Tiers = append(ls[1].Fare.Tiers, struct {
 			AboveTokens      int64                  `json:"aboveTokens"`
 			CachedInputPrice *gatewayclient.Decimal `json:"cachedInputPrice,omitempty"`
+			ImagePrice       *gatewayclient.Decimal `json:"imagePrice,omitempty"`
 			InputPrice       *gatewayclient.Decimal `json:"inputPrice,omitempty"`
 			OutputPrice      *gatewayclient.Decimal `json:"outputPrice,omitempty"`
+			RequestPrice     *gatewayclient.Decimal `json:"requestPrice,omitempty"`
 		}{AboveTokens: 10000, InputPrice: &half})
 	})
 	tierPrice := money.Micros(500_000)

@@ -638,8 +638,14 @@ type Fare struct {
 	Tiers         []struct {
 		AboveTokens      int64    `json:"aboveTokens"`
 		CachedInputPrice *Decimal `json:"cachedInputPrice,omitempty"`
-		InputPrice       *Decimal `json:"inputPrice,omitempty"`
-		OutputPrice      *Decimal `json:"outputPrice,omitempty"`
+
+		// ImagePrice the block's fee per image part (USD)
+		ImagePrice  *Decimal `json:"imagePrice,omitempty"`
+		InputPrice  *Decimal `json:"inputPrice,omitempty"`
+		OutputPrice *Decimal `json:"outputPrice,omitempty"`
+
+		// RequestPrice the block's fee per request (USD), overriding the fare's (election.md sec. 7)
+		RequestPrice *Decimal `json:"requestPrice,omitempty"`
 	} `json:"tiers"`
 	TimeBased *struct {
 		EffectiveAt *time.Time `json:"effectiveAt"`
@@ -751,8 +757,14 @@ type OrgUsage struct {
 // Prices defines model for Prices.
 type Prices struct {
 	CachedInputPrice *Decimal `json:"cachedInputPrice,omitempty"`
-	InputPrice       *Decimal `json:"inputPrice,omitempty"`
-	OutputPrice      *Decimal `json:"outputPrice,omitempty"`
+
+	// ImagePrice the block's fee per image part (USD)
+	ImagePrice  *Decimal `json:"imagePrice,omitempty"`
+	InputPrice  *Decimal `json:"inputPrice,omitempty"`
+	OutputPrice *Decimal `json:"outputPrice,omitempty"`
+
+	// RequestPrice the block's fee per request (USD), overriding the fare's (election.md sec. 7)
+	RequestPrice *Decimal `json:"requestPrice,omitempty"`
 }
 
 // Provider OpenRouter's provider object (election.md sec. 7); a request that gives it (or maxTokens, images, regions) is answered with policy, pinned and order, and the fee figures

@@ -78,6 +78,10 @@ type CataloguePrices struct {
 	InputPrice       *string `json:"inputPrice,omitempty"`
 	OutputPrice      *string `json:"outputPrice,omitempty"`
 	CachedInputPrice *string `json:"cachedInputPrice,omitempty"`
+	// RequestPrice and ImagePrice are the block's fees (USD), election.md
+	// sec. 7.
+	RequestPrice *string `json:"requestPrice,omitempty"`
+	ImagePrice   *string `json:"imagePrice,omitempty"`
 }
 
 // CatalogueSchedule is a time-of-day block.
@@ -116,7 +120,8 @@ func priceText(m *money.Micros) *string {
 }
 
 func pricesOf(p fare.Prices) CataloguePrices {
-	return CataloguePrices{InputPrice: priceText(p.Input), OutputPrice: priceText(p.Output), CachedInputPrice: priceText(p.CachedInput)}
+	return CataloguePrices{InputPrice: priceText(p.Input), OutputPrice: priceText(p.Output), CachedInputPrice: priceText(p.CachedInput),
+		RequestPrice: priceText(p.Request), ImagePrice: priceText(p.Image)}
 }
 
 // rateText writes basis points as a fraction: 3000 -> "0.3".

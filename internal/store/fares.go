@@ -38,6 +38,9 @@ type fareRow struct {
 	OffPeakInputMicros       *int64
 	OffPeakOutputMicros      *int64
 	OffPeakCachedInputMicros *int64
+	// The blocks' fees per request and image.
+	PeakRequestMicros, PeakImageMicros       *int64
+	OffPeakRequestMicros, OffPeakImageMicros *int64
 	// The market's attributes (sec. 7).
 	ContextLength      *int64
 	MaxOutputTokens    *int64
@@ -60,6 +63,8 @@ type fareTierRow struct {
 	InputMicros       *int64
 	OutputMicros      *int64
 	CachedInputMicros *int64
+	RequestMicros     *int64
+	ImageMicros       *int64
 }
 
 func (fareTierRow) TableName() string { return "fare_tiers" }
@@ -109,6 +114,8 @@ func fareToRow(f *fare.Fare) fareRow {
 		row.UTCOffsetMinutes = int64(tb.UTCOffsetMinutes)
 		row.PeakInputMicros, row.PeakOutputMicros, row.PeakCachedInputMicros = int64Ptr(tb.Peak.Input), int64Ptr(tb.Peak.Output), int64Ptr(tb.Peak.CachedInput)
 		row.OffPeakInputMicros, row.OffPeakOutputMicros, row.OffPeakCachedInputMicros = int64Ptr(tb.OffPeak.Input), int64Ptr(tb.OffPeak.Output), int64Ptr(tb.OffPeak.CachedInput)
+		row.PeakRequestMicros, row.PeakImageMicros = int64Ptr(tb.Peak.Request), int64Ptr(tb.Peak.Image)
+		row.OffPeakRequestMicros, row.OffPeakImageMicros = int64Ptr(tb.OffPeak.Request), int64Ptr(tb.OffPeak.Image)
 	}
 	return row
 }
@@ -131,13 +138,17 @@ func (r *fareRow) toDomain(tiers []fareTierRow) *fare.Fare {
 	}
 	for _, t := range tiers {
 		f.Tiers = append(f.Tiers, fare.Tier{AboveTokens: t.AboveTokens, Prices: fare.Prices{
-			Input: microsPtr(t.InputMicros), Output: microsPtr(t.OutputMicros), CachedInput: microsPtr(t.CachedInputMicros)}})
+			Input: microsPtr(t.InputMicros), Output: microsPtr(t.OutputMicros), CachedInput: microsPtr(t.CachedInputMicros),
+			Request: microsPtr(t.RequestMicros), Image: microsPtr(t.ImageMicros)}})
 	}
 	if r.PeakHours != "" || r.OffPeakDays != "" || r.PeakInputMicros != nil || r.OffPeakInputMicros != nil ||
-		r.PeakOutputMicros != nil || r.OffPeakOutputMicros != nil {
+		r.PeakOutputMicros != nil || r.OffPeakOutputMicros != nil || r.PeakRequestMicros != nil || r.OffPeakRequestMicros != nil ||
+		r.PeakImageMicros != nil || r.OffPeakImageMicros != nil {
 		tb := &fare.TimeBased{EffectiveAt: r.TodEffectiveAt, UTCOffsetMinutes: int(r.UTCOffsetMinutes),
-			Peak:    fare.Prices{Input: microsPtr(r.PeakInputMicros), Output: microsPtr(r.PeakOutputMicros), CachedInput: microsPtr(r.PeakCachedInputMicros)},
-			OffPeak: fare.Prices{Input: microsPtr(r.OffPeakInputMicros), Output: microsPtr(r.OffPeakOutputMicros), CachedInput: microsPtr(r.OffPeakCachedInputMicros)},
+			Peak: fare.Prices{Input: microsPtr(r.PeakInputMicros), Output: microsPtr(r.PeakOutputMicros), CachedInput: microsPtr(r.PeakCachedInputMicros),
+				Request: microsPtr(r.PeakRequestMicros), Image: microsPtr(r.PeakImageMicros)},
+			OffPeak: fare.Prices{Input: microsPtr(r.OffPeakInputMicros), Output: microsPtr(r.OffPeakOutputMicros), CachedInput: microsPtr(r.OffPeakCachedInputMicros),
+				Request: microsPtr(r.OffPeakRequestMicros), Image: microsPtr(r.OffPeakImageMicros)},
 		}
 		for _, w := range strings.Split(r.PeakHours, ",") {
 			a, b, ok := strings.Cut(w, "-")
@@ -166,7 +177,8 @@ func createFare(tx *gorm.DB, now time.Time, actorID *int64, f *fare.Fare) (int64
 	}
 	for i, t := range f.Tiers {
 		tr := fareTierRow{FareID: row.ID, Position: int64(i), AboveTokens: t.AboveTokens,
-			InputMicros: int64Ptr(t.Input), OutputMicros: int64Ptr(t.Output), CachedInputMicros: int64Ptr(t.CachedInput)}
+			InputMicros: int64Ptr(t.Input), OutputMicros: int64Ptr(t.Output), CachedInputMicros: int64Ptr(t.CachedInput),
+			RequestMicros: int64Ptr(t.Request), ImageMicros: int64Ptr(t.Image)}
 		if err := tx.Create(&tr).Error; err != nil {
 			return 0, fmt.Errorf("create fare tier: %w", err)
 		}

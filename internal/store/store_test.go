@@ -82,10 +82,10 @@ func TestFareRoundTripIsExact(t *testing.T) {
 			ListingID: listingID, Input: mustPrice(t, "0.1"), Output: mustPrice(t, "2.200001"), CachedInput: p("0.3"),
 			CacheRead: p("0.05"), LandingFee: 3000, Discount: 1000, MaxRPM: &rpm, CapScope: fare.ScopePerOrg,
 			Capabilities: []election.Capability{election.CapTools, election.CapJSONSchema},
-			Tiers:        []fare.Tier{{AboveTokens: 32768, Prices: fare.Prices{Input: p("1.1"), Output: p("4.4")}}},
+			Tiers:        []fare.Tier{{AboveTokens: 32768, Prices: fare.Prices{Input: p("1.1"), Output: p("4.4"), Request: p("0.001")}}},
 			TimeBased: &fare.TimeBased{EffectiveAt: &eff, PeakHours: []fare.PeakWindow{{Start: 1, End: 4}, {Start: 6, End: 10}},
 				OffPeakDays: []time.Weekday{0, 6}, UTCOffsetMinutes: 480,
-				Peak: fare.Prices{Input: p("0.66")}, OffPeak: fare.Prices{Input: p("0.33"), CachedInput: p("0.18")}},
+				Peak: fare.Prices{Input: p("0.66"), Image: p("0.004")}, OffPeak: fare.Prices{Input: p("0.33"), CachedInput: p("0.18")}},
 		}
 		// The market's attributes (sec. 7), a declared "not kept" (0) and
 		// "does not train" (false) kept apart from undeclared.
