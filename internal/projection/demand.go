@@ -21,70 +21,59 @@ const MixWindow = 7 * 24 * time.Hour
 // another, within demandFresh.
 const demandFresh = time.Minute
 
-// demandCache holds each model's workload demand over MixWindow, as last
-// read.
+// demandCache holds each model's workload demand and what its requests
+// asked for over MixWindow, as last read.
 type demandCache struct {
 	mu     sync.Mutex
-	models map[string]demandEntry
-	asked  map[string]askedEntry
+	models map[string]kept[map[string]catalogue.WorkloadDemand]
+	asked  map[string]kept[catalogue.AskedSums]
 }
 
-type demandEntry struct {
-	at     time.Time
-	shapes map[string]catalogue.WorkloadDemand
+// kept is a value read at a moment.
+type kept[T any] struct {
+	at    time.Time
+	value T
 }
 
-type askedEntry struct {
-	at   time.Time
-	sums catalogue.AskedSums
+// readKept is (*entries)[model] when read less than demandFresh ago, else
+// read again and kept: the demand reads share one freshness rule.
+func readKept[T any](pj *Projector, entries *map[string]kept[T], model string, read func(now time.Time) (T, error)) (T, error) {
+	now := pj.Now()
+	pj.demands.mu.Lock()
+	e, ok := (*entries)[model]
+	pj.demands.mu.Unlock()
+	if ok && keptFresh(e.at, now, demandFresh) {
+		return e.value, nil
+	}
+	v, err := read(now)
+	if err != nil {
+		return v, err
+	}
+	pj.demands.mu.Lock()
+	if *entries == nil {
+		*entries = map[string]kept[T]{}
+	}
+	(*entries)[model] = kept[T]{at: now, value: v}
+	pj.demands.mu.Unlock()
+	return v, nil
 }
 
 // Asked is what the model's requests over the last MixWindow asked for
 // besides the model (election.md sec. 7), read at most once every
 // demandFresh per process, as Demand is.
 func (pj *Projector) Asked(ctx context.Context, model string) (catalogue.AskedSums, error) {
-	now := pj.Now()
-	pj.demands.mu.Lock()
-	e, ok := pj.demands.asked[model]
-	pj.demands.mu.Unlock()
-	if ok && keptFresh(e.at, now, demandFresh) {
-		return e.sums, nil
-	}
-	sums, err := pj.Reads.DemandAsked(ctx, model, now.Add(-MixWindow))
-	if err != nil {
-		return sums, err
-	}
-	pj.demands.mu.Lock()
-	if pj.demands.asked == nil {
-		pj.demands.asked = map[string]askedEntry{}
-	}
-	pj.demands.asked[model] = askedEntry{at: now, sums: sums}
-	pj.demands.mu.Unlock()
-	return sums, nil
+	return readKept(pj, &pj.demands.asked, model, func(now time.Time) (catalogue.AskedSums, error) {
+		return pj.Reads.DemandAsked(ctx, model, now.Add(-MixWindow))
+	})
 }
 
 // Demand is the model's workload demand over the last MixWindow, read at
 // most once every demandFresh per process. The map is shared: callers only
 // read it.
 func (pj *Projector) Demand(ctx context.Context, model string) (map[string]catalogue.WorkloadDemand, error) {
-	now := pj.Now()
-	pj.demands.mu.Lock()
-	e, ok := pj.demands.models[model]
-	pj.demands.mu.Unlock()
-	if ok && keptFresh(e.at, now, demandFresh) {
-		return e.shapes, nil
-	}
-	shapes, err := pj.Reads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
-	if err != nil {
-		return nil, err
-	}
-	pj.demands.mu.Lock()
-	if pj.demands.models == nil {
-		pj.demands.models = map[string]demandEntry{}
-	}
-	pj.demands.models[model] = demandEntry{at: now, shapes: shapes}
-	pj.demands.mu.Unlock()
-	return shapes, nil
+	return readKept(pj, &pj.demands.models, model, func(now time.Time) (map[string]catalogue.WorkloadDemand, error) {
+		return pj.Reads.DemandShapes(ctx, model, now.Add(-MixWindow), election.CachePromptTokens)
+	})
 }
 
 // ForgetDemand drops a model's cached demand: new demand was recorded.
