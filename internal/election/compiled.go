@@ -22,10 +22,11 @@ type Compiled struct {
 	// cache relevance, with the ballot's auto weights: the same for every
 	// election on the ballot.
 	weights [len(modeWeights)][2][2]Weights
-	// scratch, per election: each candidate's routing price, and which stay
-	// on the ballot (0 eligible, else why not).
-	price []float64
-	excl  []Exclusion
+	// scratch, per election: each candidate's routing price, which stay
+	// on the ballot (0 eligible, else why not), and the scores (read by a
+	// provider order).
+	price, score []float64
+	excl         []Exclusion
 }
 
 type compiledCandidate struct {
@@ -182,7 +183,7 @@ func weekdayAt(unix int64) uint {
 // read: each election brings its own. Nothing of b is kept.
 func Compile(b *Ballot) *Compiled {
 	n := len(b.Candidates)
-	c := &Compiled{ids: make([]string, n), cands: make([]compiledCandidate, n), price: make([]float64, n), excl: make([]Exclusion, n)}
+	c := &Compiled{ids: make([]string, n), cands: make([]compiledCandidate, n), price: make([]float64, n), score: make([]float64, n), excl: make([]Exclusion, n)}
 	for m := range c.weights {
 		for s, streaming := range []bool{false, true} {
 			for r, relevant := range []bool{false, true} {
@@ -227,7 +228,7 @@ func Compile(b *Ballot) *Compiled {
 // one per concurrent election (a pool of forks serves a busy model).
 func (c *Compiled) Fork() *Compiled {
 	f := *c
-	f.price, f.excl = make([]float64, len(c.cands)), make([]Exclusion, len(c.cands))
+	f.price, f.score, f.excl = make([]float64, len(c.cands)), make([]float64, len(c.cands)), make([]Exclusion, len(c.cands))
 	return &f
 }
 
@@ -331,7 +332,7 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 		var f Factors
 		setFactors(&f, c.price[i], &cc.health, cc.cacheFactor, best, req.Streaming)
 		score := scoreOf(&w, &f, cc.priorityPenalty, cc.uptimePenalty)
-		c.price[i] = score // kept for a provider order below
+		c.score[i] = score
 		if winner < 0 || score < winScore {
 			winner, winScore = i, score // strictly lower: a tie stays with the one listed first
 		}
@@ -339,12 +340,12 @@ func (c *Compiled) Winner(req *Request, usage []Usage) (int, float64) {
 	if p := req.Provider; p != nil && len(p.Order) > 0 {
 		if w, ok := orderedWinner(p, len(c.cands), c.ID, func(i int) (float64, bool) {
 			e := c.excl[i]
-			return c.price[i], e == 0 || fellOpen && e&exclHard == 0
+			return c.score[i], e == 0 || fellOpen && e&exclHard == 0
 		}); ok {
 			if w < 0 {
 				return -1, 0
 			}
-			return w, c.price[w]
+			return w, c.score[w]
 		}
 	}
 	return winner, winScore

@@ -62,10 +62,7 @@ func preferences(p *Project, a *Analysis, req *election.Request) error {
 		req.Regions = p.Regions
 	}
 	if merged == nil {
-		if a.NoFallback && req.Provider != nil {
-			req.Provider.NoFallbacks = true
-		}
-		return nil
+		return nil // no provider object: a.NoFallback alone cuts the tries
 	}
 	prov, sort, err := merged.Provider("provider")
 	if err != nil {
