@@ -26,15 +26,7 @@ const tsclientDir = "testdata/tsclient"
 // live portal: a 200 with an ETag, a 304 that keeps what is held (not an
 // error), a long poll answered by a publication, and the re-fetch.
 func TestTypeScriptGatewayLoop(t *testing.T) {
-	nodetest.Require(t)
-	modules := nodetest.Packages(t, tsclientDir)
-	work := t.TempDir()
-	for _, f := range []string{"gateway-loop.ts", "tsconfig.json", "package.json"} {
-		nodetest.CopyFile(t, filepath.Join(tsclientDir, f), filepath.Join(work, f))
-	}
-	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	work := nodetest.Workdir(t, tsclientDir, "gateway-loop.ts", "tsconfig.json", "package.json")
 	spec, _ := filepath.Abs("../docs/openapi.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

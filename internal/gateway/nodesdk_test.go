@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,15 +22,7 @@ const nodeSDKDir = "testdata/nodesdk"
 // with the carrier's answer, and the stream ends with usage, as they do
 // against OpenAI.
 func TestTheOpenAINodeSDKLoopsThroughTheGateway(t *testing.T) {
-	nodetest.Require(t)
-	modules := nodetest.Packages(t, nodeSDKDir)
-	work := t.TempDir()
-	for _, f := range []string{"sdk-loop.mjs", "package.json"} {
-		nodetest.CopyFile(t, filepath.Join(nodeSDKDir, f), filepath.Join(work, f))
-	}
-	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	work := nodetest.Workdir(t, nodeSDKDir, "sdk-loop.mjs", "package.json")
 	h := newHarness(t, carrierSpec{slug: "a", input: "1", capabilities: []string{"tools"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -72,6 +72,23 @@ func Packages(t testing.TB, dir string) string {
 	return modules
 }
 
+// Workdir is a fresh directory for a test's Node program: node and npm
+// required (Require), dir's pinned packages installed (Packages) and linked
+// as its node_modules, and the named files of dir copied in.
+func Workdir(t testing.TB, dir string, files ...string) string {
+	t.Helper()
+	Require(t)
+	modules := Packages(t, dir)
+	work := t.TempDir()
+	for _, f := range files {
+		CopyFile(t, filepath.Join(dir, f), filepath.Join(work, f))
+	}
+	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return work
+}
+
 // CopyFile copies a file for a test.
 func CopyFile(t testing.TB, from, to string) {
 	t.Helper()
