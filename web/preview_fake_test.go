@@ -49,6 +49,10 @@ func (f *fakeProjections) MeasuredDemand(context.Context, string) (projection.Me
 	return f.measured, nil
 }
 
+func (f *fakeProjections) Unservable(context.Context, *catalogue.Listing, time.Time, time.Time) (int64, error) {
+	return 0, nil
+}
+
 func (f *fakeProjections) Unserved(context.Context, string, *fare.Market) ([]projection.Unserved, error) {
 	return nil, nil
 }

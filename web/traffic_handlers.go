@@ -332,7 +332,11 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		// was in force hour by hour, weighed as the model's requests came.
 		if then, any := past.Over(since, until); any {
 			first := past.Hours()[0]
-			v.Gap = shareGapView(then, first, data.hours[l.ID], data.models[l.Model.ID], past.CappedSince(first))
+			unservable, err := s.Projector.Unservable(ctx, l, first, until)
+			if err != nil {
+				return err
+			}
+			v.Gap = shareGapView(then, first, data.hours[l.ID], data.models[l.Model.ID], past.CappedSince(first), unservable)
 		}
 	}
 	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)

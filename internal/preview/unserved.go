@@ -20,6 +20,9 @@ type Unserved struct {
 	// Why says what they asked and what the listing offers; Fix names the
 	// change to the listing that would open them.
 	Why, Fix string
+	// Key is the asked key (catalogue.AskedKeys) and Requests its count.
+	Key      string
+	Requests int64
 }
 
 // MaxUnserved bounds the lines shown: the largest parts first.
@@ -35,9 +38,10 @@ func UnservedBy(m *fare.Market, sums catalogue.AskedSums) []Unserved {
 		return nil
 	}
 	var out []Unserved
+	var key string
 	add := func(n int64, why, fix string) {
 		if n > 0 {
-			out = append(out, Unserved{Share: float64(n) / float64(sums.Requests), Why: why, Fix: fix})
+			out = append(out, Unserved{Share: float64(n) / float64(sums.Requests), Why: why, Fix: fix, Key: key, Requests: n})
 		}
 	}
 	contextLine, outputLine := int64(0), int64(0)
@@ -47,8 +51,9 @@ func UnservedBy(m *fare.Market, sums catalogue.AskedSums) []Unserved {
 	if m.MaxOutputTokens != nil {
 		outputLine = lineAtOrAbove(catalogue.OutputThresholds, *m.MaxOutputTokens)
 	}
-	for key, n := range sums.Asked {
-		a, ok := catalogue.ParseAsked(key)
+	for k, n := range sums.Asked {
+		a, ok := catalogue.ParseAsked(k)
+		key = k
 		if !ok {
 			continue
 		}
@@ -131,4 +136,16 @@ func orList(items []string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// UnservableRequests estimates how many of the requests in sums a listing
+// offering m could not serve for its customers' preferences: the largest
+// count among the asked keys it fails (the requests behind two keys may be
+// the same ones, so their sum would overstate; the largest is a floor).
+func UnservableRequests(m *fare.Market, sums catalogue.AskedSums) int64 {
+	lines := UnservedBy(m, sums) // largest first
+	if len(lines) == 0 {
+		return 0
+	}
+	return lines[0].Requests
 }

@@ -44,4 +44,12 @@ func TestUnservedNamesWhatKeepsRequestsAway(t *testing.T) {
 	if UnservedBy(&fare.Market{}, catalogue.AskedSums{}) != nil {
 		t.Error("lines without demand")
 	}
+	// The requests kept away: the largest key failed, a floor of their union.
+	if n := UnservableRequests(&fare.Market{}, sums); n != 400 {
+		t.Errorf("an undeclared listing keeps %d requests away, want 400 (data collection denied)", n)
+	}
+	zdr := fare.Market{RetentionDays: i(0), TrainsOnPrompts: &no, Quantization: "fp8", Regions: []string{"DE"}, ContextLength: i(1 << 21)}
+	if n := UnservableRequests(&zdr, sums); n != 0 {
+		t.Errorf("a listing that meets every preference keeps %d away", n)
+	}
 }

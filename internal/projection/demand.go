@@ -63,7 +63,7 @@ func readKept[T any](pj *Projector, entries *map[string]kept[T], model string, r
 // demandFresh per process, as Demand is.
 func (pj *Projector) Asked(ctx context.Context, model string) (catalogue.AskedSums, error) {
 	return readKept(pj, &pj.demands.asked, model, func(now time.Time) (catalogue.AskedSums, error) {
-		return pj.Reads.DemandAsked(ctx, model, now.Add(-MixWindow))
+		return pj.Reads.DemandAsked(ctx, model, now.Add(-MixWindow), now.Add(time.Minute))
 	})
 }
 
@@ -97,4 +97,18 @@ func (pj *Projector) Unserved(ctx context.Context, model string, m *fare.Market)
 		return nil, err
 	}
 	return preview.UnservedBy(m, sums), nil
+}
+
+// Unservable estimates the model's requests from from until until whose
+// customers' preferences a listing's published fare could not meet (the
+// traffic page's share gap names them).
+func (pj *Projector) Unservable(ctx context.Context, l *catalogue.Listing, from, until time.Time) (int64, error) {
+	if l.Published == nil {
+		return 0, nil
+	}
+	sums, err := pj.Reads.DemandAsked(ctx, l.Model.Slug, from, until)
+	if err != nil {
+		return 0, err
+	}
+	return preview.UnservableRequests(&l.Published.Market, sums), nil
 }

@@ -12,9 +12,10 @@ import (
 // from from on, with the causes of the difference (traffic.ExplainShare
 // says how they split): hours are the listing's, model the model's
 // requests by hour over the same period and modelCapped what the model's
-// caps turned away in it. ModelRequests is 0 when the model had no
-// requests.
-func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped int64) (traffic.ShareGap, int64) {
+// caps turned away in it; unservable the model's requests in it whose
+// preferences the listing could not meet (Projector.Unservable).
+// ModelRequests is 0 when the model had no requests.
+func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped, unservable int64) (traffic.ShareGap, int64) {
 	c := traffic.ShareCounts{}
 	for _, h := range hours {
 		if h.Hour.Before(from) {
@@ -33,6 +34,7 @@ func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint,
 		}
 	}
 	c.OthersCapped = max(0, modelCapped-c.Capped)
+	c.PreferenceHeld = unservable
 	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c), c.ModelRequests
 }
 

@@ -40,7 +40,7 @@ func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 	}
 	hours := []catalogue.HourlyPoint{hour(h, 5400, 6), hour(h.Add(time.Hour), 5940, 0)}
 	model := map[time.Time]int64{h: 6000, h.Add(time.Hour): 6000}
-	g, n := Gap(preview.Share{Total: 0.99}, h, hours, model, 0)
+	g, n := Gap(preview.Share{Total: 0.99}, h, hours, model, 0, 0)
 	if n != 12000 {
 		t.Fatalf("model requests %d, want 12000", n)
 	}
@@ -57,5 +57,24 @@ func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 	named := g.Named(1)
 	if len(named) != 1 || named[0].Key != traffic.CauseSlow {
 		t.Errorf("named causes %+v, want the latency backoff alone", named)
+	}
+}
+
+// A listing that keeps prompts, projected at 60 %, served less because a
+// fifth of the model's requests asked for zero data retention: the gap
+// names the customers' preferences, up to the projected share of those.
+func TestGapNamesTheCustomersPreferences(t *testing.T) {
+	h := time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC)
+	p := catalogue.HourlyPoint{Hour: h}
+	p.Requests, p.Routed = 480, 480
+	g, _ := Gap(preview.Share{Total: 0.6}, h, []catalogue.HourlyPoint{p}, map[time.Time]int64{h: 1000}, 0, 200)
+	points := map[string]float64{}
+	for _, c := range g.Causes {
+		points[c.Key] = c.Points
+	}
+	// 200 requests asked what it lacks, 60 % of them projected here: 12
+	// points, exactly the 12 it was short.
+	if math.Abs(points[traffic.CausePreferences]+12) > 1e-9 || math.Abs(points[traffic.CauseElection]) > 1e-9 {
+		t.Errorf("preferences %v points, election %v points; want -12 and 0", points[traffic.CausePreferences], points[traffic.CauseElection])
 	}
 }

@@ -32,7 +32,7 @@ type Reads interface {
 	DemandShapes(ctx context.Context, model string, since time.Time, largeFrom int64) (map[string]catalogue.WorkloadDemand, error)
 	// DemandAsked is what the model's requests asked for besides the
 	// model (election.md sec. 7), summed from since on.
-	DemandAsked(ctx context.Context, model string, since time.Time) (catalogue.AskedSums, error)
+	DemandAsked(ctx context.Context, model string, since, until time.Time) (catalogue.AskedSums, error)
 	HourlyTraffic(ctx context.Context, listingIDs []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error)
 	ModelTraffic(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]map[time.Time]int64, error)
 	ModelTotals(ctx context.Context, modelIDs []int64, since, until time.Time) (map[int64]int64, error)

@@ -84,7 +84,7 @@ func (m *market) FindLiveTokens(context.Context) (map[string]apitoken.Token, err
 func (m *market) HealthMetrics(context.Context, catalogue.HealthSpan, time.Time) (catalogue.MetricRows, error) {
 	return catalogue.MetricRows{}, nil
 }
-func (m *market) DemandAsked(context.Context, string, time.Time) (catalogue.AskedSums, error) {
+func (m *market) DemandAsked(context.Context, string, time.Time, time.Time) (catalogue.AskedSums, error) {
 	return catalogue.AskedSums{}, nil
 }
 

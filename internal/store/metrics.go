@@ -871,17 +871,17 @@ func (s *Store) DeleteDemandBefore(ctx context.Context, before time.Time) (int64
 	return res.RowsAffected, res.Error
 }
 
-// DemandAsked sums what a model's requests asked for from since on: the
-// requests in all (whatever they asked), and per asked key
-// (catalogue.AskedKeys) those that asked it.
-func (s *Store) DemandAsked(ctx context.Context, model string, since time.Time) (catalogue.AskedSums, error) {
+// DemandAsked sums what a model's requests asked for in the minutes from
+// since until until: the requests in all (whatever they asked), and per
+// asked key (catalogue.AskedKeys) those that asked it.
+func (s *Store) DemandAsked(ctx context.Context, model string, since, until time.Time) (catalogue.AskedSums, error) {
 	out := catalogue.AskedSums{Asked: map[string]int64{}}
 	var rows []struct {
 		Asked    string
 		Requests int64
 	}
 	if err := s.read(ctx).Model(&demandAskedRow{}).Select("asked, SUM(requests) AS requests").
-		Where("model_slug = ? AND minute >= ?", model, since.UTC()).Group("asked").Scan(&rows).Error; err != nil {
+		Where("model_slug = ? AND minute >= ? AND minute < ?", model, since.UTC(), until.UTC()).Group("asked").Scan(&rows).Error; err != nil {
 		return out, fmt.Errorf("what demand for %s asked: %w", model, err)
 	}
 	for _, r := range rows {
@@ -889,7 +889,7 @@ func (s *Store) DemandAsked(ctx context.Context, model string, since time.Time) 
 	}
 	var total struct{ Requests int64 }
 	if err := s.read(ctx).Model(&demandRow{}).Select("COALESCE(SUM(requests), 0) AS requests").
-		Where("model_slug = ? AND minute >= ?", model, since.UTC()).Scan(&total).Error; err != nil {
+		Where("model_slug = ? AND minute >= ? AND minute < ?", model, since.UTC(), until.UTC()).Scan(&total).Error; err != nil {
 		return out, fmt.Errorf("demand for %s: %w", model, err)
 	}
 	out.Requests = total.Requests

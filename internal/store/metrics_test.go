@@ -737,17 +737,20 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 		if err := s.RecordDemand(ctx, rows[:1]); err != nil {
 			t.Fatalf("an identical replay: %v", err)
 		}
-		sums, err := s.DemandAsked(ctx, "k", hour.Add(-time.Hour))
+		sums, err := s.DemandAsked(ctx, "k", hour.Add(-time.Hour), now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sums.Requests != 20 || sums.Asked["zdr"] != 5 || sums.Asked["regions:DE,FR"] != 10 || len(sums.Asked) != 2 {
 			t.Errorf("summed %+v, want 20 requests, zdr 5, regions:DE,FR 10", sums)
 		}
+		if before, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), hour); before.Requests != 7 || before.Asked["zdr"] != 7 {
+			t.Errorf("before the hour: %+v, want the old row alone", before)
+		}
 		if _, err := s.DeleteDemandBefore(ctx, hour.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if sums, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour)); sums.Requests != 20 || sums.Asked["zdr"] != 5 {
+		if sums, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), now); sums.Requests != 20 || sums.Asked["zdr"] != 5 {
 			t.Errorf("after deleting the old rows: %+v", sums)
 		}
 	})

@@ -36,6 +36,11 @@ type ShareCounts struct {
 	// per hour: each holds the listing out for SlowHold, the hour's
 	// requests taken as even within it.
 	SlowHeld int64
+	// PreferenceHeld are the model's requests whose customers' preferences
+	// or residency the listing could not meet (election.md sec. 7),
+	// estimated from what demand asked for: those requests never came to
+	// it, and the projection does not yet elect them apart.
+	PreferenceHeld int64
 }
 
 // unlabelled are requests reported without how they came (history from
@@ -75,6 +80,7 @@ const (
 	CauseRateLimited = "rate-limited"
 	CauseOthersCaps  = "others-caps"
 	CauseSlow        = "slow"
+	CausePreferences = "preferences"
 	CauseFailures    = "failures"
 	CauseUnlabelled  = "unlabelled"
 )
@@ -97,6 +103,10 @@ const (
 //     up to the projected share of the model's requests in the minutes
 //     the latency backoff held the listing out (an estimate: the gateway
 //     reports when each backoff started, not what it moved);
+//   - preferences: of the routed requests short of the projection (after
+//     the slow first tokens), up to the projected share of the model's
+//     requests whose preferences the listing could not meet (an estimate:
+//     demand reports what requests asked, not where they went);
 //   - failures: requests that failed here (the gateway retried them on
 //     another listing, whose fallbacks they are);
 //   - unlabelled: requests reported without how they came;
@@ -121,13 +131,15 @@ func ExplainShare(p Projection, c ShareCounts) ShareGap {
 	election := pts(c.Routed+c.Capped+c.RateLimited) - 100*(p.Total-p.Exploration)
 	othersCaps := min(max(election, 0), pts(c.OthersCapped))
 	slow := min(max(-election, 0), p.Total*pts(c.SlowHeld))
+	prefs := min(max(-election-slow, 0), p.Total*pts(c.PreferenceHeld))
 	parts := []struct {
 		key    string
 		points float64
 	}{
-		{CauseElection, election - othersCaps + slow},
+		{CauseElection, election - othersCaps + slow + prefs},
 		{CauseOthersCaps, othersCaps},
 		{CauseSlow, -slow},
+		{CausePreferences, -prefs},
 		{CauseExploration, pts(c.Exploration) - 100*p.Exploration},
 		{CausePins, pts(c.Pinned)},
 		{CauseFallbacks, pts(c.Fallback)},
@@ -152,6 +164,7 @@ var causeNames = map[string]string{
 	CauseOthersCaps:  "requests other listings' rate caps turned away, elected here next",
 	CauseSlow:        "held back for slow first tokens (the gateway's latency backoff; estimated from the backoffs it reported)",
 	CauseFailures:    "requests that failed here (retried on another listing)",
+	CausePreferences: "requests whose customers asked for what this listing does not offer (zero data retention, a quantization, a region, a longer context; estimated from what demand asked for)",
 	CauseUnlabelled:  "requests reported without how they came (from before the gateway said so)",
 }
 
