@@ -33,8 +33,12 @@ type Market struct {
 
 // ZDR reports zero data retention: retention 0 and no training, both
 // declared.
-func (m *Market) ZDR() bool {
-	return m.RetentionDays != nil && *m.RetentionDays == 0 && m.TrainsOnPrompts != nil && !*m.TrainsOnPrompts
+func (m *Market) ZDR() bool { return m.dataPolicy().ZDR() }
+
+// dataPolicy is the declaration as the engine reads it: the one home of
+// what counts as zero data retention.
+func (m *Market) dataPolicy() election.DataPolicy {
+	return election.DataPolicy{RetentionDays: m.RetentionDays, TrainsOnPrompts: m.TrainsOnPrompts}
 }
 
 // MarketForm is the market section as typed.
@@ -159,7 +163,7 @@ func marketForm(m *Market) MarketForm {
 func (m *Market) forElection(out *election.Fare) {
 	out.ContextLength, out.MaxOutputTokens = m.ContextLength, m.MaxOutputTokens
 	out.Quantization, _ = election.ParseQuantization(m.Quantization)
-	out.DataPolicy = election.DataPolicy{RetentionDays: m.RetentionDays, TrainsOnPrompts: m.TrainsOnPrompts}
+	out.DataPolicy = m.dataPolicy()
 	out.Regions = m.Regions
 	if m.RequestPrice != nil {
 		out.RequestPrice = m.RequestPrice.Float()
