@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,22 @@ func reportSource(name, addr string) string {
 	return name + "/" + hex.EncodeToString(id)
 }
 
+// defaultSpool is the user's cache folder's airside/gateway-spool (the
+// temporary folder without one).
+func defaultSpool() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "airside", "gateway-spool")
+}
+
+// portalFolder names a portal's part of the spool.
+func portalFolder(portal string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSuffix(portal, "/")))
+	return hex.EncodeToString(sum[:8])
+}
+
 // gatewayClient is the portal's API as a gateway reads it, with its token.
 func gatewayClient(portal, token string) (*gatewayclient.ClientWithResponses, error) {
 	return gatewayclient.NewClientWithResponses(strings.TrimSuffix(portal, "/")+"/api/v1",
@@ -73,6 +90,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
 	redisURL := fs.String("redis", env("AIRSIDE_GATEWAY_REDIS_URL", ""),
 		"share the rate-cap windows with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process counts alone)")
+	spoolDir := fs.String("spool", env("AIRSIDE_GATEWAY_SPOOL", defaultSpool()),
+		"keep every count on disk here until the portal has it, so a killed process loses nothing (posted by the next process of this folder; \"off\": memory only)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
 		"let carriers' endpoints resolve to loopback and private addresses (the demo's carriers run on loopback; never in production)")
 	if err := fs.Parse(args); err != nil {
@@ -120,6 +139,18 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		state = "rate caps in Redis " + client.Options().Addr + " (shared with the fleet)"
 	}
 	source := reportSource(*name, *addr)
+	spooled := "off (a killed process loses the minutes it has not posted)"
+	if *spoolDir != "off" && *spoolDir != "" {
+		// One folder per portal: a spool's counts are posted to the portal
+		// they were counted for.
+		spool, err := gateway.OpenSpool(filepath.Join(*spoolDir, portalFolder(*portal)), source)
+		if err != nil {
+			return err
+		}
+		defer spool.Close()
+		rec.Spool = spool
+		spooled = spool.Dir()
+	}
 	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source}
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
@@ -144,7 +175,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),
-		"private carriers", *allowPrivate, "state", state)
+		"private carriers", *allowPrivate, "state", state, "spool", spooled)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

@@ -32,6 +32,7 @@ func (r *Recorder) Held(shape traffic.Shape, route Route, at time.Time) {
 		r.holders = map[holderKey]*int64{}
 	}
 	if _, ok := r.holders[k]; !ok {
+		r.spool(spoolEntry{Op: opHeld, At: at, Route: routeOf(route), Shape: &shape})
 		id := route.ListingID
 		r.holders[k] = &id
 	}

@@ -57,6 +57,7 @@ func (r *Recorder) UsedBy(label string, route Route, o Outcome, at time.Time) {
 	k := orgKey{route.ListingID, label, at.UTC().Truncate(time.Minute)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opUsedBy, At: at, Route: routeOf(route), Outcome: &o, Label: label})
 	if r.orgs == nil {
 		r.orgs = map[orgKey]*OrgStat{}
 	}

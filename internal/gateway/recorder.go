@@ -107,6 +107,17 @@ type Recorder struct {
 	demand  map[demandKey]*Demand
 	holders map[holderKey]*int64 // each auto shape's holder by minute (holders.go)
 	orgs    map[orgKey]*OrgStat  // each organisation's minutes by listing (orgs.go)
+	// Spool, when set, keeps every count on disk until the portal has its
+	// minute (spool.go); written under mu, so a replay takes the counts in
+	// the order they were taken.
+	Spool *Spool
+}
+
+// spool writes a count to the spool, if there is one (mu held).
+func (r *Recorder) spool(e spoolEntry) {
+	if r.Spool != nil {
+		r.Spool.write(e)
+	}
 }
 
 // NewRecorder is an empty recorder.
@@ -129,6 +140,7 @@ func (r *Recorder) stat(listing int64, at time.Time) *Stat {
 func (r *Recorder) Limited(route Route, e traffic.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opLimited, At: e.At, Route: routeOf(route), Event: &e})
 	s := r.stat(route.ListingID, e.At)
 	switch {
 	case e.Limit == traffic.LimitBackoff && e.Opened:
@@ -146,6 +158,7 @@ func (r *Recorder) Limited(route Route, e traffic.Event) {
 func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outcome, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opAttempt, At: at, Project: project, Model: model, Route: routeOf(route), Kind: kind, Outcome: &o})
 	s := r.stat(route.ListingID, at)
 	s.Attempts++
 	switch o.Class {
@@ -197,6 +210,7 @@ func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outc
 func (r *Recorder) CacheHit(project, model string, route Route, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opCacheHit, At: at, Project: project, Model: model, Route: routeOf(route)})
 	hk := hourKey{project, model, route.ID, at.UTC().Truncate(time.Hour)}
 	h := r.hours[hk]
 	if h == nil {
@@ -210,6 +224,7 @@ func (r *Recorder) CacheHit(project, model string, route Route, at time.Time) {
 func (r *Recorder) Capped(route Route, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opCapped, At: at, Route: routeOf(route)})
 	r.stat(route.ListingID, at).Capped++
 }
 
@@ -218,6 +233,7 @@ func (r *Recorder) Capped(route Route, at time.Time) {
 func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind, promptTokens int64, asked []string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opDemanded, At: at, Model: model, Workload: w, Request: &kind, Prompt: promptTokens, Asked: asked})
 	k := demandKey{model, w, at.UTC().Truncate(time.Minute), kind}
 	d := r.demand[k]
 	if d == nil {

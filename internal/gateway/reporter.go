@@ -37,7 +37,12 @@ type Reporter struct {
 	// alone).
 	waiting atomic.Int64
 	refused atomic.Int64
+	adopted atomic.Int64
 }
+
+// Adopted is how many counts of ended processes (killed or crashed) this
+// reporter read back from the spool and posted.
+func (r *Reporter) Adopted() int64 { return r.adopted.Load() }
 
 // Refused is how many batches the portal refused (409 or 422) and were
 // dropped.
@@ -54,6 +59,12 @@ func (r *Reporter) Run(ctx context.Context) {
 		every = 10 * time.Second
 	}
 	backoff := every
+	adopt := func() {
+		if err := r.AdoptOrphans(ctx); err != nil {
+			r.Log.Warn("metrics: the counts ended processes left in the spool wait for a later try", "err", err)
+		}
+	}
+	adopt()
 	for {
 		select {
 		case <-ctx.Done():
@@ -69,6 +80,7 @@ func (r *Reporter) Run(ctx context.Context) {
 			continue
 		}
 		backoff = every
+		adopt()
 	}
 }
 
@@ -157,7 +169,12 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		r.orgs = append(r.orgs, gatewayclient.OrgUsage{ListingId: o.ListingID, Minute: o.Minute, Source: source, Organisation: o.Organisation,
 			Requests: o.Requests, Errors: p(o.Errors), InputTokens: p(o.InputTokens), CachedInputTokens: p(o.CachedInputTokens), OutputTokens: p(o.OutputTokens)})
 	}
-	return r.reportOrgs(ctx, oldest)
+	if err := r.reportOrgs(ctx, oldest); err != nil {
+		return err
+	}
+	// Everything closed by now is the portal's: the spool may forget it.
+	r.Recorder.Spool.Posted(now.Add(-r.Grace))
+	return nil
 }
 
 // reportOrgs posts the organisations' closed minutes (after the metrics),

@@ -88,7 +88,12 @@ func (g *Gateway) metricsRegistry(reporter *Reporter) *prometheus.Registry {
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_gateway_report_buckets_waiting",
 				Help: "Closed listing-minutes waiting to be posted to the portal."}, func() float64 { return float64(reporter.Waiting()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_gateway_report_batches_refused_total",
-				Help: "Metric batches the portal refused (409 or 422) and the gateway dropped."}, func() float64 { return float64(reporter.Refused()) }))
+				Help: "Metric batches the portal refused (409 or 422) and the gateway dropped."}, func() float64 { return float64(reporter.Refused()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_gateway_spool_adopted_counts_total",
+				Help: "Counts that ended gateway processes left in the spool, read back and posted by this one."}, func() float64 { return float64(reporter.Adopted()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "airside_gateway_spool_failed_writes_total",
+				Help: "Counts the spool could not write (a full disk): lost if this process is killed before posting them."},
+				func() float64 { return float64(g.Recorder.Spool.Failed()) }))
 	}
 	return reg
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/gateway"
+	"github.com/airside/airside/internal/store"
+)
+
+// helperArgsEnv carries the arguments of `airside` to run in a child
+// process of the test binary (TestHelperProcess): a process the test can
+// kill -9.
+const helperArgsEnv = "AIRSIDE_TEST_HELPER_ARGS"
+
+// TestHelperProcess is not a test: run as a child with helperArgsEnv set,
+// it is `airside` with those arguments.
+func TestHelperProcess(t *testing.T) {
+	raw := os.Getenv(helperArgsEnv)
+	if raw == "" {
+		t.Skip("runs only as a child process of another test")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatal(err)
+	}
+	code := 0
+	if err := run(context.Background(), args, strings.NewReader(""), os.Stdout, os.Stderr); err != nil {
+		code = 1
+		if e, ok := err.(exitError); ok {
+			code = int(e)
+		}
+	}
+	os.Exit(code)
+}
+
+// airsideProcess starts `airside args...` as a child process.
+func airsideProcess(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	raw, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(append(os.Environ(), helperArgsEnv+"="+string(raw)), env...)
+	logs, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logs.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logs.Name())
+			t.Logf("%s:\n%s", strings.Join(args[:1], " "), out)
+		}
+	})
+	return cmd
+}
+
+// TestAGatewayRestartedOrKilledLosesNoReport: a gateway serves, is
+// restarted under the same name in the middle of a minute (SIGTERM: it
+// posts its part), serves again and is killed with SIGKILL (it posts
+// nothing); the next process on the same spool posts what the killed one
+// counted. The portal then stores exactly the requests the customers had
+// answered, each once (before the spool, the kill lost every minute not
+// yet posted).
+func TestAGatewayRestartedOrKilledLosesNoReport(t *testing.T) {
+	t.Setenv("AIRSIDE_LOG_LEVEL", "error")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	dbURL := "sqlite:" + filepath.Join(dir, "airside.db")
+	token := seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
+	const model = "kimi-k2.5"
+	var ids []int64
+	for _, l := range modelListings(t, dbURL, model) {
+		ids = append(ids, l.ID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	portal := "http://" + freeAddr(t)
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, []string{"serve", "--demo", "--addr", strings.TrimPrefix(portal, "http://"), "--database", dbURL},
+			strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	defer func() { cancel(); <-served }()
+	waitFor(t, "the portal to answer /readyz", func() bool { return status(portal+"/readyz", "") == http.StatusOK })
+
+	config := filepath.Join(dir, "gateway.json")
+	data, _ := json.Marshal(gateway.Config{Projects: []gateway.Project{{Name: "e2e", APIKey: "sk-e2e-project", Organisation: "e2e"}}})
+	if err := os.WriteFile(config, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spool := filepath.Join(dir, "spool")
+	gw, metrics := "http://"+freeAddr(t), freeAddr(t)
+	start := func() *exec.Cmd {
+		cmd := airsideProcess(t, []string{"AIRSIDE_GATEWAY_TOKEN=" + token, "AIRSIDE_LOG_LEVEL=warn"},
+			"gateway", "--addr", strings.TrimPrefix(gw, "http://"), "--portal", portal, "--config", config, "--name", "gw-kill",
+			"--spool", spool, "--report-every", "1s", "--seed", "1", "--allow-private-carriers", "--metrics-addr", metrics)
+		waitFor(t, "the gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
+		return cmd
+	}
+	answered := 0
+	send := func(n int) {
+		for range n {
+			if servedBy(t, gw, model) != "" {
+				answered++
+			}
+		}
+	}
+
+	// What the portal holds already (the demo's history) is not ours.
+	began := time.Now()
+	storedBefore := storedRequests(t, dbURL, ids, began)
+	first := start()
+	send(15)
+	if err := first.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("the first gateway did not stop cleanly: %v", err)
+	}
+	second := start()
+	before := answered
+	send(25)
+	// Every answer the customers have is counted (the count follows the
+	// answer by microseconds): then the kill.
+	waitFor(t, "the second gateway to count its answers", func() bool { return answeredCount(metrics) == answered-before })
+	if err := second.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = second.Wait()
+	if left, _ := os.ReadDir(spool); len(left) == 0 {
+		t.Fatal("the killed gateway left nothing in the spool")
+	}
+
+	third := start()
+	stored := func() int64 { return storedRequests(t, dbURL, ids, began) - storedBefore }
+	waitFor(t, "the portal to store every answered request", func() bool { return stored() >= int64(answered) })
+	if err := third.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = third.Wait()
+	if requests := stored(); requests != int64(answered) || answered != 40 {
+		t.Errorf("the portal stores %d requests, want the %d answered (of 40)", requests, answered)
+	}
+	if left, _ := os.ReadDir(filepath.Join(spool)); len(left) != 1 {
+		t.Errorf("%d portal folders in the spool, want 1", len(left))
+	} else if folders, _ := os.ReadDir(filepath.Join(spool, left[0].Name())); len(folders) != 0 {
+		t.Errorf("%d process folders left in the spool after every count was posted", len(folders))
+	}
+}
+
+// answeredCount reads the gateway's answered chat requests (2xx) off its
+// metrics endpoint.
+func answeredCount(addr string) int {
+	res, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer res.Body.Close()
+	lines := bufio.NewScanner(res.Body)
+	for lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), `airside_gateway_chat_requests_total{code="2xx"} `); ok {
+			n, _ := strconv.ParseFloat(rest, 64)
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// storedRequests is the requests the portal stores for the listings in the
+// hours around since.
+func storedRequests(t *testing.T, dbURL string, ids []int64, since time.Time) (requests int64) {
+	t.Helper()
+	st, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hours, err := st.HourlyTraffic(context.Background(), ids, since.Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, points := range hours {
+		for _, h := range points {
+			requests += h.Requests
+		}
+	}
+	return requests
+}
