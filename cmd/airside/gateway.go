@@ -155,6 +155,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()
+	go gw.Creds.Keep(background, gw.Follower, log, 0)
 	reported := make(chan struct{})
 	go func() { reporter.Run(background); close(reported) }()
 

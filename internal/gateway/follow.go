@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,6 +211,9 @@ type Credentials struct {
 
 	mu   sync.Mutex
 	keys map[int64]credential
+	// missing names the routes of the last table held whose credentials
+	// could not be read (Keep's goroutine writes it).
+	missing []string
 }
 
 type credential struct {
@@ -216,7 +221,11 @@ type credential struct {
 	baseURL, key, upModel string
 }
 
-// For returns the base URL, key and upstream model name of a listing.
+// For returns the base URL, key and upstream model name of a listing: the
+// ones held for its revision, else read from the portal; with the portal
+// away, the ones held for an earlier revision (a changed fare seldom
+// changes the key, and a stale key fails at the carrier as a missing one
+// would have failed here).
 func (c *Credentials) For(ctx context.Context, r Route) (baseURL, key, upstreamModel string, err error) {
 	c.mu.Lock()
 	cred, ok := c.keys[r.ListingID]
@@ -224,21 +233,122 @@ func (c *Credentials) For(ctx context.Context, r Route) (baseURL, key, upstreamM
 	if ok && cred.revision == r.Revision {
 		return cred.baseURL, cred.key, cred.upModel, nil
 	}
+	fresh, err := c.fetch(ctx, r)
+	if err != nil {
+		if ok {
+			return cred.baseURL, cred.key, cred.upModel, nil
+		}
+		return "", "", "", err
+	}
+	return fresh.baseURL, fresh.key, fresh.upModel, nil
+}
+
+// fetch reads a listing's credentials from the portal and holds them.
+func (c *Credentials) fetch(ctx context.Context, r Route) (credential, error) {
 	res, err := c.API.GetCredentialsWithResponse(ctx, r.ListingID)
 	if err != nil {
-		return "", "", "", fmt.Errorf("credentials of %s: %w", r.ID, err)
+		return credential{}, fmt.Errorf("credentials of %s: %w", r.ID, err)
 	}
 	if res.JSON200 == nil {
-		return "", "", "", fmt.Errorf("credentials of %s: status %d: %.200s", r.ID, res.StatusCode(), res.Body)
+		return credential{}, fmt.Errorf("credentials of %s: status %d: %.200s", r.ID, res.StatusCode(), res.Body)
 	}
-	cred = credential{revision: r.Revision, baseURL: res.JSON200.BaseUrl, key: res.JSON200.ApiKey, upModel: res.JSON200.UpstreamModel}
+	cred := credential{revision: r.Revision, baseURL: res.JSON200.BaseUrl, key: res.JSON200.ApiKey, upModel: res.JSON200.UpstreamModel}
 	c.mu.Lock()
 	if c.keys == nil {
 		c.keys = map[int64]credential{}
 	}
 	c.keys[r.ListingID] = cred
 	c.mu.Unlock()
-	return cred.baseURL, cred.key, cred.upModel, nil
+	return cred, nil
+}
+
+// Keep holds the credentials of every listing the follower's table routes
+// to, read as soon as a table names them (not on a listing's first
+// request), and tries the missing ones again every retry (default 10 s):
+// a portal that goes away later leaves the gateway able to route every
+// listing of its last table. It logs which listings it cannot route yet.
+func (c *Credentials) Keep(ctx context.Context, f *Follower, log *slog.Logger, retry time.Duration) {
+	if retry <= 0 {
+		retry = 10 * time.Second
+	}
+	var held *Table
+	var said string
+	tick := time.NewTicker(min(retry, time.Second))
+	defer tick.Stop()
+	lastTry := time.Time{}
+	for {
+		if t := f.Current(); t != nil && (t != held || len(c.Missing()) > 0 && time.Since(lastTry) >= retry) {
+			held, lastTry = t, time.Now()
+			missing := c.hold(ctx, t)
+			if now := strings.Join(missing, ", "); now != said {
+				if now != "" {
+					log.Warn("credentials: the portal did not give these listings' credentials; they are routed only once it does", "listings", now)
+				} else if said != "" {
+					log.Info("credentials: every listing's credentials are held")
+				}
+				said = now
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// hold reads the credentials a table needs and does not hold, four at a
+// time, and returns the listings still without them.
+func (c *Credentials) hold(ctx context.Context, t *Table) []string {
+	var need []Route
+	c.mu.Lock()
+	for _, m := range t.Models {
+		for _, r := range m.Listings {
+			if cred, ok := c.keys[r.ListingID]; !ok || cred.revision != r.Revision {
+				need = append(need, r)
+			}
+		}
+	}
+	c.mu.Unlock()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		missing []string
+		slots   = make(chan struct{}, 4)
+	)
+	for _, r := range need {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fetchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if _, err := c.fetch(fetchCtx, r); err != nil {
+				c.mu.Lock()
+				_, older := c.keys[r.ListingID]
+				c.mu.Unlock()
+				if !older {
+					mu.Lock()
+					missing = append(missing, r.ID)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(missing)
+	c.mu.Lock()
+	c.missing = missing
+	c.mu.Unlock()
+	return missing
+}
+
+// Missing names the listings of the last table held that the gateway
+// cannot route for want of credentials.
+func (c *Credentials) Missing() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.missing
 }
 
 // Forget drops a listing's cached key (the carrier answered 401).
