@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,32 @@ func reportSource(name, addr string) string {
 	id := make([]byte, 4)
 	_, _ = crand.Read(id)
 	return name + "/" + hex.EncodeToString(id)
+}
+
+// gatewayListener is the socket the gateway serves on: the one handed over
+// in file descriptor 3 with LISTEN_FDS=1 (systemd's socket activation, or
+// whatever started this process; LISTEN_PID, when set, must be this
+// process), else a new one on addr. A handed-over socket outlives each
+// process, so a restart refuses no connection: the new process accepts
+// from the same queue while the old one drains (or, under systemd, the
+// queue holds them while no process runs).
+func gatewayListener(addr string) (net.Listener, bool, error) {
+	pid := os.Getenv("LISTEN_PID")
+	if os.Getenv("LISTEN_FDS") != "1" || pid != "" && pid != strconv.Itoa(os.Getpid()) {
+		ln, err := net.Listen("tcp", addr)
+		return ln, false, err
+	}
+	// Not for this process's children.
+	for _, name := range []string{"LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"} {
+		os.Unsetenv(name)
+	}
+	f := os.NewFile(3, "listen")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("the socket handed over in fd 3: %w", err)
+	}
+	return ln, true, nil
 }
 
 // defaultSpool is the user's cache folder's airside/gateway-spool (the
@@ -159,10 +186,21 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reported := make(chan struct{})
 	go func() { reporter.Run(background); close(reported) }()
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, handedOver, err := gatewayListener(*addr)
 	if err != nil {
 		stopBackground()
 		return fmt.Errorf("gateway: %w", err)
+	}
+	if handedOver {
+		// The socket is shared with a process still serving (or queues
+		// connections for this one): accept only once requests can be
+		// routed, so nothing taken from the queue waits on a catalogue.
+		select {
+		case <-gw.Follower.Ready():
+		case <-time.After(30 * time.Second):
+			log.Warn("gateway: serving before the catalogue is read (the portal did not answer within 30 s)")
+		case <-ctx.Done():
+		}
 	}
 	srv := gw.HTTPServer(tracing.PublicHandler(gw.Handler(), "gateway"))
 	if *metricsAddr != "" {
@@ -175,7 +213,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("airside gateway listening", "addr", ln.Addr().String(), "portal", *portal, "projects", len(cfg.Projects),
+	log.Info("airside gateway listening", "addr", ln.Addr().String(), "socket", map[bool]string{true: "handed over", false: "its own"}[handedOver], "portal", *portal, "projects", len(cfg.Projects),
 		"private carriers", *allowPrivate, "state", state, "spool", spooled)
 	select {
 	case <-ctx.Done():

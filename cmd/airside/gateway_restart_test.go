@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,12 +48,14 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(code)
 }
 
-// airsideProcess starts `airside args...` as a child process.
-func airsideProcess(t *testing.T, env []string, args ...string) *exec.Cmd {
+// airsideProcess starts `airside args...` as a child process, the files
+// given from its descriptor 3 on.
+func airsideProcess(t *testing.T, env []string, files []*os.File, args ...string) *exec.Cmd {
 	t.Helper()
 	raw, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(append(os.Environ(), helperArgsEnv+"="+string(raw)), env...)
+	cmd.ExtraFiles = files
 	logs, err := os.Create(filepath.Join(t.TempDir(), "log"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,36 +84,16 @@ func airsideProcess(t *testing.T, env []string, args ...string) *exec.Cmd {
 // answered, each once (before the spool, the kill lost every minute not
 // yet posted).
 func TestAGatewayRestartedOrKilledLosesNoReport(t *testing.T) {
-	t.Setenv("AIRSIDE_LOG_LEVEL", "error")
-	dir := t.TempDir()
-	t.Chdir(dir)
-	dbURL := "sqlite:" + filepath.Join(dir, "airside.db")
-	token := seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
+	dir, portal, config, dbURL, token := gatewayFixture(t)
 	const model = "kimi-k2.5"
 	var ids []int64
 	for _, l := range modelListings(t, dbURL, model) {
 		ids = append(ids, l.ID)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	portal := "http://" + freeAddr(t)
-	served := make(chan error, 1)
-	go func() {
-		served <- run(ctx, []string{"serve", "--demo", "--addr", strings.TrimPrefix(portal, "http://"), "--database", dbURL},
-			strings.NewReader(""), io.Discard, io.Discard)
-	}()
-	defer func() { cancel(); <-served }()
-	waitFor(t, "the portal to answer /readyz", func() bool { return status(portal+"/readyz", "") == http.StatusOK })
-
-	config := filepath.Join(dir, "gateway.json")
-	data, _ := json.Marshal(gateway.Config{Projects: []gateway.Project{{Name: "e2e", APIKey: "sk-e2e-project", Organisation: "e2e"}}})
-	if err := os.WriteFile(config, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	spool := filepath.Join(dir, "spool")
 	gw, metrics := "http://"+freeAddr(t), freeAddr(t)
 	start := func() *exec.Cmd {
-		cmd := airsideProcess(t, []string{"AIRSIDE_GATEWAY_TOKEN=" + token, "AIRSIDE_LOG_LEVEL=warn"},
+		cmd := airsideProcess(t, []string{"AIRSIDE_GATEWAY_TOKEN=" + token, "AIRSIDE_LOG_LEVEL=warn"}, nil,
 			"gateway", "--addr", strings.TrimPrefix(gw, "http://"), "--portal", portal, "--config", config, "--name", "gw-kill",
 			"--spool", spool, "--report-every", "1s", "--seed", "1", "--allow-private-carriers", "--metrics-addr", metrics)
 		waitFor(t, "the gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
@@ -203,4 +187,115 @@ func storedRequests(t *testing.T, dbURL string, ids []int64, since time.Time) (r
 		}
 	}
 	return requests
+}
+
+// gatewayFixture is a demo portal with its fake carriers (in this process)
+// and what a gateway needs to follow it: its folder, the portal's URL, a
+// projects file (key sk-e2e-project), the database and an API token.
+func gatewayFixture(t *testing.T) (dir, portal, config, dbURL, token string) {
+	t.Setenv("AIRSIDE_LOG_LEVEL", "error")
+	dir = t.TempDir()
+	t.Chdir(dir)
+	dbURL = "sqlite:" + filepath.Join(dir, "airside.db")
+	token = seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
+	ctx, cancel := context.WithCancel(context.Background())
+	portal = "http://" + freeAddr(t)
+	served := make(chan error, 1)
+	go func() {
+		served <- run(ctx, []string{"serve", "--demo", "--addr", strings.TrimPrefix(portal, "http://"), "--database", dbURL},
+			strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	waitFor(t, "the portal to answer /readyz", func() bool { return status(portal+"/readyz", "") == http.StatusOK })
+	config = filepath.Join(dir, "gateway.json")
+	data, _ := json.Marshal(gateway.Config{Projects: []gateway.Project{{Name: "e2e", APIKey: "sk-e2e-project", Organisation: "e2e"}}})
+	if err := os.WriteFile(config, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, portal, config, dbURL, token
+}
+
+// TestARestartRefusesNoConnection: the gateway takes its listening socket
+// from whoever started it (LISTEN_FDS, as systemd's socket activation
+// hands it); a new process starts on the same socket, the old one is sent
+// SIGTERM and drains, and customers sending one request after another,
+// each on a new connection, see not one refused or failed request.
+func TestARestartRefusesNoConnection(t *testing.T) {
+	_, portal, config, _, token := gatewayFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	socket, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer socket.Close()
+	gw := "http://" + ln.Addr().String()
+	start := func(metrics string) *exec.Cmd {
+		return airsideProcess(t, []string{"AIRSIDE_GATEWAY_TOKEN=" + token, "AIRSIDE_LOG_LEVEL=warn", "LISTEN_FDS=1"}, []*os.File{socket},
+			"gateway", "--portal", portal, "--config", config, "--spool", "off", "--allow-private-carriers", "--metrics-addr", metrics)
+	}
+	oldMetrics, newMetrics := freeAddr(t), freeAddr(t)
+	old := start(oldMetrics)
+	waitFor(t, "the first gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
+
+	customer := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	var ok, failed atomic.Int64
+	var lastFailure atomic.Value
+	stop := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions",
+				strings.NewReader(`{"model":"kimi-k2.5","messages":[{"role":"user","content":"hello"}]}`))
+			req.Header.Set("Authorization", "Bearer sk-e2e-project")
+			req.Header.Set("Content-Type", "application/json")
+			res, err := customer.Do(req)
+			if err != nil {
+				failed.Add(1)
+				lastFailure.Store(err.Error())
+				continue
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				failed.Add(1)
+				lastFailure.Store(res.Status)
+				continue
+			}
+			ok.Add(1)
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		<-sent
+	}()
+	waitFor(t, "customers' requests through the first gateway", func() bool { return ok.Load() >= 20 })
+	_ = start(newMetrics)
+	waitFor(t, "the second gateway to serve", func() bool { return answeredCount(newMetrics) > 0 })
+	if err := old.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Wait(); err != nil {
+		t.Fatalf("the first gateway did not stop cleanly: %v", err)
+	}
+	after := ok.Load()
+	waitFor(t, "customers' requests after the first gateway stopped", func() bool { return ok.Load() >= after+20 })
+	close(stop)
+	<-sent
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d requests failed over the restart (the last: %v)", n, n+ok.Load(), lastFailure.Load())
+	}
 }
