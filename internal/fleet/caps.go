@@ -1,6 +1,7 @@
 // Package fleet keeps what a fleet of reference gateways must share in
-// Redis (issue 50): today the rate-cap windows, so that several replicas
-// enforce each cap once. The client is go-redis (github.com/redis/go-redis,
+// Redis (issue 50): the rate-cap windows, so that several replicas enforce
+// each cap once; sessions' pins and shapes' incumbents, so that a replica
+// routes as the others do. The client is go-redis (github.com/redis/go-redis,
 // Redis's own Go client, kept by Redis; it speaks to Valkey too).
 package fleet
 
@@ -9,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,7 +34,7 @@ type Caps struct {
 	// Timeout bounds one round trip (default 50 ms): a request does not
 	// wait on a Redis that hangs.
 	Timeout time.Duration
-	down    atomic.Bool
+	link    link
 }
 
 // The key families' lifetimes.
@@ -45,10 +45,7 @@ const (
 
 func (c *Caps) keys(candidate, org string, perOrg bool, now time.Time) (minute, day string) {
 	cand, o := traffic.CapKey(candidate, org, perOrg)
-	prefix := c.Prefix
-	if prefix == "" {
-		prefix = "airside:"
-	}
+	prefix := prefixOr(c.Prefix)
 	now = now.UTC()
 	// The braces keep both of a counter's windows in one Redis Cluster slot
 	// (the reservation script touches both).
@@ -57,29 +54,14 @@ func (c *Caps) keys(candidate, org string, perOrg bool, now time.Time) (minute, 
 		prefix + "cap:" + tag + ":d:" + now.Format("20060102")
 }
 
-func (c *Caps) ctx() (context.Context, context.CancelFunc) {
-	d := c.Timeout
-	if d <= 0 {
-		d = 50 * time.Millisecond
-	}
-	return context.WithTimeout(context.Background(), d)
-}
+func (c *Caps) ctx() (context.Context, context.CancelFunc) { return timeout(c.Timeout) }
 
-// failed records an outage (logged once) and reports the error.
-func (c *Caps) failed(err error) {
-	if !c.down.Swap(true) && c.Log != nil {
-		c.Log("redis unreachable: counting rate caps in this replica until it is back", err)
-	}
-}
+func (c *Caps) failed(err error) { c.link.failed(c.Log, "rate-cap counts", err) }
 
-func (c *Caps) ok() {
-	if c.down.Swap(false) && c.Log != nil {
-		c.Log("redis is back: rate caps are counted fleet-wide again", nil)
-	}
-}
+func (c *Caps) ok() { c.link.ok(c.Log, "rate-cap counts") }
 
 // Down reports whether the last round trip to Redis failed.
-func (c *Caps) Down() bool { return c.down.Load() }
+func (c *Caps) Down() bool { return c.link.down.Load() }
 
 // Usages are several candidates' counts in their windows, fleet-wide, in
 // one round trip (an election reads its whole ballot's).

@@ -1,12 +1,19 @@
 package gateway
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/airside/airside/internal/fleet"
 )
 
 // BenchmarkGatewayOverhead measures what the gateway adds to a request: the
@@ -64,4 +71,88 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 			b.ReportMetric(p(through, 0.99)-p(straight, 0.99), "added-p99-µs")
 		})
 	}
+}
+
+// countingHook counts the commands a Redis client sends and the round
+// trips they take (a pipeline is one).
+type countingHook struct{ commands, trips atomic.Int64 }
+
+func (c *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.commands.Add(1)
+		c.trips.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.commands.Add(int64(len(cmds)))
+		c.trips.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// BenchmarkFleetStateOverhead is what sharing the fleet's state in Redis
+// (rate caps, sessions, incumbents) adds to a request against a replica
+// keeping them in memory: the two replicas of one harness, requests to
+// each interleaved (a quarter carrying a session, the winner capped so its
+// cap is counted), medians and 99th percentiles of each, and Redis round
+// trips per request.
+func BenchmarkFleetStateOverhead(b *testing.B) {
+	client := testRedis(b)
+	hook := &countingHook{}
+	client.AddHook(hook)
+	prefix := testPrefix(b, client)
+	capped := int64(1 << 40)
+	specs := threeCarriers()
+	specs[0].maxRpm = &capped
+	h := newHarness(b, specs...)
+	shared := h.replicaWith(b, func(g *Gateway) {
+		g.Caps = &fleet.Caps{Client: client, Prefix: prefix, Timeout: time.Second}
+		g.Sessions = &fleet.Sessions{Client: client, Prefix: prefix, Timeout: time.Second}
+		g.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix, Timeout: time.Second}
+	})
+	send := func(base string, i int) time.Duration {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(hello))
+		req.Header.Set("Authorization", "Bearer "+projectKey)
+		req.Header.Set("Content-Type", "application/json")
+		if i%4 == 0 {
+			req.Header.Set("X-Session-Id", fmt.Sprint("s", i%64))
+		}
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("status %d from %s", res.StatusCode, base)
+		}
+		return time.Since(start)
+	}
+	var local, redisState []time.Duration
+	before := hook.trips.Load()
+	i := 0
+	b.ResetTimer()
+	for b.Loop() {
+		local = append(local, send(h.srv.URL, i))
+		redisState = append(redisState, send(shared.URL, i))
+		i++
+	}
+	b.StopTimer()
+	p := func(ds []time.Duration, q float64) float64 {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return float64(s[min(len(s)-1, int(q*float64(len(s))))].Microseconds())
+	}
+	b.ReportMetric(p(local, 0.5), "memory-p50-µs")
+	b.ReportMetric(p(redisState, 0.5), "redis-p50-µs")
+	b.ReportMetric(p(local, 0.99), "memory-p99-µs")
+	b.ReportMetric(p(redisState, 0.99), "redis-p99-µs")
+	b.ReportMetric(p(redisState, 0.5)-p(local, 0.5), "added-p50-µs")
+	b.ReportMetric(float64(hook.trips.Load()-before)/float64(max(i, 1)), "redis-trips/req")
 }

@@ -19,7 +19,7 @@ import (
 // testRedis is the Redis the fleet tests share state in
 // (AIRSIDE_TEST_REDIS_URL, default redis://127.0.0.1:6379/0): with
 // CI=true a missing one fails, else the test is skipped.
-func testRedis(t *testing.T) *redis.Client {
+func testRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	url := os.Getenv("AIRSIDE_TEST_REDIS_URL")
 	if url == "" {
@@ -38,18 +38,42 @@ func testRedis(t *testing.T) *redis.Client {
 	return client
 }
 
+// testPrefix is a key prefix of the test's own, its keys deleted when the
+// test ends.
+func testPrefix(t testing.TB, client *redis.Client) string {
+	prefix := fmt.Sprintf("airside-test:%d:", time.Now().UnixNano())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			client.Del(ctx, iter.Val())
+		}
+	})
+	return prefix
+}
+
 // replica is a second gateway on the harness's portal and carriers, with
 // state of its own but for what caps counts.
 func (h *harness) replica(t *testing.T, caps CapCounter) *httptest.Server {
+	return h.replicaWith(t, func(g *Gateway) { g.Caps = caps })
+}
+
+// replicaWith is a second gateway on the harness's portal and carriers,
+// with state of its own but for what share sets.
+func (h *harness) replicaWith(t testing.TB, share func(*Gateway)) *httptest.Server {
 	g := &Gateway{Config: h.gw.Config, Follower: h.gw.Follower, Creds: h.gw.Creds, Recorder: NewRecorder(), HTTP: &http.Client{},
-		Now: h.clock, Rand: rand.New(rand.NewPCG(8, 12)), Log: h.gw.Log, Caps: caps}
+		Now: h.clock, Rand: rand.New(rand.NewPCG(8, 12)), Log: h.gw.Log}
+	share(g)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-func chatAt(t *testing.T, base string) int {
+func chatAt(t *testing.T, base string, header ...string) int {
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(hello))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	req.Header.Set("Authorization", "Bearer "+projectKey)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
@@ -73,7 +97,7 @@ func TestAFleetEnforcesACapOnce(t *testing.T) {
 			h := newHarness(t, specs...)
 			var first, second CapCounter
 			if shared {
-				prefix := fmt.Sprintf("airside-test:%d:", time.Now().UnixNano())
+				prefix := testPrefix(t, client)
 				first, second = &fleet.Caps{Client: client, Prefix: prefix}, &fleet.Caps{Client: client, Prefix: prefix}
 			}
 			h.gw.Caps = first
@@ -116,5 +140,99 @@ func TestRedisGoingAwayIsNotAnOutage(t *testing.T) {
 	}
 	if got := h.chats()["a"]; got != 10 || !caps.Down() || len(said) != 1 {
 		t.Errorf("served a %d times (want 10, counted here), down %v, said %q", got, caps.Down(), said)
+	}
+}
+
+// TestASessionContinuesOnAnotherReplica: a session opened on one replica
+// and continued on another stays with its listing when the fleet shares
+// sessions in Redis, though another listing has since become far cheaper;
+// each replica alone re-elected it.
+func TestASessionContinuesOnAnotherReplica(t *testing.T) {
+	client := testRedis(t)
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			h := newHarness(t, threeCarriers()...)
+			prefix := testPrefix(t, client)
+			if shared {
+				h.gw.Sessions = &fleet.Sessions{Client: client, Prefix: prefix}
+			}
+			other := h.replicaWith(t, func(g *Gateway) {
+				if shared {
+					g.Sessions = &fleet.Sessions{Client: client, Prefix: prefix}
+				}
+			})
+			session := []string{"X-Session-Id", "s1"}
+			if status := chatAt(t, h.srv.URL, session...); status != 200 {
+				t.Fatal(status)
+			}
+			h.publish(setPrice("b", "0.1"))
+			if status := chatAt(t, other.URL, session...); status != 200 {
+				t.Fatal(status)
+			}
+			want := map[string]int{"a": 2, "b": 0}
+			if !shared {
+				want = map[string]int{"a": 1, "b": 1}
+			}
+			wantChats(t, h, want)
+		})
+	}
+}
+
+// TestIncumbentsAgreeAcrossTheFleet: a shape's incumbent kept inside the
+// margin on one replica is the incumbent of a replica that never elected
+// the shape, when the fleet shares incumbents; alone, that replica routes
+// to the election's own winner.
+func TestIncumbentsAgreeAcrossTheFleet(t *testing.T) {
+	client := testRedis(t)
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			h := newHarness(t, threeCarriers()...)
+			prefix := testPrefix(t, client)
+			if shared {
+				h.gw.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix}
+			}
+			other := h.replicaWith(t, func(g *Gateway) {
+				if shared {
+					g.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix}
+				}
+			})
+			if status := chatAt(t, h.srv.URL); status != 200 {
+				t.Fatal(status)
+			}
+			h.publish(setPrice("b", "0.95")) // inside the margin: a keeps the shape
+			for range 3 {
+				if status := chatAt(t, other.URL); status != 200 {
+					t.Fatal(status)
+				}
+			}
+			want := map[string]int{"a": 4, "b": 0}
+			if !shared {
+				want = map[string]int{"a": 1, "b": 3}
+			}
+			wantChats(t, h, want)
+		})
+	}
+}
+
+// TestSessionsAndIncumbentsOutliveRedis: with Redis unreachable, sessions
+// and incumbents are kept in the replica (said once each) and requests are
+// still served by their rules.
+func TestSessionsAndIncumbentsOutliveRedis(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	var said []string
+	gone := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	log := func(msg string, _ error) { said = append(said, msg) }
+	sessions, incumbents := &fleet.Sessions{Client: gone, Log: log}, &fleet.Incumbents{Client: gone, Log: log}
+	h.gw.Sessions, h.gw.Incumbents = sessions, incumbents
+	session := []string{"X-Session-Id", "s1"}
+	h.chat(hello)
+	h.chat(hello, session...)
+	h.publish(setPrice("b", "0.95"))
+	h.chat(hello) // a is the shape's incumbent in the replica
+	h.publish(setPrice("b", "0.1"))
+	h.chat(hello, session...) // pinned to a in the replica
+	wantChats(t, h, map[string]int{"a": 4, "b": 0})
+	if !sessions.Down() || !incumbents.Down() || len(said) != 2 {
+		t.Errorf("down %v %v, said %q: want each said once", sessions.Down(), incumbents.Down(), said)
 	}
 }

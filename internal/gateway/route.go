@@ -47,7 +47,7 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		key := traffic.SessionKey{Project: p.Name, Model: a.Model, ID: a.SessionID}
 		pl.session = &key
 		var open bool
-		pinnedTo, open = g.sessions.Pinned(key, now)
+		pinnedTo, open = g.sessionPins().Pinned(key, now)
 		req.SessionOpening = !open
 	}
 	learned := g.learned(p.Name, a.Model, now)
@@ -158,13 +158,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		// the customer's restriction is not the incumbent's failing, and
 		// the rest of the shape's traffic stays with it (election.md sec. 7).
 		shape := traffic.ShapeOf(&req)
-		first, _ = traffic.Holder(&pl.ballot, res, g.incumbents.Of(shape))
+		first, _ = traffic.Holder(&pl.ballot, res, g.incumbentBook().Of(shape))
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
 		}
 	} else if first < 0 {
 		shape := traffic.ShapeOf(&req)
-		first = g.incumbents.Hold(shape, &pl.ballot, res)
+		first = g.incumbentBook().Hold(shape, &pl.ballot, res)
 		if first >= 0 && req.Routing == election.ModeAuto {
 			g.Recorder.Held(shape, m.Listings[first], now)
 		}

@@ -52,6 +52,11 @@ type Gateway struct {
 	// Caps counts the rate-cap windows; nil counts them in this process
 	// (fleet.Caps counts them in Redis, for a fleet of replicas).
 	Caps CapCounter
+	// Sessions and Incumbents remember the listing each session is pinned
+	// to and each shape's incumbent; nil keeps them in this process
+	// (fleet.Sessions and fleet.Incumbents share them with the fleet).
+	Sessions   SessionPins
+	Incumbents IncumbentBook
 	// limits are each listing's 429 backoff, latency backoff and breaker,
 	// from this gateway's own tries (election.md sec. 8).
 	limits   traffic.Limits
@@ -336,7 +341,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		g.applyLimits(a.Model, route, last)
 		if last.Class == traffic.Served {
 			if pl.session != nil {
-				g.sessions.Pin(*pl.session, route.ID, g.Now())
+				g.sessionPins().Pin(*pl.session, route.ID, g.Now())
 			}
 			if last.answer != nil {
 				g.Cache.put(p.Name, body, last.answer, route, g.Now())
@@ -405,7 +410,11 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "no catalogue read yet", http.StatusServiceUnavailable)
 		return
 	}
-	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %d open sessions\n", t.Revision, len(t.Models), g.sessions.Len())
+	sessions := fmt.Sprintf("%d open sessions", g.sessions.Len())
+	if g.Sessions != nil {
+		sessions = "sessions shared with the fleet"
+	}
+	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %s\n", t.Revision, len(t.Models), sessions)
 }
 
 // applyLimits takes a try into its listing's limits and reports what they
@@ -446,6 +455,34 @@ func retryAfterOf(v string, now time.Time) time.Duration {
 type CapCounter interface {
 	Usages(qs []traffic.CapQuery, now time.Time) []election.Usage
 	Reserve(candidate, org string, perOrg bool, maxRPM, maxRPD *int64, now time.Time) bool
+}
+
+// SessionPins remembers the listing each session is pinned to
+// (traffic.Sessions in this process, fleet.Sessions in Redis).
+type SessionPins interface {
+	Pinned(key traffic.SessionKey, now time.Time) (string, bool)
+	Pin(key traffic.SessionKey, candidate string, now time.Time)
+}
+
+// IncumbentBook remembers each shape's incumbent (traffic.Incumbents in
+// this process, fleet.Incumbents in Redis), both by traffic.HoldAfter.
+type IncumbentBook interface {
+	Of(shape traffic.Shape) string
+	Hold(shape traffic.Shape, b *election.Ballot, res *election.Result) int
+}
+
+func (g *Gateway) sessionPins() SessionPins {
+	if g.Sessions != nil {
+		return g.Sessions
+	}
+	return &g.sessions
+}
+
+func (g *Gateway) incumbentBook() IncumbentBook {
+	if g.Incumbents != nil {
+		return g.Incumbents
+	}
+	return &g.incumbents
 }
 
 // capCounter is the configured counter, or this process's.

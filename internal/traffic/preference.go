@@ -78,30 +78,43 @@ type Incumbents struct {
 }
 
 // Hold applies Holder to a shape's election and records the holder as the
-// shape's incumbent, with the gateway's limits (election.md sec. 8): an
-// incumbent the 429 backoff or the breaker holds back for now keeps the
-// shape for when it is back (the winner serves meanwhile: a short-term
-// backoff is not a lost election), while a slow one (the latency backoff)
-// loses it to the winner.
+// shape's incumbent (HoldAfter says which).
 func (in *Incumbents) Hold(shape Shape, b *election.Ballot, res *election.Result) int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.by == nil {
 		in.by = map[Shape]string{}
 	}
-	incumbent := in.by[shape]
+	i, next := HoldAfter(in.by[shape], b, res)
+	if next != "" {
+		in.by[shape] = next
+	}
+	return i
+}
+
+// HoldAfter is a shape's election with its incumbent, under the gateway's
+// limits (election.md sec. 8): the index of the holder (Holder), and the
+// incumbent to record after it ("" to leave it as it is). An incumbent the
+// 429 backoff or the breaker holds back for now keeps the shape for when
+// it is back (the winner serves meanwhile: a short-term backoff is not a
+// lost election), while a slow one (the latency backoff) loses it to the
+// winner. Pure, so a replica's memory and the fleet's Redis keep
+// incumbents by one rule.
+func HoldAfter(incumbent string, b *election.Ballot, res *election.Result) (int, string) {
 	i, kept := Holder(b, res, incumbent)
 	if kept && i != res.Winner && b.Candidates[i].State.Slow {
 		i, kept = res.Winner, false
 	}
 	if i < 0 {
-		return i
+		return i, ""
 	}
 	if !kept && heldBack(res, incumbent) {
-		return i
+		return i, ""
 	}
-	in.by[shape] = res.Candidates[i].ID
-	return i
+	if id := res.Candidates[i].ID; id != incumbent {
+		return i, id
+	}
+	return i, ""
 }
 
 // Of is a shape's incumbent ("" when it has none).
