@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
 
@@ -107,7 +108,11 @@ func TestTheSpoolReadsBackWhatTheRecorderTook(t *testing.T) {
 		"demand":        func(r *Recorder) any { return r.TakeClosedDemand(end) },
 		"holders":       func(r *Recorder) any { return r.TakeClosedHolders(end) },
 		"organisations": func(r *Recorder) any { return r.TakeClosedOrgs(end) },
-		"hours":         func(r *Recorder) any { return r.Hours("p", "m", start) },
+		"hours": func(r *Recorder) any {
+			hours := r.Hours("p", "m", start) // in the map's order
+			sort.Slice(hours, func(i, j int) bool { return hours[i].Candidate < hours[j].Candidate })
+			return hours
+		},
 	} {
 		want, got := take(rec), take(o.Recorder)
 		if reflect.ValueOf(want).Len() == 0 {
