@@ -72,12 +72,13 @@ generate:
 	$(GO) tool templ generate
 	cd internal/gatewayclient && $(GO) generate ./...
 
-## bench: the engine and preview benchmarks, then the load test: a day of metrics for 500 listings, airside serve in
+## bench: the engine, preview and gateway benchmarks (Redis needed), then the load test: a day of metrics for 500 listings, airside serve in
 ##        its own process, each endpoint and page for LOAD (default 5s) at CONCURRENCY (32), as ratios of /healthz
 LOAD ?= 5s
 CONCURRENCY ?= 32
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/election ./internal/preview
+	$(GO) test -run '^$$' -bench 'GatewayOverhead|FleetStateOverhead|SpoolOverhead' -benchtime 2000x ./internal/gateway
 	$(GO) run ./cmd/airside-load --duration $(LOAD) --concurrency $(CONCURRENCY)
 
 ## fuzz: long fuzz runs, 5 million executions per target (FUZZTIME=50000000x make fuzz for longer)

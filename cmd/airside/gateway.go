@@ -116,7 +116,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	metricsAddr := fs.String("metrics-addr", env("AIRSIDE_GATEWAY_METRICS_ADDR", ""),
 		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
 	redisURL := fs.String("redis", env("AIRSIDE_GATEWAY_REDIS_URL", ""),
-		"share the rate-cap windows, sessions and incumbents with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process keeps its own)")
+		"share the rate-cap windows, sessions, incumbents and limits with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process keeps its own)")
 	spoolDir := fs.String("spool", env("AIRSIDE_GATEWAY_SPOOL", defaultSpool()),
 		"keep every count on disk here until the portal has it, so a killed process loses nothing (posted by the next process of this folder; \"off\": memory only)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
@@ -162,11 +162,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		defer client.Close()
-		say := func(msg string, err error) { log.Warn(msg, "err", err) }
-		gw.Caps = &fleet.Caps{Client: client, Log: say}
-		gw.Sessions = &fleet.Sessions{Client: client, Log: say}
-		gw.Incumbents = &fleet.Incumbents{Client: client, Log: say}
-		state = "rate caps, sessions and incumbents in Redis " + client.Options().Addr + " (shared with the fleet)"
+		gw.Fleet = &fleet.State{Client: client, Log: func(msg string, err error) { log.Warn(msg, "err", err) }}
+		state = "rate caps, sessions, incumbents and limits in Redis " + client.Options().Addr + " (shared with the fleet)"
 	}
 	source := reportSource(*name, *addr)
 	spooled := "off (a killed process loses the minutes it has not posted)"

@@ -110,49 +110,75 @@ func BenchmarkFleetStateOverhead(b *testing.B) {
 	specs := threeCarriers()
 	specs[0].maxRpm = &capped
 	h := newHarness(b, specs...)
-	shared := h.replicaWith(b, func(g *Gateway) {
-		g.Caps = &fleet.Caps{Client: client, Prefix: prefix, Timeout: time.Second}
-		g.Sessions = &fleet.Sessions{Client: client, Prefix: prefix, Timeout: time.Second}
-		g.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix, Timeout: time.Second}
-	})
-	send := func(base string, i int) time.Duration {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(hello))
-		req.Header.Set("Authorization", "Bearer "+projectKey)
-		req.Header.Set("Content-Type", "application/json")
-		if i%4 == 0 {
-			req.Header.Set("X-Session-Id", fmt.Sprint("s", i%64))
-		}
-		start := time.Now()
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			b.Fatalf("status %d from %s", res.StatusCode, base)
-		}
-		return time.Since(start)
-	}
+	shared := h.replica(b, &fleet.State{Client: client, Prefix: prefix, Timeout: time.Second})
 	var local, redisState []time.Duration
 	before := hook.trips.Load()
 	i := 0
 	b.ResetTimer()
 	for b.Loop() {
-		local = append(local, send(h.srv.URL, i))
-		redisState = append(redisState, send(shared.URL, i))
+		local = append(local, timedChat(b, h.srv.URL, i))
+		redisState = append(redisState, timedChat(b, shared.URL, i))
 		i++
 	}
 	b.StopTimer()
+	reportPair(b, "memory", local, "redis", redisState)
+	b.ReportMetric(float64(hook.trips.Load()-before)/float64(max(i, 1)), "redis-trips/req")
+}
+
+// BenchmarkSpoolOverhead is what keeping every count in the spool adds to
+// a request: a replica with a spool and one without, on one harness,
+// requests to each interleaved; medians and 99th percentiles of each.
+func BenchmarkSpoolOverhead(b *testing.B) {
+	h := newHarness(b, threeCarriers()...)
+	spool, err := OpenSpool(b.TempDir(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer spool.Close()
+	h.gw.Recorder.Spool = spool
+	plain := h.replica(b, nil)
+	var without, with []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		without = append(without, timedChat(b, plain.URL, i))
+		with = append(with, timedChat(b, h.srv.URL, i))
+	}
+	b.StopTimer()
+	reportPair(b, "memory", without, "spool", with)
+}
+
+// timedChat sends one chat request (a quarter with a session) and times it.
+func timedChat(b *testing.B, base string, i int) time.Duration {
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(hello))
+	req.Header.Set("Authorization", "Bearer "+projectKey)
+	req.Header.Set("Content-Type", "application/json")
+	if i%4 == 0 {
+		req.Header.Set("X-Session-Id", fmt.Sprint("s", i%64))
+	}
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b.Fatalf("status %d from %s", res.StatusCode, base)
+	}
+	return time.Since(start)
+}
+
+// reportPair reports two interleaved paths' medians and 99th percentiles
+// and what the second adds at the median.
+func reportPair(b *testing.B, baseName string, base []time.Duration, name string, other []time.Duration) {
 	p := func(ds []time.Duration, q float64) float64 {
 		s := slices.Clone(ds)
 		slices.Sort(s)
 		return float64(s[min(len(s)-1, int(q*float64(len(s))))].Microseconds())
 	}
-	b.ReportMetric(p(local, 0.5), "memory-p50-µs")
-	b.ReportMetric(p(redisState, 0.5), "redis-p50-µs")
-	b.ReportMetric(p(local, 0.99), "memory-p99-µs")
-	b.ReportMetric(p(redisState, 0.99), "redis-p99-µs")
-	b.ReportMetric(p(redisState, 0.5)-p(local, 0.5), "added-p50-µs")
-	b.ReportMetric(float64(hook.trips.Load()-before)/float64(max(i, 1)), "redis-trips/req")
+	b.ReportMetric(p(base, 0.5), baseName+"-p50-µs")
+	b.ReportMetric(p(other, 0.5), name+"-p50-µs")
+	b.ReportMetric(p(base, 0.99), baseName+"-p99-µs")
+	b.ReportMetric(p(other, 0.99), name+"-p99-µs")
+	b.ReportMetric(p(other, 0.5)-p(base, 0.5), "added-p50-µs")
 }

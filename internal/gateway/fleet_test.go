@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/airside/airside/internal/fleet"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // testRedis is the Redis the fleet tests share state in
@@ -53,17 +54,10 @@ func testPrefix(t testing.TB, client *redis.Client) string {
 }
 
 // replica is a second gateway on the harness's portal and carriers, with
-// state of its own but for what caps counts.
-func (h *harness) replica(t *testing.T, caps CapCounter) *httptest.Server {
-	return h.replicaWith(t, func(g *Gateway) { g.Caps = caps })
-}
-
-// replicaWith is a second gateway on the harness's portal and carriers,
-// with state of its own but for what share sets.
-func (h *harness) replicaWith(t testing.TB, share func(*Gateway)) *httptest.Server {
+// its own state or the fleet's.
+func (h *harness) replica(t testing.TB, state *fleet.State) *httptest.Server {
 	g := &Gateway{Config: h.gw.Config, Follower: h.gw.Follower, Creds: h.gw.Creds, Recorder: NewRecorder(), HTTP: &http.Client{},
-		Now: h.clock, Rand: rand.New(rand.NewPCG(8, 12)), Log: h.gw.Log}
-	share(g)
+		Now: h.clock, Rand: rand.New(rand.NewPCG(8, 12)), Log: h.gw.Log, Fleet: state}
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	return srv
@@ -95,12 +89,12 @@ func TestAFleetEnforcesACapOnce(t *testing.T) {
 			specs := threeCarriers()
 			specs[0].maxRpm = &cap10
 			h := newHarness(t, specs...)
-			var first, second CapCounter
+			var first, second *fleet.State
 			if shared {
 				prefix := testPrefix(t, client)
-				first, second = &fleet.Caps{Client: client, Prefix: prefix}, &fleet.Caps{Client: client, Prefix: prefix}
+				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
 			}
-			h.gw.Caps = first
+			h.gw.Fleet = first
 			other := h.replica(t, second)
 			for i := range 30 {
 				base := h.srv.URL
@@ -130,9 +124,9 @@ func TestRedisGoingAwayIsNotAnOutage(t *testing.T) {
 	specs[0].maxRpm = &cap10
 	h := newHarness(t, specs...)
 	var said []string
-	caps := &fleet.Caps{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}),
+	caps := &fleet.State{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}),
 		Log: func(msg string, _ error) { said = append(said, msg) }}
-	h.gw.Caps = caps
+	h.gw.Fleet = caps
 	for range 15 {
 		if res := h.chat(hello); res.status != 200 {
 			t.Fatalf("%d %s", res.status, res.body)
@@ -152,15 +146,13 @@ func TestASessionContinuesOnAnotherReplica(t *testing.T) {
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			h := newHarness(t, threeCarriers()...)
-			prefix := testPrefix(t, client)
+			var first, second *fleet.State
 			if shared {
-				h.gw.Sessions = &fleet.Sessions{Client: client, Prefix: prefix}
+				prefix := testPrefix(t, client)
+				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
 			}
-			other := h.replicaWith(t, func(g *Gateway) {
-				if shared {
-					g.Sessions = &fleet.Sessions{Client: client, Prefix: prefix}
-				}
-			})
+			h.gw.Fleet = first
+			other := h.replica(t, second)
 			session := []string{"X-Session-Id", "s1"}
 			if status := chatAt(t, h.srv.URL, session...); status != 200 {
 				t.Fatal(status)
@@ -187,15 +179,13 @@ func TestIncumbentsAgreeAcrossTheFleet(t *testing.T) {
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			h := newHarness(t, threeCarriers()...)
-			prefix := testPrefix(t, client)
+			var first, second *fleet.State
 			if shared {
-				h.gw.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix}
+				prefix := testPrefix(t, client)
+				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
 			}
-			other := h.replicaWith(t, func(g *Gateway) {
-				if shared {
-					g.Incumbents = &fleet.Incumbents{Client: client, Prefix: prefix}
-				}
-			})
+			h.gw.Fleet = first
+			other := h.replica(t, second)
 			if status := chatAt(t, h.srv.URL); status != 200 {
 				t.Fatal(status)
 			}
@@ -215,15 +205,14 @@ func TestIncumbentsAgreeAcrossTheFleet(t *testing.T) {
 }
 
 // TestSessionsAndIncumbentsOutliveRedis: with Redis unreachable, sessions
-// and incumbents are kept in the replica (said once each) and requests are
+// and incumbents are kept in the replica (said once) and requests are
 // still served by their rules.
 func TestSessionsAndIncumbentsOutliveRedis(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
 	var said []string
-	gone := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	log := func(msg string, _ error) { said = append(said, msg) }
-	sessions, incumbents := &fleet.Sessions{Client: gone, Log: log}, &fleet.Incumbents{Client: gone, Log: log}
-	h.gw.Sessions, h.gw.Incumbents = sessions, incumbents
+	state := &fleet.State{Client: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}),
+		Log: func(msg string, _ error) { said = append(said, msg) }}
+	h.gw.Fleet = state
 	session := []string{"X-Session-Id", "s1"}
 	h.chat(hello)
 	h.chat(hello, session...)
@@ -232,7 +221,53 @@ func TestSessionsAndIncumbentsOutliveRedis(t *testing.T) {
 	h.publish(setPrice("b", "0.1"))
 	h.chat(hello, session...) // pinned to a in the replica
 	wantChats(t, h, map[string]int{"a": 4, "b": 0})
-	if !sessions.Down() || !incumbents.Down() || len(said) != 2 {
-		t.Errorf("down %v %v, said %q: want each said once", sessions.Down(), incumbents.Down(), said)
+	if !state.Down() || len(said) != 1 {
+		t.Errorf("down %v, said %q: want it said once", state.Down(), said)
+	}
+}
+
+// TestOneReplicasBackoffHoldsTheFleet: a burst of 429s seen by one replica
+// backs the listing off on another that never tried it (sharing the
+// fleet's state), until the backoff's end; alone, the other replica sends
+// its customers to the 429s.
+func TestOneReplicasBackoffHoldsTheFleet(t *testing.T) {
+	client := testRedis(t)
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			h := newHarness(t, threeCarriers()...)
+			var first, second *fleet.State
+			if shared {
+				prefix := testPrefix(t, client)
+				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
+			}
+			h.gw.Fleet = first
+			other := h.replica(t, second)
+			h.carriers["a"].SetStatus(429)
+			for range 3 {
+				if status := chatAt(t, h.srv.URL); status != 200 {
+					t.Fatal(status)
+				}
+				h.advance(2 * time.Second)
+			}
+			for range 4 {
+				if status := chatAt(t, other.URL); status != 200 {
+					t.Fatal(status)
+				}
+			}
+			want := map[string]int{"a": 3, "b": 7} // the other replica went to b straight away
+			if !shared {
+				want = map[string]int{"a": 6, "b": 7} // it tried a, which refused, until a burst of its own
+			}
+			wantChats(t, h, want)
+			if shared {
+				// The backoff ends on every replica at once.
+				h.carriers["a"].SetStatus(0)
+				h.advance(traffic.BackoffFirst)
+				if status := chatAt(t, other.URL); status != 200 {
+					t.Fatal(status)
+				}
+				wantChats(t, h, map[string]int{"a": 4, "b": 7})
+			}
+		})
 	}
 }

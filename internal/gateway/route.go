@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -20,6 +21,8 @@ type plan struct {
 	kind  Kind
 	// session is set when the request carries a session id.
 	session *traffic.SessionKey
+	// view is the fleet's state as the plan read it.
+	view fleet.View
 }
 
 // refusal is a request no candidate can take, said the way the caller can
@@ -42,23 +45,30 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	if err := preferences(p, a, &req); err != nil {
 		return nil, &refusal{400, "invalid_request_error", err.Error()}
 	}
-	var pinnedTo string
-	if a.SessionID != "" {
-		key := traffic.SessionKey{Project: p.Name, Model: a.Model, ID: a.SessionID}
-		pl.session = &key
-		var open bool
-		pinnedTo, open = g.sessionPins().Pinned(key, now)
-		req.SessionOpening = !open
+	queries := make([]traffic.CapQuery, len(m.Candidates))
+	for i := range queries {
+		queries[i] = traffic.CapQuery{Candidate: m.Candidates[i].ID, Org: p.Organisation, PerOrg: m.Listings[i].PerOrg}
 	}
+	// One read of the fleet's state (one round trip with Redis): the
+	// ballot's caps and limits, the session's pin and the incumbents of
+	// the shapes the request may have (a session's request is an opening
+	// or not by its pin).
+	q := fleet.Query{Caps: queries, Shapes: []traffic.Shape{traffic.ShapeOf(&req)}}
+	if a.SessionID != "" {
+		pl.session = &traffic.SessionKey{Project: p.Name, Model: a.Model, ID: a.SessionID}
+		q.Session = pl.session
+		opening := req
+		opening.SessionOpening = true
+		q.Shapes = append(q.Shapes, traffic.ShapeOf(&opening))
+	}
+	pl.view = g.shared().Read(q, now)
+	pinnedTo := pl.view.Pinned
+	req.SessionOpening = pl.session != nil && !pl.view.Open
 	learned := g.learned(p.Name, a.Model, now)
 	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
 	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates)), Policy: p.policy()}
 	copy(pl.ballot.Candidates, m.Candidates)
-	queries := make([]traffic.CapQuery, len(pl.ballot.Candidates))
-	for i := range queries {
-		queries[i] = traffic.CapQuery{Candidate: pl.ballot.Candidates[i].ID, Org: p.Organisation, PerOrg: m.Listings[i].PerOrg}
-	}
-	usages := g.capCounter().Usages(queries, now) // one round trip for a fleet's shared counters
+	usages := pl.view.Usages
 	for i := range pl.ballot.Candidates {
 		c := &pl.ballot.Candidates[i]
 		c.Usage = usages[i]
@@ -69,6 +79,14 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		// half-open breaker lets 1 request in 20 probe it, never a pinned
 		// one.
 		c.State = g.limits.State(c.ID, now)
+		if held := pl.view.Held[i]; held.Backoff || held.Slow || held.Breaker == election.BreakerOpen {
+			// Another replica's limit holds it back until its end.
+			c.State.Backoff = c.State.Backoff || held.Backoff
+			c.State.Slow = c.State.Slow || held.Slow
+			if c.State.Breaker == election.BreakerClosed {
+				c.State.Breaker = held.Breaker
+			}
+		}
 		if c.State.Breaker == election.BreakerHalfOpen && a.Pin == "" {
 			c.State.Probe = g.limits.Probe(c.ID, now)
 		}
@@ -158,13 +176,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		// the customer's restriction is not the incumbent's failing, and
 		// the rest of the shape's traffic stays with it (election.md sec. 7).
 		shape := traffic.ShapeOf(&req)
-		first, _ = traffic.Holder(&pl.ballot, res, g.incumbentBook().Of(shape))
+		first, _ = traffic.Holder(&pl.ballot, res, pl.view.Incumbent(shape))
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
 		}
 	} else if first < 0 {
 		shape := traffic.ShapeOf(&req)
-		first = g.incumbentBook().Hold(shape, &pl.ballot, res)
+		first = g.shared().Hold(shape, &pl.view, &pl.ballot, res)
 		if first >= 0 && req.Routing == election.ModeAuto {
 			g.Recorder.Held(shape, m.Listings[first], now)
 		}

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -48,22 +48,16 @@ type Gateway struct {
 	// DefaultClientTimeouts. HTTPServer applies them.
 	ClientTimeouts ClientTimeouts
 
-	incumbents traffic.Incumbents
-	// Caps counts the rate-cap windows; nil counts them in this process
-	// (fleet.Caps counts them in Redis, for a fleet of replicas).
-	Caps CapCounter
-	// Sessions and Incumbents remember the listing each session is pinned
-	// to and each shape's incumbent; nil keeps them in this process
-	// (fleet.Sessions and fleet.Incumbents share them with the fleet).
-	Sessions   SessionPins
-	Incumbents IncumbentBook
+	// Fleet is the state a fleet of replicas shares in Redis (rate caps,
+	// sessions, incumbents, the limits that opened); nil keeps it in this
+	// process.
+	Fleet *fleet.State
+	alone fleet.State
 	// limits are each listing's 429 backoff, latency backoff and breaker,
 	// from this gateway's own tries (election.md sec. 8).
-	limits   traffic.Limits
-	sessions traffic.Sessions
-	caps     traffic.Caps
-	rates    learnedRates
-	randMu   sync.Mutex
+	limits traffic.Limits
+	rates  learnedRates
+	randMu sync.Mutex
 	// labels name customers' organisations to carriers (made once from
 	// Config).
 	labelsOnce sync.Once
@@ -331,7 +325,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		if !pl.result.FellOpen {
 			maxRPM, maxRPD = m.Candidates[i].Fare.MaxRPM, m.Candidates[i].Fare.MaxRPD
 		}
-		if !g.capCounter().Reserve(route.ID, p.Organisation, route.PerOrg, maxRPM, maxRPD, g.Now()) {
+		if !g.shared().Reserve(route.ID, p.Organisation, route.PerOrg, maxRPM, maxRPD, g.Now()) {
 			g.Recorder.Capped(route, g.Now())
 			continue
 		}
@@ -341,7 +335,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		g.applyLimits(a.Model, route, last)
 		if last.Class == traffic.Served {
 			if pl.session != nil {
-				g.sessionPins().Pin(*pl.session, route.ID, g.Now())
+				g.shared().Pin(*pl.session, route.ID, g.Now())
 			}
 			if last.answer != nil {
 				g.Cache.put(p.Name, body, last.answer, route, g.Now())
@@ -410,8 +404,8 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "no catalogue read yet", http.StatusServiceUnavailable)
 		return
 	}
-	sessions := fmt.Sprintf("%d open sessions", g.sessions.Len())
-	if g.Sessions != nil {
+	sessions := fmt.Sprintf("%d open sessions", g.alone.Sessions())
+	if g.Fleet != nil {
 		sessions = "sessions shared with the fleet"
 	}
 	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %s\n", t.Revision, len(t.Models), sessions)
@@ -428,6 +422,7 @@ func (g *Gateway) applyLimits(model string, route Route, last attempt) {
 	}
 	for _, e := range g.limits.Record(try) {
 		g.Recorder.Limited(route, e)
+		g.shared().Limited(e)
 		attrs := []any{"listing", e.Listing, "limit", string(e.Limit), "opened", e.Opened, "why", e.Detail}
 		if e.Opened {
 			attrs = append(attrs, "until", e.Until)
@@ -451,44 +446,10 @@ func retryAfterOf(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// CapCounter counts each listing's requests in its rate-cap windows.
-type CapCounter interface {
-	Usages(qs []traffic.CapQuery, now time.Time) []election.Usage
-	Reserve(candidate, org string, perOrg bool, maxRPM, maxRPD *int64, now time.Time) bool
-}
-
-// SessionPins remembers the listing each session is pinned to
-// (traffic.Sessions in this process, fleet.Sessions in Redis).
-type SessionPins interface {
-	Pinned(key traffic.SessionKey, now time.Time) (string, bool)
-	Pin(key traffic.SessionKey, candidate string, now time.Time)
-}
-
-// IncumbentBook remembers each shape's incumbent (traffic.Incumbents in
-// this process, fleet.Incumbents in Redis), both by traffic.HoldAfter.
-type IncumbentBook interface {
-	Of(shape traffic.Shape) string
-	Hold(shape traffic.Shape, b *election.Ballot, res *election.Result) int
-}
-
-func (g *Gateway) sessionPins() SessionPins {
-	if g.Sessions != nil {
-		return g.Sessions
+// shared is the fleet's state, or this process's own.
+func (g *Gateway) shared() *fleet.State {
+	if g.Fleet != nil {
+		return g.Fleet
 	}
-	return &g.sessions
-}
-
-func (g *Gateway) incumbentBook() IncumbentBook {
-	if g.Incumbents != nil {
-		return g.Incumbents
-	}
-	return &g.incumbents
-}
-
-// capCounter is the configured counter, or this process's.
-func (g *Gateway) capCounter() CapCounter {
-	if g.Caps != nil {
-		return g.Caps
-	}
-	return &g.caps
+	return &g.alone
 }
