@@ -183,6 +183,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()
 	go gw.Creds.Keep(background, gw.Follower, log, 0)
+	go gw.ShareLearned(background, source, 0)
 	reported := make(chan struct{})
 	go func() { reporter.Run(background); close(reported) }()
 

@@ -45,6 +45,11 @@ func (s *State) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
 
+// ctxFor bounds a background round trip (no request waits on it).
+func (s *State) ctxFor(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), max(d, s.Timeout))
+}
+
 // failed records an outage, said once.
 func (s *State) failed(err error) {
 	if !s.down.Swap(true) && s.Log != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -56,11 +57,17 @@ func testPrefix(t testing.TB, client *redis.Client) string {
 // replica is a second gateway on the harness's portal and carriers, with
 // its own state or the fleet's.
 func (h *harness) replica(t testing.TB, state *fleet.State) *httptest.Server {
+	_, srv := h.replicaGateway(t, state)
+	return srv
+}
+
+// replicaGateway is replica's gateway and server.
+func (h *harness) replicaGateway(t testing.TB, state *fleet.State) (*Gateway, *httptest.Server) {
 	g := &Gateway{Config: h.gw.Config, Follower: h.gw.Follower, Creds: h.gw.Creds, Recorder: NewRecorder(), HTTP: &http.Client{},
 		Now: h.clock, Rand: rand.New(rand.NewPCG(8, 12)), Log: h.gw.Log, Fleet: state}
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
-	return srv
+	return g, srv
 }
 
 func chatAt(t *testing.T, base string, header ...string) int {
@@ -269,5 +276,38 @@ func TestOneReplicasBackoffHoldsTheFleet(t *testing.T) {
 				wantChats(t, h, map[string]int{"a": 4, "b": 7})
 			}
 		})
+	}
+}
+
+// TestLearnedRatesAgreeAcrossTheFleet: a replica that served none of a
+// project's traffic learns the same cache rates from the fleet as the one
+// that served it all; a replica alone learns nothing.
+func TestLearnedRatesAgreeAcrossTheFleet(t *testing.T) {
+	client := testRedis(t)
+	specs := threeCarriers()
+	specs[0].server.Cache = true
+	h := newHarness(t, specs...)
+	prefix := testPrefix(t, client)
+	h.gw.Fleet = &fleet.State{Client: client, Prefix: prefix}
+	other, _ := h.replicaGateway(t, &fleet.State{Client: client, Prefix: prefix})
+	alone, _ := h.replicaGateway(t, nil)
+	long := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a shared prefix of a long prompt ", 200) + `"}]}`
+	for range 25 {
+		if res := h.chat(long); res.status != 200 {
+			t.Fatalf("%d %s", res.status, res.body)
+		}
+	}
+	h.gw.publishHours("replica-1")
+	now := h.clock()
+	want := traffic.Learn(h.gw.Recorder.Hours("p", "m", now), now)
+	if want.Combined == nil || len(want.HitRate) == 0 {
+		t.Fatalf("the serving replica learned nothing (%+v): the test's traffic is below the gates", want)
+	}
+	got := other.learned("p", "m", now)
+	if got.Combined == nil || *got.Combined != *want.Combined || !reflect.DeepEqual(got.HitRate, want.HitRate) {
+		t.Errorf("the other replica learned %+v, want %+v", got, want)
+	}
+	if lone := alone.learned("p", "m", now); lone.Combined != nil {
+		t.Errorf("a replica alone learned %v from traffic it never saw", *lone.Combined)
 	}
 }

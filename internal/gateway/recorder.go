@@ -7,6 +7,7 @@ import (
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -107,6 +108,9 @@ type Recorder struct {
 	demand  map[demandKey]*Demand
 	holders map[holderKey]*int64 // each auto shape's holder by minute (holders.go)
 	orgs    map[orgKey]*OrgStat  // each organisation's minutes by listing (orgs.go)
+	// dirty are the hours changed since the fleet last had them
+	// (TakeChangedHours).
+	dirty map[hourKey]struct{}
 	// Spool, when set, keeps every count on disk until the portal has its
 	// minute (spool.go); written under mu, so a replay takes the counts in
 	// the order they were taken.
@@ -198,6 +202,7 @@ func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outc
 		h = &traffic.Hour{Start: hk.hour, Candidate: route.ID}
 		r.hours[hk] = h
 	}
+	r.changed(hk)
 	h.Successes++
 	h.InputTokens += o.Usage.Input
 	h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead // a read of the explicit cache is a cache hit too
@@ -217,7 +222,52 @@ func (r *Recorder) CacheHit(project, model string, route Route, at time.Time) {
 		h = &traffic.Hour{Start: hk.hour, Candidate: route.ID}
 		r.hours[hk] = h
 	}
+	r.changed(hk)
 	h.ResponseCacheHits++
+}
+
+// changed marks an hour for the fleet (mu held).
+func (r *Recorder) changed(k hourKey) {
+	if r.dirty == nil {
+		r.dirty = map[hourKey]struct{}{}
+	}
+	r.dirty[k] = struct{}{}
+}
+
+// TakeChangedHours returns the running totals of every hour changed since
+// the last call, by project and model, for the fleet's learned rates.
+func (r *Recorder) TakeChangedHours() []fleet.ProjectHours {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	by := map[[2]string]*fleet.ProjectHours{}
+	var out []fleet.ProjectHours
+	for k := range r.dirty {
+		h := r.hours[k]
+		if h == nil {
+			continue // pruned
+		}
+		pm := [2]string{k.project, k.model}
+		if by[pm] == nil {
+			by[pm] = &fleet.ProjectHours{Project: k.project, Model: k.model}
+		}
+		by[pm].Hours = append(by[pm].Hours, *h)
+	}
+	clear(r.dirty)
+	for _, ph := range by {
+		out = append(out, *ph)
+	}
+	return out
+}
+
+// Unpublished marks hours the fleet did not get as changed again.
+func (r *Recorder) Unpublished(all []fleet.ProjectHours) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ph := range all {
+		for _, h := range ph.Hours {
+			r.changed(hourKey{ph.Project, ph.Model, h.Candidate, h.Start})
+		}
+	}
 }
 
 // Capped records a request a listing could not take at its cap.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -235,6 +236,38 @@ type learnedEntry struct {
 	traffic.Learned
 }
 
+// ShareLearned publishes this replica's learned-rate hours to the fleet
+// every few seconds (its running totals of the hours that changed, under
+// its own name), so every replica learns from the whole fleet's traffic
+// and a restarted one from the day before it started. Without a fleet it
+// returns at once.
+func (g *Gateway) ShareLearned(ctx context.Context, replica string, every time.Duration) {
+	if g.Fleet == nil {
+		return
+	}
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			g.publishHours(replica)
+			return
+		case <-tick.C:
+			g.publishHours(replica)
+		}
+	}
+}
+
+func (g *Gateway) publishHours(replica string) {
+	changed := g.Recorder.TakeChangedHours()
+	if err := g.Fleet.PublishHours(replica, changed); err != nil {
+		g.Recorder.Unpublished(changed)
+	}
+}
+
 func (g *Gateway) learned(project, model string, now time.Time) traffic.Learned {
 	g.rates.mu.Lock()
 	defer g.rates.mu.Unlock()
@@ -242,7 +275,13 @@ func (g *Gateway) learned(project, model string, now time.Time) traffic.Learned 
 	if e, ok := g.rates.by[k]; ok && now.Sub(e.at) < traffic.LearnedCacheFor {
 		return e.Learned
 	}
-	l := traffic.Learn(g.Recorder.Hours(project, model, now), now)
+	hours, ok := g.shared().Hours(project, model, now) // every replica's, with a fleet
+	if !ok {
+		hours = g.Recorder.Hours(project, model, now)
+	} else {
+		g.Recorder.Hours(project, model, now) // prunes the replica's old hours
+	}
+	l := traffic.Learn(hours, now)
 	if g.rates.by == nil {
 		g.rates.by = map[[2]string]learnedEntry{}
 	}
