@@ -18,7 +18,8 @@ const MixWindow = 7 * 24 * time.Hour
 // week of demand, which a minute more or less does not move, and reading it
 // scans every minute of the week (every preview keystroke and traffic page
 // asked for it). Demand posted to this process is read at once; posted to
-// another, within demandFresh.
+// another, at once on PostgreSQL (the store announces metric writes, and
+// ForgetAllDemand drops what was kept), else within demandFresh.
 const demandFresh = time.Minute
 
 // demandCache holds each model's workload demand and what its requests
@@ -81,6 +82,15 @@ func (pj *Projector) ForgetDemand(model string) {
 	pj.demands.mu.Lock()
 	delete(pj.demands.models, model)
 	delete(pj.demands.asked, model)
+	pj.demands.mu.Unlock()
+}
+
+// ForgetAllDemand drops every model's cached demand: another serve process
+// recorded demand (which models, its announcement does not say).
+func (pj *Projector) ForgetAllDemand() {
+	pj.demands.mu.Lock()
+	clear(pj.demands.models)
+	clear(pj.demands.asked)
 	pj.demands.mu.Unlock()
 }
 

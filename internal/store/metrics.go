@@ -315,9 +315,16 @@ type writeMark struct {
 
 const maxWriteMarks = 4096
 
-// countWrite counts a metric write (MetricsWritten) and remembers the
-// earliest minute it touched (zero: not known).
+// countWrite counts a metric write (MetricsWritten), remembers the
+// earliest minute it touched (zero: not known) and tells the other serve
+// processes (announce).
 func (s *Store) countWrite(from time.Time) {
+	s.markWrite(from)
+	s.announce(from)
+}
+
+// markWrite counts a metric write, this process's or another's.
+func (s *Store) markWrite(from time.Time) {
 	w := &s.writes
 	w.mu.Lock()
 	defer w.mu.Unlock()

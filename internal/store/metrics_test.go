@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -754,4 +755,40 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 			t.Errorf("after deleting the old rows: %+v", sums)
 		}
 	})
+}
+
+// TestMetricWritesReachOtherProcesses: on PostgreSQL a metric write by one
+// store (serve process) counts in another's MetricsWritten, with the
+// minute it touched, and calls its hooks: figures another process kept are
+// stale as at once as its own writes make them.
+func TestMetricWritesReachOtherProcesses(t *testing.T) {
+	url := storetest.URL(t, store.Postgres)
+	a := storetest.OpenURL(t, url)
+	b := storetest.OpenURL(t, url)
+	fx := newFixture(t, a)
+	var told atomic.Int64
+	b.OnRemoteMetrics(func() { told.Add(1) })
+	listenCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go b.ListenForPublications(listenCtx, func(err error) { t.Logf("listener: %v", err) })
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	version := b.MetricsWritten()
+	deadline := time.Now().Add(30 * time.Second)
+	// Written until the other process hears: it may not be listening yet.
+	for i := 0; b.MetricsWritten() == version; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the other process never heard of the metric write")
+		}
+		if err := a.RecordBuckets(ctx, []catalogue.Bucket{{ListingID: fx.listingID, Minute: minute.Add(-time.Duration(i) * time.Minute),
+			Source: "gw", Counts: catalogue.Counts{Requests: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if from, ok := b.MetricsTouchedSince(version); !ok || from.IsZero() || from.After(minute) {
+		t.Errorf("the other process knows the writes touched from %v (known %v), want %v or earlier", from, ok, minute)
+	}
+	if told.Load() == 0 {
+		t.Error("the other process's hooks were not called")
+	}
 }

@@ -83,6 +83,9 @@ type Store struct {
 	// writes remembers which minutes the last metric writes touched
 	// (MetricsTouchedSince).
 	writes writeLog
+	// announced tells other serve processes of this one's metric writes
+	// (PostgreSQL NOTIFY; notify.go).
+	announced metricAnnouncer
 	// suspectUntil (unix ns) is until when pooled connections are pinged
 	// before use because the database was seen failing.
 	suspectUntil *atomic.Int64

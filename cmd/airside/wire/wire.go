@@ -112,6 +112,9 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 			Recipients: (&account.AlertEmails{Store: st}).DigestRecipients}
 	}
 	projector := &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st}
+	// Another serve process's metric writes (announced on PostgreSQL) make
+	// this one's kept demand stale as its own would.
+	st.OnRemoteMetrics(projector.ForgetAllDemand)
 	return web.New(web.Services{
 		Reads:        st,
 		Publications: st,
