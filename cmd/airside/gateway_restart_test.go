@@ -193,10 +193,18 @@ func storedRequests(t *testing.T, dbURL string, ids []int64, since time.Time) (r
 // and what a gateway needs to follow it: its folder, the portal's URL, a
 // projects file (key sk-e2e-project), the database and an API token.
 func gatewayFixture(t *testing.T) (dir, portal, config, dbURL, token string) {
+	return gatewayFixtureOn(t, "")
+}
+
+// gatewayFixtureOn is gatewayFixture on the database at dbURL (empty: a
+// SQLite file in the folder).
+func gatewayFixtureOn(t *testing.T, dbURL string) (dir, portal, config, _, token string) {
 	t.Setenv("AIRSIDE_LOG_LEVEL", "error")
 	dir = t.TempDir()
 	t.Chdir(dir)
-	dbURL = "sqlite:" + filepath.Join(dir, "airside.db")
+	if dbURL == "" {
+		dbURL = "sqlite:" + filepath.Join(dir, "airside.db")
+	}
 	token = seededWithScopes(t, dbURL, apitoken.ScopeCatalogueRead, apitoken.ScopeCredentialsRead, apitoken.ScopeMetricsWrite)
 	ctx, cancel := context.WithCancel(context.Background())
 	portal = "http://" + freeAddr(t)
