@@ -113,10 +113,11 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	reportEvery := fs.Duration("report-every", 10*time.Second, "how often closed minutes are posted to the portal")
 	name := fs.String("name", env("AIRSIDE_GATEWAY_NAME", ""), "this gateway's name in its reports (default: host:port); each process adds an instance id of its own")
 	cacheTTL := fs.Duration("response-cache-ttl", 0, "answer exact repeats of non-streamed requests from the gateway for this long (0: off)")
+	cacheBytes := fs.Int64("response-cache-bytes", gateway.DefaultCacheBytes, "bound the response cache's answers to this many bytes (the oldest go first; shared by the fleet with --redis)")
 	metricsAddr := fs.String("metrics-addr", env("AIRSIDE_GATEWAY_METRICS_ADDR", ""),
 		"serve Prometheus /metrics on this address, apart from customers (empty: off)")
 	redisURL := fs.String("redis", env("AIRSIDE_GATEWAY_REDIS_URL", ""),
-		"share the rate-cap windows, sessions, incumbents and limits with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process keeps its own)")
+		"share the rate-cap windows, sessions, incumbents, limits, learned rates and the response cache with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process keeps its own)")
 	spoolDir := fs.String("spool", env("AIRSIDE_GATEWAY_SPOOL", defaultSpool()),
 		"keep every count on disk here until the portal has it, so a killed process loses nothing (posted by the next process of this folder; \"off\": memory only)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
@@ -153,7 +154,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Recorder: rec, HTTP: gateway.CarrierHTTPClient(netguard.New(*allowPrivate)),
 		Now: time.Now, Rand: rand.New(rand.NewPCG(*seed, 1)), Log: log}
 	if *cacheTTL > 0 {
-		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL}
+		gw.Cache = &gateway.ResponseCache{TTL: *cacheTTL, MaxBytes: *cacheBytes}
 	}
 	state := "in-memory (this replica alone)"
 	if *redisURL != "" {
@@ -163,7 +164,10 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer client.Close()
 		gw.Fleet = &fleet.State{Client: client, Log: func(msg string, err error) { log.Warn(msg, "err", err) }}
-		state = "rate caps, sessions, incumbents and limits in Redis " + client.Options().Addr + " (shared with the fleet)"
+		state = "rate caps, sessions, incumbents, limits, learned rates and the response cache in Redis " + client.Options().Addr + " (shared with the fleet)"
+		if gw.Cache != nil {
+			gw.Cache.Fleet = gw.Fleet
+		}
 	}
 	source := reportSource(*name, *addr)
 	spooled := "off (a killed process loses the minutes it has not posted)"
