@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -112,55 +111,22 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 			// rotation (a killed one left out).
 			var live atomic.Int64
 			live.Store(0b111)
-			var answered, failed atomic.Int64
-			var lastFailure atomic.Value
-			stop, sent := make(chan struct{}), make(chan struct{})
-			customer := &http.Client{Timeout: time.Minute}
-			go func() {
-				defer close(sent)
-				for n := 0; ; n++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					i := n % 3
-					r := replicas[i]
-					r.inFlight.Add(1)
-					if live.Load()&(1<<i) == 0 {
-						r.inFlight.Add(-1)
-						continue
-					}
-					req, _ := http.NewRequest(http.MethodPost, r.url+"/v1/chat/completions",
-						strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hello"}]}`))
-					req.Header.Set("Authorization", "Bearer sk-e2e-project")
-					req.Header.Set("Content-Type", "application/json")
-					res, err := customer.Do(req)
+			c := runCustomers(&http.Client{Timeout: time.Minute}, model, func(n int) (string, func(bool), bool) {
+				r := replicas[n%3]
+				r.inFlight.Add(1)
+				if live.Load()&(1<<(n%3)) == 0 {
 					r.inFlight.Add(-1)
-					if err != nil {
-						failed.Add(1)
-						lastFailure.Store(err.Error())
-						continue
-					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != http.StatusOK {
-						failed.Add(1)
-						lastFailure.Store(res.Status)
-						continue
-					}
-					answered.Add(1)
-					r.answered.Add(1)
+					return "", nil, false
 				}
-			}()
-			stopCustomers := func() {
-				select {
-				case <-stop:
-				default:
-					close(stop)
-				}
-				<-sent
-			}
+				return r.url, func(ok bool) {
+					if ok {
+						r.answered.Add(1)
+					}
+					r.inFlight.Add(-1)
+				}, true
+			})
+			answered, failed, lastFailure := &c.answered, &c.failed, &c.lastFailure
+			stopCustomers := c.halt
 			defer stopCustomers()
 			waitFor(t, "customers' requests through the fleet", func() bool { return answered.Load() >= 30 })
 

@@ -249,47 +249,11 @@ func TestARestartRefusesNoConnection(t *testing.T) {
 	old := start(oldMetrics)
 	waitFor(t, "the first gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
 
-	customer := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
-	var ok, failed atomic.Int64
-	var lastFailure atomic.Value
-	stop := make(chan struct{})
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions",
-				strings.NewReader(`{"model":"kimi-k2.5","messages":[{"role":"user","content":"hello"}]}`))
-			req.Header.Set("Authorization", "Bearer sk-e2e-project")
-			req.Header.Set("Content-Type", "application/json")
-			res, err := customer.Do(req)
-			if err != nil {
-				failed.Add(1)
-				lastFailure.Store(err.Error())
-				continue
-			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
-				failed.Add(1)
-				lastFailure.Store(res.Status)
-				continue
-			}
-			ok.Add(1)
-		}
-	}()
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-		<-sent
-	}()
+	// Each request on a new connection: a refused connect would show.
+	c := runCustomers(&http.Client{Timeout: time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}, "kimi-k2.5",
+		func(int) (string, func(bool), bool) { return gw, nil, true })
+	defer c.halt()
+	ok, failed, lastFailure := &c.answered, &c.failed, &c.lastFailure
 	waitFor(t, "customers' requests through the first gateway", func() bool { return ok.Load() >= 20 })
 	_ = start(newMetrics)
 	waitFor(t, "the second gateway to serve", func() bool { return answeredCount(newMetrics) > 0 })
@@ -301,9 +265,74 @@ func TestARestartRefusesNoConnection(t *testing.T) {
 	}
 	after := ok.Load()
 	waitFor(t, "customers' requests after the first gateway stopped", func() bool { return ok.Load() >= after+20 })
-	close(stop)
-	<-sent
+	c.halt()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d of %d requests failed over the restart (the last: %v)", n, n+ok.Load(), lastFailure.Load())
 	}
+}
+
+// customerRun is customers sending one chat request after another until
+// halted, counting what was answered and what failed.
+type customerRun struct {
+	answered, failed atomic.Int64
+	lastFailure      atomic.Value
+	stop, sent       chan struct{}
+}
+
+// runCustomers sends requests for model, the n-th to the gateway next
+// names (ok false: none this turn), calling settle, when given, once it is
+// answered (true) or failed.
+func runCustomers(client *http.Client, model string, next func(n int) (base string, settle func(answered bool), ok bool)) *customerRun {
+	c := &customerRun{stop: make(chan struct{}), sent: make(chan struct{})}
+	go func() {
+		defer close(c.sent)
+		for n := 0; ; n++ {
+			select {
+			case <-c.stop:
+				return
+			default:
+			}
+			base, settle, ok := next(n)
+			if !ok {
+				continue
+			}
+			answered := c.send(client, base, model)
+			if settle != nil {
+				settle(answered)
+			}
+		}
+	}()
+	return c
+}
+
+func (c *customerRun) send(client *http.Client, base, model string) bool {
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hello"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-e2e-project")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		c.failed.Add(1)
+		c.lastFailure.Store(err.Error())
+		return false
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		c.failed.Add(1)
+		c.lastFailure.Store(res.Status)
+		return false
+	}
+	c.answered.Add(1)
+	return true
+}
+
+// halt stops the customers and waits for the last request (idempotent).
+func (c *customerRun) halt() {
+	select {
+	case <-c.stop:
+	default:
+		close(c.stop)
+	}
+	<-c.sent
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/airside/airside/internal/fleet"
+	"github.com/airside/airside/internal/fleet/fleettest"
 )
 
 // BenchmarkGatewayOverhead measures what the gateway adds to a request: the
@@ -102,10 +103,10 @@ func (c *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // cap is counted), medians and 99th percentiles of each, and Redis round
 // trips per request.
 func BenchmarkFleetStateOverhead(b *testing.B) {
-	client := testRedis(b)
+	client := fleettest.Redis(b)
 	hook := &countingHook{}
 	client.AddHook(hook)
-	prefix := testPrefix(b, client)
+	prefix := fleettest.Prefix(b, client)
 	capped := int64(1 << 40)
 	specs := threeCarriers()
 	specs[0].maxRpm = &capped

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/fleet"
+	"github.com/airside/airside/internal/fleet/fleettest"
 )
 
 // TestTheResponseCacheIsBoundedInBytes: past its bound the oldest answers
@@ -37,9 +38,9 @@ func TestTheResponseCacheIsBoundedInBytes(t *testing.T) {
 // hit on another (the carrier called once); the fleet's cache keeps its
 // byte bound, dropping the oldest answers.
 func TestTheFleetSharesItsResponseCache(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	h := newHarness(t, threeCarriers()...)
-	prefix := testPrefix(t, client)
+	prefix := fleettest.Prefix(t, client)
 	first, second := &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
 	h.gw.Fleet = first
 	h.gw.Cache = &ResponseCache{TTL: time.Hour, Fleet: first}

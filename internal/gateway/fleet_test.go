@@ -1,12 +1,10 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,44 +13,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/airside/airside/internal/fleet"
+	"github.com/airside/airside/internal/fleet/fleettest"
 	"github.com/airside/airside/internal/traffic"
 )
-
-// testRedis is the Redis the fleet tests share state in
-// (AIRSIDE_TEST_REDIS_URL, default redis://127.0.0.1:6379/0): with
-// CI=true a missing one fails, else the test is skipped.
-func testRedis(t testing.TB) *redis.Client {
-	t.Helper()
-	url := os.Getenv("AIRSIDE_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	client, err := fleet.Dial(ctx, url)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis at %s is required with CI=true: %v", url, err)
-		}
-		t.Skipf("Redis not reachable at %s (%v); set CI=true to make this a failure", url, err)
-	}
-	t.Cleanup(func() { client.Close() })
-	return client
-}
-
-// testPrefix is a key prefix of the test's own, its keys deleted when the
-// test ends.
-func testPrefix(t testing.TB, client *redis.Client) string {
-	prefix := fmt.Sprintf("airside-test:%d:", time.Now().UnixNano())
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			client.Del(ctx, iter.Val())
-		}
-	})
-	return prefix
-}
 
 // replica is a second gateway on the harness's portal and carriers, with
 // its own state or the fleet's.
@@ -89,18 +52,15 @@ func chatAt(t *testing.T, base string, header ...string) int {
 // cap of 10 a minute exactly 10 times between them (the rest goes to the
 // next listing); counting alone, as before, they served it twice over.
 func TestAFleetEnforcesACapOnce(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	cap10 := int64(10)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			specs := threeCarriers()
 			specs[0].maxRpm = &cap10
 			h := newHarness(t, specs...)
-			var first, second *fleet.State
-			if shared {
-				prefix := testPrefix(t, client)
-				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
-			}
+			states := fleettest.States(t, client, 2, shared)
+			first, second := states[0], states[1]
 			h.gw.Fleet = first
 			other := h.replica(t, second)
 			for i := range 30 {
@@ -149,15 +109,12 @@ func TestRedisGoingAwayIsNotAnOutage(t *testing.T) {
 // sessions in Redis, though another listing has since become far cheaper;
 // each replica alone re-elected it.
 func TestASessionContinuesOnAnotherReplica(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			h := newHarness(t, threeCarriers()...)
-			var first, second *fleet.State
-			if shared {
-				prefix := testPrefix(t, client)
-				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
-			}
+			states := fleettest.States(t, client, 2, shared)
+			first, second := states[0], states[1]
 			h.gw.Fleet = first
 			other := h.replica(t, second)
 			session := []string{"X-Session-Id", "s1"}
@@ -182,15 +139,12 @@ func TestASessionContinuesOnAnotherReplica(t *testing.T) {
 // the shape, when the fleet shares incumbents; alone, that replica routes
 // to the election's own winner.
 func TestIncumbentsAgreeAcrossTheFleet(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			h := newHarness(t, threeCarriers()...)
-			var first, second *fleet.State
-			if shared {
-				prefix := testPrefix(t, client)
-				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
-			}
+			states := fleettest.States(t, client, 2, shared)
+			first, second := states[0], states[1]
 			h.gw.Fleet = first
 			other := h.replica(t, second)
 			if status := chatAt(t, h.srv.URL); status != 200 {
@@ -238,15 +192,12 @@ func TestSessionsAndIncumbentsOutliveRedis(t *testing.T) {
 // fleet's state), until the backoff's end; alone, the other replica sends
 // its customers to the 429s.
 func TestOneReplicasBackoffHoldsTheFleet(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			h := newHarness(t, threeCarriers()...)
-			var first, second *fleet.State
-			if shared {
-				prefix := testPrefix(t, client)
-				first, second = &fleet.State{Client: client, Prefix: prefix}, &fleet.State{Client: client, Prefix: prefix}
-			}
+			states := fleettest.States(t, client, 2, shared)
+			first, second := states[0], states[1]
 			h.gw.Fleet = first
 			other := h.replica(t, second)
 			h.carriers["a"].SetStatus(429)
@@ -283,13 +234,13 @@ func TestOneReplicasBackoffHoldsTheFleet(t *testing.T) {
 // project's traffic learns the same cache rates from the fleet as the one
 // that served it all; a replica alone learns nothing.
 func TestLearnedRatesAgreeAcrossTheFleet(t *testing.T) {
-	client := testRedis(t)
+	client := fleettest.Redis(t)
 	specs := threeCarriers()
 	specs[0].server.Cache = true
 	h := newHarness(t, specs...)
-	prefix := testPrefix(t, client)
-	h.gw.Fleet = &fleet.State{Client: client, Prefix: prefix}
-	other, _ := h.replicaGateway(t, &fleet.State{Client: client, Prefix: prefix})
+	states := fleettest.States(t, client, 2, true)
+	h.gw.Fleet = states[0]
+	other, _ := h.replicaGateway(t, states[1])
 	alone, _ := h.replicaGateway(t, nil)
 	long := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("a shared prefix of a long prompt ", 200) + `"}]}`
 	for range 25 {
