@@ -21,6 +21,8 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/fleet"
+	"github.com/airside/airside/internal/fleet/fleettest"
 	"github.com/airside/airside/internal/gateway"
 	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/preview"
@@ -52,7 +54,20 @@ import (
 // projection, finding no one to elect for them, leaves them out of the
 // shares as routing's figures do.
 func TestTheProjectionAgreesWithWhatTheGatewayRouted(t *testing.T) {
-	loop := startRoutingLoop(t)
+	projectionAgrees(t, startRoutingLoop(t))
+}
+
+// TestTheProjectionHoldsAcrossTwoReplicas: the same loop with the
+// customers' requests spread over two gateway replicas sharing their state
+// in Redis, each reporting its own part: the projection, which does not
+// know how many replicas there are, keeps its promise.
+func TestTheProjectionHoldsAcrossTwoReplicas(t *testing.T) {
+	projectionAgrees(t, startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute, Replicas: 2}))
+}
+
+// projectionAgrees drives two models through the loop and checks every
+// listing's projected share against the share served.
+func projectionAgrees(t *testing.T, loop *routingLoop) {
 	// Two models with several listings each, one with a different holder
 	// per shape, and no rate cap the run's pace reaches (a cap's spill is
 	// named, not projected); a few hundred sessions each, so the 1 % of
@@ -171,8 +186,9 @@ type routingLoop struct {
 	st             *store.Store
 	server         *web.Server
 	portal, routes *httptest.Server
-	gw             *gateway.Gateway
-	reporter       *gateway.Reporter
+	gw             *gateway.Gateway // the first replica
+	replicas       []*gateway.Gateway
+	reporters      []*gateway.Reporter
 	began, t0      time.Time
 	skew           atomic.Int64 // nanoseconds added to the clock
 }
@@ -197,6 +213,9 @@ type loopOptions struct {
 	HealthWait time.Duration
 	// TokenPace speeds the carriers' streaming up (demo.CarrierOptions).
 	TokenPace float64
+	// Replicas is how many gateways share the customers' requests (0 or
+	// 1: one), in turn, sharing their state in Redis.
+	Replicas int
 }
 
 func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
@@ -253,15 +272,33 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := gateway.NewRecorder()
-	l.gw = &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
-		Follower: &gateway.Follower{API: api, Log: quiet, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
-		Now: l.now, Rand: rand.New(rand.NewPCG(7, 1)), Log: quiet}
-	followed := make(chan struct{})
-	go func() { l.gw.Follower.Run(ctx); close(followed) }()
-	t.Cleanup(func() { cancel(); <-followed })
-	l.reporter = &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: "loop"}
-	l.routes = httptest.NewServer(l.gw.Handler())
+	states := []*fleet.State{nil}
+	if o.Replicas > 1 {
+		states = fleettest.States(t, fleettest.Redis(t), o.Replicas, true)
+	}
+	var handlers []http.Handler
+	for i, state := range states {
+		rec := gateway.NewRecorder()
+		gw := &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
+			Follower: &gateway.Follower{API: api, Log: quiet, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
+			Now: l.now, Rand: rand.New(rand.NewPCG(7, uint64(1+i))), Log: quiet}
+		source := "loop"
+		if state != nil {
+			gw.Fleet = state
+			source = fmt.Sprintf("loop-%d", i+1)
+		}
+		followed := make(chan struct{})
+		go func() { gw.Follower.Run(ctx); close(followed) }()
+		t.Cleanup(func() { cancel(); <-followed })
+		l.replicas = append(l.replicas, gw)
+		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source})
+		handlers = append(handlers, gw.Handler())
+	}
+	l.gw = l.replicas[0]
+	var turn atomic.Int64
+	l.routes = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers[int(turn.Add(1))%len(handlers)].ServeHTTP(w, r) // a load balancer, in turn
+	}))
 	t.Cleanup(l.routes.Close)
 	l.caughtUp()
 	return l
@@ -285,10 +322,12 @@ func (l *routingLoop) caughtUp() {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	waitUntil(l.t, "the gateway to read the catalogue's revision", func() bool {
-		cur := l.gw.Follower.Current()
-		return cur != nil && cur.Revision >= snap.Revision
-	})
+	for _, gw := range l.replicas {
+		waitUntil(l.t, "the gateway to read the catalogue's revision", func() bool {
+			cur := gw.Follower.Current()
+			return cur != nil && cur.Revision >= snap.Revision
+		})
+	}
 }
 
 // drive sends arrivals of every kind of customer for the models, seeded,
@@ -311,8 +350,10 @@ func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 // a minute of its own (the portal keeps the first report of a minute).
 func (l *routingLoop) report() {
 	l.t.Helper()
-	if err := l.reporter.Report(context.Background(), l.now().Add(2*time.Minute)); err != nil {
-		l.t.Fatalf("the gateway's report: %v", err)
+	for _, r := range l.reporters {
+		if err := r.Report(context.Background(), l.now().Add(2*time.Minute)); err != nil {
+			l.t.Fatalf("the gateway's report: %v", err)
+		}
 	}
 	l.skew.Add(int64(3 * time.Minute))
 }
