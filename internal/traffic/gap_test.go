@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -78,6 +79,33 @@ func TestExplainShareAddsUpAndNamesEachCause(t *testing.T) {
 			if named[i] != tc.named[i] {
 				t.Errorf("%s: named %v, want %v", tc.name, named, tc.named)
 			}
+		}
+	}
+}
+
+// TestAGapOfSmallPartsNamesItsLargest: a gap over a point made only of
+// parts under a point names its largest part in the gap's direction; a
+// gap under a point names nothing.
+func TestAGapOfSmallPartsNamesItsLargest(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		gap   ShareGap
+		named []string
+	}{
+		{"small parts", ShareGap{Gap: 1.4, Causes: []Cause{{Key: CauseElection, Points: 0.9}, {Key: CauseExploration, Points: 0.7}, {Key: CausePins, Points: -0.2}}},
+			[]string{CauseElection}},
+		{"against the gap", ShareGap{Gap: -1.2, Causes: []Cause{{Key: CauseElection, Points: 0.5}, {Key: CauseFallbacks, Points: -0.9}, {Key: CausePins, Points: -0.8}}},
+			[]string{CauseFallbacks}},
+		{"under a point", ShareGap{Gap: 0.8, Causes: []Cause{{Key: CauseElection, Points: 0.8}}}, nil},
+		{"a part of a point", ShareGap{Gap: 1.5, Causes: []Cause{{Key: CauseElection, Points: 1.1}, {Key: CausePins, Points: 0.4}}},
+			[]string{CauseElection}},
+	} {
+		var named []string
+		for _, c := range tc.gap.Named(1) {
+			named = append(named, c.Key)
+		}
+		if !slices.Equal(named, tc.named) {
+			t.Errorf("%s: named %v, want %v", tc.name, named, tc.named)
 		}
 	}
 }
