@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -101,6 +102,20 @@ func TestRedisGoingAwayIsNotAnOutage(t *testing.T) {
 	}
 	if got := h.chats()["a"]; got != 10 || !caps.Down() || len(said) != 1 {
 		t.Errorf("served a %d times (want 10, counted here), down %v, said %q", got, caps.Down(), said)
+	}
+	// Still ready, and saying so where an operator looks.
+	metrics := httptest.NewServer(h.gw.MetricsHandler(&Reporter{}))
+	defer metrics.Close()
+	for url, want := range map[string]string{h.srv.URL + "/healthz": "Redis unreachable", metrics.URL: "airside_gateway_fleet_redis_down 1"} {
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("%s with Redis away: %d, want 200 and %q in:\n%.2000s", url, res.StatusCode, want, body)
+		}
 	}
 }
 

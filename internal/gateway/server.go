@@ -404,8 +404,13 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "no catalogue read yet", http.StatusServiceUnavailable)
 		return
 	}
+	// Still ok (200) with Redis away: the replica routes on its own state,
+	// and says so here and in airside_gateway_fleet_redis_down.
 	sessions := fmt.Sprintf("%d open sessions", g.alone.Sessions())
-	if g.Fleet != nil {
+	switch {
+	case g.Fleet != nil && g.Fleet.Down():
+		sessions = "warning: Redis unreachable, routing on this replica's own state until it is back"
+	case g.Fleet != nil:
 		sessions = "sessions shared with the fleet"
 	}
 	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %s\n", t.Revision, len(t.Models), sessions)

@@ -68,6 +68,13 @@ func (g *Gateway) metricsRegistry(reporter *Reporter) *prometheus.Registry {
 	t := g.metrics()
 	reg.MustRegister(t.tries, t.routing, t.answers, &listingCollector{g: g},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_gateway_fleet_redis_down",
+			Help: "1 while the fleet's Redis does not answer and the replica routes on its own state (0 without a fleet)."}, func() float64 {
+			if g.Fleet != nil && g.Fleet.Down() {
+				return 1
+			}
+			return 0
+		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "airside_gateway_catalogue_revision",
 			Help: "The catalogue revision the gateway routes by (0 before the first read)."}, func() float64 {
 			if cur := g.Follower.Current(); cur != nil {
