@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -88,9 +89,9 @@ type View struct {
 	// Held are the candidates' limits opened anywhere in the fleet (in
 	// Query.Caps's order): Backoff, Slow and an open Breaker.
 	Held []election.State
-	// Pinned is the session's listing, if it is open.
-	Pinned string
-	Open   bool
+	// Pin is the session's listing and region, if it is open.
+	Pin  traffic.SessionPin
+	Open bool
 	// incumbents by Query.Shapes's index.
 	incumbents []string
 	shapes     []traffic.Shape
@@ -163,9 +164,9 @@ func (s *State) Read(q Query, now time.Time) View {
 	}
 	if pin != nil {
 		if p, err := pin.Result(); err == nil {
-			v.Pinned, v.Open = p, true
+			v.Pin, v.Open = decodePin(p), true
 		} else {
-			v.Pinned, v.Open = s.local.sessions.Pinned(*q.Session, now) // pinned here while Redis was away
+			v.Pin, v.Open = s.local.sessions.Pinned(*q.Session, now) // pinned here while Redis was away
 		}
 	}
 	for i, cmd := range incumbents {
@@ -179,12 +180,26 @@ func (s *State) localView(q Query, now time.Time) View {
 	v := View{Usages: s.local.caps.Usages(q.Caps, now), Held: make([]election.State, len(q.Caps)), shapes: q.Shapes,
 		incumbents: make([]string, len(q.Shapes)), Local: true}
 	if q.Session != nil {
-		v.Pinned, v.Open = s.local.sessions.Pinned(*q.Session, now)
+		v.Pin, v.Open = s.local.sessions.Pinned(*q.Session, now)
 	}
 	for i, sh := range q.Shapes {
 		v.incumbents[i] = s.local.incumbents.Of(sh)
 	}
 	return v
+}
+
+// A session's value in Redis is its listing, then a tab and its region
+// when it has one (listing ids hold no tab).
+func encodePin(p traffic.SessionPin) string {
+	if p.Region == "" {
+		return p.Listing
+	}
+	return p.Listing + "\t" + p.Region
+}
+
+func decodePin(v string) traffic.SessionPin {
+	listing, region, _ := strings.Cut(v, "\t")
+	return traffic.SessionPin{Listing: listing, Region: region}
 }
 
 func count(v any) int64 {
@@ -205,18 +220,18 @@ func openAt(v any, now time.Time) bool {
 	return err == nil && now.UnixMilli() < ms
 }
 
-// Pin pins a session to a listing and marks it used now: its key lives
-// traffic.SessionIdle from its last request.
-func (s *State) Pin(k traffic.SessionKey, candidate string, now time.Time) {
+// Pin pins a session to a listing and region and marks it used now: its
+// key lives traffic.SessionIdle from its last request.
+func (s *State) Pin(k traffic.SessionKey, pin traffic.SessionPin, now time.Time) {
 	if s.Client == nil {
-		s.local.sessions.Pin(k, candidate, now)
+		s.local.sessions.Pin(k, pin, now)
 		return
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	if err := s.Client.Set(ctx, s.sessionKey(k), candidate, traffic.SessionIdle).Err(); err != nil {
+	if err := s.Client.Set(ctx, s.sessionKey(k), encodePin(pin), traffic.SessionIdle).Err(); err != nil {
 		s.failed(err)
-		s.local.sessions.Pin(k, candidate, now)
+		s.local.sessions.Pin(k, pin, now)
 		return
 	}
 	s.ok()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/airside/airside/internal/fleet"
 	"github.com/airside/airside/internal/fleet/fleettest"
+	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -275,5 +276,53 @@ func TestLearnedRatesAgreeAcrossTheFleet(t *testing.T) {
 	}
 	if lone := alone.learned("p", "m", now); lone.Combined != nil {
 		t.Errorf("a replica alone learned %v from traffic it never saw", *lone.Combined)
+	}
+}
+
+// TestASessionStaysInTheRegionItWasOpenedIn: a project keeping its data in
+// DE and FR opens a session on a (FR); when a fails, the session's
+// follow-up moves to c, the other listing serving FR, and not to b (DE),
+// which wins everything else; the session is pinned to c in FR. With the
+// fleet in Redis the follow-up is served by another replica, which reads
+// the session's region from Redis.
+func TestASessionStaysInTheRegionItWasOpenedIn(t *testing.T) {
+	client := fleettest.Redis(t)
+	for _, fleetWide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("redis=%v", fleetWide), func(t *testing.T) {
+			h := newHarness(t, threeCarriers()...)
+			regions := map[string][]string{"a": {"FR"}, "b": {"DE"}, "c": {"US", "FR"}}
+			h.publish(func(ls []gatewayclient.Listing) {
+				for i := range ls {
+					r := regions[ls[i].Carrier]
+					ls[i].Fare.Regions = &r
+				}
+			})
+			h.gw.Config.Projects[0].Regions = []string{"DE", "FR"}
+			follow, state := h.srv.URL, h.gw.shared()
+			if fleetWide {
+				states := fleettest.States(t, client, 2, true)
+				h.gw.Fleet = states[0]
+				follow, state = h.replica(t, states[1]).URL, states[1]
+			}
+			session := []string{"X-Session-Id", "s1"}
+			if status := chatAt(t, h.srv.URL, session...); status != 200 {
+				t.Fatal(status)
+			}
+			key := traffic.SessionKey{Project: "p", Model: "m", ID: "s1"}
+			if got := state.Read(fleet.Query{Session: &key}, h.clock()).Pin; got != (traffic.SessionPin{Listing: "a/m", Region: "FR"}) {
+				t.Fatalf("opened: pinned %+v, want a/m in FR", got)
+			}
+			h.carriers["a"].SetStatus(http.StatusInternalServerError)
+			if status := chatAt(t, follow, session...); status != 200 {
+				t.Fatalf("the session's follow-up after its listing failed: %d", status)
+			}
+			if status := chatAt(t, follow); status != 200 {
+				t.Fatalf("a request outside the session: %d", status)
+			}
+			if got := state.Read(fleet.Query{Session: &key}, h.clock()).Pin; got != (traffic.SessionPin{Listing: "c/m", Region: "FR"}) {
+				t.Errorf("after the move: pinned %+v, want c/m in FR", got)
+			}
+			wantChats(t, h, map[string]int{"b": 1, "c": 1})
+		})
 	}
 }

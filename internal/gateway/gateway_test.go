@@ -95,7 +95,7 @@ func TestASessionStaysPinnedAndMovesOnFailure(t *testing.T) {
 	h.carriers["a"].SetStatus(0)
 	h.chat(hello, session...)
 	wantChats(t, h, map[string]int{"a": 3, "b": 3})
-	if got := h.gw.shared().Read(fleet.Query{Session: &traffic.SessionKey{Project: "p", Model: "m", ID: "s1"}}, h.clock()).Pinned; got != "b/m" {
+	if got := h.gw.shared().Read(fleet.Query{Session: &traffic.SessionKey{Project: "p", Model: "m", ID: "s1"}}, h.clock()).Pin.Listing; got != "b/m" {
 		t.Errorf("the session is pinned to %q, want b/m", got)
 	}
 	stats := h.gw.Recorder.Totals()

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,20 @@ type plan struct {
 	session *traffic.SessionKey
 	// view is the fleet's state as the plan read it.
 	view fleet.View
+}
+
+// sessionPin is where a session served by ballot candidate i is pinned:
+// that listing, in the first of the request's regions it serves (a
+// follow-up's regions are its session's one already).
+func (pl *plan) sessionPin(i int) traffic.SessionPin {
+	pin := traffic.SessionPin{Listing: pl.market.Listings[i].ID}
+	for _, r := range pl.ballot.Request.Regions {
+		if slices.Contains(pl.ballot.Candidates[i].Fare.Regions, r) {
+			pin.Region = r
+			break
+		}
+	}
+	return pin
 }
 
 // refusal is a request no candidate can take, said the way the caller can
@@ -63,8 +78,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		q.Shapes = append(q.Shapes, traffic.ShapeOf(&opening))
 	}
 	pl.view = g.shared().Read(q, now)
-	pinnedTo := pl.view.Pinned
+	pinnedTo := pl.view.Pin.Listing
 	req.SessionOpening = pl.session != nil && !pl.view.Open
+	if region := pl.view.Pin.Region; pl.view.Open && region != "" && slices.Contains(req.Regions, region) {
+		// A session's follow-ups stay in the region it was opened in,
+		// wherever its listing moves (election.md sec. 7).
+		req.Regions = []string{region}
+	}
 	learned := g.learned(p.Name, a.Model, now)
 	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
 	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates)), Policy: p.policy()}

@@ -335,7 +335,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		g.applyLimits(a.Model, route, last)
 		if last.Class == traffic.Served {
 			if pl.session != nil {
-				g.shared().Pin(*pl.session, route.ID, g.Now())
+				g.shared().Pin(*pl.session, pl.sessionPin(i), g.Now())
 			}
 			if last.answer != nil {
 				g.Cache.put(p.Name, body, last.answer, route, g.Now())

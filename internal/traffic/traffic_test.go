@@ -225,9 +225,9 @@ func TestSessionsForgetIdleOnes(t *testing.T) {
 	var s traffic.Sessions
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	k := traffic.SessionKey{Project: "p", Model: "m", ID: "s1"}
-	s.Pin(k, "b", now)
-	if got, ok := s.Pinned(k, now.Add(30*time.Minute)); !ok || got != "b" {
-		t.Errorf("pinned %q %v half an hour later, want b", got, ok)
+	s.Pin(k, traffic.SessionPin{Listing: "b", Region: "DE"}, now)
+	if got, ok := s.Pinned(k, now.Add(30*time.Minute)); !ok || got != (traffic.SessionPin{Listing: "b", Region: "DE"}) {
+		t.Errorf("pinned %+v %v half an hour later, want b in DE", got, ok)
 	}
 	if _, ok := s.Pinned(traffic.SessionKey{Project: "other", Model: "m", ID: "s1"}, now); ok {
 		t.Error("another project's session of the same id is pinned")
