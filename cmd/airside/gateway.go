@@ -119,7 +119,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	redisURL := fs.String("redis", env("AIRSIDE_GATEWAY_REDIS_URL", ""),
 		"share the rate-cap windows, sessions, incumbents, limits, learned rates and the response cache with the fleet's other replicas in this Redis (redis://host:6379/0; empty: this process keeps its own)")
 	spoolDir := fs.String("spool", env("AIRSIDE_GATEWAY_SPOOL", defaultSpool()),
-		"keep every count on disk here until the portal has it, so a killed process loses nothing (posted by the next process of this folder; \"off\": memory only)")
+		"keep every count on disk here until the portal has it, so a killed process loses nothing (posted by the next process of this folder), and the last catalogue and credentials, sealed under the token, so a restart while the portal is away routes (\"off\": memory only)")
 	allowPrivate := fs.Bool("allow-private-carriers", env("AIRSIDE_GATEWAY_ALLOW_PRIVATE_CARRIERS", "") == "true",
 		"let carriers' endpoints resolve to loopback and private addresses (the demo's carriers run on loopback; never in production)")
 	if err := fs.Parse(args); err != nil {
@@ -181,6 +181,20 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer spool.Close()
 		rec.Spool = spool
 		spooled = spool.Dir()
+		// Beside the spool, the last table and its credentials, sealed
+		// under the token: a restart while the portal is away routes.
+		snap, err := gateway.OpenSnapshot(filepath.Join(*spoolDir, portalFolder(*portal)), token)
+		if err != nil {
+			return err
+		}
+		gw.Creds.Snapshot, gw.Creds.Log = snap, log
+		switch saved, err := snap.Restore(gw.Follower, gw.Creds); {
+		case err == nil:
+			log.Info("routing from the saved snapshot until the portal answers", "catalogue_revision", gw.Follower.Current().Revision,
+				"saved", saved.Format(time.RFC3339), "age", time.Since(saved).Round(time.Second).String())
+		case !errors.Is(err, gateway.ErrNoSnapshot):
+			log.Warn("snapshot not restored: routing waits for the portal", "err", err)
+		}
 	}
 	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source}
 	background, stopBackground := context.WithCancel(context.Background())

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,9 +148,101 @@ func TestAGatewayRestartedOrKilledLosesNoReport(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(spool)); len(left) != 1 {
 		t.Errorf("%d portal folders in the spool, want 1", len(left))
-	} else if folders, _ := os.ReadDir(filepath.Join(spool, left[0].Name())); len(folders) != 0 {
-		t.Errorf("%d process folders left in the spool after every count was posted", len(folders))
+	} else if folders := processFolders(t, filepath.Join(spool, left[0].Name())); folders != 0 {
+		t.Errorf("%d process folders left in the spool after every count was posted", folders)
 	}
+}
+
+// processFolders counts the process folders in a portal's spool folder
+// (beside them lies the routing snapshot).
+func processFolders(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAGatewayRestartedWhileThePortalIsAwayRoutes: a gateway follows the
+// portal through a front the test can close, holds every listing's
+// credentials and is stopped; with the portal away (the front answers
+// 503), a new process on the same spool routes every listing of the
+// model from the sealed snapshot the first one left, each pinned in turn
+// (before, it answered 503 "no catalogue read yet" until the portal came
+// back). The portal back, it follows it again.
+func TestAGatewayRestartedWhileThePortalIsAwayRoutes(t *testing.T) {
+	dir, portal, config, dbURL, token := gatewayFixture(t)
+	const model = "kimi-k2.5"
+	listings := modelListings(t, dbURL, model)
+	target, err := url.Parse(portal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var away atomic.Bool
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if away.Load() {
+			http.Error(w, "the portal is away", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	spool := filepath.Join(dir, "spool")
+	gw := "http://" + freeAddr(t)
+	start := func() *exec.Cmd {
+		return airsideProcess(t, []string{"AIRSIDE_GATEWAY_TOKEN=" + token, "AIRSIDE_LOG_LEVEL=warn"}, nil,
+			"gateway", "--addr", strings.TrimPrefix(gw, "http://"), "--portal", front.URL, "--config", config,
+			"--spool", spool, "--allow-private-carriers")
+	}
+	first := start()
+	waitFor(t, "the gateway to read the catalogue", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
+	waitFor(t, "the snapshot to be saved", func() bool {
+		saved, _ := filepath.Glob(filepath.Join(spool, "*", "routing.sealed"))
+		return len(saved) == 1
+	})
+	if err := first.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+
+	away.Store(true)
+	start()
+	waitFor(t, "the restarted gateway to route from its snapshot", func() bool { return status(gw+"/healthz", "") == http.StatusOK })
+	if body := getText(t, gw+"/healthz"); !strings.Contains(body, "from the saved snapshot") || strings.Contains(body, "without credentials") {
+		t.Errorf("healthz with the portal away: %q", body)
+	}
+	for _, l := range listings {
+		id := l.CarrierSlug + "/" + model
+		if got := servedBy(t, gw, id); got != id {
+			t.Errorf("pinned to %s with the portal away: served by %q", id, got)
+		}
+	}
+	if got := servedBy(t, gw, model); got == "" {
+		t.Errorf("%s with the portal away: not served", model)
+	}
+	away.Store(false)
+	waitFor(t, "the gateway to follow the portal again", func() bool {
+		return !strings.Contains(getText(t, gw+"/healthz"), "from the saved snapshot")
+	})
+}
+
+func getText(t *testing.T, u string) string {
+	t.Helper()
+	res, err := client.Get(u)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return string(body)
 }
 
 // answeredCount reads the gateway's answered chat requests (2xx) off its

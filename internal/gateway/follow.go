@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -40,6 +44,8 @@ type Follower struct {
 	// checked is when the portal last answered a catalogue read (Unix
 	// nanoseconds): how stale the table may be.
 	checked atomic.Int64
+	// restoredFrom: the first table was a saved snapshot's.
+	restoredFrom atomic.Bool
 
 	// What the table was built from, with the validators to revalidate
 	// them; only Run's goroutine touches them.
@@ -108,16 +114,37 @@ func (f *Follower) refresh(ctx context.Context) error {
 	if !catChanged && !healthChanged && f.cur.Load() != nil {
 		return nil
 	}
+	return f.install()
+}
+
+// install builds a table from the catalogue and health held and routes by
+// it from now on.
+func (f *Follower) install() error {
 	t, err := BuildTable(f.cat, f.health)
 	if err != nil {
 		return err
 	}
+	// The health map is updated in place by the next delta: the table
+	// keeps its own copy.
+	t.catalogue, t.health = f.cat, maps.Clone(f.health)
 	if f.cur.Swap(t) == nil {
 		f.Ready()
 		close(f.ready)
 	}
 	return nil
 }
+
+// restore routes by a saved catalogue and health until the portal answers
+// (called before Run: the first read is a full one, no validator kept).
+func (f *Follower) restore(cat *gatewayclient.Catalogue, health map[int64]gatewayclient.Health) error {
+	f.cat, f.health = cat, health
+	f.restoredFrom.Store(true)
+	return f.install()
+}
+
+// Restored reports whether the table is still a saved snapshot's: the
+// portal has not answered a catalogue read since the process started.
+func (f *Follower) Restored() bool { return f.restoredFrom.Load() && f.checked.Load() == 0 }
 
 // readCatalogue reads the fares unless they are unchanged, reporting
 // whether they were read.
@@ -203,22 +230,71 @@ func nilIfEmpty(s string) *string {
 	return &s
 }
 
-// Credentials fetches and caches each listing's endpoint key
+// Credentials fetches and holds each listing's endpoint key
 // (credentials:read); a listing's key is read again when its catalogue
-// revision moves or the carrier refused it.
+// revision moves or the carrier refused it. Keys are held sealed with a
+// key of this process's own (AES-GCM), opened for the request that uses
+// them: a heap dump or core file shows none of them in clear. The
+// process's key lives in the same memory, so this guards against a dump
+// shipped with a bug report, not against someone reading the process.
 type Credentials struct {
 	API *gatewayclient.ClientWithResponses
+	// Snapshot, when set, is saved with every table Keep holds and
+	// whenever it reads credentials.
+	Snapshot *Snapshot
+	// Log says when the snapshot cannot be saved (nil: not said).
+	Log *slog.Logger
 
 	mu   sync.Mutex
 	keys map[int64]credential
 	// missing names the routes of the last table held whose credentials
 	// could not be read (Keep's goroutine writes it).
 	missing []string
+
+	sealOnce sync.Once
+	aead     cipher.AEAD
 }
 
 type credential struct {
-	revision              int64
-	baseURL, key, upModel string
+	revision         int64
+	baseURL, upModel string
+	sealedKey        []byte
+}
+
+// sealer is the process's own key for the keys held.
+func (c *Credentials) sealer() cipher.AEAD {
+	c.sealOnce.Do(func() {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			panic(fmt.Sprintf("credentials: no randomness: %v", err)) // crypto/rand never fails on Linux
+		}
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			panic(err) // a 32-byte key is always valid
+		}
+		c.aead, err = cipher.NewGCM(block)
+		if err != nil {
+			panic(err)
+		}
+	})
+	return c.aead
+}
+
+func (c *Credentials) seal(key string) []byte {
+	a := c.sealer()
+	nonce := make([]byte, a.NonceSize(), a.NonceSize()+len(key)+a.Overhead())
+	_, _ = rand.Read(nonce)
+	return a.Seal(nonce, nonce, []byte(key), nil)
+}
+
+func (c *Credentials) open(sealed []byte) string {
+	a := c.sealer()
+	n := a.NonceSize()
+	plain, err := a.Open(nil, sealed[:n], sealed[n:], nil)
+	if err != nil {
+		panic(fmt.Sprintf("credentials: a key sealed by this process does not open: %v", err))
+	}
+	return string(plain)
 }
 
 // For returns the base URL, key and upstream model name of a listing: the
@@ -231,16 +307,16 @@ func (c *Credentials) For(ctx context.Context, r Route) (baseURL, key, upstreamM
 	cred, ok := c.keys[r.ListingID]
 	c.mu.Unlock()
 	if ok && cred.revision == r.Revision {
-		return cred.baseURL, cred.key, cred.upModel, nil
+		return cred.baseURL, c.open(cred.sealedKey), cred.upModel, nil
 	}
 	fresh, err := c.fetch(ctx, r)
 	if err != nil {
 		if ok {
-			return cred.baseURL, cred.key, cred.upModel, nil
+			return cred.baseURL, c.open(cred.sealedKey), cred.upModel, nil
 		}
 		return "", "", "", err
 	}
-	return fresh.baseURL, fresh.key, fresh.upModel, nil
+	return fresh.baseURL, c.open(fresh.sealedKey), fresh.upModel, nil
 }
 
 // fetch reads a listing's credentials from the portal and holds them.
@@ -252,7 +328,7 @@ func (c *Credentials) fetch(ctx context.Context, r Route) (credential, error) {
 	if res.JSON200 == nil {
 		return credential{}, fmt.Errorf("credentials of %s: status %d: %.200s", r.ID, res.StatusCode(), res.Body)
 	}
-	cred := credential{revision: r.Revision, baseURL: res.JSON200.BaseUrl, key: res.JSON200.ApiKey, upModel: res.JSON200.UpstreamModel}
+	cred := credential{revision: r.Revision, baseURL: res.JSON200.BaseUrl, sealedKey: c.seal(res.JSON200.ApiKey), upModel: res.JSON200.UpstreamModel}
 	c.mu.Lock()
 	if c.keys == nil {
 		c.keys = map[int64]credential{}
@@ -260,6 +336,33 @@ func (c *Credentials) fetch(ctx context.Context, r Route) (credential, error) {
 	c.keys[r.ListingID] = cred
 	c.mu.Unlock()
 	return cred, nil
+}
+
+// held is every credential held, for the snapshot.
+func (c *Credentials) held() []savedCredential {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]savedCredential, 0, len(c.keys))
+	for id, cred := range c.keys {
+		out = append(out, savedCredential{ListingID: id, Revision: cred.revision, BaseURL: cred.baseURL,
+			APIKey: c.open(cred.sealedKey), UpstreamModel: cred.upModel})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ListingID < out[j].ListingID })
+	return out
+}
+
+// restore holds a snapshot's credentials (those read since are kept).
+func (c *Credentials) restore(saved []savedCredential) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil {
+		c.keys = map[int64]credential{}
+	}
+	for _, s := range saved {
+		if _, ok := c.keys[s.ListingID]; !ok {
+			c.keys[s.ListingID] = credential{revision: s.Revision, baseURL: s.BaseURL, sealedKey: c.seal(s.APIKey), upModel: s.UpstreamModel}
+		}
+	}
 }
 
 // Keep holds the credentials of every listing the follower's table routes
@@ -278,8 +381,14 @@ func (c *Credentials) Keep(ctx context.Context, f *Follower, log *slog.Logger, r
 	lastTry := time.Time{}
 	for {
 		if t := f.Current(); t != nil && (t != held || len(c.Missing()) > 0 && time.Since(lastTry) >= retry) {
+			newTable := t != held
 			held, lastTry = t, time.Now()
-			missing := c.hold(ctx, t)
+			missing, fetched := c.hold(ctx, t)
+			if c.Snapshot != nil && (newTable || fetched > 0) {
+				if err := c.Snapshot.save(t, c.held(), time.Now()); err != nil && c.Log != nil {
+					c.Log.Warn("snapshot: not saved; a restart while the portal is away would not route", "err", err)
+				}
+			}
 			if now := strings.Join(missing, ", "); now != said {
 				if now != "" {
 					log.Warn("credentials: the portal did not give these listings' credentials; they are routed only once it does", "listings", now)
@@ -298,8 +407,8 @@ func (c *Credentials) Keep(ctx context.Context, f *Follower, log *slog.Logger, r
 }
 
 // hold reads the credentials a table needs and does not hold, four at a
-// time, and returns the listings still without them.
-func (c *Credentials) hold(ctx context.Context, t *Table) []string {
+// time, and returns the listings still without them and how many it read.
+func (c *Credentials) hold(ctx context.Context, t *Table) (missing []string, fetched int) {
 	var need []Route
 	c.mu.Lock()
 	for _, m := range t.Models {
@@ -311,10 +420,9 @@ func (c *Credentials) hold(ctx context.Context, t *Table) []string {
 	}
 	c.mu.Unlock()
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		missing []string
-		slots   = make(chan struct{}, 4)
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		slots = make(chan struct{}, 4)
 	)
 	for _, r := range need {
 		wg.Add(1)
@@ -323,15 +431,20 @@ func (c *Credentials) hold(ctx context.Context, t *Table) []string {
 			defer func() { <-slots; wg.Done() }()
 			fetchCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			if _, err := c.fetch(fetchCtx, r); err != nil {
-				c.mu.Lock()
-				_, older := c.keys[r.ListingID]
-				c.mu.Unlock()
-				if !older {
-					mu.Lock()
-					missing = append(missing, r.ID)
-					mu.Unlock()
-				}
+			_, err := c.fetch(fetchCtx, r)
+			if err == nil {
+				mu.Lock()
+				fetched++
+				mu.Unlock()
+				return
+			}
+			c.mu.Lock()
+			_, older := c.keys[r.ListingID]
+			c.mu.Unlock()
+			if !older {
+				mu.Lock()
+				missing = append(missing, r.ID)
+				mu.Unlock()
 			}
 		}()
 	}
@@ -340,7 +453,7 @@ func (c *Credentials) hold(ctx context.Context, t *Table) []string {
 	c.mu.Lock()
 	c.missing = missing
 	c.mu.Unlock()
-	return missing
+	return missing, fetched
 }
 
 // Missing names the listings of the last table held that the gateway
@@ -356,4 +469,12 @@ func (c *Credentials) Forget(listingID int64) {
 	c.mu.Lock()
 	delete(c.keys, listingID)
 	c.mu.Unlock()
+}
+
+// missingOrNone is Missing, nil on a gateway without credentials.
+func (c *Credentials) missingOrNone() []string {
+	if c == nil {
+		return nil
+	}
+	return c.Missing()
 }

@@ -413,7 +413,14 @@ func (g *Gateway) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 	case g.Fleet != nil:
 		sessions = "sessions shared with the fleet"
 	}
-	fmt.Fprintf(w, "ok: catalogue revision %d, %d models, %s\n", t.Revision, len(t.Models), sessions)
+	from := ""
+	if g.Follower.Restored() {
+		from = " (from the saved snapshot: the portal has not answered since this process started)"
+	}
+	fmt.Fprintf(w, "ok: catalogue revision %d%s, %d models, %s\n", t.Revision, from, len(t.Models), sessions)
+	if missing := g.Creds.missingOrNone(); len(missing) > 0 {
+		fmt.Fprintf(w, "warning: %d listings without credentials: %s (not routed until the portal gives them)\n", len(missing), strings.Join(missing, ", "))
+	}
 }
 
 // applyLimits takes a try into its listing's limits and reports what they

@@ -15,6 +15,10 @@ import (
 type Table struct {
 	Revision int64
 	Models   map[string]*Market
+	// catalogue and health are what the follower built the table from
+	// (nil for a table built elsewhere), kept for the routing snapshot.
+	catalogue *gatewayclient.Catalogue
+	health    map[int64]gatewayclient.Health
 }
 
 // Market is one model's candidates and where each is served. Candidates and
