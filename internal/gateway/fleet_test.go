@@ -277,6 +277,24 @@ func TestLearnedRatesAgreeAcrossTheFleet(t *testing.T) {
 	if lone := alone.learned("p", "m", now); lone.Combined != nil {
 		t.Errorf("a replica alone learned %v from traffic it never saw", *lone.Combined)
 	}
+	// What each replica routes by is on its metrics endpoint, once its
+	// own lookup (kept 60 s) is read again.
+	h.advance(traffic.LearnedCacheFor + time.Second)
+	h.gw.learned("p", "m", h.clock())
+	wantLine := fmt.Sprintf(`airside_gateway_learned_cache_hit_rate{model="m",project="p"} %g`, *want.Combined)
+	for i, g := range []*Gateway{h.gw, other} {
+		srv := httptest.NewServer(g.MetricsHandler(nil))
+		res, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		srv.Close()
+		if !strings.Contains(string(body), wantLine) {
+			t.Errorf("replica %d's metrics do not say %q", i+1, wantLine)
+		}
+	}
 }
 
 // TestASessionStaysInTheRegionItWasOpenedIn: a project keeping its data in

@@ -116,12 +116,16 @@ var (
 		"Tries a listing served, by how they came: routed, pinned, exploration, fallback.", []string{"listing", "kind"}, nil)
 	cappedDesc = prometheus.NewDesc("airside_gateway_capped_total",
 		"Requests a listing could not take at its rate cap.", []string{"listing"}, nil)
+	learnedDesc = prometheus.NewDesc("airside_gateway_learned_cache_hit_rate",
+		"The cache-hit rate routing last learned for a project's model (from its last 24 hours, the whole fleet's with --redis; looked up again after 60 s), for the pairs routed in the last hour and past the learning gates.",
+		[]string{"project", "model"}, nil)
 )
 
 func (c *listingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- attemptsDesc
 	ch <- servedDesc
 	ch <- cappedDesc
+	ch <- learnedDesc
 }
 
 func (c *listingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -150,5 +154,13 @@ func (c *listingCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(servedDesc, s.Exploration, "exploration")
 		counter(servedDesc, s.Fallback, "fallback")
 		counter(cappedDesc, s.Capped)
+	}
+	now := c.g.Now()
+	c.g.rates.mu.Lock()
+	defer c.g.rates.mu.Unlock()
+	for k, e := range c.g.rates.by {
+		if e.Combined != nil && now.Sub(e.at) < time.Hour {
+			ch <- prometheus.MustNewConstMetric(learnedDesc, prometheus.GaugeValue, *e.Combined, k[0], k[1])
+		}
 	}
 }
