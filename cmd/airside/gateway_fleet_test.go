@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // redisServer runs a Redis of the test's own on a free port (the fleet
@@ -76,10 +80,12 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 			if d == store.Postgres {
 				dbURL = storetest.URL(t, d)
 			}
+			t.Setenv("AIRSIDE_QUARANTINE_FACTOR", "1000") // a tenfold cut is one reviewer's decision here
 			dir, portal, config, dbURL, token := gatewayFixtureOn(t, dbURL)
 			const model = "kimi-k2.5"
+			listings := modelListings(t, dbURL, model)
 			var ids []int64
-			for _, l := range modelListings(t, dbURL, model) {
+			for _, l := range listings {
 				ids = append(ids, l.ID)
 			}
 			began := time.Now()
@@ -106,6 +112,12 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 				replicas[i] = &replica{url: "http://" + freeAddr(t), metrics: freeAddr(t)}
 				start(i)
 			}
+			urls, metrics := make([]string, 3), make([]string, 3)
+			for i, r := range replicas {
+				urls[i], metrics[i] = r.url, r.metrics
+			}
+			ownAnswers := fleetSharesItsState(t, portal, token, listings, model, urls, metrics)
+			thirdsBefore := answeredCount(replicas[2].metrics) // the customers' answers are counted from here
 
 			// Customers, one request after another, round the replicas in
 			// rotation (a killed one left out).
@@ -134,7 +146,7 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 			live.Store(0b011)
 			third := replicas[2]
 			waitFor(t, "the third replica to answer its last request and count its answers", func() bool {
-				return third.inFlight.Load() == 0 && int64(answeredCount(third.metrics)) == third.answered.Load()
+				return third.inFlight.Load() == 0 && int64(answeredCount(third.metrics)-thirdsBefore) == third.answered.Load()
 			})
 			if err := third.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
@@ -170,7 +182,7 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 			if n := failed.Load(); n > 0 {
 				t.Errorf("%d of %d requests failed (the last: %v)", n, n+answered.Load(), lastFailure.Load())
 			}
-			want := answered.Load()
+			want := answered.Load() + ownAnswers
 			stored := func() int64 { return storedRequests(t, dbURL, ids, began) - storedBefore }
 			waitFor(t, fmt.Sprintf("the portal to store the %d requests answered", want), func() bool { return stored() >= want })
 			if got := stored(); got != want {
@@ -178,4 +190,162 @@ func TestAGatewayFleetLosesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fleetSharesItsState checks, from outside, what three replicas sharing a
+// Redis share: a listing refiled far cheaper with a cap of 10 a minute
+// serves exactly 10 of 36 requests sent to the three at once (alone, each
+// replica would have served 10: 30); a session opened on the first
+// replica while that listing is capped stays with its listing on the
+// other two a minute later, when the capped one is free again and wins
+// every other request; and once the first replica alone has served the
+// long prompts the rates are learned from, all three route by the same
+// learned cache-hit rate (on their metrics endpoints).
+//
+// It returns how many requests it had answered (the portal stores them).
+func fleetSharesItsState(t *testing.T, portal, token string, listings []catalogue.Listing, model string, urls, metrics []string) (answered int64) {
+	t.Helper()
+	var answers atomic.Int64
+	chat := func(gw, prompt string, header ...string) (string, error) {
+		served, err := chatVia(gw, model, prompt, header...)
+		if served != "" {
+			answers.Add(1)
+		}
+		return served, err
+	}
+	var filer *catalogue.Listing
+	for i := range listings {
+		l := &listings[i]
+		if (l.CarrierSlug == "nebula" || l.CarrierSlug == "orbit") && len(l.Published.Tiers) == 0 && l.Published.TimeBased == nil {
+			filer = l
+			break
+		}
+	}
+	if filer == nil {
+		t.Fatalf("no nebula or orbit listing of %s the form can restate", model)
+	}
+	capped := filer.CarrierSlug + "/" + model
+	cheaper := farCheaper(listings, filer)
+	refile(t, portal, filer, func(v url.Values) {
+		cheaper(v)
+		v.Set("max_rpm", "10")
+		v.Del("max_rpd")
+	})
+	var cat struct {
+		Revision int64 `json:"revision"`
+	}
+	if err := getJSON(portal+"/api/v1/catalogue", token, &cat); err != nil || cat.Revision == 0 {
+		t.Fatalf("the portal's catalogue: %v", err)
+	}
+	for _, u := range urls {
+		waitFor(t, "every replica to route by the new fare", func() bool {
+			var rev int64
+			_, err := fmt.Sscanf(getText(t, u+"/healthz"), "ok: catalogue revision %d", &rev)
+			return err == nil && rev >= cat.Revision
+		})
+	}
+
+	// A minute's cap: every request in one UTC minute.
+	if left := time.Minute - time.Duration(time.Now().Second())*time.Second; left < 30*time.Second {
+		time.Sleep(left + time.Second)
+	}
+	var (
+		wg             sync.WaitGroup
+		mu             sync.Mutex
+		servedByCapped int
+		unserved       []string
+	)
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 12 {
+				served, err := chat(u, "hello")
+				mu.Lock()
+				switch {
+				case err != nil || served == "":
+					unserved = append(unserved, fmt.Sprint(err))
+				case served == capped:
+					servedByCapped++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if servedByCapped != 10 || len(unserved) > 0 {
+		t.Errorf("the fleet served %s (cap 10 a minute) %d times of 36 (want exactly 10); %d unserved: %v", capped, servedByCapped, len(unserved), unserved)
+	}
+
+	// A session opened on the first replica, while the capped listing
+	// cannot take it.
+	session := []string{"X-Session-Id", "fleet-session"}
+	pinned, err := chat(urls[0], "hello", session...)
+	if err != nil || pinned == "" || pinned == capped {
+		t.Fatalf("the session's opening: served by %q (%v), want a listing other than the capped %s", pinned, err, capped)
+	}
+	// Long prompts the rates are learned from, through the first replica
+	// alone.
+	long := strings.Repeat("a shared prefix of a long prompt ", 200)
+	for range 25 {
+		if served, err := chat(urls[0], long); err != nil || served == "" {
+			t.Fatalf("a long prompt: %q %v", served, err)
+		}
+	}
+	// Past the minute (the cap is free again) and past each replica's 60 s
+	// lookup of the learned rates (traffic.LearnedCacheFor); the first
+	// replica has published its hours (every 5 s) by then.
+	time.Sleep(traffic.LearnedCacheFor + time.Second)
+
+	// At once, so that all three look the learned rates up before any of
+	// these requests is published: the session's follow-ups on the other
+	// two, a request on the first.
+	follow := make([]string, 3)
+	for i, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 0 {
+				follow[i], _ = chat(u, "hello")
+				return
+			}
+			follow[i], _ = chat(u, "hello", session...)
+		}()
+	}
+	wg.Wait()
+	if follow[1] != pinned || follow[2] != pinned {
+		t.Errorf("the session opened on %s continued on %q and %q", pinned, follow[1], follow[2])
+	}
+	// A request outside the session goes to the capped listing, free
+	// again: the follow-ups stayed by the session, not by the election.
+	wins := 0
+	for range 3 { // exploration sends 1 in 100 elsewhere
+		if served, _ := chat(urls[1], "hello"); served == capped {
+			wins++
+		}
+	}
+	if wins == 0 {
+		t.Errorf("%s, free again, won none of 3 requests outside the session", capped)
+	}
+	var rates []string
+	for _, m := range metrics {
+		rates = append(rates, learnedRate(t, m, "e2e", model))
+	}
+	if rates[0] == "" || rates[1] != rates[0] || rates[2] != rates[0] {
+		t.Errorf("learned cache-hit rates on the three replicas: %q, want one rate, the same on all", rates)
+	}
+	return answers.Load()
+}
+
+// learnedRate reads a replica's learned cache-hit rate for a project's
+// model off its metrics endpoint ("" when it has none).
+func learnedRate(t *testing.T, addr, project, model string) string {
+	t.Helper()
+	prefix := fmt.Sprintf(`airside_gateway_learned_cache_hit_rate{model=%q,project=%q} `, model, project)
+	for line := range strings.Lines(getText(t, "http://"+addr+"/metrics")) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			return rest
+		}
+	}
+	return ""
 }

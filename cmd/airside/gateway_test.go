@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,53 +95,7 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 	if filer == nil {
 		t.Fatalf("no nebula or orbit listing of %s other than the one serving (%s)", model, before)
 	}
-	// A tenth of the cheapest input and output prices: far past the
-	// incumbent's margin (a short request's token price is mostly output).
-	cheapest, cheapestOut := listings[0].Published.Input, listings[0].Published.Output
-	for _, l := range listings {
-		cheapest, cheapestOut = min(cheapest, l.Published.Input), min(cheapestOut, l.Published.Output)
-	}
-	price := money.Micros(int64(cheapest) / 10).String()
-
-	member, err := logIn(portal, "member@"+filer.CarrierSlug+".example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	form := fmt.Sprintf("/listings/%d/file", filer.ID)
-	// Only the token prices move (down): everything else as published, so
-	// nothing rises and no notice period applies.
-	f := filer.Published
-	values := url.Values{"input": {price}, "output": {money.Micros(int64(cheapestOut) / 10).String()}, "landing_fee": {f.LandingFee.Percent()},
-		"discount": {f.Discount.Percent()}, "cap_scope": {string(f.CapScope)}, "justification": {"A far cheaper fare."}, "op": {"submit"}}
-	for field, p := range map[string]*money.Micros{"cache_read": f.CacheRead, "cache_write": f.CacheWrite} {
-		if p != nil {
-			values.Set(field, p.String())
-		}
-	}
-	if f.CachedInput != nil {
-		values.Set("cached_input", money.Micros(min(int64(*f.CachedInput), int64(cheapest)/10)).String())
-	}
-	for _, c := range f.Capabilities {
-		values.Add("capability", c.String())
-	}
-	if f.MaxRPM != nil {
-		values.Set("max_rpm", fmt.Sprint(*f.MaxRPM))
-	}
-	if f.MaxRPD != nil {
-		values.Set("max_rpd", fmt.Sprint(*f.MaxRPD))
-	}
-	filing, code := submitForm(t, member, portal, form, form, values)
-	if code != http.StatusOK || !regexp.MustCompile(`/filings/\d+$`).MatchString(filing) {
-		t.Fatalf("filing: status %d at %s", code, filing)
-	}
-	reviewer, err := logIn(portal, "reviewer@airside.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	approvedAt := time.Now().UTC()
-	if _, code := submitForm(t, reviewer, portal, filing, filing+"/approve", url.Values{}); code != http.StatusOK {
-		t.Fatalf("approve: status %d", code)
-	}
+	approvedAt := refile(t, portal, filer, farCheaper(listings, filer))
 
 	want := filer.CarrierSlug + "/" + model
 	waitFor(t, "the gateway to route "+model+" to "+want, func() bool { return servedBy(t, gw, model) == want })
@@ -184,6 +139,10 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 	// before and after it, weighed by the model's requests in each), and
 	// the listing served part of the hour. Over the 48 hours the page names
 	// what makes the difference.
+	member, err := logIn(portal, "member@"+filer.CarrierSlug+".example")
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := member.Get(portal + fmt.Sprintf("/traffic/listings/%d?period=hour", filer.ID))
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +170,68 @@ func TestTheGatewayRoutesWhatThePortalPublishes(t *testing.T) {
 	}
 }
 
+// farCheaper edits a refiling of filer to a tenth of the model's cheapest
+// input and output prices: far past the incumbent's margin (a short
+// request's token price is mostly output), so it wins the model.
+func farCheaper(listings []catalogue.Listing, filer *catalogue.Listing) func(url.Values) {
+	cheapest, cheapestOut := listings[0].Published.Input, listings[0].Published.Output
+	for _, l := range listings {
+		cheapest, cheapestOut = min(cheapest, l.Published.Input), min(cheapestOut, l.Published.Output)
+	}
+	return func(values url.Values) {
+		values.Set("input", money.Micros(int64(cheapest)/10).String())
+		values.Set("output", money.Micros(int64(cheapestOut)/10).String())
+		values.Set("justification", "A far cheaper fare.")
+		if f := filer.Published; f.CachedInput != nil {
+			values.Set("cached_input", money.Micros(min(int64(*f.CachedInput), int64(cheapest)/10)).String())
+		}
+	}
+}
+
+// refile files a new fare for a demo listing of nebula or orbit (the
+// carriers with logins) as its member, the published fare restated whole
+// with edit's changes (only the fields the form shows: no tiers or
+// schedule), and has the reviewer approve it; it returns when.
+func refile(t *testing.T, portal string, l *catalogue.Listing, edit func(url.Values)) time.Time {
+	t.Helper()
+	member, err := logIn(portal, "member@"+l.CarrierSlug+".example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := fmt.Sprintf("/listings/%d/file", l.ID)
+	f := l.Published
+	values := url.Values{"input": {f.Input.String()}, "output": {f.Output.String()}, "landing_fee": {f.LandingFee.Percent()},
+		"discount": {f.Discount.Percent()}, "cap_scope": {string(f.CapScope)}, "justification": {"A new fare."}, "op": {"submit"}}
+	for field, p := range map[string]*money.Micros{"cache_read": f.CacheRead, "cache_write": f.CacheWrite, "cached_input": f.CachedInput} {
+		if p != nil {
+			values.Set(field, p.String())
+		}
+	}
+	for _, c := range f.Capabilities {
+		values.Add("capability", c.String())
+	}
+	if f.MaxRPM != nil {
+		values.Set("max_rpm", fmt.Sprint(*f.MaxRPM))
+	}
+	if f.MaxRPD != nil {
+		values.Set("max_rpd", fmt.Sprint(*f.MaxRPD))
+	}
+	edit(values)
+	filing, code := submitForm(t, member, portal, form, form, values)
+	if code != http.StatusOK || !regexp.MustCompile(`/filings/\d+$`).MatchString(filing) {
+		t.Fatalf("filing: status %d at %s", code, filing)
+	}
+	reviewer, err := logIn(portal, "reviewer@airside.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvedAt := time.Now().UTC()
+	if _, code := submitForm(t, reviewer, portal, filing, filing+"/approve", url.Values{}); code != http.StatusOK {
+		t.Fatalf("approve: status %d", code)
+	}
+	return approvedAt
+}
+
 // modelListings are the demo listings of a model, read before serving.
 func modelListings(t *testing.T, dbURL, model string) []catalogue.Listing {
 	t.Helper()
@@ -230,17 +251,31 @@ func modelListings(t *testing.T, dbURL, model string) []catalogue.Listing {
 // listing served it.
 func servedBy(t *testing.T, gw, model string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions",
-		strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hello"}]}`))
-	req.Header.Set("Authorization", "Bearer sk-e2e-project")
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
+	served, err := chatVia(gw, model, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return served
+}
+
+// chatVia sends one chat request with prompt through a gateway, with
+// headers given in pairs, and says which listing served it ("" for none).
+// Safe to call from any goroutine.
+func chatVia(gw, model, prompt string, header ...string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": prompt}}})
+	req, _ := http.NewRequest(http.MethodPost, gw+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer sk-e2e-project")
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
-	return res.Header.Get(gateway.ListingHeader)
+	return res.Header.Get(gateway.ListingHeader), nil
 }
 
 var seenField = regexp.MustCompile(`name="(seen_[a-z]+)" value="(\d+)"`)
