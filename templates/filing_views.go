@@ -100,7 +100,10 @@ type FilingView struct {
 	Preflight *PreflightView
 	// Version is the filing's lock version the decision forms carry, so a
 	// decision made on a page opened before a change is refused.
-	Version    int64
+	Version int64
+	// ViaToken names the carrier API token the filing came by ("" for the
+	// browser).
+	ViaToken   string
 	ID         int64
 	Listing    ListingHeader
 	State      string

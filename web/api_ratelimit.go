@@ -23,6 +23,9 @@ var DefaultAPILimits = map[string]ratelimit.Policy{
 	apitoken.ScopeElect:           {Name: "elect", Quota: 6000, Window: time.Minute},
 	apitoken.ScopeMetricsWrite:    {Name: "metrics", Quota: 600, Window: time.Minute},
 	apitoken.ScopeCredentialsRead: {Name: "credentials", Quota: 3000, Window: time.Minute},
+	// A carrier's automation: far above a repricing job's pace.
+	apitoken.ScopeFaresRead:  {Name: "fares-read", Quota: 600, Window: time.Minute},
+	apitoken.ScopeFaresWrite: {Name: "fares-write", Quota: 120, Window: time.Minute},
 }
 
 // limitAPI counts an authenticated API request against its token's quota

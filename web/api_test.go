@@ -92,9 +92,9 @@ func TestAPIAuth(t *testing.T) {
 		}
 	}
 	// A revoked token stops at once.
-	tokens, _ := p.store.FindTokens(context.Background())
+	tokens, _ := p.store.FindTokens(context.Background(), nil)
 	admin, _ := p.store.FindUserByEmail(context.Background(), "admin@airside.example")
-	p.store.RevokeToken(context.Background(), admin.ID, tokens[0].ID)
+	p.store.RevokeToken(context.Background(), admin.ID, nil, tokens[0].ID)
 	wantStatus(t, "revoked", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", read, ""), http.StatusUnauthorized)
 }
 

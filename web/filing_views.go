@@ -23,7 +23,7 @@ import (
 func filingPageView(page templates.Page, p *account.Principal, f *workflow.Filing, l *catalogue.Listing, events []audit.Event) templates.FilingView {
 	v := templates.FilingView{
 		Page: page, ID: f.ID, Listing: listingHeader(l),
-		State: f.State.Label(), StateClass: string(f.State), Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail,
+		State: f.State.Label(), StateClass: string(f.State), Kinds: kindsLabel(f.Kinds), Author: f.AuthorEmail, ViaToken: f.ViaToken,
 		Created: stamp(&f.CreatedAt), Submitted: stamp(f.SubmittedAt), EffectiveAt: stamp(f.EffectiveAt),
 		Justification: f.Justification, Changes: changeRows(f.Changes()),
 		EditURL: fmt.Sprintf("/filings/%d/edit", f.ID), Version: f.LockVersion,

@@ -42,9 +42,11 @@ const (
 	tokElect  = "token:" + apitoken.ScopeElect
 	tokCreds  = "token:" + apitoken.ScopeCredentialsRead
 	tokScrape = "token:" + apitoken.ScopeMetricsRead
+	// tokNebula is a carrier's token: Nebula's, fares:read and fares:write.
+	tokNebula = "token:nebula"
 )
 
-var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect, tokCreds, tokScrape}
+var roles = []string{anon, memberA, adminA, memberB, adminB, reviewer, admin, tokCat, tokMet, tokElect, tokCreds, tokScrape, tokNebula}
 
 // Secrets planted in carrier B's (Orbit's) private data: none may reach a
 // page or body served to carrier A's users.
@@ -63,6 +65,7 @@ type fixture struct {
 	// show, which decision and verification forms carry.
 	versionA, revisionA int64
 	tokenID             int64
+	carrierTokenID      int64  // Nebula's token
 	addModel            string // a "carrier:model" Nebula does not list yet
 	sessions            map[string]string
 	csrf                map[string]string // each session's CSRF token, bound at login
@@ -137,8 +140,16 @@ func buildFixture(t *testing.T) fixture {
 		}
 		fx.apiSecrets["token:"+scope] = tok
 	}
-	tokens, _ := st.FindTokens(ctx)
+	tokens, _ := st.FindTokens(ctx, nil)
 	fx.tokenID = tokens[0].ID
+	nebulaAdmin, _ := st.FindUserByEmail(ctx, adminA)
+	nebulaPrincipal, _ := st.FindPrincipal(ctx, nebulaAdmin.ID)
+	if fx.apiSecrets[tokNebula], err = apitoken.NewService(st).CreateForCarrier(ctx, nebulaPrincipal, nebula.ID, "matrix nebula",
+		apitoken.CarrierScopes); err != nil {
+		t.Fatal(err)
+	}
+	carrierTokens, _ := st.FindTokens(ctx, &nebula.ID)
+	fx.carrierTokenID = carrierTokens[0].ID
 	// Log every person in once; the sessions live in the database and so in
 	// every copy of it.
 	srv := httptest.NewServer(wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
@@ -170,8 +181,12 @@ func (fx fixture) request(method, path, role string) *http.Request {
 	switch {
 	case strings.HasPrefix(path, "/listings/:id"), strings.HasPrefix(path, "/traffic/listings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.listingA), 1)
-	case strings.HasPrefix(path, "/api/v1/listings/:listingId"):
+	case strings.HasPrefix(path, "/api/v1/listings/:listingId"), strings.HasPrefix(path, "/api/v1/carrier/listings/:listingId"):
 		path = strings.Replace(path, ":listingId", fmt.Sprint(fx.listingA), 1)
+	case strings.HasPrefix(path, "/api/v1/carrier/filings/:filingId"):
+		path = strings.Replace(path, ":filingId", fmt.Sprint(fx.filingA), 1)
+	case strings.HasPrefix(path, "/carrier/tokens/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(fx.carrierTokenID), 1)
 	case strings.HasPrefix(path, "/filings/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(fx.filingA), 1)
 	case strings.HasPrefix(path, "/admin/tokens/:id"):
@@ -209,6 +224,9 @@ func (fx fixture) body(method, path string) (string, string) {
 	}
 	if strings.HasPrefix(path, "/api/v1/elect") {
 		return `{"model":"kimi-k2.5"}`, "application/json"
+	}
+	if strings.HasPrefix(path, "/api/v1/carrier/listings/") {
+		return `{"fare":{"input":"0.123","justification":"matrix"}}`, "application/json"
 	}
 	if path == "/api/v1/metrics/holders" {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
@@ -271,6 +289,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form = url.Values{"name": {"Zephyr"}, "slug": {"zephyr"}, "email": {"first@zephyr.example"}}
 	case path == "/admin/tokens":
 		form = url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}}
+	case path == "/carrier/tokens":
+		form = url.Values{"name": {"repricer"}, "scope": {apitoken.ScopeFaresRead}}
 	case path == "/login":
 		form = url.Values{"email": {"nobody@example.com"}, "password": {"wrong password"}}
 	}
@@ -297,6 +317,11 @@ func expect() map[string]map[string]int {
 				m[r] = 401
 			}
 		}
+		return m
+	}
+	carrierAPI := func(ok int) map[string]int {
+		m := api("", 0)
+		m[tokNebula] = ok
 		return m
 	}
 	all := func(status int) map[string]int { return page(status, status, status, status, status) }
@@ -443,6 +468,16 @@ func expect() map[string]map[string]int {
 		"GET /admin/tokens":             page(303, 403, 403, 403, 200),
 		"POST /admin/tokens":            page(401, 403, 403, 403, 303),
 		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
+		// A carrier's tokens: its admins only (each sees its own carrier's;
+		// Orbit's admin cannot revoke Nebula's token).
+		"GET /carrier/tokens":             {anon: 303, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 403, admin: 403},
+		"POST /carrier/tokens":            {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 403, admin: 403},
+		"POST /carrier/tokens/:id/revoke": {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
+		// The carrier API: a carrier's token only, on its own listings.
+		"GET /api/v1/carrier/listings":                     carrierAPI(200),
+		"POST /api/v1/carrier/listings/:listingId/filings": carrierAPI(201),
+		"GET /api/v1/carrier/filings/:filingId":            carrierAPI(200),
+		"POST /api/v1/carrier/filings/:filingId/withdraw":  carrierAPI(200),
 		// The API's own description is public, to people and tokens alike.
 		"GET /api/v1/openapi.yaml": everyone(200),
 		"GET /api/v1/openapi.json": everyone(200),
@@ -514,7 +549,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 				if rec.Code != want[role] {
 					t.Errorf("%s as %s: status %d, want %d\n%.300s", route, role, rec.Code, want[role], rec.Body.String())
 				}
-				if role == memberA || role == adminA {
+				if role == memberA || role == adminA || role == tokNebula {
 					for _, secret := range carrierBSecrets {
 						if strings.Contains(rec.Body.String(), secret) {
 							t.Errorf("%s as %s shows carrier B's private value %q", route, role, secret)

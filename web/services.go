@@ -63,6 +63,7 @@ type FilingService interface {
 	EarliestEffective(base *fare.Fare, proposed *fare.Fare) (time.Time, bool)
 	Edit(ctx context.Context, p *account.Principal, filingID int64, lockVersion int64, form fare.Form, submit bool) error
 	File(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool) (int64, error)
+	FileByAPI(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool, via string, idem *workflow.Idempotency) (int64, bool, error)
 	FileBulkChecked(ctx context.Context, p *account.Principal, rows []fare.CSVRow, known []fare.CSVError) (workflow.BulkResult, error)
 	Inbox(ctx context.Context, p *account.Principal, limit int) ([]workflow.Notification, error)
 	ListingToFile(ctx context.Context, p *account.Principal, listingID int64) (*catalogue.Listing, error)
@@ -161,6 +162,9 @@ type TokenService interface {
 	Create(ctx context.Context, p *account.Principal, name string, scopes []string) (string, error)
 	List(ctx context.Context, p *account.Principal) ([]apitoken.Token, error)
 	Revoke(ctx context.Context, p *account.Principal, id int64) error
+	CreateForCarrier(ctx context.Context, p *account.Principal, carrierID int64, name string, scopes []string) (string, error)
+	ListForCarrier(ctx context.Context, p *account.Principal, carrierID int64) ([]apitoken.Token, error)
+	RevokeForCarrier(ctx context.Context, p *account.Principal, carrierID, id int64) error
 	Touch(ctx context.Context, id int64) error
 }
 

@@ -1,5 +1,8 @@
-// Package apitoken is the gateway's machine credentials for /api/v1: named
-// tokens with scopes, shown once, stored only as a hash, revocable.
+// Package apitoken is the machine credentials for /api/v1: named tokens with
+// scopes, shown once, stored only as a hash, revocable. A gateway admin
+// issues a gateway's tokens (the catalogue, elections, metrics,
+// credentials); a carrier admin issues its carrier's (its own fares on
+// /api/v1/carrier/). The two sets of scopes never mix.
 package apitoken
 
 import (
@@ -26,8 +29,21 @@ const (
 	ScopeMetricsRead = "metrics:read"
 )
 
-// Scopes lists every scope.
+// The scopes of a carrier's token.
+const (
+	// ScopeFaresRead reads the carrier's listings, their published fares
+	// and its filings with their review.
+	ScopeFaresRead = "fares:read"
+	// ScopeFaresWrite files fares (to review, as the form does) and
+	// withdraws open filings.
+	ScopeFaresWrite = "fares:write"
+)
+
+// Scopes lists every scope of a gateway's token.
 var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead, ScopeMetricsRead}
+
+// CarrierScopes lists every scope of a carrier's token.
+var CarrierScopes = []string{ScopeFaresRead, ScopeFaresWrite}
 
 // ScopeMeanings says what each scope lets a token do, for the person
 // choosing them.
@@ -37,6 +53,8 @@ var ScopeMeanings = map[string]string{
 	ScopeElect:           "run elections on the published catalogue (POST /api/v1/elect)",
 	ScopeCredentialsRead: "read carriers' endpoint keys to call them (every read is audited): only the gateway that routes needs it",
 	ScopeMetricsRead:     "scrape the portal's own Prometheus figures (GET /metrics): for the monitoring system, not a gateway",
+	ScopeFaresRead:       "read your listings, their published fares and your filings with their review (GET /api/v1/carrier/...)",
+	ScopeFaresWrite:      "file fares for review and withdraw open filings, as the fare form does (POST /api/v1/carrier/...)",
 }
 
 // Prefix starts every token, so a leaked one is recognisable.
@@ -44,9 +62,15 @@ const Prefix = "airside_"
 
 // Token is a machine credential for /api/v1.
 type Token struct {
-	ID         int64
-	Name       string
-	Scopes     []string
+	ID     int64
+	Name   string
+	Scopes []string
+	// CarrierID is the carrier a carrier's token acts for (nil: a
+	// gateway's token).
+	CarrierID *int64
+	// CreatedBy is who issued it: a carrier's token acts as that person
+	// within its carrier, while they are still its admin.
+	CreatedBy  *int64
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
@@ -61,9 +85,12 @@ const TouchEvery = time.Minute
 
 // Store is what the token service needs from storage.
 type Store interface {
-	CreateToken(ctx context.Context, actorID int64, name string, scopes []string, hash string) (int64, error)
-	FindTokens(ctx context.Context) ([]Token, error)
-	RevokeToken(ctx context.Context, actorID, id int64) error
+	// CreateToken stores a token for a carrier (nil: a gateway's).
+	CreateToken(ctx context.Context, actorID int64, carrierID *int64, name string, scopes []string, hash string) (int64, error)
+	// FindTokens lists a carrier's tokens (nil: the gateways'), newest first.
+	FindTokens(ctx context.Context, carrierID *int64) ([]Token, error)
+	// RevokeToken revokes a carrier's token (nil: a gateway's).
+	RevokeToken(ctx context.Context, actorID int64, carrierID *int64, id int64) error
 	// FindLiveToken finds the unrevoked token with this hash and, when its
 	// last use is older than TouchEvery, records a use.
 	FindLiveToken(ctx context.Context, hash string, touchBefore time.Time) (*Token, error)
@@ -77,36 +104,58 @@ type Service struct {
 	Now   func() time.Time
 }
 
-// Validate names what is wrong with a token to create, by form field.
-func Validate(name string, scopes []string) map[string]string {
+// Validate names what is wrong with a token to create, by form field:
+// allowed are the scopes given (Scopes or CarrierScopes).
+func Validate(name string, scopes, allowed []string) map[string]string {
 	fields := map[string]string{}
 	if name == "" || textcheck.Problem(name, 100) != "" {
-		fields["name"] = "Name the token (1-100 characters), e.g. the gateway that uses it."
+		fields["name"] = "Name the token (1-100 characters), e.g. the gateway or the job that uses it."
 	}
 	if len(scopes) == 0 {
 		fields["scopes"] = "Choose at least one scope."
 	}
 	for _, sc := range scopes {
-		if !slices.Contains(Scopes, sc) {
+		if !slices.Contains(allowed, sc) {
 			fields["scopes"] = fmt.Sprintf("Unknown scope %q.", sc)
 		}
 	}
 	return fields
 }
 
-// Create makes a named token with scopes and returns its secret, which is
-// shown once: only its hash is kept. Only gateway admins create tokens.
+// Create makes a named gateway token with scopes and returns its secret,
+// which is shown once: only its hash is kept. Only gateway admins create
+// them.
 func (s *Service) Create(ctx context.Context, p *account.Principal, name string, scopes []string) (string, error) {
 	if !p.IsAdmin() {
 		return "", apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins manage API tokens.")
 	}
+	return s.create(ctx, p, nil, name, scopes, Scopes)
+}
+
+// CreateForCarrier makes a named token acting for a carrier: only that
+// carrier's admins create, list and revoke its tokens.
+func (s *Service) CreateForCarrier(ctx context.Context, p *account.Principal, carrierID int64, name string, scopes []string) (string, error) {
+	if err := carrierAdmin(p, carrierID); err != nil {
+		return "", err
+	}
+	return s.create(ctx, p, &carrierID, name, scopes, CarrierScopes)
+}
+
+func carrierAdmin(p *account.Principal, carrierID int64) error {
+	if p.RoleIn(carrierID) != account.CarrierAdmin {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only the carrier's admins manage its API tokens.")
+	}
+	return nil
+}
+
+func (s *Service) create(ctx context.Context, p *account.Principal, carrierID *int64, name string, scopes, allowed []string) (string, error) {
 	name = strings.TrimSpace(name)
-	if fields := Validate(name, scopes); len(fields) > 0 {
+	if fields := Validate(name, scopes, allowed); len(fields) > 0 {
 		return "", apperr.Invalid(fields)
 	}
 	// Two live tokens of one name cannot be told apart on the page or in
-	// the audit log: the name must say which gateway holds which.
-	tokens, err := s.Store.FindTokens(ctx)
+	// the audit log: the name must say which gateway or job holds which.
+	tokens, err := s.Store.FindTokens(ctx, carrierID)
 	if err != nil {
 		return "", err
 	}
@@ -120,26 +169,64 @@ func (s *Service) Create(ctx context.Context, p *account.Principal, name string,
 		return "", err
 	}
 	secret = Prefix + secret
-	if _, err := s.Store.CreateToken(ctx, p.User.ID, name, scopes, account.HashToken(secret)); err != nil {
+	if _, err := s.Store.CreateToken(ctx, p.User.ID, carrierID, name, scopes, account.HashToken(secret)); err != nil {
 		return "", fmt.Errorf("create token: %w", err)
 	}
 	return secret, nil
 }
 
-// List lists every token, newest first (admins only).
+// List lists every gateway token, newest first (admins only).
 func (s *Service) List(ctx context.Context, p *account.Principal) ([]Token, error) {
 	if !p.IsAdmin() {
 		return nil, apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins manage API tokens.")
 	}
-	return s.Store.FindTokens(ctx)
+	return s.Store.FindTokens(ctx, nil)
 }
 
-// Revoke revokes a token; it stops working at once.
+// ListForCarrier lists a carrier's tokens, newest first (its admins only).
+func (s *Service) ListForCarrier(ctx context.Context, p *account.Principal, carrierID int64) ([]Token, error) {
+	if err := carrierAdmin(p, carrierID); err != nil {
+		return nil, err
+	}
+	return s.Store.FindTokens(ctx, &carrierID)
+}
+
+// Revoke revokes a gateway token; it stops working at once.
 func (s *Service) Revoke(ctx context.Context, p *account.Principal, id int64) error {
 	if !p.IsAdmin() {
 		return apperr.Errorf(apperr.EFORBIDDEN, "Only gateway admins manage API tokens.")
 	}
-	return s.Store.RevokeToken(ctx, p.User.ID, id)
+	return s.Store.RevokeToken(ctx, p.User.ID, nil, id)
+}
+
+// RevokeForCarrier revokes one of a carrier's tokens (its admins only).
+func (s *Service) RevokeForCarrier(ctx context.Context, p *account.Principal, carrierID, id int64) error {
+	if err := carrierAdmin(p, carrierID); err != nil {
+		return err
+	}
+	return s.Store.RevokeToken(ctx, p.User.ID, &carrierID, id)
+}
+
+// ActsFor is the principal a carrier's token acts as: its issuer, within
+// the token's carrier only and with no staff powers, while the issuer is
+// still that carrier's admin (removed or demoted, the token stops
+// working). issuer is the issuer's principal as loaded now.
+func ActsFor(t *Token, issuer *account.Principal) (*account.Principal, error) {
+	if t.CarrierID == nil {
+		return nil, apperr.Errorf(apperr.EFORBIDDEN, "This is a gateway's token: the carrier API wants a token a carrier's admin issued.")
+	}
+	if issuer == nil || issuer.User.Deactivated || issuer.RoleIn(*t.CarrierID) != account.CarrierAdmin {
+		return nil, apperr.Errorf(apperr.EFORBIDDEN, "The person who issued this token is no longer an admin of its carrier: ask a current admin for a new one.")
+	}
+	acting := *issuer
+	acting.User.Staff = account.StaffNone
+	acting.Memberships = nil
+	for _, m := range issuer.Memberships {
+		if m.CarrierID == *t.CarrierID {
+			acting.Memberships = append(acting.Memberships, m)
+		}
+	}
+	return &acting, nil
 }
 
 // Authenticate finds the live token for a presented secret: ENOTFOUND when

@@ -55,6 +55,39 @@ func (e Capability) Valid() bool {
 	}
 }
 
+// Defines values for CarrierFilingState.
+const (
+	ChangesRequested CarrierFilingState = "changes_requested"
+	Draft            CarrierFilingState = "draft"
+	Published        CarrierFilingState = "published"
+	Rejected         CarrierFilingState = "rejected"
+	Scheduled        CarrierFilingState = "scheduled"
+	Submitted        CarrierFilingState = "submitted"
+	Withdrawn        CarrierFilingState = "withdrawn"
+)
+
+// Valid indicates whether the value is a known member of the CarrierFilingState enum.
+func (e CarrierFilingState) Valid() bool {
+	switch e {
+	case ChangesRequested:
+		return true
+	case Draft:
+		return true
+	case Published:
+		return true
+	case Rejected:
+		return true
+	case Scheduled:
+		return true
+	case Submitted:
+		return true
+	case Withdrawn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ElectRequestPolicy.
 const (
 	ElectRequestPolicyElection ElectRequestPolicy = "election"
@@ -411,6 +444,39 @@ type Bucket1 = interface{}
 // Capability defines model for Capability.
 type Capability string
 
+// CarrierFiling defines model for CarrierFiling.
+type CarrierFiling struct {
+	Author  string `json:"author"`
+	Changes []struct {
+		Field string `json:"field"`
+		Label string `json:"label"`
+		New   string `json:"new"`
+		Old   string `json:"old"`
+	} `json:"changes"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	DecidedAt    *time.Time `json:"decidedAt,omitempty"`
+	DecisionNote *string    `json:"decisionNote,omitempty"`
+	EffectiveAt  *time.Time `json:"effectiveAt,omitempty"`
+
+	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+	Fare          *FareFields `json:"fare,omitempty"`
+	FilingId      int64       `json:"filingId"`
+	Justification string      `json:"justification"`
+	ListingId     int64       `json:"listingId"`
+	Model         string      `json:"model"`
+
+	// Page the filing's page in the portal, with its review thread
+	Page        string             `json:"page"`
+	State       CarrierFilingState `json:"state"`
+	SubmittedAt *time.Time         `json:"submittedAt,omitempty"`
+
+	// ViaToken the API token it came by (absent for the browser)
+	ViaToken *string `json:"viaToken,omitempty"`
+}
+
+// CarrierFilingState defines model for CarrierFiling.State.
+type CarrierFilingState string
+
 // Catalogue defines model for Catalogue.
 type Catalogue struct {
 	// HealthAsOf only with include=health: when the listings' health figures were computed
@@ -668,6 +734,9 @@ type FareCapScope string
 // FareQuantization the numeric format of the served weights; absent is unknown. A provider.quantizations list excludes the others.
 type FareQuantization string
 
+// FareFields A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+type FareFields map[string]interface{}
+
 // Health uptime (%), latencyMs (time to first token) and throughput (output tokens per second) over the last 60 minutes, weighted 10 (last minute), 3 (the four before), 1 (the rest); cacheHitRate and outputRatio over 24 hours once the listing has 20 successful requests and 20,000 input tokens; null when unknown. requests is the window's request count these figures rest on (the last minute's counted whole, older ones by their weight divided by 10), absent for figures no gateway measured: a gateway blends uptime, latencyMs and throughput with the model's median, own weight requests / (requests + 20).
 type Health struct {
 	CacheHitRate *float64 `json:"cacheHitRate"`
@@ -860,6 +929,20 @@ type TooManyRequests = Error
 // Unavailable RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Unavailable = Error
 
+// PostCarrierFilingJSONBody defines parameters for PostCarrierFiling.
+type PostCarrierFilingJSONBody struct {
+	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+	Fare FareFields `json:"fare"`
+
+	// Submit submit to review at once (else a draft)
+	Submit *bool `json:"submit,omitempty"`
+}
+
+// PostCarrierFilingParams defines parameters for PostCarrierFiling.
+type PostCarrierFilingParams struct {
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // GetCatalogueParams defines parameters for GetCatalogue.
 type GetCatalogueParams struct {
 	// Model only this model's listings (its slug); a model the catalogue has no listing of is a 404 (on the changes feed, an empty answer, since it reports removals)
@@ -928,6 +1011,9 @@ type GetOpenAPIJSONParams struct {
 type GetOpenAPIYAMLParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
+
+// PostCarrierFilingJSONRequestBody defines body for PostCarrierFiling for application/json ContentType.
+type PostCarrierFilingJSONRequestBody PostCarrierFilingJSONBody
 
 // ElectJSONRequestBody defines body for Elect for application/json ContentType.
 type ElectJSONRequestBody = ElectRequest
@@ -1460,6 +1546,41 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetCarrierFiling One of the carrier's filings, with its state and the reviewer's note
+	//
+	// Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
+	GetCarrierFiling(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierWithdraw Withdraw one of the carrier's filings not yet decided
+	//
+	// Corresponds with POST /carrier/filings/{filingId}/withdraw (the `PostCarrierWithdraw` operationId).
+	PostCarrierWithdraw(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCarrierListings The token's carrier's listings with their published fares
+	//
+	// For a carrier's own automation, with a token one of its admins issued (it acts as that admin, within that carrier only, while they remain its admin). Each published fare is given by the fare table's field keys, typed as the fare form types them: the same keys a filing takes.
+	//
+	// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
+	GetCarrierListings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierFilingWithBody File a fare for one of the carrier's listings
+	//
+	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+	PostCarrierFilingWithBody(ctx context.Context, listingId int64, params *PostCarrierFilingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierFiling File a fare for one of the carrier's listings
+	//
+	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+	PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
 	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -1595,6 +1716,91 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
 	GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetCarrierFiling One of the carrier's filings, with its state and the reviewer's note
+//
+// Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
+func (c *Client) GetCarrierFiling(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierFilingRequest(c.Server, filingId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierWithdraw Withdraw one of the carrier's filings not yet decided
+//
+// Corresponds with POST /carrier/filings/{filingId}/withdraw (the `PostCarrierWithdraw` operationId).
+func (c *Client) PostCarrierWithdraw(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierWithdrawRequest(c.Server, filingId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCarrierListings The token's carrier's listings with their published fares
+//
+// For a carrier's own automation, with a token one of its admins issued (it acts as that admin, within that carrier only, while they remain its admin). Each published fare is given by the fare table's field keys, typed as the fare form types them: the same keys a filing takes.
+//
+// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
+func (c *Client) GetCarrierListings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierListingsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierFilingWithBody File a fare for one of the carrier's listings
+//
+// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+func (c *Client) PostCarrierFilingWithBody(ctx context.Context, listingId int64, params *PostCarrierFilingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierFilingRequestWithBody(c.Server, listingId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierFiling File a fare for one of the carrier's listings
+//
+// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+func (c *Client) PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierFilingRequest(c.Server, listingId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
@@ -1891,6 +2097,163 @@ func (c *Client) GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParam
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetCarrierFilingRequest constructs an http.Request for the GetCarrierFiling method
+func NewGetCarrierFilingRequest(server string, filingId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filingId", filingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/filings/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCarrierWithdrawRequest constructs an http.Request for the PostCarrierWithdraw method
+func NewPostCarrierWithdrawRequest(server string, filingId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filingId", filingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/filings/%s/withdraw", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCarrierListingsRequest constructs an http.Request for the GetCarrierListings method
+func NewGetCarrierListingsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCarrierFilingRequest calls the generic PostCarrierFiling builder with application/json body
+func NewPostCarrierFilingRequest(server string, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCarrierFilingRequestWithBody(server, listingId, params, "application/json", bodyReader)
+}
+
+// NewPostCarrierFilingRequestWithBody constructs an http.Request for the PostCarrierFiling method, with any body, and a specified content type
+func NewPostCarrierFilingRequestWithBody(server string, listingId int64, params *PostCarrierFilingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings/%s/filings", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
 }
 
 // NewGetCatalogueRequest constructs an http.Request for the GetCatalogue method
@@ -2506,6 +2869,47 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetCarrierFilingWithResponse One of the carrier's filings, with its state and the reviewer's note
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
+	GetCarrierFilingWithResponse(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*GetCarrierFilingResponse, error)
+
+	// PostCarrierWithdrawWithResponse Withdraw one of the carrier's filings not yet decided
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/filings/{filingId}/withdraw (the `PostCarrierWithdraw` operationId).
+	PostCarrierWithdrawWithResponse(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*PostCarrierWithdrawResponse, error)
+
+	// GetCarrierListingsWithResponse The token's carrier's listings with their published fares
+	//
+	// For a carrier's own automation, with a token one of its admins issued (it acts as that admin, within that carrier only, while they remain its admin). Each published fare is given by the fare table's field keys, typed as the fare form types them: the same keys a filing takes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
+	GetCarrierListingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCarrierListingsResponse, error)
+
+	// PostCarrierFilingWithBodyWithResponse File a fare for one of the carrier's listings
+	//
+	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+	PostCarrierFilingWithBodyWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error)
+
+	// PostCarrierFilingWithResponse File a fare for one of the carrier's listings
+	//
+	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+	PostCarrierFilingWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error)
+
 	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
 	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -2653,6 +3057,423 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
 	GetOpenAPIYAMLWithResponse(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIYAMLResponse, error)
+}
+
+// GetCarrierFilingResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierFiling
+type GetCarrierFilingResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierFilingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CarrierFiling
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierFilingResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierFilingResponse) GetJSON200() *CarrierFiling {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierFilingResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierFilingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierFilingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierFilingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierFilingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCarrierWithdrawResponse429Headers the declared response headers of an HTTP 429 response for PostCarrierWithdraw
+type PostCarrierWithdrawResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostCarrierWithdrawResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CarrierFiling
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCarrierWithdrawResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCarrierWithdrawResponse) GetJSON200() *CarrierFiling {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON409() *Error {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostCarrierWithdrawResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCarrierWithdrawResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCarrierWithdrawResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCarrierWithdrawResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCarrierWithdrawResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCarrierListingsResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierListings
+type GetCarrierListingsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierListingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Listings []struct {
+			Carrier   string `json:"carrier"`
+			ListingId int64  `json:"listingId"`
+			Model     string `json:"model"`
+
+			// Published A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+			Published FareFields `json:"published"`
+			Status    string     `json:"status"`
+		} `json:"listings"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierListingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierListingsResponse) GetJSON200() *struct {
+	Listings []struct {
+		Carrier   string `json:"carrier"`
+		ListingId int64  `json:"listingId"`
+		Model     string `json:"model"`
+
+		// Published A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+		Published FareFields `json:"published"`
+		Status    string     `json:"status"`
+	} `json:"listings"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierListingsResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierListingsResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierListingsResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierListingsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierListingsResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierListingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierListingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierListingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierListingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCarrierFilingResponse201Headers the declared response headers of an HTTP 201 response for PostCarrierFiling
+type PostCarrierFilingResponse201Headers struct {
+	IdempotentReplayed *string
+	Location           *string
+}
+
+// PostCarrierFilingResponse429Headers the declared response headers of an HTTP 429 response for PostCarrierFiling
+type PostCarrierFilingResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostCarrierFilingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CarrierFiling
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCarrierFilingResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCarrierFilingResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostCarrierFilingResponse) GetJSON201() *CarrierFiling {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON409() *Error {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostCarrierFilingResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCarrierFilingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCarrierFilingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCarrierFilingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCarrierFilingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // GetCatalogueResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogue
@@ -3980,6 +4801,77 @@ func (r GetOpenAPIYAMLResponse) ContentType() string {
 	return ""
 }
 
+// GetCarrierFilingWithResponse One of the carrier's filings, with its state and the reviewer's note
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
+func (c *ClientWithResponses) GetCarrierFilingWithResponse(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*GetCarrierFilingResponse, error) {
+	rsp, err := c.GetCarrierFiling(ctx, filingId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierFilingResponse(rsp)
+}
+
+// PostCarrierWithdrawWithResponse Withdraw one of the carrier's filings not yet decided
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/filings/{filingId}/withdraw (the `PostCarrierWithdraw` operationId).
+func (c *ClientWithResponses) PostCarrierWithdrawWithResponse(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*PostCarrierWithdrawResponse, error) {
+	rsp, err := c.PostCarrierWithdraw(ctx, filingId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierWithdrawResponse(rsp)
+}
+
+// GetCarrierListingsWithResponse The token's carrier's listings with their published fares
+//
+// For a carrier's own automation, with a token one of its admins issued (it acts as that admin, within that carrier only, while they remain its admin). Each published fare is given by the fare table's field keys, typed as the fare form types them: the same keys a filing takes.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
+func (c *ClientWithResponses) GetCarrierListingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCarrierListingsResponse, error) {
+	rsp, err := c.GetCarrierListings(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierListingsResponse(rsp)
+}
+
+// PostCarrierFilingWithBodyWithResponse File a fare for one of the carrier's listings
+//
+// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+func (c *ClientWithResponses) PostCarrierFilingWithBodyWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error) {
+	rsp, err := c.PostCarrierFilingWithBody(ctx, listingId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierFilingResponse(rsp)
+}
+
+// PostCarrierFilingWithResponse File a fare for one of the carrier's listings
+//
+// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
+func (c *ClientWithResponses) PostCarrierFilingWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error) {
+	rsp, err := c.PostCarrierFiling(ctx, listingId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierFilingResponse(rsp)
+}
+
 // GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 //
 // The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -4222,6 +5114,434 @@ func (c *ClientWithResponses) GetOpenAPIYAMLWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseGetOpenAPIYAMLResponse(rsp)
+}
+
+// ParseGetCarrierFilingResponse parses an HTTP response from a GetCarrierFilingWithResponse call
+func ParseGetCarrierFilingResponse(rsp *http.Response) (*GetCarrierFilingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierFilingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CarrierFiling
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierFilingResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCarrierWithdrawResponse parses an HTTP response from a PostCarrierWithdrawWithResponse call
+func ParsePostCarrierWithdrawResponse(rsp *http.Response) (*PostCarrierWithdrawResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCarrierWithdrawResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CarrierFiling
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostCarrierWithdrawResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCarrierListingsResponse parses an HTTP response from a GetCarrierListingsWithResponse call
+func ParseGetCarrierListingsResponse(rsp *http.Response) (*GetCarrierListingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierListingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Listings []struct {
+				Carrier   string `json:"carrier"`
+				ListingId int64  `json:"listingId"`
+				Model     string `json:"model"`
+
+				// Published A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+				Published FareFields `json:"published"`
+				Status    string     `json:"status"`
+			} `json:"listings"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierListingsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCarrierFilingResponse parses an HTTP response from a PostCarrierFilingWithResponse call
+func ParsePostCarrierFilingResponse(rsp *http.Response) (*PostCarrierFilingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCarrierFilingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CarrierFiling
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCarrierFilingResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCarrierFilingResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseGetCatalogueResponse parses an HTTP response from a GetCatalogueWithResponse call

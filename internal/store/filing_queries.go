@@ -155,7 +155,7 @@ func findFilings(tx *gorm.DB, f workflow.FilingFilter, id int64) ([]workflow.Fil
 			Model: catalogue.Model{ID: r.ModelID, Slug: r.ModelSlug, Name: r.ModelName, ContextTokens: r.ContextTokens},
 			Kinds: parseKinds(fr.Kinds), State: workflow.State(fr.State), BaseFareID: fr.BaseFareID, CurrentFareID: r.CurrentFareID,
 			TargetStatus: catalogue.ListingStatus(fr.TargetStatus), Justification: fr.Justification, EffectiveAt: fr.EffectiveAt,
-			AuthorID: fr.AuthorID, AuthorEmail: r.AuthorEmail, DecidedBy: fr.DecidedBy, DeciderEmail: r.DeciderEmail,
+			AuthorID: fr.AuthorID, AuthorEmail: r.AuthorEmail, ViaToken: fr.ViaToken, DecidedBy: fr.DecidedBy, DeciderEmail: r.DeciderEmail,
 			DecidedAt: fr.DecidedAt, DecisionNote: fr.DecisionNote, PublishedAt: fr.PublishedAt, SubmittedAt: fr.SubmittedAt,
 			LockVersion: fr.LockVersion, CreatedAt: fr.CreatedAt, UpdatedAt: fr.UpdatedAt,
 		}

@@ -29,6 +29,7 @@ type filingRow struct {
 	Justification string
 	EffectiveAt   *time.Time
 	AuthorID      int64
+	ViaToken      string
 	DecidedBy     *int64
 	DecidedAt     *time.Time
 	DecisionNote  string
@@ -68,6 +69,73 @@ func (s *Store) CreateFiling(ctx context.Context, actorID int64, nf workflow.New
 	return id, nil
 }
 
+type idempotencyRow struct {
+	CarrierID      int64  `gorm:"primaryKey"`
+	IdempotencyKey string `gorm:"primaryKey"`
+	BodyHash       string
+	FilingID       int64
+	CreatedAt      time.Time
+}
+
+func (idempotencyRow) TableName() string { return "filing_idempotency_keys" }
+
+// CreateFilingOnce records a filing under its Idempotency-Key: a request
+// already made under the key (in the last workflow.IdempotentFor) answers
+// the filing it made (replayed), one with another body is refused. The
+// key is written in the filing's transaction; two requests racing under
+// one key, in one process or two, leave one filing: the second's
+// transaction fails on the key (or on the listing's one filing in
+// flight), and it answers the first's.
+func (s *Store) CreateFilingOnce(ctx context.Context, actorID int64, nf workflow.NewFiling) (id int64, replayed bool, err error) {
+	idem := nf.Idempotency
+	if idem == nil {
+		id, err = s.CreateFiling(ctx, actorID, nf)
+		return id, false, err
+	}
+	lookup := func() (int64, bool, error) { return s.FindFilingByKey(ctx, *idem) }
+	if id, found, err := lookup(); found || err != nil {
+		return id, found, err
+	}
+	err = s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		// Keys past their day are forgotten as the carrier files anew.
+		if err := tx.Where("carrier_id = ? AND created_at < ?", idem.CarrierID, now.Add(-workflow.IdempotentFor)).
+			Delete(&idempotencyRow{}).Error; err != nil {
+			return err
+		}
+		var err error
+		if id, err = createFiling(tx, now, actorID, nf); err != nil {
+			return err
+		}
+		return tx.Create(&idempotencyRow{CarrierID: idem.CarrierID, IdempotencyKey: idem.Key, BodyHash: idem.BodyHash,
+			FilingID: id, CreatedAt: now}).Error
+	})
+	if err != nil {
+		if id, found, lerr := lookup(); found && lerr == nil || found && apperr.Code(lerr) == apperr.EINVALID {
+			return id, true, lerr // a request under the same key won the race
+		}
+		return 0, false, s.inFlightConflict(ctx, nf.ListingID, fmt.Errorf("create filing for listing %d: %w", nf.ListingID, err))
+	}
+	return id, false, nil
+}
+
+// FindFilingByKey finds the filing made under an Idempotency-Key in the
+// last workflow.IdempotentFor: found, with the filing, or refused
+// (workflow.ErrKeyReused) when the key came with another body.
+func (s *Store) FindFilingByKey(ctx context.Context, idem workflow.Idempotency) (filingID int64, found bool, err error) {
+	var row idempotencyRow
+	err = s.read(ctx).Where("carrier_id = ? AND idempotency_key = ? AND created_at >= ?", idem.CarrierID, idem.Key,
+		s.Now().UTC().Add(-workflow.IdempotentFor)).Limit(1).Find(&row).Error
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("read idempotency key: %w", err)
+	case row.FilingID == 0:
+		return 0, false, nil
+	case row.BodyHash != idem.BodyHash:
+		return 0, true, workflow.ErrKeyReused()
+	}
+	return row.FilingID, true, nil
+}
+
 // CreateFilings records several filings in one transaction: all or none.
 func (s *Store) CreateFilings(ctx context.Context, actorID int64, nfs []workflow.NewFiling) ([]int64, error) {
 	ids := make([]int64, 0, len(nfs))
@@ -94,7 +162,7 @@ func createFiling(tx *gorm.DB, now time.Time, actorID int64, nf workflow.NewFili
 	}
 	var kinds []fare.Kind
 	row := filingRow{ListingID: l.ID, State: string(workflow.Draft), BaseFareID: l.PublishedFareID,
-		Justification: nf.Justification, EffectiveAt: nf.EffectiveAt, AuthorID: actorID, CreatedAt: now, UpdatedAt: now}
+		Justification: nf.Justification, EffectiveAt: nf.EffectiveAt, AuthorID: actorID, ViaToken: nf.ViaToken, CreatedAt: now, UpdatedAt: now}
 	var changes []fare.Change
 	if nf.Fare != nil {
 		base, err := publishedFare(tx, l.PublishedFareID)

@@ -89,13 +89,13 @@ func TestTokens(t *testing.T) {
 		if _, err := tokens.Authenticate(ctx, secret+"x"); apperr.Code(err) != apperr.ENOTFOUND {
 			t.Errorf("a wrong secret: %v", err)
 		}
-		list, _ := s.FindTokens(ctx)
+		list, _ := s.FindTokens(ctx, nil)
 		for _, tk := range list {
 			if tk.Name == secret {
 				t.Error("the secret is stored as is")
 			}
 		}
-		if err := s.RevokeToken(ctx, admin, tok.ID); err != nil {
+		if err := s.RevokeToken(ctx, admin, nil, tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tokens.Authenticate(ctx, secret); apperr.Code(err) != apperr.ENOTFOUND {

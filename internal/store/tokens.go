@@ -19,6 +19,7 @@ type tokenRow struct {
 	Name       string
 	TokenHash  string
 	Scopes     string
+	CarrierID  *int64
 	CreatedBy  *int64
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
@@ -28,14 +29,15 @@ type tokenRow struct {
 func (tokenRow) TableName() string { return "api_tokens" }
 
 func (r *tokenRow) toDomain() apitoken.Token {
-	return apitoken.Token{ID: r.ID, Name: r.Name, Scopes: strings.Split(r.Scopes, ","), CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}
+	return apitoken.Token{ID: r.ID, Name: r.Name, Scopes: strings.Split(r.Scopes, ","), CarrierID: r.CarrierID, CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt}
 }
 
 // CreateToken stores a new token by its hash, audited, and returns its id.
-func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, scopes []string, hash string) (int64, error) {
+func (s *Store) CreateToken(ctx context.Context, actorID int64, carrierID *int64, name string, scopes []string, hash string) (int64, error) {
 	var id int64
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		row := tokenRow{Name: name, TokenHash: hash, Scopes: strings.Join(scopes, ","), CreatedBy: &actorID, CreatedAt: now}
+		row := tokenRow{Name: name, TokenHash: hash, Scopes: strings.Join(scopes, ","), CarrierID: carrierID, CreatedBy: &actorID, CreatedAt: now}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
@@ -44,7 +46,7 @@ func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, sco
 			return err
 		}
 		return appendAudit(tx, now, auditEvent{ActorID: &actorID, Action: "token.create", SubjectType: "api_token", SubjectID: row.ID,
-			After: map[string]any{"name": name, "scopes": scopes}})
+			After: map[string]any{"name": name, "scopes": scopes, "carrier_id": carrierID}})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create token: %w", err)
@@ -52,10 +54,10 @@ func (s *Store) CreateToken(ctx context.Context, actorID int64, name string, sco
 	return id, nil
 }
 
-// FindTokens lists every token, newest first.
-func (s *Store) FindTokens(ctx context.Context) ([]apitoken.Token, error) {
+// FindTokens lists a carrier's tokens (nil: the gateways'), newest first.
+func (s *Store) FindTokens(ctx context.Context, carrierID *int64) ([]apitoken.Token, error) {
 	var rows []tokenRow
-	if err := s.read(ctx).Order("id DESC").Find(&rows).Error; err != nil {
+	if err := ofCarrier(s.read(ctx), carrierID).Order("id DESC").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("find tokens: %w", err)
 	}
 	out := make([]apitoken.Token, len(rows))
@@ -65,10 +67,20 @@ func (s *Store) FindTokens(ctx context.Context) ([]apitoken.Token, error) {
 	return out, nil
 }
 
-// RevokeToken revokes a token; it stops working at once.
-func (s *Store) RevokeToken(ctx context.Context, actorID, id int64) error {
+// ofCarrier narrows a token query to a carrier's tokens (nil: the
+// gateways').
+func ofCarrier(q *gorm.DB, carrierID *int64) *gorm.DB {
+	if carrierID == nil {
+		return q.Where("carrier_id IS NULL")
+	}
+	return q.Where("carrier_id = ?", *carrierID)
+}
+
+// RevokeToken revokes a carrier's token (nil: a gateway's); it stops
+// working at once.
+func (s *Store) RevokeToken(ctx context.Context, actorID int64, carrierID *int64, id int64) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		res := tx.Model(&tokenRow{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+		res := ofCarrier(tx.Model(&tokenRow{}), carrierID).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
 		if res.Error != nil {
 			return res.Error
 		}

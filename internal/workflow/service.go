@@ -26,6 +26,29 @@ type NewFiling struct {
 	EffectiveAt   *time.Time
 	// Submit sends the filing to review at once instead of keeping a draft.
 	Submit bool
+	// ViaToken names the carrier API token it came by ("" in the browser).
+	ViaToken string
+	// Idempotency, when set, makes the request that carries it file once
+	// however often it is retried (the API's Idempotency-Key).
+	Idempotency *Idempotency
+}
+
+// Idempotency is a filing request's Idempotency-Key, per carrier, with
+// the hash of its body: a retry (same key, same body) answers the filing
+// the first request made; the same key with another body is refused.
+type Idempotency struct {
+	CarrierID int64
+	Key       string
+	BodyHash  string
+}
+
+// IdempotentFor is how long a key is remembered.
+const IdempotentFor = 24 * time.Hour
+
+// ErrKeyReused refuses a request reusing an Idempotency-Key with another
+// body.
+func ErrKeyReused() error {
+	return apperr.Invalid(map[string]string{"Idempotency-Key": "This Idempotency-Key was used for a different request in the last 24 hours: send a new key for a new filing."})
 }
 
 // FilingUpdate is an edit of an open filing.
@@ -52,6 +75,11 @@ type Store interface {
 	CreateListing(ctx context.Context, actorID *int64, carrierID, modelID int64) (int64, error)
 	FindFiling(ctx context.Context, id int64, carrierIDs []int64) (*Filing, error)
 	CreateFiling(ctx context.Context, actorID int64, nf NewFiling) (int64, error)
+	// CreateFilingOnce is CreateFiling under nf.Idempotency: a request
+	// already made under the key answers its filing (replayed).
+	CreateFilingOnce(ctx context.Context, actorID int64, nf NewFiling) (id int64, replayed bool, err error)
+	// FindFilingByKey finds the filing made under an Idempotency-Key.
+	FindFilingByKey(ctx context.Context, idem Idempotency) (filingID int64, found bool, err error)
 	UpdateFiling(ctx context.Context, actorID, filingID int64, u FilingUpdate) error
 	SubmitFiling(ctx context.Context, actorID, filingID int64) error
 	WithdrawFiling(ctx context.Context, actorID, filingID int64) error
@@ -123,6 +151,39 @@ func (s *Service) File(ctx context.Context, p *account.Principal, listingID int6
 	}
 	return s.Store.CreateFiling(ctx, p.User.ID, NewFiling{ListingID: listingID, Fare: parsed.Fare,
 		Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt, Submit: submit})
+}
+
+// FileByAPI is File for a carrier's API token: the filing names the token
+// (via) and, with an Idempotency-Key, is made once however often the
+// request is retried (replayed reports a retry answered with the first
+// request's filing).
+func (s *Service) FileByAPI(ctx context.Context, p *account.Principal, listingID int64, form fare.Form, submit bool, via string,
+	idem *Idempotency) (id int64, replayed bool, err error) {
+	if idem != nil {
+		// A retry is answered before anything is checked again: the first
+		// request's filing may have been decided since.
+		if id, found, err := s.Store.FindFilingByKey(ctx, *idem); found || err != nil {
+			return id, found, err
+		}
+	}
+	l, err := s.ListingToFile(ctx, p, listingID)
+	if err != nil {
+		return 0, false, err
+	}
+	parsed, errs := form.Parse(s.Now())
+	if errs != nil {
+		return 0, false, apperr.Invalid(errs)
+	}
+	if submit {
+		if err := checkChanges(l.Published, parsed.Fare); err != nil {
+			return 0, false, err
+		}
+		if err := s.checkNotice(l.Published, parsed.Fare, parsed.EffectiveAt); err != nil {
+			return 0, false, err
+		}
+	}
+	return s.Store.CreateFilingOnce(ctx, p.User.ID, NewFiling{ListingID: listingID, Fare: parsed.Fare,
+		Justification: parsed.Justification, EffectiveAt: parsed.EffectiveAt, Submit: submit, ViaToken: via, Idempotency: idem})
 }
 
 // checkChanges refuses to send a reviewer a fare that changes nothing from

@@ -95,6 +95,26 @@ func (s *fakeStore) CreateFiling(_ context.Context, _ int64, nf NewFiling) (int6
 	return int64(len(s.created)), nil
 }
 
+func (s *fakeStore) CreateFilingOnce(ctx context.Context, actorID int64, nf NewFiling) (int64, bool, error) {
+	if id, found, err := s.FindFilingByKey(ctx, *nf.Idempotency); found || err != nil {
+		return id, found, err
+	}
+	id, _ := s.CreateFiling(ctx, actorID, nf)
+	return id, false, nil
+}
+
+func (s *fakeStore) FindFilingByKey(_ context.Context, idem Idempotency) (int64, bool, error) {
+	for i, nf := range s.created {
+		if k := nf.Idempotency; k != nil && k.CarrierID == idem.CarrierID && k.Key == idem.Key {
+			if k.BodyHash != idem.BodyHash {
+				return 0, true, ErrKeyReused()
+			}
+			return int64(i + 1), true, nil
+		}
+	}
+	return 0, false, nil
+}
+
 func (s *fakeStore) record(call string) error { s.calls = append(s.calls, call); return nil }
 
 func (s *fakeStore) ListingPause(_ context.Context, id int64) (*time.Time, *int64, error) {

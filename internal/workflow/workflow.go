@@ -135,15 +135,18 @@ type Filing struct {
 	EffectiveAt   *time.Time
 	AuthorID      int64
 	AuthorEmail   string
-	DecidedBy     *int64
-	DeciderEmail  string
-	DecidedAt     *time.Time
-	DecisionNote  string
-	PublishedAt   *time.Time
-	SubmittedAt   *time.Time
-	LockVersion   int64
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// ViaToken names the carrier API token a filing came by ("" for one
+	// made in the browser).
+	ViaToken     string
+	DecidedBy    *int64
+	DeciderEmail string
+	DecidedAt    *time.Time
+	DecisionNote string
+	PublishedAt  *time.Time
+	SubmittedAt  *time.Time
+	LockVersion  int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // StaleBase reports whether the listing's published fare changed after the

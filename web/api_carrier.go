@@ -1,0 +1,243 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/textcheck"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// The carrier API (/api/v1/carrier/): a carrier's own listings, fares and
+// filings, for its automation, by a token one of its admins issued. The
+// token acts as that admin within that carrier only (apitoken.ActsFor), so
+// every rule of the browser holds unchanged: the fare form's checks, the
+// notice period, quarantine and review; a filing made here reads the same
+// to a reviewer and names the token it came by.
+
+// carrierAuth admits a carrier's token with the scope and acts as its
+// issuer within its carrier.
+func (s *Server) carrierAuth(scope string) echo.MiddlewareFunc {
+	authenticated := s.apiAuth(scope)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return authenticated(func(c echo.Context) error {
+			tok, _ := c.Get(ctxToken).(*apitoken.Token)
+			var issuer *account.Principal
+			if tok.CarrierID != nil && tok.CreatedBy != nil {
+				p, err := s.AccountReads.FindPrincipal(c.Request().Context(), *tok.CreatedBy)
+				if err != nil && apperr.Code(err) != apperr.ENOTFOUND {
+					return err
+				}
+				issuer = p
+			}
+			acting, err := apitoken.ActsFor(tok, issuer)
+			if err != nil {
+				return err
+			}
+			c.Set(ctxPrincipal, acting)
+			return next(c)
+		})
+	}
+}
+
+type carrierListingsBody struct {
+	Listings []carrierListing `json:"listings"`
+}
+
+type carrierListing struct {
+	ListingID int64  `json:"listingId"`
+	Carrier   string `json:"carrier"`
+	Model     string `json:"model"`
+	Status    string `json:"status"`
+	// Published is the fare in force, by the fare table's keys (nil before
+	// the first approval).
+	Published map[string]any `json:"published"`
+}
+
+// handleCarrierListings lists the token's carrier's listings with their
+// published fares, in the fields a filing takes.
+func (s *Server) handleCarrierListings(c echo.Context) error {
+	p := principal(c)
+	ls, err := s.ListingReads.FindListings(c.Request().Context(), catalogue.ListingFilter{CarrierIDs: p.CarrierIDs(), StoredHealth: true})
+	if err != nil {
+		return err
+	}
+	body := carrierListingsBody{Listings: make([]carrierListing, 0, len(ls))}
+	for _, l := range ls {
+		item := carrierListing{ListingID: l.ID, Carrier: l.CarrierSlug, Model: l.Model.Slug, Status: string(l.Status)}
+		if l.Published != nil {
+			form := fare.FormOf(l.Published)
+			item.Published = fare.ValuesOf(&form)
+		}
+		body.Listings = append(body.Listings, item)
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// fileRequest is a filing's body: the fare's fields that change from the
+// published fare (the others are restated as published; null clears a
+// field), the justification among them, and whether to submit it to
+// review at once (else it is kept as a draft).
+type fileRequest struct {
+	Fare   map[string]json.RawMessage `json:"fare"`
+	Submit bool                       `json:"submit"`
+}
+
+// handleCarrierFile files a fare for one of the carrier's listings.
+func (s *Server) handleCarrierFile(c echo.Context) error {
+	listingID, err := strconv.ParseInt(c.Param("listingId"), 10, 64)
+	if err != nil || listingID < 1 {
+		return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
+	}
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return apperr.Errorf(apperr.EINVALID, "The request body could not be read.")
+	}
+	var req fileRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return apperr.Errorf(apperr.EINVALID, "The body is one JSON object: {\"fare\": {field: value, ...}, \"submit\": true|false}.")
+	}
+	if len(req.Fare) == 0 {
+		return apperr.Invalid(map[string]string{"fare": "Name at least one fare field to change (and a justification)."})
+	}
+	idem, err := idempotencyOf(c, raw)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := principal(c)
+	l, err := s.Filings.ListingToFile(ctx, p, listingID)
+	if err != nil {
+		return err
+	}
+	var form fare.Form
+	if l.Published != nil {
+		form = fare.FormOf(l.Published)
+	}
+	if errs := fare.Apply(&form, req.Fare); errs != nil {
+		return apperr.Invalid(errs)
+	}
+	tok, _ := c.Get(ctxToken).(*apitoken.Token)
+	id, replayed, err := s.Filings.FileByAPI(ctx, p, listingID, form, req.Submit, tok.Name, idem)
+	if err != nil {
+		return err
+	}
+	f, err := s.FilingReads.FindFiling(ctx, id, workflow.Scope(p))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Location", fmt.Sprintf("/api/v1/carrier/filings/%d", id))
+	if replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSON(http.StatusCreated, carrierFilingOf(f))
+}
+
+// idempotencyOf reads a request's Idempotency-Key (nil without one), with
+// the hash of its body and the carrier it files for.
+func idempotencyOf(c echo.Context, body []byte) (*workflow.Idempotency, error) {
+	key := c.Request().Header.Get("Idempotency-Key")
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > 200 || textcheck.Problem(key, 200) != "" {
+		return nil, apperr.Invalid(map[string]string{"Idempotency-Key": "An Idempotency-Key is 1-200 printable characters, e.g. a UUID."})
+	}
+	ids := principal(c).CarrierIDs()
+	if len(ids) != 1 {
+		return nil, apperr.Errorf(apperr.EFORBIDDEN, "This token acts for no carrier.")
+	}
+	sum := sha256.Sum256(body)
+	return &workflow.Idempotency{CarrierID: ids[0], Key: key, BodyHash: hex.EncodeToString(sum[:])}, nil
+}
+
+type carrierFiling struct {
+	FilingID      int64          `json:"filingId"`
+	ListingID     int64          `json:"listingId"`
+	Model         string         `json:"model"`
+	State         string         `json:"state"`
+	ViaToken      string         `json:"viaToken,omitempty"`
+	Author        string         `json:"author"`
+	Changes       []filingChange `json:"changes"`
+	Fare          map[string]any `json:"fare,omitempty"`
+	Justification string         `json:"justification"`
+	EffectiveAt   *time.Time     `json:"effectiveAt,omitempty"`
+	DecisionNote  string         `json:"decisionNote,omitempty"`
+	CreatedAt     time.Time      `json:"createdAt"`
+	SubmittedAt   *time.Time     `json:"submittedAt,omitempty"`
+	DecidedAt     *time.Time     `json:"decidedAt,omitempty"`
+	// Page is the filing's page in the portal, where its review thread is.
+	Page string `json:"page"`
+}
+
+type filingChange struct {
+	Field string `json:"field"`
+	Label string `json:"label"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+func carrierFilingOf(f *workflow.Filing) carrierFiling {
+	out := carrierFiling{FilingID: f.ID, ListingID: f.ListingID, Model: f.Model.Slug, State: string(f.State), ViaToken: f.ViaToken,
+		Author: f.AuthorEmail, Changes: []filingChange{}, Justification: f.Justification, EffectiveAt: f.EffectiveAt,
+		DecisionNote: f.DecisionNote, CreatedAt: f.CreatedAt, SubmittedAt: f.SubmittedAt, DecidedAt: f.DecidedAt,
+		Page: fmt.Sprintf("/filings/%d", f.ID)}
+	if f.Fare != nil {
+		form := fare.FormOf(f.Fare)
+		out.Fare = fare.ValuesOf(&form)
+		for _, ch := range fare.Diff(f.Base, f.Fare) {
+			out.Changes = append(out.Changes, filingChange{Field: ch.Field, Label: ch.Label, Old: ch.Old, New: ch.New})
+		}
+	}
+	return out
+}
+
+// handleCarrierFiling answers one of the carrier's filings with its state
+// and the reviewer's note.
+func (s *Server) handleCarrierFiling(c echo.Context) error {
+	f, err := s.carrierFilingParam(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, carrierFilingOf(f))
+}
+
+// handleCarrierWithdraw withdraws one of the carrier's filings not yet
+// decided.
+func (s *Server) handleCarrierWithdraw(c echo.Context) error {
+	f, err := s.carrierFilingParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Filings.Withdraw(c.Request().Context(), principal(c), f.ID); err != nil {
+		return err
+	}
+	if f, err = s.FilingReads.FindFiling(c.Request().Context(), f.ID, workflow.Scope(principal(c))); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, carrierFilingOf(f))
+}
+
+func (s *Server) carrierFilingParam(c echo.Context) (*workflow.Filing, error) {
+	id, err := strconv.ParseInt(c.Param("filingId"), 10, 64)
+	if err != nil || id < 1 {
+		return nil, apperr.Invalid(map[string]string{"filingId": "a filing id is a positive whole number"})
+	}
+	return s.FilingReads.FindFiling(c.Request().Context(), id, workflow.Scope(principal(c)))
+}

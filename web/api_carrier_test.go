@@ -1,0 +1,299 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/airside/airside/internal/apitoken"
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+	"github.com/airside/airside/internal/workflow"
+)
+
+// carrierToken issues a token for the carrier of a demo carrier admin
+// (email), with scopes, and returns its secret and name.
+func carrierToken(t testing.TB, st *store.Store, email string, scopes ...string) (secret, name string) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := st.FindUserByEmail(ctx, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.FindPrincipal(ctx, admin.ID)
+	if err != nil || len(p.Memberships) != 1 {
+		t.Fatalf("%s's memberships: %v", email, err)
+	}
+	name = fmt.Sprintf("repricer #%d", testTokens.Add(1))
+	secret, err = apitoken.NewService(st).CreateForCarrier(ctx, p, p.Memberships[0].CarrierID, name, scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secret, name
+}
+
+type carrierListings struct {
+	Listings []struct {
+		ListingID int64          `json:"listingId"`
+		Carrier   string         `json:"carrier"`
+		Model     string         `json:"model"`
+		Published map[string]any `json:"published"`
+	} `json:"listings"`
+}
+
+type carrierFiling struct {
+	FilingID int64  `json:"filingId"`
+	State    string `json:"state"`
+	ViaToken string `json:"viaToken"`
+	Changes  []struct {
+		Field, Old, New string
+	} `json:"changes"`
+}
+
+// TestTheCarrierAPIFilesAsTheFormDoes: a carrier's token lists its own
+// listings only, with every fare field; files a cheaper fare that a
+// reviewer sees as the form's, named by the token; is held to the form's
+// checks field by field; cannot reach another carrier's listing or the
+// gateway's API (nor a gateway's token the carrier API); withdraws.
+func TestTheCarrierAPIFilesAsTheFormDoes(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			p := newPortal(t, d)
+			ctx := context.Background()
+			tok, name := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead, apitoken.ScopeFaresWrite)
+			readOnly, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead)
+
+			res := apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", tok, "")
+			wantStatus(t, "list", res, http.StatusOK)
+			var listed carrierListings
+			if err := json.Unmarshal([]byte(res.body), &listed); err != nil {
+				t.Fatal(err)
+			}
+			all, err := p.store.FindListings(ctx, catalogue.ListingFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nebula := 0
+			var orbit, mine *catalogue.Listing
+			for i := range all {
+				switch all[i].CarrierSlug {
+				case "nebula":
+					nebula++
+					if all[i].Published != nil && mine == nil {
+						mine = &all[i]
+					}
+				case "orbit":
+					orbit = &all[i]
+				}
+			}
+			if len(listed.Listings) != nebula || mine == nil || orbit == nil {
+				t.Fatalf("listed %d listings, nebula has %d", len(listed.Listings), nebula)
+			}
+			for _, l := range listed.Listings {
+				if l.Carrier != "nebula" {
+					t.Errorf("listed %s's listing %d", l.Carrier, l.ListingID)
+				}
+				if l.ListingID == mine.ID && l.Published["input"] != mine.Published.Input.String() {
+					t.Errorf("listing %d's published input %v, want %s", l.ListingID, l.Published["input"], mine.Published.Input)
+				}
+			}
+
+			lower := money.Micros(int64(mine.Published.Input) * 9 / 10).String()
+			path := fmt.Sprintf("/api/v1/carrier/listings/%d/filings", mine.ID)
+			body := fmt.Sprintf(`{"fare":{"input":%q,"justification":"Matching the market."},"submit":true}`, lower)
+			wantStatus(t, "a read-only token files", apiCall(t, p.srv.URL, "POST", path, readOnly, body), http.StatusForbidden)
+			res = apiCall(t, p.srv.URL, "POST", path, tok, body)
+			wantStatus(t, "file", res, http.StatusCreated)
+			var filed carrierFiling
+			if err := json.Unmarshal([]byte(res.body), &filed); err != nil {
+				t.Fatal(err)
+			}
+			if filed.State != string(workflow.Submitted) || filed.ViaToken != name || len(filed.Changes) != 1 ||
+				filed.Changes[0].Field != "input" || filed.Changes[0].New != "$"+lower {
+				t.Errorf("filed %+v, want submitted by %q changing input to %s only", filed, name, lower)
+			}
+			if loc := res.header.Get("Location"); loc != fmt.Sprintf("/api/v1/carrier/filings/%d", filed.FilingID) {
+				t.Errorf("Location %q", loc)
+			}
+			// What the reviewer reads: the filing page names the token.
+			reviewer := p.client()
+			reviewer.login("reviewer@airside.example")
+			page := reviewer.get(fmt.Sprintf("/filings/%d", filed.FilingID))
+			if !strings.Contains(page.body, "through the API (token “"+name+"”)") {
+				t.Errorf("the filing page does not say it came by API with %q", name)
+			}
+
+			for _, bad := range []struct{ what, body, field string }{
+				{"a price the form refuses", `{"fare":{"input":"-1","justification":"x"},"submit":true}`, "input"},
+				{"a field the table does not know", `{"fare":{"input_price":"1"}}`, "input_price"},
+				{"an empty fare", `{"fare":{}}`, "fare"},
+			} {
+				res := apiCall(t, p.srv.URL, "POST", path, tok, bad.body)
+				wantStatus(t, bad.what, res, http.StatusUnprocessableEntity)
+				if !strings.Contains(res.body, `"`+bad.field+`"`) {
+					t.Errorf("%s: the answer does not name %s: %s", bad.what, bad.field, res.body)
+				}
+			}
+			other := fmt.Sprintf("/api/v1/carrier/listings/%d/filings", orbit.ID)
+			wantStatus(t, "another carrier's listing", apiCall(t, p.srv.URL, "POST", other, tok, body), http.StatusNotFound)
+			wantStatus(t, "the gateway's API", apiCall(t, p.srv.URL, "GET", "/api/v1/catalogue", tok, ""), http.StatusForbidden)
+			gatewayToken := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
+			wantStatus(t, "a gateway's token", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", gatewayToken, ""), http.StatusForbidden)
+
+			res = apiCall(t, p.srv.URL, "POST", fmt.Sprintf("/api/v1/carrier/filings/%d/withdraw", filed.FilingID), tok, "")
+			wantStatus(t, "withdraw", res, http.StatusOK)
+			if f, err := p.store.FindFiling(ctx, filed.FilingID, nil); err != nil || f.State != workflow.Withdrawn || f.ViaToken != name {
+				t.Errorf("stored filing %+v (%v), want withdrawn, via %q", f, err, name)
+			}
+
+			// A retry under an Idempotency-Key answers the first filing.
+			var first, retry carrierFiling
+			res = apiCall(t, p.srv.URL, "POST", path, tok, body, "Idempotency-Key", "k-1")
+			wantStatus(t, "file under a key", res, http.StatusCreated)
+			_ = json.Unmarshal([]byte(res.body), &first)
+			res = apiCall(t, p.srv.URL, "POST", path, tok, body, "Idempotency-Key", "k-1")
+			wantStatus(t, "the retry", res, http.StatusCreated)
+			_ = json.Unmarshal([]byte(res.body), &retry)
+			if first.FilingID == 0 || retry.FilingID != first.FilingID || res.header.Get("Idempotent-Replayed") != "true" || first.FilingID == filed.FilingID {
+				t.Errorf("filed %d, the retry answered %d (replayed %q)", first.FilingID, retry.FilingID, res.header.Get("Idempotent-Replayed"))
+			}
+		})
+	}
+}
+
+// TestAnIdempotencyKeyFilesOnce: the same filing request sent eight times
+// at once under one Idempotency-Key, half to each of two serve processes
+// on one PostgreSQL, makes one filing, and every answer names it; the key
+// with another body is refused, and a new key files anew.
+func TestAnIdempotencyKeyFilesOnce(t *testing.T) {
+	tp := newTwoProcesses(t)
+	ctx := context.Background()
+	tok, _ := carrierToken(t, tp.stA, "admin@nebula.example", apitoken.ScopeFaresWrite)
+	ls, err := tp.stA.FindListings(ctx, catalogue.ListingFilter{Published: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine *catalogue.Listing
+	for i := range ls {
+		if ls[i].CarrierSlug == "nebula" {
+			mine = &ls[i]
+			break
+		}
+	}
+	if mine == nil {
+		t.Fatal("no published nebula listing")
+	}
+	before, err := tp.stA.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("/api/v1/carrier/listings/%d/filings", mine.ID)
+	body := fmt.Sprintf(`{"fare":{"input":%q,"justification":"Once."},"submit":true}`, money.Micros(int64(mine.Published.Input)*9/10).String())
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		ids      = map[int64]int{}
+		replayed int
+	)
+	for i := range 8 {
+		base := tp.srvA.URL
+		if i%2 == 1 {
+			base = tp.srvB.URL
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", "reprice-2026-12-04")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer res.Body.Close()
+			var f carrierFiling
+			_ = json.NewDecoder(res.Body).Decode(&f)
+			mu.Lock()
+			defer mu.Unlock()
+			if res.StatusCode != http.StatusCreated {
+				t.Errorf("status %d", res.StatusCode)
+			}
+			ids[f.FilingID]++
+			if res.Header.Get("Idempotent-Replayed") == "true" {
+				replayed++
+			}
+		}()
+	}
+	wg.Wait()
+	after, err := tp.stA.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || replayed != 7 || len(after) != len(before)+1 {
+		t.Errorf("8 requests under one key: filings %v (%d replayed), %d filings made, want one", ids, replayed, len(after)-len(before))
+	}
+	other := strings.Replace(body, "Once.", "Twice.", 1)
+	res := apiCall(t, tp.srvB.URL, "POST", path, tok, other, "Idempotency-Key", "reprice-2026-12-04")
+	wantStatus(t, "the key with another body", res, http.StatusUnprocessableEntity)
+	if !regexp.MustCompile(`Idempotency-Key`).MatchString(res.body) {
+		t.Errorf("the refusal does not name the Idempotency-Key: %s", res.body)
+	}
+}
+
+// TestACarrierAdminIssuesTokensForItsCarrierOnly: on the carrier's token
+// page an admin issues a token (shown once) with carrier scopes only; a
+// member cannot see the page; the token is listed with its last use and
+// revoked from there, and stops working at once.
+func TestACarrierAdminIssuesTokensForItsCarrierOnly(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	admin := p.client()
+	admin.login("admin@nebula.example")
+	page := admin.get("/carrier/tokens?carrier=nebula")
+	wantStatus(t, "the admin's page", page, http.StatusOK)
+	res := admin.post("/carrier/tokens?carrier=nebula", "/carrier/tokens?carrier=nebula", url.Values{"name": {"nightly repricer"}, "scope": {apitoken.ScopeCatalogueRead}})
+	wantStatus(t, "a gateway scope", res, http.StatusUnprocessableEntity)
+	res = admin.post("/carrier/tokens?carrier=nebula", "/carrier/tokens?carrier=nebula", url.Values{"name": {"nightly repricer"}, "scope": {apitoken.ScopeFaresRead}})
+	wantStatus(t, "create", res, http.StatusSeeOther)
+	page = admin.get("/carrier/tokens?carrier=nebula")
+	secret := regexp.MustCompile(`id="new-token-value">(airside_[^<]+)<`).FindStringSubmatch(page.body)
+	if secret == nil || !strings.Contains(page.body, "nightly repricer") {
+		t.Fatalf("the new token is not shown once on the page:\n%.2000s", page.body)
+	}
+	if again := admin.get("/carrier/tokens?carrier=nebula"); strings.Contains(again.body, secret[1]) {
+		t.Error("the secret is shown twice")
+	}
+	wantStatus(t, "the token reads", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", secret[1], ""), http.StatusOK)
+
+	member := p.client()
+	member.login("member@nebula.example")
+	if res := member.get("/carrier/tokens?carrier=nebula"); res.status != http.StatusForbidden {
+		t.Errorf("a member opens the token page: %d", res.status)
+	}
+	orbit := p.client()
+	orbit.login("admin@orbit.example")
+	if res := orbit.get("/carrier/tokens?carrier=nebula"); res.status == http.StatusOK && strings.Contains(res.body, "nightly repricer") {
+		t.Error("orbit's admin sees nebula's tokens")
+	}
+
+	nebula, _ := p.store.FindCarrierBySlug(context.Background(), "nebula")
+	tokens, err := p.store.FindTokens(context.Background(), &nebula.ID)
+	if err != nil || len(tokens) != 1 {
+		t.Fatalf("nebula's tokens: %v %v", tokens, err)
+	}
+	revoke := fmt.Sprintf("/carrier/tokens/%d/revoke?carrier=nebula", tokens[0].ID)
+	if res := orbit.post("/carrier/tokens?carrier=orbit", revoke+"&x=1", url.Values{}); res.status == http.StatusSeeOther {
+		t.Error("orbit's admin revoked nebula's token")
+	}
+	wantStatus(t, "revoke", admin.post("/carrier/tokens?carrier=nebula", revoke, url.Values{}), http.StatusSeeOther)
+	wantStatus(t, "revoked", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", secret[1], ""), http.StatusUnauthorized)
+}
