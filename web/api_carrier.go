@@ -18,6 +18,7 @@ import (
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/projection"
 	"github.com/airside/airside/internal/textcheck"
 	"github.com/airside/airside/internal/workflow"
 )
@@ -240,4 +241,115 @@ func (s *Server) carrierFilingParam(c echo.Context) (*workflow.Filing, error) {
 		return nil, apperr.Invalid(map[string]string{"filingId": "a filing id is a positive whole number"})
 	}
 	return s.FilingReads.FindFiling(c.Request().Context(), id, workflow.Scope(principal(c)))
+}
+
+// previewBody is what the preview page shows of a fare, for code: its
+// effective prices, each scenario's rank and score and what it takes to
+// win it, and the projected share of the model's requests.
+type previewBody struct {
+	Effective previewEffective  `json:"effective"`
+	Scenarios []previewScenario `json:"scenarios"`
+	Share     previewShare      `json:"share"`
+}
+
+type previewEffective struct {
+	// Input, Output and CachedInput are what the fare routes at per
+	// million tokens: filed x (1 - discount) x (1 + 0.20 - landing fee).
+	Input       string  `json:"input"`
+	Output      string  `json:"output"`
+	CachedInput *string `json:"cachedInput,omitempty"`
+	// KeptPercent is what the carrier keeps of each filed dollar.
+	KeptPercent string `json:"keptPercent"`
+}
+
+type previewScenario struct {
+	Key      string   `json:"key"`
+	Name     string   `json:"name"`
+	OnBallot bool     `json:"onBallot"`
+	Eligible bool     `json:"eligible"`
+	Excluded []string `json:"excluded,omitempty"`
+	Rank     int      `json:"rank,omitempty"`
+	Of       int      `json:"of,omitempty"`
+	Score    float64  `json:"score"`
+	// Gap is the score points behind the first.
+	Gap    float64 `json:"gap"`
+	Winner string  `json:"winner,omitempty"`
+	// Holder keeps the scenario's traffic under the incumbency rule.
+	Holder     string `json:"holder,omitempty"`
+	HolderIsMe bool   `json:"holderIsMe"`
+	WinsNow    bool   `json:"winsNow"`
+	// ToWin is the filed input and output prices at which the fare ranks
+	// first (absent when it ranks first already or no price can win).
+	ToWin *previewPrices `json:"toWin,omitempty"`
+}
+
+type previewPrices struct {
+	Input  string `json:"input"`
+	Output string `json:"output"`
+}
+
+type previewShare struct {
+	// Total is the projected fraction of the model's requests; Exploration
+	// the part of it exploration brings.
+	Total       float64 `json:"total"`
+	Exploration float64 `json:"exploration"`
+	// RevenuePerMillion is the carrier's projected revenue per million
+	// requests of the model, in USD.
+	RevenuePerMillion float64 `json:"revenuePerMillion"`
+}
+
+// handleCarrierPreview answers what the preview page shows for a fare
+// (the published one with the fields given changed) without filing it.
+func (s *Server) handleCarrierPreview(c echo.Context) error {
+	listingID, err := strconv.ParseInt(c.Param("listingId"), 10, 64)
+	if err != nil || listingID < 1 {
+		return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
+	}
+	var req struct {
+		Fare map[string]json.RawMessage `json:"fare"`
+	}
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return apperr.Errorf(apperr.EINVALID, "The body is one JSON object: {\"fare\": {field: value, ...}}.")
+	}
+	ctx := c.Request().Context()
+	p := principal(c)
+	l, err := s.ListingReads.FindListingHeader(ctx, listingID, workflow.Scope(p))
+	if err != nil {
+		return err
+	}
+	var form fare.Form
+	if l.Published != nil {
+		form = fare.FormOf(l.Published)
+	}
+	if errs := fare.Apply(&form, req.Fare); errs != nil {
+		return apperr.Invalid(errs)
+	}
+	form.EffectiveAt = "" // a date in the past does not stop a preview, as on the page
+	parsed, errs := form.Parse(s.Now())
+	if errs != nil {
+		return apperr.Invalid(errs)
+	}
+	res, err := s.Projector.Preview(ctx, l, parsed.Fare, projection.Ask{})
+	if err != nil {
+		return err
+	}
+	e := res.Effective
+	body := previewBody{Effective: previewEffective{Input: e.Input.String(), Output: e.Output.String(), KeptPercent: e.Kept.Percent()},
+		Share: previewShare{Total: res.Share.Total, Exploration: res.Share.Exploration, RevenuePerMillion: res.Share.RevenuePerMillion}}
+	if e.CachedInput != nil {
+		v := e.CachedInput.String()
+		body.Effective.CachedInput = &v
+	}
+	for _, sc := range res.Scenarios {
+		m := sc.Mine
+		row := previewScenario{Key: sc.Scenario.Key, Name: sc.Scenario.Name, OnBallot: m.OnBallot, Eligible: m.Eligible, Excluded: m.Excluded,
+			Rank: m.Rank, Of: m.Of, Score: m.Score, Gap: m.Gap, Winner: sc.Winner, Holder: sc.Holder, HolderIsMe: sc.HolderIsMe, WinsNow: sc.Win.WinsNow}
+		if !sc.Win.WinsNow && sc.Win.Price.CanWin {
+			row.ToWin = &previewPrices{Input: sc.Win.NewInput.String(), Output: sc.Win.NewOutput.String()}
+		}
+		body.Scenarios = append(body.Scenarios, row)
+	}
+	return c.JSON(http.StatusOK, body)
 }

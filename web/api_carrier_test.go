@@ -17,6 +17,7 @@ import (
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
 	"github.com/airside/airside/internal/workflow"
+	"github.com/airside/airside/templates"
 )
 
 // carrierToken issues a token for the carrier of a demo carrier admin
@@ -296,4 +297,71 @@ func TestACarrierAdminIssuesTokensForItsCarrierOnly(t *testing.T) {
 	}
 	wantStatus(t, "revoke", admin.post("/carrier/tokens?carrier=nebula", revoke, url.Values{}), http.StatusSeeOther)
 	wantStatus(t, "revoked", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", secret[1], ""), http.StatusUnauthorized)
+}
+
+// TestADryRunAnswersWhatThePreviewPageShows: the carrier API's preview of
+// a cheaper fare gives the preview page's figures for the same fare (the
+// share and, scenario by scenario, the rank and the score), and files
+// nothing.
+func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	tok, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead)
+	ls, err := p.store.FindListings(ctx, catalogue.ListingFilter{Published: true, ModelSlug: "kimi-k2.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine *catalogue.Listing
+	for i := range ls {
+		if ls[i].CarrierSlug == "nebula" {
+			mine = &ls[i]
+		}
+	}
+	if mine == nil {
+		t.Fatal("no nebula kimi listing")
+	}
+	before, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
+	lower := money.Micros(int64(mine.Published.Input) / 3).String()
+	res := apiCall(t, p.srv.URL, "POST", fmt.Sprintf("/api/v1/carrier/listings/%d/preview", mine.ID), tok, fmt.Sprintf(`{"fare":{"input":%q}}`, lower))
+	wantStatus(t, "dry run", res, http.StatusOK)
+	var dry struct {
+		Scenarios []struct {
+			Key      string
+			Rank, Of int
+			Score    float64
+			Eligible bool
+		}
+		Share struct{ Total float64 }
+	}
+	if err := json.Unmarshal([]byte(res.body), &dry); err != nil {
+		t.Fatal(err)
+	}
+	member := p.client()
+	member.login("member@nebula.example")
+	path := fmt.Sprintf("/listings/%d/preview", mine.ID)
+	page := member.post(path, path, url.Values{"input": {lower}})
+	wantStatus(t, "the preview page", page, http.StatusOK)
+	if len(dry.Scenarios) < 4 {
+		t.Fatalf("%d scenarios in the dry run", len(dry.Scenarios))
+	}
+	share := regexp.MustCompile(`data-testid="share-total">([^<]+)<`).FindStringSubmatch(page.body)
+	if share == nil || share[1] != templates.Pct(dry.Share.Total*100) {
+		t.Errorf("the page's share %v, the dry run's %s", share, templates.Pct(dry.Share.Total*100))
+	}
+	for _, sc := range dry.Scenarios {
+		row := regexp.MustCompile(`(?s)data-testid="scenario-` + sc.Key + `">(.*?)</tr>`).FindStringSubmatch(page.body)
+		if row == nil {
+			t.Errorf("no row for %s on the page", sc.Key)
+			continue
+		}
+		if !sc.Eligible {
+			continue
+		}
+		if want := fmt.Sprintf("%d of %d", sc.Rank, sc.Of); !strings.Contains(row[1], want) || !strings.Contains(row[1], templates.Score(sc.Score)) {
+			t.Errorf("%s: the dry run says rank %s, score %s; the page's row: %s", sc.Key, want, templates.Score(sc.Score), row[1])
+		}
+	}
+	if after, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID}); len(after) != len(before) {
+		t.Errorf("a dry run filed: %d filings, %d before", len(after), len(before))
+	}
 }

@@ -476,6 +476,7 @@ func expect() map[string]map[string]int {
 		// The carrier API: a carrier's token only, on its own listings.
 		"GET /api/v1/carrier/listings":                     carrierAPI(200),
 		"POST /api/v1/carrier/listings/:listingId/filings": carrierAPI(201),
+		"POST /api/v1/carrier/listings/:listingId/preview": carrierAPI(200),
 		"GET /api/v1/carrier/filings/:filingId":            carrierAPI(200),
 		"POST /api/v1/carrier/filings/:filingId/withdraw":  carrierAPI(200),
 		// The API's own description is public, to people and tokens alike.

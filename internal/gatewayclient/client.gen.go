@@ -943,6 +943,12 @@ type PostCarrierFilingParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// PostCarrierPreviewJSONBody defines parameters for PostCarrierPreview.
+type PostCarrierPreviewJSONBody struct {
+	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
+	Fare FareFields `json:"fare"`
+}
+
 // GetCatalogueParams defines parameters for GetCatalogue.
 type GetCatalogueParams struct {
 	// Model only this model's listings (its slug); a model the catalogue has no listing of is a 404 (on the changes feed, an empty answer, since it reports removals)
@@ -1014,6 +1020,9 @@ type GetOpenAPIYAMLParams struct {
 
 // PostCarrierFilingJSONRequestBody defines body for PostCarrierFiling for application/json ContentType.
 type PostCarrierFilingJSONRequestBody PostCarrierFilingJSONBody
+
+// PostCarrierPreviewJSONRequestBody defines body for PostCarrierPreview for application/json ContentType.
+type PostCarrierPreviewJSONRequestBody PostCarrierPreviewJSONBody
 
 // ElectJSONRequestBody defines body for Elect for application/json ContentType.
 type ElectJSONRequestBody = ElectRequest
@@ -1581,6 +1590,24 @@ type ClientInterface interface {
 	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 	PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostCarrierPreviewWithBody What the preview page shows for a fare, without filing it (a dry run)
+	//
+	// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+	PostCarrierPreviewWithBody(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierPreview What the preview page shows for a fare, without filing it (a dry run)
+	//
+	// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+	PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
 	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -1793,6 +1820,44 @@ func (c *Client) PostCarrierFilingWithBody(ctx context.Context, listingId int64,
 // Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 func (c *Client) PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostCarrierFilingRequest(c.Server, listingId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierPreviewWithBody What the preview page shows for a fare, without filing it (a dry run)
+//
+// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+func (c *Client) PostCarrierPreviewWithBody(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierPreviewRequestWithBody(c.Server, listingId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierPreview What the preview page shows for a fare, without filing it (a dry run)
+//
+// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+func (c *Client) PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierPreviewRequest(c.Server, listingId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2252,6 +2317,53 @@ func NewPostCarrierFilingRequestWithBody(server string, listingId int64, params 
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewPostCarrierPreviewRequest calls the generic PostCarrierPreview builder with application/json body
+func NewPostCarrierPreviewRequest(server string, listingId int64, body PostCarrierPreviewJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCarrierPreviewRequestWithBody(server, listingId, "application/json", bodyReader)
+}
+
+// NewPostCarrierPreviewRequestWithBody constructs an http.Request for the PostCarrierPreview method, with any body, and a specified content type
+func NewPostCarrierPreviewRequestWithBody(server string, listingId int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings/%s/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -2910,6 +3022,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 	PostCarrierFilingWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error)
 
+	// PostCarrierPreviewWithBodyWithResponse What the preview page shows for a fare, without filing it (a dry run)
+	//
+	// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+	PostCarrierPreviewWithBodyWithResponse(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error)
+
+	// PostCarrierPreviewWithResponse What the preview page shows for a fare, without filing it (a dry run)
+	//
+	// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+	PostCarrierPreviewWithResponse(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error)
+
 	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
 	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -3470,6 +3600,202 @@ func (r PostCarrierFilingResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostCarrierFilingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCarrierPreviewResponse429Headers the declared response headers of an HTTP 429 response for PostCarrierPreview
+type PostCarrierPreviewResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostCarrierPreviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Effective what the fare routes at per million tokens: filed x (1 - discount) x (1 + 0.20 - landing fee)
+		Effective struct {
+			CachedInput *string `json:"cachedInput,omitempty"`
+			Input       string  `json:"input"`
+
+			// KeptPercent what the carrier keeps of each filed dollar
+			KeptPercent string `json:"keptPercent"`
+			Output      string `json:"output"`
+		} `json:"effective"`
+		Scenarios []struct {
+			Eligible bool      `json:"eligible"`
+			Excluded *[]string `json:"excluded,omitempty"`
+
+			// Gap score points behind the first
+			Gap float32 `json:"gap"`
+
+			// Holder the listing keeping the scenario's traffic under the incumbency rule
+			Holder     *string `json:"holder,omitempty"`
+			HolderIsMe bool    `json:"holderIsMe"`
+			Key        string  `json:"key"`
+			Name       string  `json:"name"`
+			Of         *int    `json:"of,omitempty"`
+			OnBallot   bool    `json:"onBallot"`
+			Rank       *int    `json:"rank,omitempty"`
+			Score      float32 `json:"score"`
+
+			// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
+			ToWin *struct {
+				Input  string `json:"input"`
+				Output string `json:"output"`
+			} `json:"toWin,omitempty"`
+			Winner  *string `json:"winner,omitempty"`
+			WinsNow bool    `json:"winsNow"`
+		} `json:"scenarios"`
+		Share struct {
+			// Exploration the part of it exploration brings
+			Exploration float32 `json:"exploration"`
+
+			// RevenuePerMillion USD per million requests of the model
+			RevenuePerMillion float32 `json:"revenuePerMillion"`
+
+			// Total the projected fraction of the model's requests
+			Total float32 `json:"total"`
+		} `json:"share"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCarrierPreviewResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostCarrierPreviewResponse) GetJSON200() *struct {
+	// Effective what the fare routes at per million tokens: filed x (1 - discount) x (1 + 0.20 - landing fee)
+	Effective struct {
+		CachedInput *string `json:"cachedInput,omitempty"`
+		Input       string  `json:"input"`
+
+		// KeptPercent what the carrier keeps of each filed dollar
+		KeptPercent string `json:"keptPercent"`
+		Output      string `json:"output"`
+	} `json:"effective"`
+	Scenarios []struct {
+		Eligible bool      `json:"eligible"`
+		Excluded *[]string `json:"excluded,omitempty"`
+
+		// Gap score points behind the first
+		Gap float32 `json:"gap"`
+
+		// Holder the listing keeping the scenario's traffic under the incumbency rule
+		Holder     *string `json:"holder,omitempty"`
+		HolderIsMe bool    `json:"holderIsMe"`
+		Key        string  `json:"key"`
+		Name       string  `json:"name"`
+		Of         *int    `json:"of,omitempty"`
+		OnBallot   bool    `json:"onBallot"`
+		Rank       *int    `json:"rank,omitempty"`
+		Score      float32 `json:"score"`
+
+		// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
+		ToWin *struct {
+			Input  string `json:"input"`
+			Output string `json:"output"`
+		} `json:"toWin,omitempty"`
+		Winner  *string `json:"winner,omitempty"`
+		WinsNow bool    `json:"winsNow"`
+	} `json:"scenarios"`
+	Share struct {
+		// Exploration the part of it exploration brings
+		Exploration float32 `json:"exploration"`
+
+		// RevenuePerMillion USD per million requests of the model
+		RevenuePerMillion float32 `json:"revenuePerMillion"`
+
+		// Total the projected fraction of the model's requests
+		Total float32 `json:"total"`
+	} `json:"share"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostCarrierPreviewResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCarrierPreviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCarrierPreviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCarrierPreviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCarrierPreviewResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4872,6 +5198,36 @@ func (c *ClientWithResponses) PostCarrierFilingWithResponse(ctx context.Context,
 	return ParsePostCarrierFilingResponse(rsp)
 }
 
+// PostCarrierPreviewWithBodyWithResponse What the preview page shows for a fare, without filing it (a dry run)
+//
+// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+func (c *ClientWithResponses) PostCarrierPreviewWithBodyWithResponse(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error) {
+	rsp, err := c.PostCarrierPreviewWithBody(ctx, listingId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierPreviewResponse(rsp)
+}
+
+// PostCarrierPreviewWithResponse What the preview page shows for a fare, without filing it (a dry run)
+//
+// The fields given change the published fare as a filing's would; the answer is the preview page's figures for it, on the model's measured mix: what the fare routes at, each scenario's rank, score and the prices that would rank it first, and the projected share of the model's requests. Nothing is filed. Checked by the fare form's rules (422 names each field).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
+func (c *ClientWithResponses) PostCarrierPreviewWithResponse(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error) {
+	rsp, err := c.PostCarrierPreview(ctx, listingId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierPreviewResponse(rsp)
+}
+
 // GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 //
 // The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -5517,6 +5873,160 @@ func ParsePostCarrierFilingResponse(rsp *http.Response) (*PostCarrierFilingRespo
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostCarrierFilingResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCarrierPreviewResponse parses an HTTP response from a PostCarrierPreviewWithResponse call
+func ParsePostCarrierPreviewResponse(rsp *http.Response) (*PostCarrierPreviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCarrierPreviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Effective what the fare routes at per million tokens: filed x (1 - discount) x (1 + 0.20 - landing fee)
+			Effective struct {
+				CachedInput *string `json:"cachedInput,omitempty"`
+				Input       string  `json:"input"`
+
+				// KeptPercent what the carrier keeps of each filed dollar
+				KeptPercent string `json:"keptPercent"`
+				Output      string `json:"output"`
+			} `json:"effective"`
+			Scenarios []struct {
+				Eligible bool      `json:"eligible"`
+				Excluded *[]string `json:"excluded,omitempty"`
+
+				// Gap score points behind the first
+				Gap float32 `json:"gap"`
+
+				// Holder the listing keeping the scenario's traffic under the incumbency rule
+				Holder     *string `json:"holder,omitempty"`
+				HolderIsMe bool    `json:"holderIsMe"`
+				Key        string  `json:"key"`
+				Name       string  `json:"name"`
+				Of         *int    `json:"of,omitempty"`
+				OnBallot   bool    `json:"onBallot"`
+				Rank       *int    `json:"rank,omitempty"`
+				Score      float32 `json:"score"`
+
+				// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
+				ToWin *struct {
+					Input  string `json:"input"`
+					Output string `json:"output"`
+				} `json:"toWin,omitempty"`
+				Winner  *string `json:"winner,omitempty"`
+				WinsNow bool    `json:"winsNow"`
+			} `json:"scenarios"`
+			Share struct {
+				// Exploration the part of it exploration brings
+				Exploration float32 `json:"exploration"`
+
+				// RevenuePerMillion USD per million requests of the model
+				RevenuePerMillion float32 `json:"revenuePerMillion"`
+
+				// Total the projected fraction of the model's requests
+				Total float32 `json:"total"`
+			} `json:"share"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostCarrierPreviewResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
