@@ -31,6 +31,10 @@ func (s *Server) startBackground(ctx context.Context) {
 		// where a settled month's figures moved.
 		s.background.Go(func() { s.Payouts.Run(ctx, time.Hour) })
 	}
+	if s.Feeds != nil {
+		// Carriers' provider feeds, each read every 15 minutes.
+		s.background.Go(func() { s.Feeds.Run(ctx, func(err error) { s.Log.Warn("provider feeds", "err", err) }) })
+	}
 	s.background.Go(func() { s.sampleHealth(ctx, 15*time.Second) })
 	s.background.Go(func() { s.Webhooks.Run(ctx, 15*time.Second) })
 	s.background.Go(func() {

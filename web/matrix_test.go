@@ -289,6 +289,8 @@ func (fx fixture) body(method, path string) (string, string) {
 		form = url.Values{"name": {"Zephyr"}, "slug": {"zephyr"}, "email": {"first@zephyr.example"}}
 	case path == "/admin/tokens":
 		form = url.Values{"name": {"gw"}, "scope": {apitoken.ScopeElect}}
+	case path == "/carrier/feed":
+		form = url.Values{"url": {"https://feeds.nebula.example/openrouter/models"}, "mode": {"draft"}}
 	case path == "/carrier/tokens":
 		form = url.Values{"name": {"repricer"}, "scope": {apitoken.ScopeFaresRead}}
 	case path == "/login":
@@ -470,6 +472,12 @@ func expect() map[string]map[string]int {
 		"POST /admin/tokens/:id/revoke": page(401, 403, 403, 403, 303),
 		// A carrier's tokens: its admins only (each sees its own carrier's;
 		// Orbit's admin cannot revoke Nebula's token).
+		// A carrier's provider feed: its admins only; no feed is set in
+		// the fixture, so reading or removing it finds nothing.
+		"GET /carrier/feed":               {anon: 303, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 403, admin: 403},
+		"POST /carrier/feed":              {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 403, admin: 403},
+		"POST /carrier/feed/read":         {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
+		"POST /carrier/feed/remove":       {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
 		"GET /carrier/tokens":             {anon: 303, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 403, admin: 403},
 		"POST /carrier/tokens":            {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 403, admin: 403},
 		"POST /carrier/tokens/:id/revoke": {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 404, reviewer: 403, admin: 403},

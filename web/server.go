@@ -25,6 +25,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/feed"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/payout"
 	"github.com/airside/airside/internal/preflight"
@@ -89,6 +90,8 @@ type Server struct {
 	Tuning TuningService
 	// Payouts builds, issues and corrects carriers' monthly statements.
 	Payouts PayoutService
+	// Feeds reads carriers' provider feeds into filings.
+	Feeds FeedService
 	// Self lets people manage their own accounts and their carrier's people.
 	Self SelfService
 	// AlertEmails is each person's choice about alert e-mails.
@@ -198,6 +201,7 @@ type Services struct {
 	Hooks        *alerting.Hooks
 	Tuning       *alerting.Tuning
 	Payouts      *payout.Service
+	Feeds        *feed.Syncer
 	Storefront   *storefront.Service
 	Mail         mailer.Mailer
 	// Collectors are more Prometheus figures for /metrics (the database
@@ -257,6 +261,9 @@ func New(svc Services, log *slog.Logger) *Server {
 	}
 	if svc.Payouts != nil {
 		s.Payouts = svc.Payouts
+	}
+	if svc.Feeds != nil {
+		s.Feeds = svc.Feeds
 	}
 	if svc.Preflight != nil {
 		s.Preflight = svc.Preflight
@@ -476,6 +483,10 @@ func (s *Server) routes() {
 	member.POST("/carrier/members/invite", s.handleInviteMember)
 	member.POST("/carrier/members/:id/role", s.handleMemberRole)
 	member.POST("/carrier/members/:id/remove", s.handleRemoveMember)
+	member.GET("/carrier/feed", s.handleFeed)
+	member.POST("/carrier/feed", s.handleSetFeed)
+	member.POST("/carrier/feed/read", s.handleReadFeed)
+	member.POST("/carrier/feed/remove", s.handleRemoveFeed)
 	member.GET("/carrier/tokens", s.handleTokens)
 	member.POST("/carrier/tokens", s.handleCreateToken)
 	member.POST("/carrier/tokens/:id/revoke", s.handleRevokeToken)

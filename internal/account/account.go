@@ -480,3 +480,18 @@ func (s *Service) LogOutEverywhere(ctx context.Context, p *Principal) (int64, er
 func (s *Service) LoggedOut(ctx context.Context, p *Principal) {
 	s.audit(ctx, &p.User, "logout", nil)
 }
+
+// WithinCarrier is p acting for one carrier only: its membership there and
+// no staff powers (what a carrier's automation acts as: its API tokens,
+// its feed). p itself is not changed.
+func WithinCarrier(p *Principal, carrierID int64) *Principal {
+	acting := *p
+	acting.User.Staff = StaffNone
+	acting.Memberships = nil
+	for _, m := range p.Memberships {
+		if m.CarrierID == carrierID {
+			acting.Memberships = append(acting.Memberships, m)
+		}
+	}
+	return &acting
+}

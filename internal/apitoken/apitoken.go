@@ -218,15 +218,7 @@ func ActsFor(t *Token, issuer *account.Principal) (*account.Principal, error) {
 	if issuer == nil || issuer.User.Deactivated || issuer.RoleIn(*t.CarrierID) != account.CarrierAdmin {
 		return nil, apperr.Errorf(apperr.EFORBIDDEN, "The person who issued this token is no longer an admin of its carrier: ask a current admin for a new one.")
 	}
-	acting := *issuer
-	acting.User.Staff = account.StaffNone
-	acting.Memberships = nil
-	for _, m := range issuer.Memberships {
-		if m.CarrierID == *t.CarrierID {
-			acting.Memberships = append(acting.Memberships, m)
-		}
-	}
-	return &acting, nil
+	return account.WithinCarrier(issuer, *t.CarrierID), nil
 }
 
 // Authenticate finds the live token for a presented secret: ENOTFOUND when

@@ -21,6 +21,7 @@ import (
 	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/feed"
 	"github.com/airside/airside/internal/mailer"
 	"github.com/airside/airside/internal/netguard"
 	"github.com/airside/airside/internal/payout"
@@ -144,7 +145,9 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 			IDKey: box.MAC("webhook-id", "")},
 		Tuning:  &alerting.Tuning{Store: st, Now: now},
 		Payouts: &payout.Service{Listings: st, Projections: projector, Store: st, Now: now, Log: log},
-		Hooks:   hooks,
+		Feeds: &feed.Syncer{Store: st, Reads: st, Filer: filings, HTTP: guard.Client(30 * time.Second), Now: now,
+			Check: func(raw string) error { _, err := guard.CheckURL(raw); return err }},
+		Hooks: hooks,
 		Storefront: &storefront.Service{Store: st, Secrets: box, Now: now,
 			Verify: &storefront.DomainVerifier{Resolver: net.DefaultResolver, HTTP: guard.Client(15 * time.Second)}},
 		Mail:       cfg.Mail,

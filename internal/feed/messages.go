@@ -1,0 +1,7 @@
+package feed
+
+// NoticeFailing tells a carrier's members its feed stopped working (once,
+// when a read fails after one that did not), with why.
+func NoticeFailing(outcome string) string {
+	return "Your provider feed stopped working: " + outcome + " The portal reads it again every 15 minutes; the feed page says when it is back."
+}

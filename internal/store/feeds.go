@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/airside/airside/internal/apperr"
+	"github.com/airside/airside/internal/feed"
+)
+
+var _ feed.Store = (*Store)(nil)
+
+type feedRow struct {
+	CarrierID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	URL          string
+	Submit       bool
+	ETag         string `gorm:"column:etag"`
+	LastModified string
+	CheckedAt    *time.Time
+	Failing      bool
+	Outcome      string
+	UpdatedBy    int64
+	UpdatedAt    time.Time
+}
+
+func (feedRow) TableName() string { return "carrier_feeds" }
+
+func (r *feedRow) toDomain() feed.Config {
+	return feed.Config{CarrierID: r.CarrierID, URL: r.URL, Submit: r.Submit, ETag: r.ETag, LastModified: r.LastModified,
+		CheckedAt: r.CheckedAt, Failing: r.Failing, Outcome: r.Outcome, UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt}
+}
+
+// FindFeed is a carrier's feed (ENOTFOUND when it has none).
+func (s *Store) FindFeed(ctx context.Context, carrierID int64) (*feed.Config, error) {
+	var row feedRow
+	if err := s.read(ctx).Where("carrier_id = ?", carrierID).First(&row).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, apperr.Errorf(apperr.ENOTFOUND, "No feed is set.")
+		}
+		return nil, fmt.Errorf("find feed: %w", err)
+	}
+	c := row.toDomain()
+	return &c, nil
+}
+
+// FindFeedsDue lists the feeds not read since checkedBefore.
+func (s *Store) FindFeedsDue(ctx context.Context, checkedBefore time.Time) ([]feed.Config, error) {
+	var rows []feedRow
+	if err := s.read(ctx).Where("checked_at IS NULL OR checked_at < ?", checkedBefore.UTC()).Order("carrier_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("find feeds due: %w", err)
+	}
+	out := make([]feed.Config, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toDomain()
+	}
+	return out, nil
+}
+
+// SaveFeed sets a carrier's feed, audited.
+func (s *Store) SaveFeed(ctx context.Context, actorID int64, c feed.Config) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		row := feedRow{CarrierID: c.CarrierID, URL: c.URL, Submit: c.Submit, ETag: c.ETag, LastModified: c.LastModified,
+			CheckedAt: c.CheckedAt, Failing: c.Failing, Outcome: c.Outcome, UpdatedBy: actorID, UpdatedAt: now}
+		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "carrier_id"}}, UpdateAll: true}).Create(&row).Error; err != nil {
+			return fmt.Errorf("save feed: %w", err)
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &c.CarrierID, Action: "feed.set", SubjectType: "carrier",
+			SubjectID: c.CarrierID, After: map[string]any{"url": c.URL, "submit": c.Submit}})
+	})
+}
+
+// RecordFeedRead stores what a read of the feed did, and tells the
+// carrier's members tell (unless "") in their inbox.
+func (s *Store) RecordFeedRead(ctx context.Context, c feed.Config, tell string) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		res := tx.Model(&feedRow{}).Where("carrier_id = ? AND url = ?", c.CarrierID, c.URL).Updates(map[string]any{
+			"etag": c.ETag, "last_modified": c.LastModified, "checked_at": c.CheckedAt, "failing": c.Failing, "outcome": c.Outcome})
+		if res.Error != nil {
+			return fmt.Errorf("record feed read: %w", res.Error)
+		}
+		if res.RowsAffected == 0 || tell == "" {
+			return nil // nothing to say, or the feed was changed or removed meanwhile
+		}
+		return notifyCarrier(tx, now, c.CarrierID, nil, tell)
+	})
+}
+
+// DeleteFeed removes a carrier's feed, audited.
+func (s *Store) DeleteFeed(ctx context.Context, actorID, carrierID int64) error {
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		res := tx.Where("carrier_id = ?", carrierID).Delete(&feedRow{})
+		if res.Error != nil {
+			return fmt.Errorf("delete feed: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return apperr.Errorf(apperr.ENOTFOUND, "No feed is set.")
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &carrierID, Action: "feed.remove", SubjectType: "carrier", SubjectID: carrierID})
+	})
+}
