@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -185,6 +187,16 @@ type carrierFiling struct {
 	DecidedAt     *time.Time     `json:"decidedAt,omitempty"`
 	// Page is the filing's page in the portal, where its review thread is.
 	Page string `json:"page"`
+	// Comments are its review thread, oldest first (one filing's answer
+	// only, not a list's).
+	Comments []filingComment `json:"comments,omitempty"`
+}
+
+type filingComment struct {
+	Author string    `json:"author"`
+	Staff  bool      `json:"staff"`
+	Body   string    `json:"body"`
+	At     time.Time `json:"at"`
 }
 
 type filingChange struct {
@@ -216,7 +228,52 @@ func (s *Server) handleCarrierFiling(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, carrierFilingOf(f))
+	thread, err := s.FilingReads.FindComments(c.Request().Context(), f.ID)
+	if err != nil {
+		return err
+	}
+	out := carrierFilingOf(f)
+	for _, m := range thread {
+		out.Comments = append(out.Comments, filingComment{Author: m.AuthorEmail, Staff: m.AuthorStaff, Body: m.Body, At: m.At})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiFilingStates are the states a filings list may ask for.
+var apiFilingStates = []workflow.State{workflow.Draft, workflow.Submitted, workflow.ChangesRequested, workflow.Scheduled,
+	workflow.Published, workflow.Rejected, workflow.Withdrawn}
+
+// handleCarrierFilings lists the carrier's filings, newest first (at most
+// 200), by state and listing when asked.
+func (s *Server) handleCarrierFilings(c echo.Context) error {
+	filter := workflow.FilingFilter{CarrierIDs: principal(c).CarrierIDs(), Limit: 200}
+	if raw := c.QueryParam("state"); raw != "" {
+		for _, v := range strings.Split(raw, ",") {
+			st := workflow.State(strings.TrimSpace(v))
+			if !slices.Contains(apiFilingStates, st) {
+				return apperr.Invalid(map[string]string{"state": fmt.Sprintf("%q is not a filing state (draft, submitted, changes_requested, scheduled, published, rejected, withdrawn).", v)})
+			}
+			filter.States = append(filter.States, st)
+		}
+	}
+	if raw := c.QueryParam("listingId"); raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || id < 1 {
+			return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
+		}
+		filter.ListingID = id
+	}
+	fs, err := s.FilingReads.FindFilings(c.Request().Context(), filter)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Filings []carrierFiling `json:"filings"`
+	}{Filings: make([]carrierFiling, 0, len(fs))}
+	for i := range fs {
+		out.Filings = append(out.Filings, carrierFilingOf(&fs[i]))
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // handleCarrierWithdraw withdraws one of the carrier's filings not yet

@@ -124,12 +124,37 @@ func TestTheCarrierAPIFilesAsTheFormDoes(t *testing.T) {
 			if loc := res.header.Get("Location"); loc != fmt.Sprintf("/api/v1/carrier/filings/%d", filed.FilingID) {
 				t.Errorf("Location %q", loc)
 			}
+			// Listed by state; its thread carries the reviewer's question.
+			res = apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/filings?state=submitted", tok, "")
+			wantStatus(t, "list filings", res, http.StatusOK)
+			var list struct{ Filings []carrierFiling }
+			if err := json.Unmarshal([]byte(res.body), &list); err != nil || len(list.Filings) == 0 || list.Filings[0].FilingID != filed.FilingID {
+				t.Errorf("submitted filings %+v (%v), want #%d first", list.Filings, err, filed.FilingID)
+			}
+			for _, f := range list.Filings {
+				if f.State != "submitted" {
+					t.Errorf("listed a %s filing asking for submitted ones", f.State)
+				}
+			}
+			wantStatus(t, "a state that is not", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/filings?state=approved", tok, ""), http.StatusUnprocessableEntity)
 			// What the reviewer reads: the filing page names the token.
 			reviewer := p.client()
 			reviewer.login("reviewer@airside.example")
 			page := reviewer.get(fmt.Sprintf("/filings/%d", filed.FilingID))
 			if !strings.Contains(page.body, "through the API (token “"+name+"”)") {
 				t.Errorf("the filing page does not say it came by API with %q", name)
+			}
+			fp := fmt.Sprintf("/filings/%d", filed.FilingID)
+			wantStatus(t, "comment", reviewer.post(fp, fp+"/comment", url.Values{"body": {"Why this price?"}}), http.StatusSeeOther)
+			res = apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/filings/%d", filed.FilingID), tok, "")
+			var thread struct {
+				Comments []struct {
+					Author, Body string
+					Staff        bool
+				}
+			}
+			if err := json.Unmarshal([]byte(res.body), &thread); err != nil || len(thread.Comments) != 1 || thread.Comments[0].Body != "Why this price?" || !thread.Comments[0].Staff {
+				t.Errorf("the filing's thread by API: %+v (%v)", thread.Comments, err)
 			}
 
 			for _, bad := range []struct{ what, body, field string }{

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/airside/airside/cmd/airside/wire"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/feed"
@@ -202,6 +203,28 @@ func TestAProviderFeedBecomesFilings(t *testing.T) {
 	reviewer.login("reviewer@airside.example")
 	fp := fmt.Sprintf("/filings/%d", filed.ID)
 	wantStatus(t, "approve", reviewer.post(fp, fp+"/approve", url.Values{}), http.StatusSeeOther)
+	// Routed: the catalogue the gateway reads carries it.
+	var cat struct {
+		Listings []struct {
+			ListingID int64 `json:"listingId"`
+			Fare      struct {
+				InputPrice string `json:"inputPrice"`
+			} `json:"fare"`
+		} `json:"listings"`
+	}
+	catRes := apiCall(t, srv.URL, "GET", "/api/v1/catalogue", apiToken(t, st, apitoken.ScopeCatalogueRead), "")
+	if err := json.Unmarshal([]byte(catRes.body), &cat); err != nil {
+		t.Fatal(err)
+	}
+	routed := false
+	for _, l := range cat.Listings {
+		if got, err := money.ParsePrice(l.Fare.InputPrice); l.ListingID == mine.ID && err == nil && got == lower {
+			routed = true
+		}
+	}
+	if !routed {
+		t.Errorf("the catalogue does not route %d at the feed's input price %s", mine.ID, lower)
+	}
 	var exported struct {
 		Data []struct {
 			ID        string

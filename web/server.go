@@ -375,6 +375,7 @@ func (s *Server) routes() {
 	api.GET("/carrier/listings", s.handleCarrierListings, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.POST("/carrier/listings/:listingId/filings", s.handleCarrierFile, s.carrierAuth(apitoken.ScopeFaresWrite))
 	api.POST("/carrier/listings/:listingId/preview", s.handleCarrierPreview, s.carrierAuth(apitoken.ScopeFaresRead))
+	api.GET("/carrier/filings", s.handleCarrierFilings, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.GET("/carrier/filings/:filingId", s.handleCarrierFiling, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.POST("/carrier/filings/:filingId/withdraw", s.handleCarrierWithdraw, s.carrierAuth(apitoken.ScopeFaresWrite))
 	api.GET("/openapi.yaml", s.handleOpenAPI("yaml"))

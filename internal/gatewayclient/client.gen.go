@@ -453,6 +453,14 @@ type CarrierFiling struct {
 		New   string `json:"new"`
 		Old   string `json:"old"`
 	} `json:"changes"`
+
+	// Comments its review thread, oldest first (on one filing's answer only)
+	Comments *[]struct {
+		At     time.Time `json:"at"`
+		Author string    `json:"author"`
+		Body   string    `json:"body"`
+		Staff  bool      `json:"staff"`
+	} `json:"comments,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	DecidedAt    *time.Time `json:"decidedAt,omitempty"`
 	DecisionNote *string    `json:"decisionNote,omitempty"`
@@ -928,6 +936,13 @@ type TooManyRequests = Error
 
 // Unavailable RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Unavailable = Error
+
+// GetCarrierFilingsParams defines parameters for GetCarrierFilings.
+type GetCarrierFilingsParams struct {
+	// State states to list, comma-separated: draft, submitted, changes_requested, scheduled, published, rejected, withdrawn
+	State     *string `form:"state,omitempty" json:"state,omitempty"`
+	ListingId *int64  `form:"listingId,omitempty" json:"listingId,omitempty"`
+}
 
 // PostCarrierFilingJSONBody defines parameters for PostCarrierFiling.
 type PostCarrierFilingJSONBody struct {
@@ -1555,7 +1570,12 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetCarrierFiling One of the carrier's filings, with its state and the reviewer's note
+	// GetCarrierFilings The carrier's filings, newest first (at most 200), by state and listing
+	//
+	// Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
+	GetCarrierFilings(ctx context.Context, params *GetCarrierFilingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCarrierFiling One of the carrier's filings, with its state, the reviewer's note and its review thread
 	//
 	// Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
 	GetCarrierFiling(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1745,7 +1765,22 @@ type ClientInterface interface {
 	GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetCarrierFiling One of the carrier's filings, with its state and the reviewer's note
+// GetCarrierFilings The carrier's filings, newest first (at most 200), by state and listing
+//
+// Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
+func (c *Client) GetCarrierFilings(ctx context.Context, params *GetCarrierFilingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierFilingsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCarrierFiling One of the carrier's filings, with its state, the reviewer's note and its review thread
 //
 // Corresponds with GET /carrier/filings/{filingId} (the `GetCarrierFiling` operationId).
 func (c *Client) GetCarrierFiling(ctx context.Context, filingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2162,6 +2197,72 @@ func (c *Client) GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParam
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetCarrierFilingsRequest constructs an http.Request for the GetCarrierFilings method
+func NewGetCarrierFilingsRequest(server string, params *GetCarrierFilingsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/filings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListingId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "listingId", *params.ListingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewGetCarrierFilingRequest constructs an http.Request for the GetCarrierFiling method
@@ -2981,7 +3082,14 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetCarrierFilingWithResponse One of the carrier's filings, with its state and the reviewer's note
+	// GetCarrierFilingsWithResponse The carrier's filings, newest first (at most 200), by state and listing
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
+	GetCarrierFilingsWithResponse(ctx context.Context, params *GetCarrierFilingsParams, reqEditors ...RequestEditorFn) (*GetCarrierFilingsResponse, error)
+
+	// GetCarrierFilingWithResponse One of the carrier's filings, with its state, the reviewer's note and its review thread
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3187,6 +3295,102 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
 	GetOpenAPIYAMLWithResponse(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIYAMLResponse, error)
+}
+
+// GetCarrierFilingsResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierFilings
+type GetCarrierFilingsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierFilingsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Filings []CarrierFiling `json:"filings"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierFilingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierFilingsResponse) GetJSON200() *struct {
+	Filings []CarrierFiling `json:"filings"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierFilingsResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierFilingsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierFilingsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierFilingsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierFilingsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // GetCarrierFilingResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierFiling
@@ -5127,7 +5331,20 @@ func (r GetOpenAPIYAMLResponse) ContentType() string {
 	return ""
 }
 
-// GetCarrierFilingWithResponse One of the carrier's filings, with its state and the reviewer's note
+// GetCarrierFilingsWithResponse The carrier's filings, newest first (at most 200), by state and listing
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
+func (c *ClientWithResponses) GetCarrierFilingsWithResponse(ctx context.Context, params *GetCarrierFilingsParams, reqEditors ...RequestEditorFn) (*GetCarrierFilingsResponse, error) {
+	rsp, err := c.GetCarrierFilings(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierFilingsResponse(rsp)
+}
+
+// GetCarrierFilingWithResponse One of the carrier's filings, with its state, the reviewer's note and its review thread
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5470,6 +5687,103 @@ func (c *ClientWithResponses) GetOpenAPIYAMLWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseGetOpenAPIYAMLResponse(rsp)
+}
+
+// ParseGetCarrierFilingsResponse parses an HTTP response from a GetCarrierFilingsWithResponse call
+func ParseGetCarrierFilingsResponse(rsp *http.Response) (*GetCarrierFilingsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierFilingsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Filings []CarrierFiling `json:"filings"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierFilingsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseGetCarrierFilingResponse parses an HTTP response from a GetCarrierFilingWithResponse call
