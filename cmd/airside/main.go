@@ -222,11 +222,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := seedDemo(ctx, st, stdout); err != nil {
 			return err
 		}
-		urls := demo.StartCarriers(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+		urls := demo.StartCarriersWith(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) },
+			demo.CarrierOptions{Feed: demo.FeedOf(st)})
 		if n, err := demo.SeedEndpoints(ctx, st, box, urls); err != nil {
 			return err
 		} else if n > 0 {
 			fmt.Fprintf(stdout, "Registered %d demo endpoints; preflight runs in the background.\n", n)
+		}
+		if err := demo.SeedFeeds(ctx, st, urls); err != nil {
+			return err
 		}
 	}
 	cfg := wire.Config{Secrets: box, Log: log,

@@ -2,14 +2,20 @@ package demo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/export"
 	"github.com/airside/airside/internal/fakecarrier"
+	"github.com/airside/airside/internal/feed"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/workflow"
@@ -74,7 +80,13 @@ type CarrierOptions struct {
 	// the answers faster, keeping first-token times, the slow hours and
 	// the carriers' speeds relative to each other as they are.
 	TokenPace float64
+	// Feed, when set, is a carrier's provider feed document (OpenRouter's
+	// format), served at /openrouter/models beside its API.
+	Feed func(ctx context.Context, carrier string) (any, error)
 }
+
+// FeedPath is where a demo carrier serves its provider feed.
+const FeedPath = "/openrouter/models"
 
 // StartCarriersWith is StartCarriers with the options.
 func StartCarriersWith(ctx context.Context, logf func(format string, args ...any), o CarrierOptions) map[string]string {
@@ -90,7 +102,14 @@ func StartCarriersWith(ctx context.Context, logf func(format string, args ...any
 		if o.TokenPace > 1 {
 			cfg.TokensPerSecond *= o.TokenPace
 		}
-		srv := &http.Server{Handler: fakecarrier.New(cfg), ReadHeaderTimeout: 5 * time.Second}
+		var handler http.Handler = fakecarrier.New(cfg)
+		if o.Feed != nil {
+			mux := http.NewServeMux()
+			mux.Handle("/", handler)
+			mux.HandleFunc("GET "+FeedPath, serveFeed(c.slug, o.Feed))
+			handler = mux
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			logf("demo carrier %s: %v", c.slug, err)
@@ -140,4 +159,69 @@ func SeedEndpoints(ctx context.Context, st *store.Store, box *secret.Box, urls m
 		}
 	}
 	return n, nil
+}
+
+// serveFeed answers a carrier's feed with an ETag of its content, and 304
+// to a reader that holds it.
+func serveFeed(carrier string, doc func(ctx context.Context, carrier string) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		d, err := doc(r.Context(), carrier)
+		if err != nil {
+			http.Error(w, "the feed is not available", http.StatusServiceUnavailable)
+			return
+		}
+		body, err := json.Marshal(d)
+		if err != nil {
+			http.Error(w, "the feed is not available", http.StatusInternalServerError)
+			return
+		}
+		sum := sha256.Sum256(body)
+		etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}
+}
+
+// SeedFeeds registers Nebula's provider feed (its demo carrier's, at the
+// address it listens on this time), its changes kept as drafts: the feed
+// page shows a feed read and mapped, model by model.
+func SeedFeeds(ctx context.Context, st *store.Store, urls map[string]string) error {
+	base, ok := urls["nebula"]
+	if !ok {
+		return nil
+	}
+	nebula, err := st.FindCarrierBySlug(ctx, "nebula")
+	if err != nil {
+		return fmt.Errorf("seed demo feed: %w", err)
+	}
+	admin, err := st.FindUserByEmail(ctx, "admin@nebula.example")
+	if err != nil {
+		return fmt.Errorf("seed demo feed: %w", err)
+	}
+	url := strings.TrimSuffix(base, "/v1") + FeedPath
+	if old, err := st.FindFeed(ctx, nebula.ID); err == nil && (old.URL == url || !strings.HasPrefix(old.URL, "http://127.0.0.1:")) {
+		return nil // this run's, or one the carrier set itself
+	}
+	return st.SaveFeed(ctx, admin.ID, feed.Config{CarrierID: nebula.ID, URL: url})
+}
+
+// FeedOf is a demo carrier's provider feed: its published listings as
+// export.ProviderFeed writes them.
+func FeedOf(st *store.Store) func(ctx context.Context, carrier string) (any, error) {
+	return func(ctx context.Context, carrier string) (any, error) {
+		c, err := st.FindCarrierBySlug(ctx, carrier)
+		if err != nil {
+			return nil, err
+		}
+		ls, err := st.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{c.ID}, Published: true, StoredHealth: true})
+		if err != nil {
+			return nil, err
+		}
+		return export.ProviderFeed(ls), nil
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/feed"
 	"github.com/airside/airside/internal/money"
 )
 
@@ -288,4 +289,63 @@ func pow10(n int) float64 {
 		v *= 10
 	}
 	return v
+}
+
+// ProviderFeed writes a carrier's published listings as the provider feed
+// it would publish for OpenRouter (internal/feed reads the same format
+// back): each listing's filed prices per token, exactly, its limits,
+// quantization, regions and declared capabilities. Filed prices, not what
+// developers pay: a feed says the carrier's own price list.
+func ProviderFeed(listings []catalogue.Listing) feed.Document {
+	doc := feed.Document{Data: []feed.Model{}}
+	for i := range listings {
+		l := &listings[i]
+		f := l.Published
+		if f == nil {
+			continue
+		}
+		m := feed.Model{ID: l.Model.Slug, Name: l.Model.Name, Quantization: f.Market.Quantization,
+			ContextLength: f.Market.ContextLength, MaxOutputLength: f.Market.MaxOutputTokens,
+			InputModalities: []string{"text"}, OutputModalities: []string{"text"},
+			Pricing: feed.Pricing{Prompt: decimal(int64(f.Input), 12), Completion: decimal(int64(f.Output), 12),
+				InputCacheRead: filedPerToken(f.CachedInput), InputCacheWrite: filedPerToken(f.CacheWrite),
+				Request: filedPerUnit(f.RequestPrice), Image: filedPerUnit(f.ImagePrice)}}
+		for _, r := range f.Market.Regions {
+			m.Datacenters = append(m.Datacenters, feed.Datacenter{CountryCode: r})
+		}
+		for _, c := range f.Capabilities {
+			switch c {
+			case election.CapVision:
+				m.InputModalities = append(m.InputModalities, "image")
+			case election.CapAudioInput:
+				m.InputModalities = append(m.InputModalities, "audio")
+			default:
+				if feature, ok := features[c]; ok {
+					m.SupportedFeatures = append(m.SupportedFeatures, feature)
+				}
+			}
+		}
+		doc.Data = append(doc.Data, m)
+	}
+	return doc
+}
+
+// features are OpenRouter's names of the capabilities a feed declares.
+var features = map[election.Capability]string{
+	election.CapTools: "tools", election.CapJSONOutput: "json_mode", election.CapJSONSchema: "structured_outputs",
+	election.CapReasoning: "reasoning", election.CapWebSearch: "web_search",
+}
+
+func filedPerToken(m *money.Micros) string {
+	if m == nil {
+		return "0"
+	}
+	return decimal(int64(*m), 12)
+}
+
+func filedPerUnit(m *money.Micros) string {
+	if m == nil {
+		return "0"
+	}
+	return decimal(int64(*m), 6)
 }
