@@ -129,12 +129,9 @@ func (s *Server) handleCarrierFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var form fare.Form
-	if l.Published != nil {
-		form = fare.FormOf(l.Published)
-	}
-	if errs := fare.Apply(&form, req.Fare); errs != nil {
-		return apperr.Invalid(errs)
+	form, err := publishedWith(l, req.Fare)
+	if err != nil {
+		return err
 	}
 	tok, _ := c.Get(ctxToken).(*apitoken.Token)
 	id, replayed, err := s.Filings.FileByAPI(ctx, p, listingID, form, req.Submit, tok.Name, idem)
@@ -150,6 +147,20 @@ func (s *Server) handleCarrierFile(c echo.Context) error {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
 	return c.JSON(http.StatusCreated, carrierFilingOf(f))
+}
+
+// publishedWith is a listing's published fare (an empty form before its
+// first) with the fields given typed over it, as a filing or a dry run
+// takes it.
+func publishedWith(l *catalogue.Listing, fields map[string]json.RawMessage) (fare.Form, error) {
+	var form fare.Form
+	if l.Published != nil {
+		form = fare.FormOf(l.Published)
+	}
+	if errs := fare.Apply(&form, fields); errs != nil {
+		return fare.Form{}, apperr.Invalid(errs)
+	}
+	return form, nil
 }
 
 // idempotencyOf reads a request's Idempotency-Key (nil without one), with
@@ -376,12 +387,9 @@ func (s *Server) handleCarrierPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var form fare.Form
-	if l.Published != nil {
-		form = fare.FormOf(l.Published)
-	}
-	if errs := fare.Apply(&form, req.Fare); errs != nil {
-		return apperr.Invalid(errs)
+	form, err := publishedWith(l, req.Fare)
+	if err != nil {
+		return err
 	}
 	form.EffectiveAt = "" // a date in the past does not stop a preview, as on the page
 	parsed, errs := form.Parse(s.Now())

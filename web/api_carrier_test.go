@@ -41,6 +41,23 @@ func carrierToken(t testing.TB, st *store.Store, email string, scopes ...string)
 	return secret, name
 }
 
+// nebulaListing is a published listing of Nebula's (of the model, when
+// given).
+func nebulaListing(t testing.TB, st *store.Store, model string) *catalogue.Listing {
+	t.Helper()
+	ls, err := st.FindListings(context.Background(), catalogue.ListingFilter{Published: true, ModelSlug: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ls {
+		if ls[i].CarrierSlug == "nebula" {
+			return &ls[i]
+		}
+	}
+	t.Fatalf("no published nebula listing %s", model)
+	return nil
+}
+
 type carrierListings struct {
 	Listings []struct {
 		ListingID int64          `json:"listingId"`
@@ -203,20 +220,7 @@ func TestAnIdempotencyKeyFilesOnce(t *testing.T) {
 	tp := newTwoProcesses(t)
 	ctx := context.Background()
 	tok, _ := carrierToken(t, tp.stA, "admin@nebula.example", apitoken.ScopeFaresWrite)
-	ls, err := tp.stA.FindListings(ctx, catalogue.ListingFilter{Published: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mine *catalogue.Listing
-	for i := range ls {
-		if ls[i].CarrierSlug == "nebula" {
-			mine = &ls[i]
-			break
-		}
-	}
-	if mine == nil {
-		t.Fatal("no published nebula listing")
-	}
+	mine := nebulaListing(t, tp.stA, "")
 	before, err := tp.stA.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -332,19 +336,7 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
 	tok, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead)
-	ls, err := p.store.FindListings(ctx, catalogue.ListingFilter{Published: true, ModelSlug: "kimi-k2.5"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mine *catalogue.Listing
-	for i := range ls {
-		if ls[i].CarrierSlug == "nebula" {
-			mine = &ls[i]
-		}
-	}
-	if mine == nil {
-		t.Fatal("no nebula kimi listing")
-	}
+	mine := nebulaListing(t, p.store, "kimi-k2.5")
 	before, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
 	lower := money.Micros(int64(mine.Published.Input) / 3).String()
 	res := apiCall(t, p.srv.URL, "POST", fmt.Sprintf("/api/v1/carrier/listings/%d/preview", mine.ID), tok, fmt.Sprintf(`{"fare":{"input":%q}}`, lower))

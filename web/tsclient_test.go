@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/apitoken"
-	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/nodetest"
 	"github.com/airside/airside/internal/store"
@@ -49,6 +48,21 @@ func tsclientBuilt(t *testing.T) func(args ...string) *exec.Cmd {
 	return node
 }
 
+// startLoop starts a loop and reads its stdout line by line (its stderr
+// goes to the test's).
+func startLoop(t *testing.T, run *exec.Cmd) *bufio.Scanner {
+	t.Helper()
+	run.Stderr = os.Stderr
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return bufio.NewScanner(stdout)
+}
+
 // TestTypeScriptGatewayLoop: the README's gateway loop, written against the
 // client openapi-typescript 7 and openapi-fetch generate from
 // docs/openapi.yaml, type-checks (tsc, strict) and runs with node against a
@@ -60,20 +74,12 @@ func TestTypeScriptGatewayLoop(t *testing.T) {
 	tok := apiToken(t, p.store, apitoken.ScopeCatalogueRead)
 	run := node("dist/gateway-loop.js")
 	run.Env = append(os.Environ(), "AIRSIDE_URL="+p.srv.URL, "AIRSIDE_TOKEN="+tok)
-	run.Stderr = os.Stderr
-	stdout, err := run.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	lines := startLoop(t, run)
 	type step struct {
 		Step, Outcome, Etag         string
 		Revision, Listings, Changed int
 	}
 	steps := map[string]step{}
-	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		var s step
 		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
@@ -113,31 +119,11 @@ func TestTypeScriptCarrierLoop(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
 	tok, name := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead, apitoken.ScopeFaresWrite)
-	ls, err := p.store.FindListings(ctx, catalogue.ListingFilter{Published: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mine *catalogue.Listing
-	for i := range ls {
-		if ls[i].CarrierSlug == "nebula" {
-			mine = &ls[i]
-			break
-		}
-	}
-	if mine == nil {
-		t.Fatal("no published nebula listing")
-	}
+	mine := nebulaListing(t, p.store, "")
 	input := money.Micros(int64(mine.Published.Input) * 9 / 10).String()
 	run := node("dist/carrier-loop.js")
 	run.Env = append(os.Environ(), "AIRSIDE_URL="+p.srv.URL, "AIRSIDE_TOKEN="+tok, fmt.Sprintf("AIRSIDE_LISTING=%d", mine.ID), "AIRSIDE_INPUT="+input)
-	run.Stderr = os.Stderr
-	stdout, err := run.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	lines := startLoop(t, run)
 	type step struct {
 		Step, State, ViaToken, RoutesAt string
 		Published                       *string
@@ -148,7 +134,6 @@ func TestTypeScriptCarrierLoop(t *testing.T) {
 		Ranks                           []int
 	}
 	steps := map[string]step{}
-	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		var s step
 		if err := json.Unmarshal(lines.Bytes(), &s); err != nil {
