@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
@@ -381,4 +382,48 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 	if after, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID}); len(after) != len(before) {
 		t.Errorf("a dry run filed: %d filings, %d before", len(after), len(before))
 	}
+}
+
+// TestACarrierReadsItsTrafficByAPI: the traffic a gateway reported for a
+// carrier's listing reads back by the carrier's token, hour by hour, as
+// JSON and as CSV; another carrier's token reads none of it.
+func TestACarrierReadsItsTrafficByAPI(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
+	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":120,"errors":12,"ttftMsSum":43200,"outputTokens":30000,"durationMs":400000,"inputTokens":100000,"cachedInputTokens":1000,"routed":100,"capped":3}]}`,
+		minute.Format(time.RFC3339))
+	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", apiToken(t, p.store, apitoken.ScopeMetricsWrite), body), http.StatusAccepted)
+	kimi := nebulaListing(t, p.store, "kimi-k2.5")
+	tok, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeTrafficRead)
+	since := minute.Truncate(time.Hour).Add(-time.Hour).Format(time.RFC3339)
+	res := apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/traffic?listingId=%d&since=%s", kimi.ID, since), tok, "")
+	wantStatus(t, "traffic", res, http.StatusOK)
+	var got struct {
+		Hours []struct {
+			ListingID                                int64
+			Requests, Errors, Routed, Capped, Pinned int64
+		}
+	}
+	if err := json.Unmarshal([]byte(res.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	var requests, errs, routed, capped int64
+	for _, h := range got.Hours {
+		if h.ListingID != kimi.ID {
+			t.Errorf("an hour of listing %d", h.ListingID)
+		}
+		requests, errs, routed, capped = requests+h.Requests, errs+h.Errors, routed+h.Routed, capped+h.Capped
+	}
+	if requests != 120 || errs != 12 || routed != 100 || capped != 3 {
+		t.Errorf("read back %d requests, %d errors, %d routed, %d capped; want 120, 12, 100, 3", requests, errs, routed, capped)
+	}
+	csvRes := apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/traffic?listingId=%d&since=%s&format=csv", kimi.ID, since), tok, "")
+	wantStatus(t, "traffic as CSV", csvRes, http.StatusOK)
+	lines := strings.Split(strings.TrimSpace(csvRes.body), "\n")
+	if len(lines) != 1+len(got.Hours) || !strings.HasPrefix(lines[0], "hour,listing_id,model,requests") || !strings.Contains(csvRes.body, ",kimi-k2.5,120,12,") {
+		t.Errorf("the CSV:\n%s", csvRes.body)
+	}
+	orbit, _ := carrierToken(t, p.store, "admin@orbit.example", apitoken.ScopeTrafficRead)
+	wantStatus(t, "another carrier's listing", apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/traffic?listingId=%d", kimi.ID), orbit, ""), http.StatusNotFound)
+	wantStatus(t, "over a month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/traffic?since=2026-01-01T00:00:00Z", tok, ""), http.StatusUnprocessableEntity)
 }

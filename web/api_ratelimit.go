@@ -24,8 +24,9 @@ var DefaultAPILimits = map[string]ratelimit.Policy{
 	apitoken.ScopeMetricsWrite:    {Name: "metrics", Quota: 600, Window: time.Minute},
 	apitoken.ScopeCredentialsRead: {Name: "credentials", Quota: 3000, Window: time.Minute},
 	// A carrier's automation: far above a repricing job's pace.
-	apitoken.ScopeFaresRead:  {Name: "fares-read", Quota: 600, Window: time.Minute},
-	apitoken.ScopeFaresWrite: {Name: "fares-write", Quota: 120, Window: time.Minute},
+	apitoken.ScopeFaresRead:   {Name: "fares-read", Quota: 600, Window: time.Minute},
+	apitoken.ScopeFaresWrite:  {Name: "fares-write", Quota: 120, Window: time.Minute},
+	apitoken.ScopeTrafficRead: {Name: "traffic", Quota: 120, Window: time.Minute},
 }
 
 // limitAPI counts an authenticated API request against its token's quota

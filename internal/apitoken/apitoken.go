@@ -37,13 +37,16 @@ const (
 	// ScopeFaresWrite files fares (to review, as the form does) and
 	// withdraws open filings.
 	ScopeFaresWrite = "fares:write"
+	// ScopeTrafficRead reads the traffic the gateway reported for the
+	// carrier's listings.
+	ScopeTrafficRead = "traffic:read"
 )
 
 // Scopes lists every scope of a gateway's token.
 var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead, ScopeMetricsRead}
 
 // CarrierScopes lists every scope of a carrier's token.
-var CarrierScopes = []string{ScopeFaresRead, ScopeFaresWrite}
+var CarrierScopes = []string{ScopeFaresRead, ScopeFaresWrite, ScopeTrafficRead}
 
 // ScopeMeanings says what each scope lets a token do, for the person
 // choosing them.
@@ -55,6 +58,7 @@ var ScopeMeanings = map[string]string{
 	ScopeMetricsRead:     "scrape the portal's own Prometheus figures (GET /metrics): for the monitoring system, not a gateway",
 	ScopeFaresRead:       "read your listings, their published fares and your filings with their review (GET /api/v1/carrier/...)",
 	ScopeFaresWrite:      "file fares for review and withdraw open filings, as the fare form does (POST /api/v1/carrier/...)",
+	ScopeTrafficRead:     "read your listings' hourly traffic as the gateway reported it, in JSON or CSV (GET /api/v1/carrier/traffic)",
 }
 
 // Prefix starts every token, so a leaked one is recognisable.

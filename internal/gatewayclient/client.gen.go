@@ -346,6 +346,24 @@ func (e Workload) Valid() bool {
 	}
 }
 
+// Defines values for GetCarrierTrafficParamsFormat.
+const (
+	Csv  GetCarrierTrafficParamsFormat = "csv"
+	Json GetCarrierTrafficParamsFormat = "json"
+)
+
+// Valid indicates whether the value is a known member of the GetCarrierTrafficParamsFormat enum.
+func (e GetCarrierTrafficParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Json:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCatalogueParamsInclude.
 const (
 	GetCatalogueParamsIncludeHealth GetCatalogueParamsInclude = "health"
@@ -963,6 +981,17 @@ type PostCarrierPreviewJSONBody struct {
 	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
 	Fare FareFields `json:"fare"`
 }
+
+// GetCarrierTrafficParams defines parameters for GetCarrierTraffic.
+type GetCarrierTrafficParams struct {
+	Since     *time.Time                     `form:"since,omitempty" json:"since,omitempty"`
+	Until     *time.Time                     `form:"until,omitempty" json:"until,omitempty"`
+	ListingId *int64                         `form:"listingId,omitempty" json:"listingId,omitempty"`
+	Format    *GetCarrierTrafficParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetCarrierTrafficParamsFormat defines parameters for GetCarrierTraffic.
+type GetCarrierTrafficParamsFormat string
 
 // GetCatalogueParams defines parameters for GetCatalogue.
 type GetCatalogueParams struct {
@@ -1628,6 +1657,13 @@ type ClientInterface interface {
 	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 	PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCarrierTraffic The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
+	//
+	// Hour by hour, per listing: requests, the listing's failures and the callers', tokens, how the served requests came (routed, pinned, exploration, fallback), requests capped and 429s. From since to until (RFC 3339; the last 24 hours by default, at most 31 days); listingId narrows to one listing. format=csv answers a CSV whose cells a spreadsheet cannot take for formulas.
+	//
+	// Corresponds with GET /carrier/traffic (the `GetCarrierTraffic` operationId).
+	GetCarrierTraffic(ctx context.Context, params *GetCarrierTrafficParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCatalogue Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
 	// The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -1893,6 +1929,23 @@ func (c *Client) PostCarrierPreviewWithBody(ctx context.Context, listingId int64
 // Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 func (c *Client) PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostCarrierPreviewRequest(c.Server, listingId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCarrierTraffic The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
+//
+// Hour by hour, per listing: requests, the listing's failures and the callers', tokens, how the served requests came (routed, pinned, exploration, fallback), requests capped and 429s. From since to until (RFC 3339; the last 24 hours by default, at most 31 days); listingId narrows to one listing. format=csv answers a CSV whose cells a spreadsheet cannot take for formulas.
+//
+// Corresponds with GET /carrier/traffic (the `GetCarrierTraffic` operationId).
+func (c *Client) GetCarrierTraffic(ctx context.Context, params *GetCarrierTrafficParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierTrafficRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2465,6 +2518,96 @@ func NewPostCarrierPreviewRequestWithBody(server string, listingId int64, conten
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetCarrierTrafficRequest constructs an http.Request for the GetCarrierTraffic method
+func NewGetCarrierTrafficRequest(server string, params *GetCarrierTrafficParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/traffic")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListingId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "listingId", *params.ListingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3147,6 +3290,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 	PostCarrierPreviewWithResponse(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error)
+
+	// GetCarrierTrafficWithResponse The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
+	//
+	// Hour by hour, per listing: requests, the listing's failures and the callers', tokens, how the served requests came (routed, pinned, exploration, fallback), requests capped and 429s. From since to until (RFC 3339; the last 24 hours by default, at most 31 days); listingId narrows to one listing. format=csv answers a CSV whose cells a spreadsheet cannot take for formulas.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/traffic (the `GetCarrierTraffic` operationId).
+	GetCarrierTrafficWithResponse(ctx context.Context, params *GetCarrierTrafficParams, reqEditors ...RequestEditorFn) (*GetCarrierTrafficResponse, error)
 
 	// GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 	//
@@ -4000,6 +4152,145 @@ func (r PostCarrierPreviewResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostCarrierPreviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCarrierTrafficResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierTraffic
+type GetCarrierTrafficResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierTrafficResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Hours []struct {
+			CachedInputTokens int64     `json:"cachedInputTokens"`
+			Capped            int64     `json:"capped"`
+			ClientErrors      int64     `json:"clientErrors"`
+			Errors            int64     `json:"errors"`
+			Exploration       int64     `json:"exploration"`
+			Fallback          int64     `json:"fallback"`
+			Hour              time.Time `json:"hour"`
+			InputTokens       int64     `json:"inputTokens"`
+			ListingId         int64     `json:"listingId"`
+			Model             string    `json:"model"`
+			OutputTokens      int64     `json:"outputTokens"`
+			Pinned            int64     `json:"pinned"`
+			RateLimited       int64     `json:"rateLimited"`
+			Requests          int64     `json:"requests"`
+			Routed            int64     `json:"routed"`
+		} `json:"hours"`
+		Since time.Time `json:"since"`
+		Until time.Time `json:"until"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierTrafficResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierTrafficResponse) GetJSON200() *struct {
+	Hours []struct {
+		CachedInputTokens int64     `json:"cachedInputTokens"`
+		Capped            int64     `json:"capped"`
+		ClientErrors      int64     `json:"clientErrors"`
+		Errors            int64     `json:"errors"`
+		Exploration       int64     `json:"exploration"`
+		Fallback          int64     `json:"fallback"`
+		Hour              time.Time `json:"hour"`
+		InputTokens       int64     `json:"inputTokens"`
+		ListingId         int64     `json:"listingId"`
+		Model             string    `json:"model"`
+		OutputTokens      int64     `json:"outputTokens"`
+		Pinned            int64     `json:"pinned"`
+		RateLimited       int64     `json:"rateLimited"`
+		Requests          int64     `json:"requests"`
+		Routed            int64     `json:"routed"`
+	} `json:"hours"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierTrafficResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierTrafficResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierTrafficResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierTrafficResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierTrafficResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5445,6 +5736,21 @@ func (c *ClientWithResponses) PostCarrierPreviewWithResponse(ctx context.Context
 	return ParsePostCarrierPreviewResponse(rsp)
 }
 
+// GetCarrierTrafficWithResponse The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
+//
+// Hour by hour, per listing: requests, the listing's failures and the callers', tokens, how the served requests came (routed, pinned, exploration, fallback), requests capped and 429s. From since to until (RFC 3339; the last 24 hours by default, at most 31 days); listingId narrows to one listing. format=csv answers a CSV whose cells a spreadsheet cannot take for formulas.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/traffic (the `GetCarrierTraffic` operationId).
+func (c *ClientWithResponses) GetCarrierTrafficWithResponse(ctx context.Context, params *GetCarrierTrafficParams, reqEditors ...RequestEditorFn) (*GetCarrierTrafficResponse, error) {
+	rsp, err := c.GetCarrierTraffic(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierTrafficResponse(rsp)
+}
+
 // GetCatalogueWithResponse Every published listing in service or paused, with its fare, verified capabilities and endpoint
 //
 // The ETag (weak) names the catalogue revision; send it back in If-None-Match (a list, weak and strong tags and * are understood) to get 304 when nothing was published since. Health figures are served apart (/catalogue/health), so their moving costs this document nothing; with include=health the listings carry them as in version 1.1, and the ETag then names the figures too. Delisted listings are left out (the changes feed reports them as removals). Served from memory, encoded once per revision: send Accept-Encoding: gzip for the compressed body.
@@ -6341,6 +6647,131 @@ func ParsePostCarrierPreviewResponse(rsp *http.Response) (*PostCarrierPreviewRes
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PostCarrierPreviewResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCarrierTrafficResponse parses an HTTP response from a GetCarrierTrafficWithResponse call
+func ParseGetCarrierTrafficResponse(rsp *http.Response) (*GetCarrierTrafficResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierTrafficResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Hours []struct {
+				CachedInputTokens int64     `json:"cachedInputTokens"`
+				Capped            int64     `json:"capped"`
+				ClientErrors      int64     `json:"clientErrors"`
+				Errors            int64     `json:"errors"`
+				Exploration       int64     `json:"exploration"`
+				Fallback          int64     `json:"fallback"`
+				Hour              time.Time `json:"hour"`
+				InputTokens       int64     `json:"inputTokens"`
+				ListingId         int64     `json:"listingId"`
+				Model             string    `json:"model"`
+				OutputTokens      int64     `json:"outputTokens"`
+				Pinned            int64     `json:"pinned"`
+				RateLimited       int64     `json:"rateLimited"`
+				Requests          int64     `json:"requests"`
+				Routed            int64     `json:"routed"`
+			} `json:"hours"`
+			Since time.Time `json:"since"`
+			Until time.Time `json:"until"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierTrafficResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
