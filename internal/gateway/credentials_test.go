@@ -79,9 +79,12 @@ func (h *harness) restarted(t *testing.T, dir, token string) (*Gateway, *httptes
 		Recorder: NewRecorder(), HTTP: &http.Client{}, Now: h.clock, Rand: rand.New(rand.NewPCG(1, 2)), Log: h.gw.Log}
 	saved, err := snap.Restore(g.Follower, g.Creds)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go g.Follower.Run(ctx)
-	go g.Creds.Keep(ctx, g.Follower, h.gw.Log, time.Second)
+	followed, kept := make(chan struct{}), make(chan struct{})
+	// Stopped and waited for before the folder goes: Keep writes the
+	// snapshot into it.
+	t.Cleanup(func() { cancel(); <-followed; <-kept })
+	go func() { g.Follower.Run(ctx); close(followed) }()
+	go func() { g.Creds.Keep(ctx, g.Follower, h.gw.Log, time.Second); close(kept) }()
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	return g, srv, saved, err
@@ -122,9 +125,11 @@ func TestAGatewayRestartedWhileThePortalIsAwayRoutes(t *testing.T) {
 	}
 	h.gw.Creds.Snapshot = snap
 	ctx, cancel := context.WithCancel(context.Background())
-	go h.gw.Creds.Keep(ctx, h.gw.Follower, h.gw.Log, time.Second)
+	kept := make(chan struct{})
+	go func() { h.gw.Creds.Keep(ctx, h.gw.Follower, h.gw.Log, time.Second); close(kept) }()
 	waitUntil(t, "the snapshot to be saved", func() bool { _, err := os.Stat(snap.Path()); return err == nil })
 	cancel()
+	<-kept // it writes no more into the folder
 	raw, _ := os.ReadFile(snap.Path())
 	for _, secret := range []string{"key-a", "key-b", "key-c", `"catalogue"`} {
 		if strings.Contains(string(raw), secret) {
