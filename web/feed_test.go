@@ -18,6 +18,7 @@ import (
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
+	"github.com/airside/airside/internal/export"
 	"github.com/airside/airside/internal/feed"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/store"
@@ -33,40 +34,12 @@ func perToken(m money.Micros) string {
 }
 
 // feedModelOf is a listing's published fare as its carrier's feed would
-// give it, with another input price.
+// give it (export.ProviderFeed, the demo's own feed writer), with another
+// input price.
 func feedModelOf(l *catalogue.Listing, input money.Micros) feed.Model {
-	f := l.Published
-	m := feed.Model{ID: "provider/" + l.Model.Slug, Pricing: feed.Pricing{Prompt: perToken(input), Completion: perToken(f.Output)},
-		Quantization: f.Market.Quantization, ContextLength: f.Market.ContextLength, MaxOutputLength: f.Market.MaxOutputTokens}
-	if f.CachedInput != nil {
-		m.Pricing.InputCacheRead = perToken(*f.CachedInput)
-	}
-	if f.CacheWrite != nil {
-		m.Pricing.InputCacheWrite = perToken(*f.CacheWrite)
-	}
-	if f.RequestPrice != nil {
-		m.Pricing.Request = strings.TrimSuffix(strings.TrimRight(new(big.Rat).SetFrac64(int64(*f.RequestPrice), 1_000_000).FloatString(6), "0"), ".")
-	}
-	if f.ImagePrice != nil {
-		m.Pricing.Image = strings.TrimSuffix(strings.TrimRight(new(big.Rat).SetFrac64(int64(*f.ImagePrice), 1_000_000).FloatString(6), "0"), ".")
-	}
-	for _, r := range f.Market.Regions {
-		m.Datacenters = append(m.Datacenters, feed.Datacenter{CountryCode: r})
-	}
-	features := map[string]string{"tools": "tools", "json_output": "json_mode", "json_schema": "structured_outputs", "reasoning": "reasoning", "web_search": "web_search"}
-	m.InputModalities = []string{"text"}
-	for _, c := range f.Capabilities {
-		switch name := c.String(); name {
-		case "vision":
-			m.InputModalities = append(m.InputModalities, "image")
-		case "audio_input":
-			m.InputModalities = append(m.InputModalities, "audio")
-		default:
-			if feat, ok := features[name]; ok {
-				m.SupportedFeatures = append(m.SupportedFeatures, feat)
-			}
-		}
-	}
+	m := export.ProviderFeed([]catalogue.Listing{*l}).Data[0]
+	m.ID = "provider/" + m.ID
+	m.Pricing.Prompt = perToken(input)
 	return m
 }
 
