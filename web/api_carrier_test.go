@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -426,4 +427,105 @@ func TestACarrierReadsItsTrafficByAPI(t *testing.T) {
 	orbit, _ := carrierToken(t, p.store, "admin@orbit.example", apitoken.ScopeTrafficRead)
 	wantStatus(t, "another carrier's listing", apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/traffic?listingId=%d", kimi.ID), orbit, ""), http.StatusNotFound)
 	wantStatus(t, "over a month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/traffic?since=2026-01-01T00:00:00Z", tok, ""), http.StatusUnprocessableEntity)
+}
+
+// TestACarrierReadsItsEarningsAndStatementByAPI: what a reported hour
+// earned reads back by the carrier's token as the fare in force makes it
+// (worked out here from the fare's prices, exactly), per day and in the
+// month's statement, JSON and CSV alike; another carrier's token reads
+// none of it.
+func TestACarrierReadsItsEarningsAndStatementByAPI(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	// The demo's fares were published as it was seeded, after the hour
+	// reported began: in force from two days before, they bill it.
+	if err := p.store.BackdateSeedFares(context.Background(), time.Now().UTC().AddDate(0, 0, -2)); err != nil {
+		t.Fatal(err)
+	}
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute)
+	body := fmt.Sprintf(`{"buckets":[{"listing":"nebula/kimi-k2.5","minute":%q,"requests":120,"errors":2,"ttftMsSum":43200,"outputTokens":30000,"durationMs":400000,"inputTokens":100000,"cachedInputTokens":1000,"routed":118}]}`,
+		minute.Format(time.RFC3339))
+	wantStatus(t, "metrics", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", apiToken(t, p.store, apitoken.ScopeMetricsWrite), body), http.StatusAccepted)
+	kimi := nebulaListing(t, p.store, "kimi-k2.5")
+	// The money, by hand: tokens times the prices in force (per million),
+	// then the discount off what the developer pays, then the landing fee.
+	prices := kimi.Published.PricesAt(minute, 100000/120)
+	filed := new(big.Rat).SetFrac64(99000*int64(prices.Input)+1000*int64(prices.CachedInput)+30000*int64(prices.Output), 1_000_000*1_000_000)
+	paid := new(big.Rat).Mul(filed, big.NewRat(10000-int64(kimi.Published.Discount), 10000))
+	kept := new(big.Rat).Mul(paid, big.NewRat(10000-int64(kimi.Published.LandingFee), 10000))
+	wantFiled, wantKept := filed.FloatString(6), kept.FloatString(6)
+
+	tok, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeTrafficRead)
+	day := minute.Truncate(24 * time.Hour)
+	res := apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/earnings?listingId=%d&since=%s", kimi.ID, day.Format(time.RFC3339)), tok, "")
+	wantStatus(t, "earnings", res, http.StatusOK)
+	var got struct {
+		Period  string
+		Periods []struct {
+			Start                      time.Time
+			ListingID, Requests        int64
+			FiledUsd, KeptUsd          string
+			DiscountUsd, LandingFeeUsd string
+		}
+		Total struct{ FiledUsd, KeptUsd string }
+	}
+	if err := json.Unmarshal([]byte(res.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Period != "day" || len(got.Periods) != 1 || !got.Periods[0].Start.Equal(day) || got.Periods[0].Requests != 120 {
+		t.Fatalf("the earnings: %s", res.body)
+	}
+	if e := got.Periods[0]; e.FiledUsd != wantFiled || e.KeptUsd != wantKept || got.Total.KeptUsd != wantKept {
+		t.Errorf("the day earned %s filed, %s kept (total %s); by hand %s and %s", e.FiledUsd, e.KeptUsd, got.Total.KeptUsd, wantFiled, wantKept)
+	}
+	csvRes := apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/earnings?listingId=%d&since=%s&period=hour&format=csv", kimi.ID, day.Format(time.RFC3339)), tok, "")
+	wantStatus(t, "earnings as CSV", csvRes, http.StatusOK)
+	if lines := strings.Split(strings.TrimSpace(csvRes.body), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "start,listing_id,model,requests,unpriced") ||
+		!strings.HasSuffix(lines[1], ","+wantKept) || !strings.Contains(lines[1], minute.Truncate(time.Hour).Format(time.RFC3339)) {
+		t.Errorf("the hourly CSV:\n%s", csvRes.body)
+	}
+
+	month := minute.Format("2006-01")
+	st := apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+month, tok, "")
+	wantStatus(t, "the statement", st, http.StatusOK)
+	var doc struct {
+		Month       string
+		Provisional bool
+		Lines       []struct {
+			ListingID         int64
+			Requests          int64
+			FiledUsd, KeptUsd string
+		}
+		Total, Net struct{ KeptUsd string }
+	}
+	if err := json.Unmarshal([]byte(st.body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range doc.Lines {
+		if l.ListingID == kimi.ID {
+			found = l.Requests == 120 && l.FiledUsd == wantFiled && l.KeptUsd == wantKept
+		}
+	}
+	if doc.Month != month || !doc.Provisional || !found || doc.Total.KeptUsd != wantKept || doc.Net.KeptUsd != wantKept {
+		t.Errorf("the statement (by hand %s filed, %s kept): %s", wantFiled, wantKept, st.body)
+	}
+	stCSV := apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+month+"?format=csv", tok, "")
+	wantStatus(t, "the statement as CSV", stCSV, http.StatusOK)
+	if !strings.Contains(stCSV.body, fmt.Sprintf(",kimi-k2.5,%d,120,", kimi.ID)) || !strings.Contains(stCSV.body, wantKept+",provisional") {
+		t.Errorf("the statement's CSV:\n%s", stCSV.body)
+	}
+
+	orbit, _ := carrierToken(t, p.store, "admin@orbit.example", apitoken.ScopeTrafficRead)
+	wantStatus(t, "another carrier's listing", apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/earnings?listingId=%d", kimi.ID), orbit, ""), http.StatusNotFound)
+	if other := apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+month, orbit, ""); strings.Contains(other.body, fmt.Sprintf(`"listingId":%d,`, kimi.ID)) {
+		t.Errorf("Orbit's statement carries Nebula's listing: %s", other.body)
+	}
+	wantStatus(t, "a malformed month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/november", tok, ""), http.StatusNotFound)
+	// Thirteen months are readable: this one and the twelve before it.
+	thisMonth := time.Date(minute.Year(), minute.Month(), 1, 0, 0, 0, 0, time.UTC)
+	wantStatus(t, "twelve months back", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+thisMonth.AddDate(0, -12, 0).Format("2006-01"), tok, ""), http.StatusOK)
+	wantStatus(t, "thirteen months back", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+thisMonth.AddDate(0, -13, 0).Format("2006-01"), tok, ""), http.StatusNotFound)
+	wantStatus(t, "next month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/statements/"+thisMonth.AddDate(0, 1, 0).Format("2006-01"), tok, ""), http.StatusNotFound)
+	wantStatus(t, "an unknown period", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/earnings?period=week", tok, ""), http.StatusUnprocessableEntity)
+	wantStatus(t, "hours over a month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/earnings?period=hour&since=2026-01-01T00:00:00Z", tok, ""), http.StatusUnprocessableEntity)
 }

@@ -6,10 +6,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/airside/airside/internal/apperr"
-	"github.com/airside/airside/internal/catalogue"
-	"github.com/airside/airside/internal/csvsafe"
 )
 
 // trafficWindow bounds one traffic read: a month of hours.
@@ -49,47 +45,23 @@ func (r *trafficRow) cells() []string {
 // format=csv, a CSV a spreadsheet opens safely.
 func (s *Server) handleCarrierTraffic(c echo.Context) error {
 	now := s.Now().UTC()
-	until, since := now, now.Add(-24*time.Hour)
-	for _, q := range []struct {
-		name string
-		at   *time.Time
-	}{{"since", &since}, {"until", &until}} {
-		if raw := c.QueryParam(q.name); raw != "" {
-			t, err := time.Parse(time.RFC3339, raw)
-			if err != nil {
-				return apperr.Invalid(map[string]string{q.name: "a time in RFC 3339, like 2026-12-01T00:00:00Z"})
-			}
-			*q.at = t.UTC()
-		}
-	}
-	if !since.Before(until) || until.Sub(since) > trafficWindow {
-		return apperr.Invalid(map[string]string{"since": "since comes before until, at most 31 days before it"})
-	}
-	format := c.QueryParam("format")
-	if format != "" && format != "json" && format != "csv" {
-		return apperr.Invalid(map[string]string{"format": "json (the default) or csv"})
-	}
-	ctx := c.Request().Context()
-	filter := catalogue.ListingFilter{CarrierIDs: principal(c).CarrierIDs(), WithoutFares: true, StoredHealth: true}
-	if raw := c.QueryParam("listingId"); raw != "" {
-		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id < 1 {
-			return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
-		}
-		filter.IDs = []int64{id}
-	}
-	ls, err := s.ListingReads.FindListings(ctx, filter)
+	since, until, err := apiWindow(c, now.Add(-24*time.Hour), now, trafficWindow)
 	if err != nil {
 		return err
 	}
-	if len(filter.IDs) > 0 && len(ls) == 0 {
-		return apperr.Errorf(apperr.ENOTFOUND, "Listing not found.")
+	format, err := apiFormat(c)
+	if err != nil {
+		return err
+	}
+	ls, err := s.carrierListingsParam(c)
+	if err != nil {
+		return err
 	}
 	ids, models := make([]int64, len(ls)), map[int64]string{}
 	for i, l := range ls {
 		ids[i], models[l.ID] = l.ID, l.Model.Slug
 	}
-	hours, err := s.TrafficReads.HourlyTraffic(ctx, ids, since, until)
+	hours, err := s.TrafficReads.HourlyTraffic(c.Request().Context(), ids, since, until)
 	if err != nil {
 		return err
 	}
@@ -108,18 +80,5 @@ func (s *Server) handleCarrierTraffic(c echo.Context) error {
 			Hours []trafficRow `json:"hours"`
 		}{since, until, rows})
 	}
-	res := c.Response()
-	res.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	res.Header().Set("Content-Disposition", `attachment; filename="traffic.csv"`)
-	res.WriteHeader(http.StatusOK)
-	w := csvsafe.NewWriter(res)
-	if err := w.Write(trafficColumns); err != nil {
-		return err
-	}
-	for i := range rows {
-		if err := w.Write(rows[i].cells()); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+	return writeCSV(c, "traffic.csv", trafficColumns, len(rows), func(i int) []string { return rows[i].cells() })
 }

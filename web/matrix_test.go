@@ -483,6 +483,8 @@ func expect() map[string]map[string]int {
 		"POST /carrier/tokens/:id/revoke": {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
 		// The carrier API: a carrier's token only, on its own listings.
 		"GET /api/v1/carrier/traffic":                      carrierAPI(200),
+		"GET /api/v1/carrier/earnings":                     carrierAPI(200),
+		"GET /api/v1/carrier/statements/:month":            carrierAPI(200),
 		"GET /api/v1/carrier/filings":                      carrierAPI(200),
 		"GET /api/v1/carrier/listings":                     carrierAPI(200),
 		"POST /api/v1/carrier/listings/:listingId/filings": carrierAPI(201),

@@ -377,6 +377,8 @@ func (s *Server) routes() {
 	api.POST("/carrier/listings/:listingId/preview", s.handleCarrierPreview, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.GET("/carrier/filings", s.handleCarrierFilings, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.GET("/carrier/traffic", s.handleCarrierTraffic, s.carrierAuth(apitoken.ScopeTrafficRead))
+	api.GET("/carrier/earnings", s.handleCarrierEarnings, s.carrierAuth(apitoken.ScopeTrafficRead))
+	api.GET("/carrier/statements/:month", s.handleCarrierStatement, s.carrierAuth(apitoken.ScopeTrafficRead))
 	api.GET("/carrier/filings/:filingId", s.handleCarrierFiling, s.carrierAuth(apitoken.ScopeFaresRead))
 	api.POST("/carrier/filings/:filingId/withdraw", s.handleCarrierWithdraw, s.carrierAuth(apitoken.ScopeFaresWrite))
 	api.GET("/openapi.yaml", s.handleOpenAPI("yaml"))

@@ -363,13 +363,9 @@ func (s *Server) statement(c echo.Context) (doc payout.Document, format string, 
 			text, format = strings.TrimSuffix(text, ext), ext[1:]
 		}
 	}
-	month, err := time.Parse("2006-01", text)
+	month, err := statementMonth(text, s.Now())
 	if err != nil {
-		return doc, "", nil, nil, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
-	}
-	now := s.Now().UTC()
-	if month.After(now) || month.Before(earnings.MonthOf(now).AddDate(-13, 0, 0)) {
-		return doc, "", nil, nil, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last 13 months.")
+		return doc, "", nil, nil, err
 	}
 	carrier, carriers, err = s.trafficCarrier(c, p, "/traffic/statements/"+text)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/earnings"
 	"github.com/airside/airside/internal/election"
@@ -134,19 +135,31 @@ func carrierTrafficView(page templates.Page, carrier *account.Carrier, carriers 
 }
 
 // statementMonths are the months a carrier has statements of, newest
-// first: the last 13, and none before the month of its first listing
-// (since).
+// first: those readable now, and none before the month of its first
+// listing (since).
 func statementMonths(now, since time.Time) []time.Time {
 	var out []time.Time
-	current := earnings.MonthOf(now)
-	for i := range 13 {
-		m := current.AddDate(0, -i, 0)
+	for _, m := range earnings.StatementMonthsAt(now) {
 		if m.Before(earnings.MonthOf(since)) {
 			break
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// statementMonth is the month a statement URL names ("2026-11"), when its
+// statement is readable at now: not found otherwise (a month not yet
+// begun, or older than the statements kept readable).
+func statementMonth(text string, now time.Time) (time.Time, error) {
+	month, err := time.Parse("2006-01", text)
+	if err != nil {
+		return month, apperr.Errorf(apperr.ENOTFOUND, "A statement is named by its month, like 2026-11.")
+	}
+	if !slices.ContainsFunc(earnings.StatementMonthsAt(now), month.Equal) {
+		return month, apperr.Errorf(apperr.ENOTFOUND, "Statements cover the last %d months.", earnings.StatementMonths)
+	}
+	return month, nil
 }
 
 func listingTrafficView(page templates.Page, l *catalogue.Listing, g earnings.Grouping, tz int, since, until time.Time, d trafficData,

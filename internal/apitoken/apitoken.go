@@ -58,7 +58,7 @@ var ScopeMeanings = map[string]string{
 	ScopeMetricsRead:     "scrape the portal's own Prometheus figures (GET /metrics): for the monitoring system, not a gateway",
 	ScopeFaresRead:       "read your listings, their published fares and your filings with their review (GET /api/v1/carrier/...)",
 	ScopeFaresWrite:      "file fares for review and withdraw open filings, as the fare form does (POST /api/v1/carrier/...)",
-	ScopeTrafficRead:     "read your listings' hourly traffic as the gateway reported it, in JSON or CSV (GET /api/v1/carrier/traffic)",
+	ScopeTrafficRead:     "read your listings' hourly traffic as the gateway reported it, what it earned and your monthly statements, in JSON or CSV (GET /api/v1/carrier/traffic, /earnings, /statements/{month})",
 }
 
 // Prefix starts every token, so a leaked one is recognisable.

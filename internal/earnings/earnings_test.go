@@ -167,6 +167,15 @@ func TestSeriesGroupsAndShares(t *testing.T) {
 	if d6.Share() != 0.25 || pts[0].Share() != -1 {
 		t.Errorf("6 January share %v, an empty day %v", d6.Share(), pts[0].Share())
 	}
+	if d5.Unpriced != 0 {
+		t.Errorf("5 January: %d unpriced under a fare in force", d5.Unpriced)
+	}
+	// Before the first fare the requests are served and earn nothing.
+	early := Series(ByDay.UTC(), at("2025-12-31T00:00:00Z"), at("2026-01-01T00:00:00Z"),
+		[]catalogue.HourlyPoint{{Hour: at("2025-12-31T10:00:00Z"), Counts: catalogue.Counts{Requests: 7, InputTokens: 1_000_000}}}, history, nil)
+	if len(early) != 1 || early[0].Requests != 7 || early[0].Unpriced != 7 || early[0].Filed != 0 {
+		t.Errorf("a day before the first fare: %+v", early)
+	}
 }
 
 func TestShareAroundAFareChange(t *testing.T) {

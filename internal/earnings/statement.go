@@ -72,6 +72,21 @@ type Statement struct {
 	Total  Line
 }
 
+// StatementMonths is how many months of statements a carrier reads: the
+// current one and the twelve before it.
+const StatementMonths = 13
+
+// StatementMonthsAt are the months (first instants, UTC) whose statements
+// are readable at now, newest first.
+func StatementMonthsAt(now time.Time) []time.Time {
+	current := MonthOf(now)
+	out := make([]time.Time, StatementMonths)
+	for i := range out {
+		out[i] = current.AddDate(0, -i, 0)
+	}
+	return out
+}
+
 // MonthOf returns the first instant of t's month in UTC.
 func MonthOf(t time.Time) time.Time {
 	t = t.UTC()

@@ -100,6 +100,9 @@ type Point struct {
 	Start time.Time
 	Traffic
 	Money
+	// Unpriced counts the requests served before the listing's first fare
+	// (in Requests, earning nothing).
+	Unpriced int64
 	// ModelRequests is every listing of the model together (the listing's
 	// share is Requests / ModelRequests); competitors are never named.
 	ModelRequests int64
@@ -152,7 +155,7 @@ func Series(p Grouping, since, until time.Time, hours []catalogue.HourlyPoint, h
 		}
 	}
 	for i := range out {
-		out[i].Traffic, out[i].Money = sums[i].Traffic, sums[i].Money()
+		out[i].Traffic, out[i].Money, out[i].Unpriced = sums[i].Traffic, sums[i].Money(), sums[i].Unpriced
 	}
 	return out
 }

@@ -346,18 +346,96 @@ func (e Workload) Valid() bool {
 	}
 }
 
+// Defines values for GetCarrierEarningsParamsPeriod.
+const (
+	GetCarrierEarningsParamsPeriodDay   GetCarrierEarningsParamsPeriod = "day"
+	GetCarrierEarningsParamsPeriodHour  GetCarrierEarningsParamsPeriod = "hour"
+	GetCarrierEarningsParamsPeriodMonth GetCarrierEarningsParamsPeriod = "month"
+)
+
+// Valid indicates whether the value is a known member of the GetCarrierEarningsParamsPeriod enum.
+func (e GetCarrierEarningsParamsPeriod) Valid() bool {
+	switch e {
+	case GetCarrierEarningsParamsPeriodDay:
+		return true
+	case GetCarrierEarningsParamsPeriodHour:
+		return true
+	case GetCarrierEarningsParamsPeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCarrierEarningsParamsFormat.
+const (
+	GetCarrierEarningsParamsFormatCsv  GetCarrierEarningsParamsFormat = "csv"
+	GetCarrierEarningsParamsFormatJson GetCarrierEarningsParamsFormat = "json"
+)
+
+// Valid indicates whether the value is a known member of the GetCarrierEarningsParamsFormat enum.
+func (e GetCarrierEarningsParamsFormat) Valid() bool {
+	switch e {
+	case GetCarrierEarningsParamsFormatCsv:
+		return true
+	case GetCarrierEarningsParamsFormatJson:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCarrierEarnings200JSONResponseBodyPeriod.
+const (
+	GetCarrierEarnings200JSONResponseBodyPeriodDay   GetCarrierEarnings200JSONResponseBodyPeriod = "day"
+	GetCarrierEarnings200JSONResponseBodyPeriodHour  GetCarrierEarnings200JSONResponseBodyPeriod = "hour"
+	GetCarrierEarnings200JSONResponseBodyPeriodMonth GetCarrierEarnings200JSONResponseBodyPeriod = "month"
+)
+
+// Valid indicates whether the value is a known member of the GetCarrierEarnings200JSONResponseBodyPeriod enum.
+func (e GetCarrierEarnings200JSONResponseBodyPeriod) Valid() bool {
+	switch e {
+	case GetCarrierEarnings200JSONResponseBodyPeriodDay:
+		return true
+	case GetCarrierEarnings200JSONResponseBodyPeriodHour:
+		return true
+	case GetCarrierEarnings200JSONResponseBodyPeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCarrierStatementParamsFormat.
+const (
+	GetCarrierStatementParamsFormatCsv  GetCarrierStatementParamsFormat = "csv"
+	GetCarrierStatementParamsFormatJson GetCarrierStatementParamsFormat = "json"
+)
+
+// Valid indicates whether the value is a known member of the GetCarrierStatementParamsFormat enum.
+func (e GetCarrierStatementParamsFormat) Valid() bool {
+	switch e {
+	case GetCarrierStatementParamsFormatCsv:
+		return true
+	case GetCarrierStatementParamsFormatJson:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCarrierTrafficParamsFormat.
 const (
-	Csv  GetCarrierTrafficParamsFormat = "csv"
-	Json GetCarrierTrafficParamsFormat = "json"
+	GetCarrierTrafficParamsFormatCsv  GetCarrierTrafficParamsFormat = "csv"
+	GetCarrierTrafficParamsFormatJson GetCarrierTrafficParamsFormat = "json"
 )
 
 // Valid indicates whether the value is a known member of the GetCarrierTrafficParamsFormat enum.
 func (e GetCarrierTrafficParamsFormat) Valid() bool {
 	switch e {
-	case Csv:
+	case GetCarrierTrafficParamsFormatCsv:
 		return true
-	case Json:
+	case GetCarrierTrafficParamsFormatJson:
 		return true
 	default:
 		return false
@@ -934,6 +1012,26 @@ type ShapeHolder struct {
 	Workload Workload `json:"workload"`
 }
 
+// StatementLine defines model for StatementLine.
+type StatementLine struct {
+	CachedInputTokens int64  `json:"cachedInputTokens"`
+	DiscountUsd       string `json:"discountUsd"`
+
+	// FiledUsd USD with six decimals, exact
+	FiledUsd      string `json:"filedUsd"`
+	InputTokens   int64  `json:"inputTokens"`
+	KeptUsd       string `json:"keptUsd"`
+	LandingFeeUsd string `json:"landingFeeUsd"`
+
+	// ListingId absent on a total
+	ListingId *int64 `json:"listingId,omitempty"`
+
+	// Model the model's slug, or total / net
+	Model        string `json:"model"`
+	OutputTokens int64  `json:"outputTokens"`
+	Requests     int64  `json:"requests"`
+}
+
 // Weights relative weights; at least one must be positive
 type Weights struct {
 	Cache      *float64 `json:"cache,omitempty"`
@@ -954,6 +1052,24 @@ type TooManyRequests = Error
 
 // Unavailable RFC 9457 problem details. `type` is stable per kind of error: urn:airside:problem: followed by bad-request (400), unauthorized (401), forbidden (403), not-found (404), method-not-allowed (405), conflict (409), too-large (413), unsupported-media-type (415), invalid (422), throttled (429), internal (500) or unavailable (503). `detail` is for people; branch on `type` and read `fields`. `error` is the shape of API 1.x, kept alongside for one version (it goes in 2.0).
 type Unavailable = Error
+
+// GetCarrierEarningsParams defines parameters for GetCarrierEarnings.
+type GetCarrierEarningsParams struct {
+	Since     *time.Time                      `form:"since,omitempty" json:"since,omitempty"`
+	Until     *time.Time                      `form:"until,omitempty" json:"until,omitempty"`
+	Period    *GetCarrierEarningsParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+	ListingId *int64                          `form:"listingId,omitempty" json:"listingId,omitempty"`
+	Format    *GetCarrierEarningsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetCarrierEarningsParamsPeriod defines parameters for GetCarrierEarnings.
+type GetCarrierEarningsParamsPeriod string
+
+// GetCarrierEarningsParamsFormat defines parameters for GetCarrierEarnings.
+type GetCarrierEarningsParamsFormat string
+
+// GetCarrierEarnings200JSONResponseBodyPeriod defines parameters for GetCarrierEarnings.
+type GetCarrierEarnings200JSONResponseBodyPeriod string
 
 // GetCarrierFilingsParams defines parameters for GetCarrierFilings.
 type GetCarrierFilingsParams struct {
@@ -981,6 +1097,14 @@ type PostCarrierPreviewJSONBody struct {
 	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
 	Fare FareFields `json:"fare"`
 }
+
+// GetCarrierStatementParams defines parameters for GetCarrierStatement.
+type GetCarrierStatementParams struct {
+	Format *GetCarrierStatementParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// GetCarrierStatementParamsFormat defines parameters for GetCarrierStatement.
+type GetCarrierStatementParamsFormat string
 
 // GetCarrierTrafficParams defines parameters for GetCarrierTraffic.
 type GetCarrierTrafficParams struct {
@@ -1599,6 +1723,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetCarrierEarnings What the carrier's listings earned, per listing and hour, day or month, as JSON or CSV
+	//
+	// Per listing and period (UTC; period hour, day by default, or month): requests, tokens and the money, each hour under the fare in force at it: filed (tokens times filed prices), the developer's discount, the gateway's landing fee and what the carrier keeps. Amounts are USD strings with six decimals, exact, the same sums as the traffic pages and the monthly statement. Requests served before a listing's first fare are counted as unpriced and earn nothing. Periods that served nothing are left out. From since to until (RFC 3339, widened to whole periods; the last 30 days by default, at most 31 days by hour, 92 by day, 397 by month); listingId narrows to one listing.
+	//
+	// Corresponds with GET /carrier/earnings (the `GetCarrierEarnings` operationId).
+	GetCarrierEarnings(ctx context.Context, params *GetCarrierEarningsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCarrierFilings The carrier's filings, newest first (at most 200), by state and listing
 	//
 	// Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
@@ -1656,6 +1787,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 	PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCarrierStatement The carrier's statement of a month, as JSON or CSV
+	//
+	// The document the statements page shows for a month (YYYY-MM, one of the last 13): provisional (no number) while the month's figures can still move, then issued with a number and never changed; a later correction is a credit note, listed with its lines, and net is the total after them. format=csv answers the page's CSV. Amounts are USD strings with six decimals, exact.
+	//
+	// Corresponds with GET /carrier/statements/{month} (the `GetCarrierStatement` operationId).
+	GetCarrierStatement(ctx context.Context, month string, params *GetCarrierStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCarrierTraffic The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
 	//
@@ -1801,6 +1939,23 @@ type ClientInterface interface {
 	GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// GetCarrierEarnings What the carrier's listings earned, per listing and hour, day or month, as JSON or CSV
+//
+// Per listing and period (UTC; period hour, day by default, or month): requests, tokens and the money, each hour under the fare in force at it: filed (tokens times filed prices), the developer's discount, the gateway's landing fee and what the carrier keeps. Amounts are USD strings with six decimals, exact, the same sums as the traffic pages and the monthly statement. Requests served before a listing's first fare are counted as unpriced and earn nothing. Periods that served nothing are left out. From since to until (RFC 3339, widened to whole periods; the last 30 days by default, at most 31 days by hour, 92 by day, 397 by month); listingId narrows to one listing.
+//
+// Corresponds with GET /carrier/earnings (the `GetCarrierEarnings` operationId).
+func (c *Client) GetCarrierEarnings(ctx context.Context, params *GetCarrierEarningsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierEarningsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCarrierFilings The carrier's filings, newest first (at most 200), by state and listing
 //
 // Corresponds with GET /carrier/filings (the `GetCarrierFilings` operationId).
@@ -1929,6 +2084,23 @@ func (c *Client) PostCarrierPreviewWithBody(ctx context.Context, listingId int64
 // Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 func (c *Client) PostCarrierPreview(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostCarrierPreviewRequest(c.Server, listingId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCarrierStatement The carrier's statement of a month, as JSON or CSV
+//
+// The document the statements page shows for a month (YYYY-MM, one of the last 13): provisional (no number) while the month's figures can still move, then issued with a number and never changed; a later correction is a credit note, listed with its lines, and net is the total after them. format=csv answers the page's CSV. Amounts are USD strings with six decimals, exact.
+//
+// Corresponds with GET /carrier/statements/{month} (the `GetCarrierStatement` operationId).
+func (c *Client) GetCarrierStatement(ctx context.Context, month string, params *GetCarrierStatementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierStatementRequest(c.Server, month, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2252,6 +2424,108 @@ func (c *Client) GetOpenAPIYAML(ctx context.Context, params *GetOpenAPIYAMLParam
 	return c.Client.Do(req)
 }
 
+// NewGetCarrierEarningsRequest constructs an http.Request for the GetCarrierEarnings method
+func NewGetCarrierEarningsRequest(server string, params *GetCarrierEarningsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/earnings")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ListingId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "listingId", *params.ListingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCarrierFilingsRequest constructs an http.Request for the GetCarrierFilings method
 func NewGetCarrierFilingsRequest(server string, params *GetCarrierFilingsParams) (*http.Request, error) {
 	var err error
@@ -2518,6 +2792,67 @@ func NewPostCarrierPreviewRequestWithBody(server string, listingId int64, conten
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetCarrierStatementRequest constructs an http.Request for the GetCarrierStatement method
+func NewGetCarrierStatementRequest(server string, month string, params *GetCarrierStatementParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "month", month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/statements/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3225,6 +3560,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetCarrierEarningsWithResponse What the carrier's listings earned, per listing and hour, day or month, as JSON or CSV
+	//
+	// Per listing and period (UTC; period hour, day by default, or month): requests, tokens and the money, each hour under the fare in force at it: filed (tokens times filed prices), the developer's discount, the gateway's landing fee and what the carrier keeps. Amounts are USD strings with six decimals, exact, the same sums as the traffic pages and the monthly statement. Requests served before a listing's first fare are counted as unpriced and earn nothing. Periods that served nothing are left out. From since to until (RFC 3339, widened to whole periods; the last 30 days by default, at most 31 days by hour, 92 by day, 397 by month); listingId narrows to one listing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/earnings (the `GetCarrierEarnings` operationId).
+	GetCarrierEarningsWithResponse(ctx context.Context, params *GetCarrierEarningsParams, reqEditors ...RequestEditorFn) (*GetCarrierEarningsResponse, error)
+
 	// GetCarrierFilingsWithResponse The carrier's filings, newest first (at most 200), by state and listing
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3290,6 +3634,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /carrier/listings/{listingId}/preview (the `PostCarrierPreview` operationId).
 	PostCarrierPreviewWithResponse(ctx context.Context, listingId int64, body PostCarrierPreviewJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierPreviewResponse, error)
+
+	// GetCarrierStatementWithResponse The carrier's statement of a month, as JSON or CSV
+	//
+	// The document the statements page shows for a month (YYYY-MM, one of the last 13): provisional (no number) while the month's figures can still move, then issued with a number and never changed; a later correction is a credit note, listed with its lines, and net is the total after them. format=csv answers the page's CSV. Amounts are USD strings with six decimals, exact.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/statements/{month} (the `GetCarrierStatement` operationId).
+	GetCarrierStatementWithResponse(ctx context.Context, month string, params *GetCarrierStatementParams, reqEditors ...RequestEditorFn) (*GetCarrierStatementResponse, error)
 
 	// GetCarrierTrafficWithResponse The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
 	//
@@ -3447,6 +3800,161 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPIYAML` operationId).
 	GetOpenAPIYAMLWithResponse(ctx context.Context, params *GetOpenAPIYAMLParams, reqEditors ...RequestEditorFn) (*GetOpenAPIYAMLResponse, error)
+}
+
+// GetCarrierEarningsResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierEarnings
+type GetCarrierEarningsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierEarningsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Period  GetCarrierEarnings200JSONResponseBodyPeriod `json:"period"`
+		Periods []struct {
+			CachedInputTokens int64  `json:"cachedInputTokens"`
+			DiscountUsd       string `json:"discountUsd"`
+
+			// FiledUsd USD with six decimals, exact
+			FiledUsd      string    `json:"filedUsd"`
+			InputTokens   int64     `json:"inputTokens"`
+			KeptUsd       string    `json:"keptUsd"`
+			LandingFeeUsd string    `json:"landingFeeUsd"`
+			ListingId     int64     `json:"listingId"`
+			Model         string    `json:"model"`
+			OutputTokens  int64     `json:"outputTokens"`
+			Requests      int64     `json:"requests"`
+			Start         time.Time `json:"start"`
+
+			// Unpriced requests served before the listing's first fare
+			Unpriced int64 `json:"unpriced"`
+		} `json:"periods"`
+		Since time.Time `json:"since"`
+		Total struct {
+			DiscountUsd   string `json:"discountUsd"`
+			FiledUsd      string `json:"filedUsd"`
+			KeptUsd       string `json:"keptUsd"`
+			LandingFeeUsd string `json:"landingFeeUsd"`
+		} `json:"total"`
+		Until time.Time `json:"until"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierEarningsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierEarningsResponse) GetJSON200() *struct {
+	Period  GetCarrierEarnings200JSONResponseBodyPeriod `json:"period"`
+	Periods []struct {
+		CachedInputTokens int64  `json:"cachedInputTokens"`
+		DiscountUsd       string `json:"discountUsd"`
+
+		// FiledUsd USD with six decimals, exact
+		FiledUsd      string    `json:"filedUsd"`
+		InputTokens   int64     `json:"inputTokens"`
+		KeptUsd       string    `json:"keptUsd"`
+		LandingFeeUsd string    `json:"landingFeeUsd"`
+		ListingId     int64     `json:"listingId"`
+		Model         string    `json:"model"`
+		OutputTokens  int64     `json:"outputTokens"`
+		Requests      int64     `json:"requests"`
+		Start         time.Time `json:"start"`
+
+		// Unpriced requests served before the listing's first fare
+		Unpriced int64 `json:"unpriced"`
+	} `json:"periods"`
+	Since time.Time `json:"since"`
+	Total struct {
+		DiscountUsd   string `json:"discountUsd"`
+		FiledUsd      string `json:"filedUsd"`
+		KeptUsd       string `json:"keptUsd"`
+		LandingFeeUsd string `json:"landingFeeUsd"`
+	} `json:"total"`
+	Until time.Time `json:"until"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierEarningsResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierEarningsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierEarningsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierEarningsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierEarningsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // GetCarrierFilingsResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierFilings
@@ -4152,6 +4660,139 @@ func (r PostCarrierPreviewResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostCarrierPreviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCarrierStatementResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierStatement
+type GetCarrierStatementResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierStatementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		CreditNotes []struct {
+			IssuedAt time.Time       `json:"issuedAt"`
+			Lines    []StatementLine `json:"lines"`
+			Number   string          `json:"number"`
+			Reason   string          `json:"reason"`
+			Total    StatementLine   `json:"total"`
+		} `json:"creditNotes"`
+		IssuedAt *time.Time      `json:"issuedAt,omitempty"`
+		Lines    []StatementLine `json:"lines"`
+		Month    string          `json:"month"`
+		Net      StatementLine   `json:"net"`
+
+		// Number absent while provisional
+		Number      *string       `json:"number,omitempty"`
+		Provisional bool          `json:"provisional"`
+		Total       StatementLine `json:"total"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierStatementResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierStatementResponse) GetJSON200() *struct {
+	CreditNotes []struct {
+		IssuedAt time.Time       `json:"issuedAt"`
+		Lines    []StatementLine `json:"lines"`
+		Number   string          `json:"number"`
+		Reason   string          `json:"reason"`
+		Total    StatementLine   `json:"total"`
+	} `json:"creditNotes"`
+	IssuedAt *time.Time      `json:"issuedAt,omitempty"`
+	Lines    []StatementLine `json:"lines"`
+	Month    string          `json:"month"`
+	Net      StatementLine   `json:"net"`
+
+	// Number absent while provisional
+	Number      *string       `json:"number,omitempty"`
+	Provisional bool          `json:"provisional"`
+	Total       StatementLine `json:"total"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierStatementResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierStatementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierStatementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierStatementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierStatementResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5622,6 +6263,21 @@ func (r GetOpenAPIYAMLResponse) ContentType() string {
 	return ""
 }
 
+// GetCarrierEarningsWithResponse What the carrier's listings earned, per listing and hour, day or month, as JSON or CSV
+//
+// Per listing and period (UTC; period hour, day by default, or month): requests, tokens and the money, each hour under the fare in force at it: filed (tokens times filed prices), the developer's discount, the gateway's landing fee and what the carrier keeps. Amounts are USD strings with six decimals, exact, the same sums as the traffic pages and the monthly statement. Requests served before a listing's first fare are counted as unpriced and earn nothing. Periods that served nothing are left out. From since to until (RFC 3339, widened to whole periods; the last 30 days by default, at most 31 days by hour, 92 by day, 397 by month); listingId narrows to one listing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/earnings (the `GetCarrierEarnings` operationId).
+func (c *ClientWithResponses) GetCarrierEarningsWithResponse(ctx context.Context, params *GetCarrierEarningsParams, reqEditors ...RequestEditorFn) (*GetCarrierEarningsResponse, error) {
+	rsp, err := c.GetCarrierEarnings(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierEarningsResponse(rsp)
+}
+
 // GetCarrierFilingsWithResponse The carrier's filings, newest first (at most 200), by state and listing
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5734,6 +6390,21 @@ func (c *ClientWithResponses) PostCarrierPreviewWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParsePostCarrierPreviewResponse(rsp)
+}
+
+// GetCarrierStatementWithResponse The carrier's statement of a month, as JSON or CSV
+//
+// The document the statements page shows for a month (YYYY-MM, one of the last 13): provisional (no number) while the month's figures can still move, then issued with a number and never changed; a later correction is a credit note, listed with its lines, and net is the total after them. format=csv answers the page's CSV. Amounts are USD strings with six decimals, exact.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/statements/{month} (the `GetCarrierStatement` operationId).
+func (c *ClientWithResponses) GetCarrierStatementWithResponse(ctx context.Context, month string, params *GetCarrierStatementParams, reqEditors ...RequestEditorFn) (*GetCarrierStatementResponse, error) {
+	rsp, err := c.GetCarrierStatement(ctx, month, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierStatementResponse(rsp)
 }
 
 // GetCarrierTrafficWithResponse The carrier's listings' hourly traffic as the gateway reported it, as JSON or CSV
@@ -5993,6 +6664,139 @@ func (c *ClientWithResponses) GetOpenAPIYAMLWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseGetOpenAPIYAMLResponse(rsp)
+}
+
+// ParseGetCarrierEarningsResponse parses an HTTP response from a GetCarrierEarningsWithResponse call
+func ParseGetCarrierEarningsResponse(rsp *http.Response) (*GetCarrierEarningsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierEarningsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Period  GetCarrierEarnings200JSONResponseBodyPeriod `json:"period"`
+			Periods []struct {
+				CachedInputTokens int64  `json:"cachedInputTokens"`
+				DiscountUsd       string `json:"discountUsd"`
+
+				// FiledUsd USD with six decimals, exact
+				FiledUsd      string    `json:"filedUsd"`
+				InputTokens   int64     `json:"inputTokens"`
+				KeptUsd       string    `json:"keptUsd"`
+				LandingFeeUsd string    `json:"landingFeeUsd"`
+				ListingId     int64     `json:"listingId"`
+				Model         string    `json:"model"`
+				OutputTokens  int64     `json:"outputTokens"`
+				Requests      int64     `json:"requests"`
+				Start         time.Time `json:"start"`
+
+				// Unpriced requests served before the listing's first fare
+				Unpriced int64 `json:"unpriced"`
+			} `json:"periods"`
+			Since time.Time `json:"since"`
+			Total struct {
+				DiscountUsd   string `json:"discountUsd"`
+				FiledUsd      string `json:"filedUsd"`
+				KeptUsd       string `json:"keptUsd"`
+				LandingFeeUsd string `json:"landingFeeUsd"`
+			} `json:"total"`
+			Until time.Time `json:"until"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierEarningsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseGetCarrierFilingsResponse parses an HTTP response from a GetCarrierFilingsWithResponse call
@@ -6647,6 +7451,128 @@ func ParsePostCarrierPreviewResponse(rsp *http.Response) (*PostCarrierPreviewRes
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PostCarrierPreviewResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCarrierStatementResponse parses an HTTP response from a GetCarrierStatementWithResponse call
+func ParseGetCarrierStatementResponse(rsp *http.Response) (*GetCarrierStatementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierStatementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			CreditNotes []struct {
+				IssuedAt time.Time       `json:"issuedAt"`
+				Lines    []StatementLine `json:"lines"`
+				Number   string          `json:"number"`
+				Reason   string          `json:"reason"`
+				Total    StatementLine   `json:"total"`
+			} `json:"creditNotes"`
+			IssuedAt *time.Time      `json:"issuedAt,omitempty"`
+			Lines    []StatementLine `json:"lines"`
+			Month    string          `json:"month"`
+			Net      StatementLine   `json:"net"`
+
+			// Number absent while provisional
+			Number      *string       `json:"number,omitempty"`
+			Provisional bool          `json:"provisional"`
+			Total       StatementLine `json:"total"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierStatementResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
