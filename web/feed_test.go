@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/airside/airside/cmd/airside/wire"
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
@@ -81,8 +83,8 @@ func (f *feedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // listing for; reading the same feed again files nothing more; approved,
 // the fare is what the OpenRouter export shows, to the last digit; a
 // per-million price written where OpenRouter wants per token is refused
-// with a sentence; a feed that fails is said on the page and in the
-// inbox, and files nothing.
+// with a sentence; a feed that fails is said on the page, in the inbox
+// and to the webhook (once), files nothing, and is said again when back.
 func TestAProviderFeedBecomesFilings(t *testing.T) {
 	st := storetest.Open(t, store.SQLite)
 	if _, err := demo.Seed(context.Background(), st); err != nil {
@@ -239,7 +241,16 @@ func TestAProviderFeedBecomesFilings(t *testing.T) {
 		t.Errorf("a unit mistake was filed (%d filings, %d before)", n, count)
 	}
 
-	// A feed that fails: said on the page and in the inbox, nothing filed.
+	// A feed that fails: said on the page, in the inbox and to the
+	// carrier's webhook, and nothing filed.
+	nebula := mine.CarrierID
+	nebulaAdmin, err := st.FindUserByEmail(ctx, "admin@nebula.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetWebhook(ctx, nebulaAdmin.ID, nebula, "https://hooks.example/airside", "sealed", 0); err != nil {
+		t.Fatal(err)
+	}
 	fs.mu.Lock()
 	fs.status = http.StatusInternalServerError
 	fs.mu.Unlock()
@@ -258,5 +269,31 @@ func TestAProviderFeedBecomesFilings(t *testing.T) {
 	}
 	if n := len(filingsOf()); n != count {
 		t.Errorf("a failing feed filed (%d filings, %d before)", n, count)
+	}
+	// Failing twice is one event; read again, the feed says so once.
+	wantStatus(t, "read the failing feed again", admin.post(page, "/carrier/feed/read?carrier=nebula", url.Values{}), http.StatusSeeOther)
+	fs.mu.Lock()
+	fs.status = 0
+	fs.mu.Unlock()
+	wantStatus(t, "read the feed back", admin.post(page, "/carrier/feed/read?carrier=nebula", url.Values{}), http.StatusSeeOther)
+	if body := admin.get(page).body; strings.Contains(body, `data-testid="feed-failing"`) {
+		t.Errorf("the feed back still reads as failing")
+	}
+	deliveries, err := st.FindDeliveries(ctx, nebula, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, d := range deliveries {
+		if strings.HasPrefix(d.Event, "feed.") {
+			events = append(events, d.Event)
+			if !strings.Contains(d.Body, feedSrv.URL) {
+				t.Errorf("the %s event does not name the feed: %s", d.Event, d.Body)
+			}
+		}
+	}
+	slices.Sort(events)
+	if !slices.Equal(events, []string{alerting.EventFeedFailing, alerting.EventFeedRecovered}) {
+		t.Errorf("webhook events %v; want one feed.failing and one feed.recovered", events)
 	}
 }

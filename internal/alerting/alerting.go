@@ -53,10 +53,15 @@ const (
 	EventAlertOpened   = "alert.opened"
 	EventAlertResolved = "alert.resolved"
 	EventTest          = "test"
+	// EventFeedFailing and EventFeedRecovered: the carrier's provider
+	// feed stopped being readable (nothing is filed from it meanwhile),
+	// and read again.
+	EventFeedFailing   = "feed.failing"
+	EventFeedRecovered = "feed.recovered"
 )
 
 // Events are every webhook event.
-var Events = []string{EventAlertOpened, EventAlertResolved, EventTest}
+var Events = []string{EventAlertOpened, EventAlertResolved, EventTest, EventFeedFailing, EventFeedRecovered}
 
 // Label is the kind as a person reads it.
 func (k Kind) Label() string {

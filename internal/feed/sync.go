@@ -41,8 +41,11 @@ type Store interface {
 	FindFeed(ctx context.Context, carrierID int64) (*Config, error)
 	FindFeedsDue(ctx context.Context, checkedBefore time.Time) ([]Config, error)
 	SaveFeed(ctx context.Context, actorID int64, c Config) error
-	// RecordFeedRead stores a read's validators and report, and tells the
-	// carrier's members tell in their inbox unless it is "".
+	// RecordFeedRead stores a read's validators and report. tell is set
+	// when the feed turned (started failing, or read again after failing):
+	// the carrier's members read it in their inbox and its webhook gets
+	// feed.failing or feed.recovered (by c.Failing), in the same
+	// transaction.
 	RecordFeedRead(ctx context.Context, c Config, tell string) error
 	DeleteFeed(ctx context.Context, actorID, carrierID int64) error
 }
@@ -160,8 +163,11 @@ func (s *Syncer) sync(ctx context.Context, c Config, force bool) (*Config, error
 		c.Outcome = strings.Join(lines, "\n")
 	}
 	tell := ""
-	if c.Failing && !wasFailing {
+	switch {
+	case c.Failing && !wasFailing:
 		tell = NoticeFailing(c.Outcome)
+	case !c.Failing && wasFailing:
+		tell = NoticeRecovered(c.URL)
 	}
 	if err := s.Store.RecordFeedRead(ctx, c, tell); err != nil {
 		return nil, err

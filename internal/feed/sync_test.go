@@ -19,8 +19,9 @@ import (
 )
 
 type memStore struct {
-	feeds    map[int64]Config
-	failures int // reads recorded as newly failing
+	feeds      map[int64]Config
+	failures   int // reads recorded as newly failing
+	recoveries int // reads recorded as readable again
 }
 
 func (m *memStore) FindFeed(_ context.Context, id int64) (*Config, error) {
@@ -49,8 +50,11 @@ func (m *memStore) SaveFeed(_ context.Context, actor int64, c Config) error {
 
 func (m *memStore) RecordFeedRead(_ context.Context, c Config, tell string) error {
 	m.feeds[c.CarrierID] = c
-	if tell != "" {
+	switch {
+	case tell != "" && c.Failing:
 		m.failures++
+	case tell != "":
+		m.recoveries++
 	}
 	return nil
 }
@@ -137,7 +141,8 @@ func TestAScheduledReadRevalidatesAndSaysAFailureOnce(t *testing.T) {
 	}
 	down.Store(0)
 	read()
-	if st.feeds[1].Failing {
-		t.Error("the feed back is still failing")
+	read()
+	if st.feeds[1].Failing || st.recoveries != 1 {
+		t.Errorf("the feed back: failing %v, told %d times it reads again (want once)", st.feeds[1].Failing, st.recoveries)
 	}
 }

@@ -84,7 +84,7 @@ func (s *Store) ReopenAlert(ctx context.Context, a alerting.Alert, detail, messa
 		if err := notifyCarrier(tx, now, a.CarrierID, nil, message); err != nil {
 			return err
 		}
-		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: alerting.EventAlertOpened, At: now, AlertID: a.ID, Listing: a.Listing,
+		return queueDelivery(tx, now, a.CarrierID, webhookEvent{Event: alerting.EventAlertOpened, At: now, AlertID: a.ID, Listing: a.Listing,
 			Kind: string(a.Kind), Detail: detail, Flapping: true})
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {

@@ -227,14 +227,16 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-// alertEvent is the body a webhook receives.
-type alertEvent struct {
+// webhookEvent is the body a webhook receives: an alert's (alertId,
+// listing, kind), a test's, or a feed's (feed: its URL).
+type webhookEvent struct {
 	Event   string    `json:"event"`
 	At      time.Time `json:"at"`
 	AlertID int64     `json:"alertId"`
 	Listing string    `json:"listing"`
 	Kind    string    `json:"kind"`
 	Detail  string    `json:"detail"`
+	Feed    string    `json:"feed,omitempty"`
 	// Flapping is set on an alert.opened that reopens an alert that
 	// resolved within the hour (the same alertId).
 	Flapping bool `json:"flapping,omitempty"`
@@ -259,7 +261,7 @@ func (s *Store) OpenAlert(ctx context.Context, a alerting.Alert, message string)
 		if err := notifyCarrier(tx, now, a.CarrierID, nil, message); err != nil {
 			return err
 		}
-		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: alerting.EventAlertOpened, At: now, AlertID: row.ID, Listing: a.Listing,
+		return queueDelivery(tx, now, a.CarrierID, webhookEvent{Event: alerting.EventAlertOpened, At: now, AlertID: row.ID, Listing: a.Listing,
 			Kind: string(a.Kind), Detail: a.Detail})
 	})
 	if err != nil {
@@ -285,7 +287,7 @@ func (s *Store) ResolveAlert(ctx context.Context, a alerting.Alert, message, det
 		if err := notifyCarrier(tx, now, a.CarrierID, nil, message); err != nil {
 			return err
 		}
-		return queueDelivery(tx, now, a.CarrierID, alertEvent{Event: alerting.EventAlertResolved, At: now, AlertID: a.ID, Listing: a.Listing,
+		return queueDelivery(tx, now, a.CarrierID, webhookEvent{Event: alerting.EventAlertResolved, At: now, AlertID: a.ID, Listing: a.Listing,
 			Kind: string(a.Kind), Detail: detail})
 	})
 	if err != nil {
@@ -353,7 +355,7 @@ func (s *Store) SaveListingRanks(ctx context.Context, ranks map[int64]map[string
 }
 
 // queueDelivery queues an event for the carrier's webhook, if it has one.
-func queueDelivery(tx *gorm.DB, now time.Time, carrierID int64, event alertEvent) error {
+func queueDelivery(tx *gorm.DB, now time.Time, carrierID int64, event webhookEvent) error {
 	var hook webhookRow
 	if err := tx.Where("carrier_id = ?", carrierID).Limit(1).Find(&hook).Error; err != nil {
 		return err
@@ -464,7 +466,7 @@ func (s *Store) QueueTestEvent(ctx context.Context, carrierID int64) error {
 		if n == 0 {
 			return apperr.Errorf(apperr.ECONFLICT, "Set a webhook address first.")
 		}
-		return queueDelivery(tx, now, carrierID, alertEvent{Event: alerting.EventTest, At: now, Detail: "A test event from Airside."})
+		return queueDelivery(tx, now, carrierID, webhookEvent{Event: alerting.EventTest, At: now, Detail: "A test event from Airside."})
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/airside/airside/internal/alerting"
 	"github.com/airside/airside/internal/apperr"
 	"github.com/airside/airside/internal/feed"
 )
@@ -86,7 +87,14 @@ func (s *Store) RecordFeedRead(ctx context.Context, c feed.Config, tell string) 
 		if res.RowsAffected == 0 || tell == "" {
 			return nil // nothing to say, or the feed was changed or removed meanwhile
 		}
-		return notifyCarrier(tx, now, c.CarrierID, nil, tell)
+		if err := notifyCarrier(tx, now, c.CarrierID, nil, tell); err != nil {
+			return err
+		}
+		event := alerting.EventFeedRecovered
+		if c.Failing {
+			event = alerting.EventFeedFailing
+		}
+		return queueDelivery(tx, now, c.CarrierID, webhookEvent{Event: event, At: now, Detail: c.Outcome, Feed: c.URL})
 	})
 }
 
