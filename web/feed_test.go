@@ -297,3 +297,99 @@ func TestAProviderFeedBecomesFilings(t *testing.T) {
 		t.Errorf("webhook events %v; want one feed.failing and one feed.recovered", events)
 	}
 }
+
+// TestAFeedModelFilesToTheListingTheCarrierChose: a feed model whose name
+// matches none of the carrier's listings is listed on the feed page with
+// a choice of listing; choosing another carrier's listing is refused next
+// to the field with the choice kept; choosing one of its own files the
+// model's fare to it at once, and "not imported" keeps another model out.
+// The choice is stored (both databases) and shown again.
+func TestAFeedModelFilesToTheListingTheCarrierChose(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			st := storetest.Open(t, d)
+			if _, err := demo.Seed(context.Background(), st); err != nil {
+				t.Fatal(err)
+			}
+			server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowPrivate: true})
+			withoutSafeguards(server)
+			srv := httptest.NewServer(server.Handler())
+			t.Cleanup(srv.Close)
+			p := &testPortal{t: t, srv: srv, store: st, server: server}
+			ctx := context.Background()
+			ls, err := st.FindListings(ctx, catalogue.ListingFilter{Published: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine, theirs *catalogue.Listing
+			for i := range ls {
+				l := &ls[i]
+				switch {
+				case mine == nil && l.CarrierSlug == "nebula" && len(l.Published.Tiers) == 0 && l.Published.TimeBased == nil:
+					mine = l
+				case theirs == nil && l.CarrierSlug == "orbit":
+					theirs = l
+				}
+			}
+			if mine == nil || theirs == nil {
+				t.Fatal("the demo lacks a plain nebula listing or an orbit one")
+			}
+			lower := money.Micros(int64(mine.Published.Input) * 9 / 10)
+			special := feedModelOf(mine, lower)
+			special.ID = "nebula/special-edition" // no listing of this name
+			fs := &feedServer{}
+			fs.set(feed.Document{Data: []feed.Model{special, {ID: "nebula/other", Pricing: feed.Pricing{Prompt: "0.000001", Completion: "0.000002"}}}})
+			feedSrv := httptest.NewServer(fs)
+			t.Cleanup(feedSrv.Close)
+
+			admin := p.client()
+			admin.login("admin@nebula.example")
+			page := "/carrier/feed?carrier=nebula"
+			wantStatus(t, "set", admin.post(page, page, url.Values{"url": {feedSrv.URL + "/models"}, "mode": {"submit"}}), http.StatusSeeOther)
+			wantStatus(t, "read", admin.post(page, "/carrier/feed/read?carrier=nebula", url.Values{}), http.StatusSeeOther)
+			body := admin.get(page).body
+			if !strings.Contains(body, `data-testid="map-nebula/special-edition"`) || !strings.Contains(body, "you have no listing of special-edition") {
+				t.Fatalf("the page offers no choice for the unmatched model:\n%.3000s", body)
+			}
+			filings := func() int {
+				fs, err := st.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(fs)
+			}
+			before := filings()
+
+			// Another carrier's listing: refused at the field, the choice kept.
+			wrong := admin.post(page, "/carrier/feed/mapping?carrier=nebula", url.Values{
+				feed.MappingField(special.ID): {fmt.Sprint(theirs.ID)}, feed.MappingField("nebula/other"): {"none"}})
+			wantStatus(t, "another carrier's listing", wrong, http.StatusUnprocessableEntity)
+			if !strings.Contains(wrong.body, "Choose one of your listings") || !strings.Contains(wrong.body, `<option value="none" selected>`) {
+				t.Errorf("the refusal does not say why next to the field, or loses what was chosen:\n%.4000s", wrong.body)
+			}
+			if n := filings(); n != before {
+				t.Errorf("a refused mapping filed (%d filings, %d before)", n, before)
+			}
+
+			wantStatus(t, "map", admin.post(page, "/carrier/feed/mapping?carrier=nebula", url.Values{
+				feed.MappingField(special.ID): {fmt.Sprint(mine.ID)}, feed.MappingField("nebula/other"): {"none"}}), http.StatusSeeOther)
+			if n := filings(); n != before+1 {
+				t.Fatalf("mapping the model to listing %d: %d filings, want %d", mine.ID, n, before+1)
+			}
+			cfg, err := st.FindFeed(ctx, mine.CarrierID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Mapping[special.ID] != mine.ID || cfg.Mapping["nebula/other"] != feed.NotImported || len(cfg.Models) != 2 {
+				t.Errorf("stored mapping %v, models %v", cfg.Mapping, cfg.Models)
+			}
+			body = admin.get(page).body
+			for _, want := range []string{"nebula/other: not imported, as you chose.", "submitted for review",
+				fmt.Sprintf(`<option value="%d" selected>`, mine.ID)} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the page does not show %q", want)
+				}
+			}
+		})
+	}
+}

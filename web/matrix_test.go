@@ -477,6 +477,7 @@ func expect() map[string]map[string]int {
 		"GET /carrier/feed":               {anon: 303, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 403, admin: 403},
 		"POST /carrier/feed":              {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 403, admin: 403},
 		"POST /carrier/feed/read":         {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
+		"POST /carrier/feed/mapping":      {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
 		"POST /carrier/feed/remove":       {anon: 401, memberA: 403, adminA: 404, memberB: 403, adminB: 404, reviewer: 403, admin: 403},
 		"GET /carrier/tokens":             {anon: 303, memberA: 403, adminA: 200, memberB: 403, adminB: 200, reviewer: 403, admin: 403},
 		"POST /carrier/tokens":            {anon: 401, memberA: 403, adminA: 303, memberB: 403, adminB: 303, reviewer: 403, admin: 403},

@@ -490,6 +490,7 @@ func (s *Server) routes() {
 	member.GET("/carrier/feed", s.handleFeed)
 	member.POST("/carrier/feed", s.handleSetFeed)
 	member.POST("/carrier/feed/read", s.handleReadFeed)
+	member.POST("/carrier/feed/mapping", s.handleMapFeed)
 	member.POST("/carrier/feed/remove", s.handleRemoveFeed)
 	member.GET("/carrier/tokens", s.handleTokens)
 	member.POST("/carrier/tokens", s.handleCreateToken)

@@ -40,7 +40,7 @@ var verbs = map[string]string{
 	"policy.two_factor":    "changed whether two-factor sign-in is required, as",
 	"maintenance.schedule": "planned a maintenance window of", "maintenance.cancel": "called off a maintenance window of",
 	"listing.maintenance_start": "took out of routing for maintenance", "listing.maintenance_end": "ended the maintenance window of",
-	"feed.set": "set the provider feed of", "feed.remove": "stopped reading the provider feed of",
+	"feed.set": "set the provider feed of", "feed.map": "chose which listings the provider feed files to for", "feed.remove": "stopped reading the provider feed of",
 }
 
 // Actions lists the kinds of event there are, for a filter.

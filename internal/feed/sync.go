@@ -30,8 +30,14 @@ type Config struct {
 	CheckedAt          *time.Time
 	// Failing is set while the feed cannot be read or parsed; Outcome is
 	// the last read's report, a line per model.
-	Failing   bool
-	Outcome   string
+	Failing bool
+	Outcome string
+	// Mapping is the carrier's choice of listing for feed models (by the
+	// feed's model id): a listing id, or NotImported. A model not in it
+	// files to the carrier's listing of the same slug.
+	Mapping map[string]int64
+	// Models are the ids of the models the last good read found.
+	Models    []string
 	UpdatedBy int64
 	UpdatedAt time.Time
 }
@@ -48,6 +54,9 @@ type Store interface {
 	// transaction.
 	RecordFeedRead(ctx context.Context, c Config, tell string) error
 	DeleteFeed(ctx context.Context, actorID, carrierID int64) error
+	// SaveFeedMapping replaces the carrier's mapping, audited, and drops
+	// the feed's validators (the next read is a full one).
+	SaveFeedMapping(ctx context.Context, actorID, carrierID int64, mapping map[string]int64) error
 }
 
 // Filer files fares the way the carrier API does (workflow.Service).
@@ -78,6 +87,10 @@ type Syncer struct {
 // Via is how a feed's filings name where they came from.
 const Via = "provider feed"
 
+// NotImported in a mapping keeps a feed model out of the carrier's
+// filings.
+const NotImported int64 = 0
+
 // Register saves a carrier's feed (its admins only); the URL must be
 // https (or http to a private address where the portal allows those) and
 // pass the outbound guard.
@@ -97,9 +110,60 @@ func (s *Syncer) Register(ctx context.Context, p *account.Principal, carrierID i
 	c := Config{CarrierID: carrierID, URL: rawURL, Submit: submit}
 	if old, err := s.Store.FindFeed(ctx, carrierID); err == nil && old.URL == rawURL {
 		c.ETag, c.LastModified, c.CheckedAt, c.Failing, c.Outcome = old.ETag, old.LastModified, old.CheckedAt, old.Failing, old.Outcome
+		c.Models = old.Models
+	}
+	if old, err := s.Store.FindFeed(ctx, carrierID); err == nil {
+		c.Mapping = old.Mapping // the carrier's choices outlive a new address
 	}
 	return s.Store.SaveFeed(ctx, p.User.ID, c)
 }
+
+// Map sets which listing each feed model files to (its admins only):
+// choice maps a feed model id to one of the carrier's listings, or to
+// NotImported; a model left out files to the listing of its slug. Two
+// models may not file to one listing. The next read fetches the feed in
+// full, so the new mapping files what it changes.
+func (s *Syncer) Map(ctx context.Context, p *account.Principal, carrierID int64, choice map[string]int64) error {
+	if p.RoleIn(carrierID) != account.CarrierAdmin {
+		return apperr.Errorf(apperr.EFORBIDDEN, "Only the carrier's admins set its feed.")
+	}
+	if _, err := s.Store.FindFeed(ctx, carrierID); err != nil {
+		return err
+	}
+	listings, err := s.Reads.FindListings(ctx, catalogue.ListingFilter{CarrierIDs: []int64{carrierID}})
+	if err != nil {
+		return err
+	}
+	mine := map[int64]bool{}
+	for _, l := range listings {
+		mine[l.ID] = true
+	}
+	ids := make([]string, 0, len(choice))
+	for id := range choice {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	problems, taken := map[string]string{}, map[int64]string{}
+	for _, id := range ids {
+		l := choice[id]
+		switch {
+		case l == NotImported:
+		case !mine[l]:
+			problems[MappingField(id)] = "Choose one of your listings, or \"not imported\"."
+		case taken[l] != "":
+			problems[MappingField(id)] = fmt.Sprintf("%s files to this listing already: one feed model per listing.", taken[l])
+		default:
+			taken[l] = id
+		}
+	}
+	if len(problems) > 0 {
+		return apperr.Invalid(problems)
+	}
+	return s.Store.SaveFeedMapping(ctx, p.User.ID, carrierID, choice)
+}
+
+// MappingField is the form field of a feed model's listing choice.
+func MappingField(modelID string) string { return "map[" + modelID + "]" }
 
 // Remove forgets a carrier's feed (its admins only).
 func (s *Syncer) Remove(ctx context.Context, p *account.Principal, carrierID int64) error {
@@ -156,6 +220,10 @@ func (s *Syncer) sync(ctx context.Context, c Config, force bool) (*Config, error
 		}
 	default:
 		c.Failing, c.ETag, c.LastModified = false, etag, modified
+		c.Models = c.Models[:0:0]
+		for i := range doc.Data {
+			c.Models = append(c.Models, doc.Data[i].ID)
+		}
 		lines, err := s.file(ctx, c, doc)
 		if err != nil {
 			return nil, err
@@ -230,17 +298,30 @@ func (s *Syncer) file(ctx context.Context, c Config, doc *Document) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	bySlug := map[string]*catalogue.Listing{}
+	bySlug, byID := map[string]*catalogue.Listing{}, map[int64]*catalogue.Listing{}
 	for i := range listings {
 		bySlug[listings[i].Model.Slug] = &listings[i]
+		byID[listings[i].ID] = &listings[i]
 	}
 	var lines []string
 	for i := range doc.Data {
 		m := &doc.Data[i]
-		l := bySlug[m.Slug()]
-		if l == nil {
-			lines = append(lines, fmt.Sprintf("%s: you have no listing of %s; add one to file it.", m.ID, m.Slug()))
+		chosen, mapped := c.Mapping[m.ID]
+		var l *catalogue.Listing
+		switch {
+		case mapped && chosen == NotImported:
+			lines = append(lines, fmt.Sprintf("%s: not imported, as you chose.", m.ID))
 			continue
+		case mapped:
+			if l = byID[chosen]; l == nil {
+				lines = append(lines, fmt.Sprintf("%s: the listing you chose for it is gone; choose another. Nothing was filed for it.", m.ID))
+				continue
+			}
+		default:
+			if l = bySlug[m.Slug()]; l == nil {
+				lines = append(lines, fmt.Sprintf("%s: you have no listing of %s; add one, or choose which listing it files to.", m.ID, m.Slug()))
+				continue
+			}
 		}
 		lines = append(lines, s.fileModel(ctx, c, acting, m, l))
 	}

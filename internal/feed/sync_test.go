@@ -59,6 +59,13 @@ func (m *memStore) RecordFeedRead(_ context.Context, c Config, tell string) erro
 	return nil
 }
 
+func (m *memStore) SaveFeedMapping(_ context.Context, _, id int64, mapping map[string]int64) error {
+	c := m.feeds[id]
+	c.Mapping, c.ETag, c.LastModified = mapping, "", ""
+	m.feeds[id] = c
+	return nil
+}
+
 func (m *memStore) DeleteFeed(_ context.Context, _, id int64) error { delete(m.feeds, id); return nil }
 
 type memReads struct {

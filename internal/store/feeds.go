@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,6 +26,8 @@ type feedRow struct {
 	CheckedAt    *time.Time
 	Failing      bool
 	Outcome      string
+	Mapping      map[string]int64 `gorm:"serializer:json"`
+	Models       []string         `gorm:"serializer:json"`
 	UpdatedBy    int64
 	UpdatedAt    time.Time
 }
@@ -33,7 +36,7 @@ func (feedRow) TableName() string { return "carrier_feeds" }
 
 func (r *feedRow) toDomain() feed.Config {
 	return feed.Config{CarrierID: r.CarrierID, URL: r.URL, Submit: r.Submit, ETag: r.ETag, LastModified: r.LastModified,
-		CheckedAt: r.CheckedAt, Failing: r.Failing, Outcome: r.Outcome, UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt}
+		CheckedAt: r.CheckedAt, Failing: r.Failing, Outcome: r.Outcome, Mapping: r.Mapping, Models: r.Models, UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt}
 }
 
 // FindFeed is a carrier's feed (ENOTFOUND when it has none).
@@ -66,7 +69,8 @@ func (s *Store) FindFeedsDue(ctx context.Context, checkedBefore time.Time) ([]fe
 func (s *Store) SaveFeed(ctx context.Context, actorID int64, c feed.Config) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		row := feedRow{CarrierID: c.CarrierID, URL: c.URL, Submit: c.Submit, ETag: c.ETag, LastModified: c.LastModified,
-			CheckedAt: c.CheckedAt, Failing: c.Failing, Outcome: c.Outcome, UpdatedBy: actorID, UpdatedAt: now}
+			CheckedAt: c.CheckedAt, Failing: c.Failing, Outcome: c.Outcome, Mapping: nonNilMapping(c.Mapping), Models: nonNilModels(c.Models),
+			UpdatedBy: actorID, UpdatedAt: now}
 		if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "carrier_id"}}, UpdateAll: true}).Create(&row).Error; err != nil {
 			return fmt.Errorf("save feed: %w", err)
 		}
@@ -80,7 +84,8 @@ func (s *Store) SaveFeed(ctx context.Context, actorID int64, c feed.Config) erro
 func (s *Store) RecordFeedRead(ctx context.Context, c feed.Config, tell string) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		res := tx.Model(&feedRow{}).Where("carrier_id = ? AND url = ?", c.CarrierID, c.URL).Updates(map[string]any{
-			"etag": c.ETag, "last_modified": c.LastModified, "checked_at": c.CheckedAt, "failing": c.Failing, "outcome": c.Outcome})
+			"etag": c.ETag, "last_modified": c.LastModified, "checked_at": c.CheckedAt, "failing": c.Failing, "outcome": c.Outcome,
+			"models": modelsJSON(c.Models)})
 		if res.Error != nil {
 			return fmt.Errorf("record feed read: %w", res.Error)
 		}
@@ -96,6 +101,48 @@ func (s *Store) RecordFeedRead(ctx context.Context, c feed.Config, tell string) 
 		}
 		return queueDelivery(tx, now, c.CarrierID, webhookEvent{Event: event, At: now, Detail: c.Outcome, Feed: c.URL})
 	})
+}
+
+// SaveFeedMapping replaces which listing each feed model files to,
+// audited, and drops the validators so the next read is a full one.
+func (s *Store) SaveFeedMapping(ctx context.Context, actorID, carrierID int64, mapping map[string]int64) error {
+	body, err := json.Marshal(nonNilMapping(mapping))
+	if err != nil {
+		return fmt.Errorf("save feed mapping: %w", err)
+	}
+	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		res := tx.Model(&feedRow{}).Where("carrier_id = ?", carrierID).Updates(map[string]any{
+			"mapping": string(body), "etag": "", "last_modified": "", "updated_by": actorID, "updated_at": now})
+		if res.Error != nil {
+			return fmt.Errorf("save feed mapping: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return apperr.Errorf(apperr.ENOTFOUND, "No feed is set.")
+		}
+		return appendAudit(tx, now, auditEvent{ActorID: &actorID, CarrierID: &carrierID, Action: "feed.map", SubjectType: "carrier",
+			SubjectID: carrierID, After: map[string]any{"mapping": mapping}})
+	})
+}
+
+func nonNilMapping(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return map[string]int64{}
+	}
+	return m
+}
+
+func nonNilModels(m []string) []string {
+	if m == nil {
+		return []string{}
+	}
+	return m
+}
+
+// modelsJSON is the models column's value for an update by map (which
+// does not apply the serializer).
+func modelsJSON(m []string) string {
+	b, _ := json.Marshal(nonNilModels(m)) // a []string always marshals
+	return string(b)
 }
 
 // DeleteFeed removes a carrier's feed, audited.
