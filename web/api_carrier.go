@@ -1,12 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -102,19 +100,14 @@ type fileRequest struct {
 
 // handleCarrierFile files a fare for one of the carrier's listings.
 func (s *Server) handleCarrierFile(c echo.Context) error {
-	listingID, err := strconv.ParseInt(c.Param("listingId"), 10, 64)
-	if err != nil || listingID < 1 {
-		return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
-	}
-	raw, err := io.ReadAll(c.Request().Body)
+	listingID, err := listingIDParam(c)
 	if err != nil {
-		return apperr.Errorf(apperr.EINVALID, "The request body could not be read.")
+		return err
 	}
 	var req fileRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		return apperr.Errorf(apperr.EINVALID, "The body is one JSON object: {\"fare\": {field: value, ...}, \"submit\": true|false}.")
+	raw, err := decodeStrict(c, &req, `{"fare": {field: value, ...}, "submit": true|false}`)
+	if err != nil {
+		return err
 	}
 	if len(req.Fare) == 0 {
 		return apperr.Invalid(map[string]string{"fare": "Name at least one fare field to change (and a justification)."})
@@ -369,17 +362,15 @@ type previewShare struct {
 // handleCarrierPreview answers what the preview page shows for a fare
 // (the published one with the fields given changed) without filing it.
 func (s *Server) handleCarrierPreview(c echo.Context) error {
-	listingID, err := strconv.ParseInt(c.Param("listingId"), 10, 64)
-	if err != nil || listingID < 1 {
-		return apperr.Invalid(map[string]string{"listingId": "a listing id is a positive whole number"})
+	listingID, err := listingIDParam(c)
+	if err != nil {
+		return err
 	}
 	var req struct {
 		Fare map[string]json.RawMessage `json:"fare"`
 	}
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		return apperr.Errorf(apperr.EINVALID, "The body is one JSON object: {\"fare\": {field: value, ...}}.")
+	if _, err := decodeStrict(c, &req, `{"fare": {field: value, ...}}`); err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	p := principal(c)

@@ -529,3 +529,64 @@ func TestACarrierReadsItsEarningsAndStatementByAPI(t *testing.T) {
 	wantStatus(t, "an unknown period", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/earnings?period=week", tok, ""), http.StatusUnprocessableEntity)
 	wantStatus(t, "hours over a month", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/earnings?period=hour&since=2026-01-01T00:00:00Z", tok, ""), http.StatusUnprocessableEntity)
 }
+
+// TestACarrierFilesAnEndpointByAPI: an endpoints:write token files a new
+// endpoint for its listing, reviewed as the page's form files it, with
+// preflight queued; the preflight reads back with the key's hint and
+// never the key; a refused field is named as the API names it; a token
+// without the scope, or another carrier's, cannot.
+func TestACarrierFilesAnEndpointByAPI(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	kimi := nebulaListing(t, p.store, "kimi-k2.5")
+	tok, name := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeEndpointsWrite, apitoken.ScopeFaresRead)
+	const key = "sk-nebula-endpoint-0123456789"
+	path := fmt.Sprintf("/api/v1/carrier/listings/%d/endpoint", kimi.ID)
+	body := `{"baseUrl":"https://api2.nebula.example/v1","upstreamModel":"kimi-k2.5-fp8","apiKey":"` + key + `","justification":"New region"}`
+	res := apiCall(t, p.srv.URL, "POST", path, tok, body)
+	wantStatus(t, "file an endpoint", res, http.StatusCreated)
+	if strings.Contains(res.body, key) {
+		t.Errorf("the answer carries the key: %s", res.body)
+	}
+	var filed struct {
+		FilingID int64
+		State    string
+	}
+	if err := json.Unmarshal([]byte(res.body), &filed); err != nil || filed.FilingID == 0 || filed.State != "submitted" {
+		t.Fatalf("the endpoint filing: %s (%v)", res.body, err)
+	}
+	f, err := p.store.FindFiling(context.Background(), filed.FilingID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ListingID != kimi.ID || f.ViaToken != name {
+		t.Errorf("filing %d is on listing %d via %q; want %d via %q", f.ID, f.ListingID, f.ViaToken, kimi.ID, name)
+	}
+
+	pf := apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/listings/%d/preflight", kimi.ID), tok, "")
+	wantStatus(t, "the preflight", pf, http.StatusOK)
+	var got struct {
+		Endpoint struct{ BaseURL, UpstreamModel, KeyHint string }
+		Run      *struct{ ID int64 }
+	}
+	if err := json.Unmarshal([]byte(pf.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Endpoint.BaseURL != "https://api2.nebula.example/v1" || got.Endpoint.UpstreamModel != "kimi-k2.5-fp8" || got.Endpoint.KeyHint == "" ||
+		got.Run == nil || strings.Contains(pf.body, key) {
+		t.Errorf("the preflight reads %s", pf.body)
+	}
+
+	bad := apiCall(t, p.srv.URL, "POST", path, tok, `{"baseUrl":"ftp://x","upstreamModel":"a b","apiKey":"short"}`)
+	wantStatus(t, "a bad endpoint", bad, http.StatusUnprocessableEntity)
+	for _, field := range []string{`"baseUrl"`, `"upstreamModel"`, `"apiKey"`} {
+		if !strings.Contains(bad.body, field) {
+			t.Errorf("the refusal does not name %s: %s", field, bad.body)
+		}
+	}
+	wantStatus(t, "an unknown field", apiCall(t, p.srv.URL, "POST", path, tok, `{"url":"https://x.example"}`), http.StatusUnprocessableEntity)
+	readOnly, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead)
+	wantStatus(t, "without endpoints:write", apiCall(t, p.srv.URL, "POST", path, readOnly, body), http.StatusForbidden)
+	orbit, _ := carrierToken(t, p.store, "admin@orbit.example", apitoken.ScopeEndpointsWrite, apitoken.ScopeFaresRead)
+	wantStatus(t, "another carrier's listing", apiCall(t, p.srv.URL, "POST", path, orbit, body), http.StatusNotFound)
+	wantStatus(t, "another carrier's preflight", apiCall(t, p.srv.URL, "GET", fmt.Sprintf("/api/v1/carrier/listings/%d/preflight", kimi.ID), orbit, ""), http.StatusNotFound)
+}

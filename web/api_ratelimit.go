@@ -27,6 +27,9 @@ var DefaultAPILimits = map[string]ratelimit.Policy{
 	apitoken.ScopeFaresRead:   {Name: "fares-read", Quota: 600, Window: time.Minute},
 	apitoken.ScopeFaresWrite:  {Name: "fares-write", Quota: 120, Window: time.Minute},
 	apitoken.ScopeTrafficRead: {Name: "traffic", Quota: 120, Window: time.Minute},
+	// Each endpoint filing starts a preflight against the carrier's
+	// server: a few a minute is plenty.
+	apitoken.ScopeEndpointsWrite: {Name: "endpoints-write", Quota: 30, Window: time.Minute},
 }
 
 // limitAPI counts an authenticated API request against its token's quota

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,10 +71,11 @@ func TestAPIRateLimitHeaders(t *testing.T) {
 	}
 }
 
-// TestDefaultAPILimitsCoverEveryGatewayScope: each scope a gateway's token
-// uses has a quota, so no API route is unlimited by omission.
+// TestDefaultAPILimitsCoverEveryGatewayScope: each scope a gateway's or a
+// carrier's token uses has a quota, so no API route is unlimited by
+// omission.
 func TestDefaultAPILimitsCoverEveryGatewayScope(t *testing.T) {
-	for _, scope := range apitoken.Scopes {
+	for _, scope := range append(slices.Clone(apitoken.Scopes), apitoken.CarrierScopes...) {
 		if scope == apitoken.ScopeMetricsRead {
 			continue // a scraper's pace is the operator's own setting
 		}

@@ -225,6 +225,9 @@ func (fx fixture) body(method, path string) (string, string) {
 	if strings.HasPrefix(path, "/api/v1/elect") {
 		return `{"model":"kimi-k2.5"}`, "application/json"
 	}
+	if strings.HasPrefix(path, "/api/v1/carrier/listings/") && strings.HasSuffix(path, "/endpoint") {
+		return `{"baseUrl":"https://api.nebula.example/v1","upstreamModel":"kimi-k2.5","apiKey":"sk-matrix-0123456789","justification":"matrix"}`, "application/json"
+	}
 	if strings.HasPrefix(path, "/api/v1/carrier/listings/") {
 		return `{"fare":{"input":"0.123","justification":"matrix"}}`, "application/json"
 	}
@@ -490,8 +493,13 @@ func expect() map[string]map[string]int {
 		"GET /api/v1/carrier/listings":                     carrierAPI(200),
 		"POST /api/v1/carrier/listings/:listingId/filings": carrierAPI(201),
 		"POST /api/v1/carrier/listings/:listingId/preview": carrierAPI(200),
-		"GET /api/v1/carrier/filings/:filingId":            carrierAPI(200),
-		"POST /api/v1/carrier/filings/:filingId/withdraw":  carrierAPI(200),
+		// The scope admits; the matrix listing has a filing pending and no
+		// endpoint yet, so both conflict.
+		"POST /api/v1/carrier/listings/:listingId/endpoint":  carrierAPI(409),
+		"POST /api/v1/carrier/listings/:listingId/preflight": carrierAPI(409),
+		"GET /api/v1/carrier/listings/:listingId/preflight":  carrierAPI(200),
+		"GET /api/v1/carrier/filings/:filingId":              carrierAPI(200),
+		"POST /api/v1/carrier/filings/:filingId/withdraw":    carrierAPI(200),
 		// The API's own description is public, to people and tokens alike.
 		"GET /api/v1/openapi.yaml": everyone(200),
 		"GET /api/v1/openapi.json": everyone(200),

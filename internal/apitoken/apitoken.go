@@ -40,13 +40,16 @@ const (
 	// ScopeTrafficRead reads the traffic the gateway reported for the
 	// carrier's listings.
 	ScopeTrafficRead = "traffic:read"
+	// ScopeEndpointsWrite files new endpoints (URL, model, key) for
+	// review and runs preflight on them.
+	ScopeEndpointsWrite = "endpoints:write"
 )
 
 // Scopes lists every scope of a gateway's token.
 var Scopes = []string{ScopeCatalogueRead, ScopeMetricsWrite, ScopeElect, ScopeCredentialsRead, ScopeMetricsRead}
 
 // CarrierScopes lists every scope of a carrier's token.
-var CarrierScopes = []string{ScopeFaresRead, ScopeFaresWrite, ScopeTrafficRead}
+var CarrierScopes = []string{ScopeFaresRead, ScopeFaresWrite, ScopeEndpointsWrite, ScopeTrafficRead}
 
 // ScopeMeanings says what each scope lets a token do, for the person
 // choosing them.
@@ -56,8 +59,9 @@ var ScopeMeanings = map[string]string{
 	ScopeElect:           "run elections on the published catalogue (POST /api/v1/elect)",
 	ScopeCredentialsRead: "read carriers' endpoint keys to call them (every read is audited): only the gateway that routes needs it",
 	ScopeMetricsRead:     "scrape the portal's own Prometheus figures (GET /metrics): for the monitoring system, not a gateway",
-	ScopeFaresRead:       "read your listings, their published fares and your filings with their review (GET /api/v1/carrier/...)",
+	ScopeFaresRead:       "read your listings, their published fares, your filings with their review and your endpoints' preflight (GET /api/v1/carrier/...)",
 	ScopeFaresWrite:      "file fares for review and withdraw open filings, as the fare form does (POST /api/v1/carrier/...)",
+	ScopeEndpointsWrite:  "file a new endpoint (URL, model, key) for review and run preflight on it, as the listing page does (POST /api/v1/carrier/listings/{id}/endpoint, /preflight)",
 	ScopeTrafficRead:     "read your listings' hourly traffic as the gateway reported it, what it earned and your monthly statements, in JSON or CSV (GET /api/v1/carrier/traffic, /earnings, /statements/{month})",
 }
 

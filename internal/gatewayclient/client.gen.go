@@ -1078,6 +1078,14 @@ type GetCarrierFilingsParams struct {
 	ListingId *int64  `form:"listingId,omitempty" json:"listingId,omitempty"`
 }
 
+// PostCarrierEndpointJSONBody defines parameters for PostCarrierEndpoint.
+type PostCarrierEndpointJSONBody struct {
+	ApiKey        *string `json:"apiKey,omitempty"`
+	BaseUrl       string  `json:"baseUrl"`
+	Justification *string `json:"justification,omitempty"`
+	UpstreamModel string  `json:"upstreamModel"`
+}
+
 // PostCarrierFilingJSONBody defines parameters for PostCarrierFiling.
 type PostCarrierFilingJSONBody struct {
 	// Fare A fare by the fare table's keys (the form's field names: input, output, cached_input, cache_read, landing_fee, discount, max_rpm, cap_scope, capabilities, tiers, justification, ...), each typed as the form types it: a string as written in the form's box, a list of strings for a set of checkboxes, a list of objects of strings (by column) for a table of rows. GET /carrier/listings gives every key.
@@ -1185,6 +1193,9 @@ type GetOpenAPIJSONParams struct {
 type GetOpenAPIYAMLParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
+
+// PostCarrierEndpointJSONRequestBody defines body for PostCarrierEndpoint for application/json ContentType.
+type PostCarrierEndpointJSONRequestBody PostCarrierEndpointJSONBody
 
 // PostCarrierFilingJSONRequestBody defines body for PostCarrierFiling for application/json ContentType.
 type PostCarrierFilingJSONRequestBody PostCarrierFilingJSONBody
@@ -1752,6 +1763,24 @@ type ClientInterface interface {
 	// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
 	GetCarrierListings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostCarrierEndpointWithBody File a new endpoint for one of the carrier's listings
+	//
+	// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+	PostCarrierEndpointWithBody(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierEndpoint File a new endpoint for one of the carrier's listings
+	//
+	// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+	PostCarrierEndpoint(ctx context.Context, listingId int64, body PostCarrierEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostCarrierFilingWithBody File a fare for one of the carrier's listings
 	//
 	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
@@ -1769,6 +1798,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 	PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCarrierPreflight The listing's endpoint and its preflight
+	//
+	// The endpoint registered last (its URL, model and the key's hint, never the key; null before one), the newest preflight run with its probes, and each probe's latest result of any run (what earns a capability flag).
+	//
+	// Corresponds with GET /carrier/listings/{listingId}/preflight (the `GetCarrierPreflight` operationId).
+	GetCarrierPreflight(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostCarrierPreflight Run preflight on the listing's endpoint now
+	//
+	// Queues a preflight of the endpoint registered last, as the listing page's button does (a run already under way, or no endpoint yet, is a 409; runs are throttled alike, 429). Read the result with GET.
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preflight (the `PostCarrierPreflight` operationId).
+	PostCarrierPreflight(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostCarrierPreviewWithBody What the preview page shows for a fare, without filing it (a dry run)
 	//
@@ -2018,6 +2061,44 @@ func (c *Client) GetCarrierListings(ctx context.Context, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
+// PostCarrierEndpointWithBody File a new endpoint for one of the carrier's listings
+//
+// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+func (c *Client) PostCarrierEndpointWithBody(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierEndpointRequestWithBody(c.Server, listingId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierEndpoint File a new endpoint for one of the carrier's listings
+//
+// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+func (c *Client) PostCarrierEndpoint(ctx context.Context, listingId int64, body PostCarrierEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierEndpointRequest(c.Server, listingId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostCarrierFilingWithBody File a fare for one of the carrier's listings
 //
 // The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
@@ -2046,6 +2127,40 @@ func (c *Client) PostCarrierFilingWithBody(ctx context.Context, listingId int64,
 // Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 func (c *Client) PostCarrierFiling(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostCarrierFilingRequest(c.Server, listingId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCarrierPreflight The listing's endpoint and its preflight
+//
+// The endpoint registered last (its URL, model and the key's hint, never the key; null before one), the newest preflight run with its probes, and each probe's latest result of any run (what earns a capability flag).
+//
+// Corresponds with GET /carrier/listings/{listingId}/preflight (the `GetCarrierPreflight` operationId).
+func (c *Client) GetCarrierPreflight(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCarrierPreflightRequest(c.Server, listingId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostCarrierPreflight Run preflight on the listing's endpoint now
+//
+// Queues a preflight of the endpoint registered last, as the listing page's button does (a run already under way, or no endpoint yet, is a 409; runs are throttled alike, 429). Read the result with GET.
+//
+// Corresponds with POST /carrier/listings/{listingId}/preflight (the `PostCarrierPreflight` operationId).
+func (c *Client) PostCarrierPreflight(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostCarrierPreflightRequest(c.Server, listingId)
 	if err != nil {
 		return nil, err
 	}
@@ -2687,6 +2802,53 @@ func NewGetCarrierListingsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewPostCarrierEndpointRequest calls the generic PostCarrierEndpoint builder with application/json body
+func NewPostCarrierEndpointRequest(server string, listingId int64, body PostCarrierEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostCarrierEndpointRequestWithBody(server, listingId, "application/json", bodyReader)
+}
+
+// NewPostCarrierEndpointRequestWithBody constructs an http.Request for the PostCarrierEndpoint method, with any body, and a specified content type
+func NewPostCarrierEndpointRequestWithBody(server string, listingId int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings/%s/endpoint", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostCarrierFilingRequest calls the generic PostCarrierFiling builder with application/json body
 func NewPostCarrierFilingRequest(server string, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2744,6 +2906,74 @@ func NewPostCarrierFilingRequestWithBody(server string, listingId int64, params 
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetCarrierPreflightRequest constructs an http.Request for the GetCarrierPreflight method
+func NewGetCarrierPreflightRequest(server string, listingId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings/%s/preflight", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostCarrierPreflightRequest constructs an http.Request for the PostCarrierPreflight method
+func NewPostCarrierPreflightRequest(server string, listingId int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listingId", listingId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/carrier/listings/%s/preflight", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -3599,6 +3829,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /carrier/listings (the `GetCarrierListings` operationId).
 	GetCarrierListingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetCarrierListingsResponse, error)
 
+	// PostCarrierEndpointWithBodyWithResponse File a new endpoint for one of the carrier's listings
+	//
+	// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+	PostCarrierEndpointWithBodyWithResponse(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierEndpointResponse, error)
+
+	// PostCarrierEndpointWithResponse File a new endpoint for one of the carrier's listings
+	//
+	// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+	PostCarrierEndpointWithResponse(ctx context.Context, listingId int64, body PostCarrierEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierEndpointResponse, error)
+
 	// PostCarrierFilingWithBodyWithResponse File a fare for one of the carrier's listings
 	//
 	// The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
@@ -3616,6 +3864,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /carrier/listings/{listingId}/filings (the `PostCarrierFiling` operationId).
 	PostCarrierFilingWithResponse(ctx context.Context, listingId int64, params *PostCarrierFilingParams, body PostCarrierFilingJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierFilingResponse, error)
+
+	// GetCarrierPreflightWithResponse The listing's endpoint and its preflight
+	//
+	// The endpoint registered last (its URL, model and the key's hint, never the key; null before one), the newest preflight run with its probes, and each probe's latest result of any run (what earns a capability flag).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /carrier/listings/{listingId}/preflight (the `GetCarrierPreflight` operationId).
+	GetCarrierPreflightWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*GetCarrierPreflightResponse, error)
+
+	// PostCarrierPreflightWithResponse Run preflight on the listing's endpoint now
+	//
+	// Queues a preflight of the endpoint registered last, as the listing page's button does (a run already under way, or no endpoint yet, is a 409; runs are throttled alike, 429). Read the result with GET.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /carrier/listings/{listingId}/preflight (the `PostCarrierPreflight` operationId).
+	PostCarrierPreflightWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*PostCarrierPreflightResponse, error)
 
 	// PostCarrierPreviewWithBodyWithResponse What the preview page shows for a fare, without filing it (a dry run)
 	//
@@ -4349,6 +4615,126 @@ func (r GetCarrierListingsResponse) ContentType() string {
 	return ""
 }
 
+// PostCarrierEndpointResponse201Headers the declared response headers of an HTTP 201 response for PostCarrierEndpoint
+type PostCarrierEndpointResponse201Headers struct {
+	Location *string
+}
+
+// PostCarrierEndpointResponse429Headers the declared response headers of an HTTP 429 response for PostCarrierEndpoint
+type PostCarrierEndpointResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostCarrierEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CarrierFiling
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostCarrierEndpointResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCarrierEndpointResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostCarrierEndpointResponse) GetJSON201() *CarrierFiling {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON409() *Error {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostCarrierEndpointResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCarrierEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCarrierEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCarrierEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCarrierEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostCarrierFilingResponse201Headers the declared response headers of an HTTP 201 response for PostCarrierFiling
 type PostCarrierFilingResponse201Headers struct {
 	IdempotentReplayed *string
@@ -4464,6 +4850,282 @@ func (r PostCarrierFilingResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostCarrierFilingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCarrierPreflightResponse429Headers the declared response headers of an HTTP 429 response for GetCarrierPreflight
+type GetCarrierPreflightResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type GetCarrierPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Endpoint *struct {
+			BaseUrl       string `json:"baseUrl"`
+			KeyHint       string `json:"keyHint"`
+			UpstreamModel string `json:"upstreamModel"`
+		} `json:"endpoint"`
+		Latest []struct {
+			At time.Time `json:"at"`
+
+			// Error why it failed, in words a carrier can act on
+			Error     *string `json:"error,omitempty"`
+			LatencyMs int64   `json:"latencyMs"`
+			Probe     string  `json:"probe"`
+			State     string  `json:"state"`
+
+			// Status the HTTP status of the answer, absent when none came
+			Status *int `json:"status,omitempty"`
+		} `json:"latest"`
+		Run *struct {
+			CreatedAt  time.Time  `json:"createdAt"`
+			FinishedAt *time.Time `json:"finishedAt,omitempty"`
+			Id         int64      `json:"id"`
+			Probes     []struct {
+				At time.Time `json:"at"`
+
+				// Error why it failed, in words a carrier can act on
+				Error     *string `json:"error,omitempty"`
+				LatencyMs int64   `json:"latencyMs"`
+				Probe     string  `json:"probe"`
+				State     string  `json:"state"`
+
+				// Status the HTTP status of the answer, absent when none came
+				Status *int `json:"status,omitempty"`
+			} `json:"probes"`
+			Reason string `json:"reason"`
+			State  string `json:"state"`
+		} `json:"run"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCarrierPreflightResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCarrierPreflightResponse) GetJSON200() *struct {
+	Endpoint *struct {
+		BaseUrl       string `json:"baseUrl"`
+		KeyHint       string `json:"keyHint"`
+		UpstreamModel string `json:"upstreamModel"`
+	} `json:"endpoint"`
+	Latest []struct {
+		At time.Time `json:"at"`
+
+		// Error why it failed, in words a carrier can act on
+		Error     *string `json:"error,omitempty"`
+		LatencyMs int64   `json:"latencyMs"`
+		Probe     string  `json:"probe"`
+		State     string  `json:"state"`
+
+		// Status the HTTP status of the answer, absent when none came
+		Status *int `json:"status,omitempty"`
+	} `json:"latest"`
+	Run *struct {
+		CreatedAt  time.Time  `json:"createdAt"`
+		FinishedAt *time.Time `json:"finishedAt,omitempty"`
+		Id         int64      `json:"id"`
+		Probes     []struct {
+			At time.Time `json:"at"`
+
+			// Error why it failed, in words a carrier can act on
+			Error     *string `json:"error,omitempty"`
+			LatencyMs int64   `json:"latencyMs"`
+			Probe     string  `json:"probe"`
+			State     string  `json:"state"`
+
+			// Status the HTTP status of the answer, absent when none came
+			Status *int `json:"status,omitempty"`
+		} `json:"probes"`
+		Reason string `json:"reason"`
+		State  string `json:"state"`
+	} `json:"run"`
+} {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetCarrierPreflightResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCarrierPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCarrierPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCarrierPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCarrierPreflightResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostCarrierPreflightResponse202Headers the declared response headers of an HTTP 202 response for PostCarrierPreflight
+type PostCarrierPreflightResponse202Headers struct {
+	Location *string
+}
+
+// PostCarrierPreflightResponse429Headers the declared response headers of an HTTP 429 response for PostCarrierPreflight
+type PostCarrierPreflightResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostCarrierPreflightResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		RunId int64 `json:"runId"`
+	}
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PostCarrierPreflightResponse202Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostCarrierPreflightResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostCarrierPreflightResponse) GetJSON202() *struct {
+	RunId int64 `json:"runId"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON404() *Error {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON409() *Error {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostCarrierPreflightResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostCarrierPreflightResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostCarrierPreflightResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostCarrierPreflightResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostCarrierPreflightResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6332,6 +6994,36 @@ func (c *ClientWithResponses) GetCarrierListingsWithResponse(ctx context.Context
 	return ParseGetCarrierListingsResponse(rsp)
 }
 
+// PostCarrierEndpointWithBodyWithResponse File a new endpoint for one of the carrier's listings
+//
+// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+func (c *ClientWithResponses) PostCarrierEndpointWithBodyWithResponse(ctx context.Context, listingId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostCarrierEndpointResponse, error) {
+	rsp, err := c.PostCarrierEndpointWithBody(ctx, listingId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierEndpointResponse(rsp)
+}
+
+// PostCarrierEndpointWithResponse File a new endpoint for one of the carrier's listings
+//
+// The listing page's endpoint form by API: the base URL of the OpenAI-compatible API, the model name it expects and the key the gateway calls it with (no key keeps the one registered last). Checked by the form's rules (422 names each field: baseUrl, upstreamModel, apiKey, justification); filed for review as the form files it, saying it came by API with the token's name; preflight probes it at once. The key is sealed and never answered back.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/endpoint (the `PostCarrierEndpoint` operationId).
+func (c *ClientWithResponses) PostCarrierEndpointWithResponse(ctx context.Context, listingId int64, body PostCarrierEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCarrierEndpointResponse, error) {
+	rsp, err := c.PostCarrierEndpoint(ctx, listingId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierEndpointResponse(rsp)
+}
+
 // PostCarrierFilingWithBodyWithResponse File a fare for one of the carrier's listings
 //
 // The fields given change the published fare (the others are restated as published; null clears a field); the justification is one of them. Checked by the fare form's rules field by field (422 names each field), with its notice period and quarantine; submitted, it waits for a reviewer like a filing made in the browser, and says it came by API with the token's name. With an Idempotency-Key (any printable string up to 200 characters, e.g. a UUID) a retried request files once and answers the first request's filing again (Idempotent-Replayed: true), across portal processes, for 24 hours; the same key with another body is a 422.
@@ -6360,6 +7052,36 @@ func (c *ClientWithResponses) PostCarrierFilingWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePostCarrierFilingResponse(rsp)
+}
+
+// GetCarrierPreflightWithResponse The listing's endpoint and its preflight
+//
+// The endpoint registered last (its URL, model and the key's hint, never the key; null before one), the newest preflight run with its probes, and each probe's latest result of any run (what earns a capability flag).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /carrier/listings/{listingId}/preflight (the `GetCarrierPreflight` operationId).
+func (c *ClientWithResponses) GetCarrierPreflightWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*GetCarrierPreflightResponse, error) {
+	rsp, err := c.GetCarrierPreflight(ctx, listingId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCarrierPreflightResponse(rsp)
+}
+
+// PostCarrierPreflightWithResponse Run preflight on the listing's endpoint now
+//
+// Queues a preflight of the endpoint registered last, as the listing page's button does (a run already under way, or no endpoint yet, is a 409; runs are throttled alike, 429). Read the result with GET.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /carrier/listings/{listingId}/preflight (the `PostCarrierPreflight` operationId).
+func (c *ClientWithResponses) PostCarrierPreflightWithResponse(ctx context.Context, listingId int64, reqEditors ...RequestEditorFn) (*PostCarrierPreflightResponse, error) {
+	rsp, err := c.PostCarrierPreflight(ctx, listingId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostCarrierPreflightResponse(rsp)
 }
 
 // PostCarrierPreviewWithBodyWithResponse What the preview page shows for a fare, without filing it (a dry run)
@@ -7191,6 +7913,132 @@ func ParseGetCarrierListingsResponse(rsp *http.Response) (*GetCarrierListingsRes
 	return response, nil
 }
 
+// ParsePostCarrierEndpointResponse parses an HTTP response from a PostCarrierEndpointWithResponse call
+func ParsePostCarrierEndpointResponse(rsp *http.Response) (*PostCarrierEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCarrierEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CarrierFiling
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostCarrierEndpointResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCarrierEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostCarrierFilingResponse parses an HTTP response from a PostCarrierFilingWithResponse call
 func ParsePostCarrierFilingResponse(rsp *http.Response) (*PostCarrierFilingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7297,6 +8145,252 @@ func ParsePostCarrierFilingResponse(rsp *http.Response) (*PostCarrierFilingRespo
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostCarrierFilingResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCarrierPreflightResponse parses an HTTP response from a GetCarrierPreflightWithResponse call
+func ParseGetCarrierPreflightResponse(rsp *http.Response) (*GetCarrierPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCarrierPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Endpoint *struct {
+				BaseUrl       string `json:"baseUrl"`
+				KeyHint       string `json:"keyHint"`
+				UpstreamModel string `json:"upstreamModel"`
+			} `json:"endpoint"`
+			Latest []struct {
+				At time.Time `json:"at"`
+
+				// Error why it failed, in words a carrier can act on
+				Error     *string `json:"error,omitempty"`
+				LatencyMs int64   `json:"latencyMs"`
+				Probe     string  `json:"probe"`
+				State     string  `json:"state"`
+
+				// Status the HTTP status of the answer, absent when none came
+				Status *int `json:"status,omitempty"`
+			} `json:"latest"`
+			Run *struct {
+				CreatedAt  time.Time  `json:"createdAt"`
+				FinishedAt *time.Time `json:"finishedAt,omitempty"`
+				Id         int64      `json:"id"`
+				Probes     []struct {
+					At time.Time `json:"at"`
+
+					// Error why it failed, in words a carrier can act on
+					Error     *string `json:"error,omitempty"`
+					LatencyMs int64   `json:"latencyMs"`
+					Probe     string  `json:"probe"`
+					State     string  `json:"state"`
+
+					// Status the HTTP status of the answer, absent when none came
+					Status *int `json:"status,omitempty"`
+				} `json:"probes"`
+				Reason string `json:"reason"`
+				State  string `json:"state"`
+			} `json:"run"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetCarrierPreflightResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostCarrierPreflightResponse parses an HTTP response from a PostCarrierPreflightWithResponse call
+func ParsePostCarrierPreflightResponse(rsp *http.Response) (*PostCarrierPreflightResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostCarrierPreflightResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			RunId int64 `json:"runId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PostCarrierPreflightResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostCarrierPreflightResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -113,7 +113,7 @@ func (s *Store) RegisterEndpoint(ctx context.Context, actorID int64, ep workflow
 		}
 		f := filingRow{ListingID: l.ID, Kind: string(fare.KindEndpoint), Kinds: string(fare.KindEndpoint),
 			State: string(workflow.Submitted), BaseFareID: l.PublishedFareID, EndpointID: &row.ID, Justification: ep.Justification,
-			AuthorID: actorID, SubmittedAt: &now, CreatedAt: now, UpdatedAt: now}
+			AuthorID: actorID, ViaToken: ep.ViaToken, SubmittedAt: &now, CreatedAt: now, UpdatedAt: now}
 		if err := tx.Create(&f).Error; err != nil {
 			return err
 		}

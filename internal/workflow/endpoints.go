@@ -50,6 +50,9 @@ type EndpointForm struct {
 	// APIKey is write-only; empty keeps the key registered last.
 	APIKey        string
 	Justification string
+	// Via names the API token the endpoint is filed with ("" from the
+	// browser), shown to the reviewer as a fare filed by API is.
+	Via string
 }
 
 // Limits of the endpoint form.
@@ -121,7 +124,7 @@ func (e *Endpoints) Register(ctx context.Context, p *account.Principal, listingI
 	if prev != nil && form.APIKey == "" && prev.BaseURL == form.BaseURL && prev.UpstreamModel == form.UpstreamModel {
 		return 0, apperr.Invalid(map[string]string{"base_url": "This is the endpoint registered already: change the URL, the model or the key."})
 	}
-	ne := NewEndpoint{ListingID: listingID, BaseURL: form.BaseURL, UpstreamModel: form.UpstreamModel, Justification: form.Justification}
+	ne := NewEndpoint{ListingID: listingID, BaseURL: form.BaseURL, UpstreamModel: form.UpstreamModel, Justification: form.Justification, ViaToken: form.Via}
 	if form.APIKey != "" {
 		if ne.KeySealed, err = e.Secrets.Seal(form.APIKey, KeyBinding(listingID)); err != nil {
 			return 0, fmt.Errorf("seal the key: %w", err)

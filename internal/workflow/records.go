@@ -66,4 +66,6 @@ type NewEndpoint struct {
 	KeySealed     string
 	KeyHint       string
 	Justification string
+	// ViaToken names the API token it came by ("" from the browser).
+	ViaToken string
 }
