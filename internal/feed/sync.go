@@ -54,6 +54,10 @@ type Store interface {
 	// transaction.
 	RecordFeedRead(ctx context.Context, c Config, tell string) error
 	DeleteFeed(ctx context.Context, actorID, carrierID int64) error
+	// ClaimFeedRead moves a feed's last check from was (nil: never) to
+	// now, and reports whether this call did: of processes reading the
+	// same due feed, one wins.
+	ClaimFeedRead(ctx context.Context, carrierID int64, was *time.Time, now time.Time) (bool, error)
 	// SaveFeedMapping replaces the carrier's mapping, audited, and drops
 	// the feed's validators (the next read is a full one).
 	SaveFeedMapping(ctx context.Context, actorID, carrierID int64, mapping map[string]int64) error
@@ -195,12 +199,24 @@ func (s *Syncer) SyncDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	read := 0
 	for _, c := range due {
-		if _, err := s.sync(ctx, c, false); err != nil {
-			return 0, err
+		// Every serve process runs this: the one that moves the feed's
+		// last check reads it, so a feed is fetched, filed and (when it
+		// turns) announced once.
+		claimed, err := s.Store.ClaimFeedRead(ctx, c.CarrierID, c.CheckedAt, s.Now().UTC())
+		if err != nil {
+			return read, err
 		}
+		if !claimed {
+			continue
+		}
+		if _, err := s.sync(ctx, c, false); err != nil {
+			return read, err
+		}
+		read++
 	}
-	return len(due), nil
+	return read, nil
 }
 
 // sync reads a feed (revalidating it unless forced) and files each change;

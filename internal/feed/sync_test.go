@@ -66,6 +66,16 @@ func (m *memStore) SaveFeedMapping(_ context.Context, _, id int64, mapping map[s
 	return nil
 }
 
+func (m *memStore) ClaimFeedRead(_ context.Context, id int64, was *time.Time, now time.Time) (bool, error) {
+	c, ok := m.feeds[id]
+	if !ok || (c.CheckedAt == nil) != (was == nil) || was != nil && !c.CheckedAt.Equal(*was) {
+		return false, nil
+	}
+	c.CheckedAt = &now
+	m.feeds[id] = c
+	return true, nil
+}
+
 func (m *memStore) DeleteFeed(_ context.Context, _, id int64) error { delete(m.feeds, id); return nil }
 
 type memReads struct {

@@ -145,6 +145,22 @@ func modelsJSON(m []string) string {
 	return string(b)
 }
 
+// ClaimFeedRead moves the feed's checked_at from was to now when it is
+// still was: one process of several reading a due feed wins.
+func (s *Store) ClaimFeedRead(ctx context.Context, carrierID int64, was *time.Time, now time.Time) (bool, error) {
+	q := s.db.WithContext(ctx).Model(&feedRow{}).Where("carrier_id = ?", carrierID)
+	if was == nil {
+		q = q.Where("checked_at IS NULL")
+	} else {
+		q = q.Where("checked_at = ?", *was)
+	}
+	res := q.Update("checked_at", now.UTC())
+	if res.Error != nil {
+		return false, fmt.Errorf("claim feed read: %w", res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // DeleteFeed removes a carrier's feed, audited.
 func (s *Store) DeleteFeed(ctx context.Context, actorID, carrierID int64) error {
 	return s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
