@@ -78,7 +78,7 @@ LOAD ?= 5s
 CONCURRENCY ?= 32
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/election ./internal/preview
-	$(GO) test -run '^$$' -bench 'GatewayOverhead|FleetStateOverhead|SpoolOverhead' -benchtime 2000x ./internal/gateway
+	$(GO) test -run '^$$' -bench 'GatewayOverhead|GatewayAgainstReverseProxy|FleetStateOverhead|SpoolOverhead' -benchtime 2000x ./internal/gateway
 	$(GO) run ./cmd/airside-load --duration $(LOAD) --concurrency $(CONCURRENCY)
 
 ## fuzz: long fuzz runs, 5 million executions per target (FUZZTIME=50000000x make fuzz for longer)

@@ -234,24 +234,74 @@ func WorkloadOf(userAgent string) election.Workload {
 // chunk again when the caller did not ask), and the gateway's own directives
 // (routing, provider) removed. Every other field passes untouched.
 func upstreamBody(body []byte, upstreamModel string, stream bool) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, err
+	// One pass over the top level, copying each member's bytes as they
+	// came (a decode into a map and a re-encode of the whole body cost as
+	// much as the rest of the relay); Analyze has refused a body naming
+	// one of the gateway's fields twice.
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	out := make([]byte, 1, len(body)+len(upstreamModel)+32)
+	out[0] = '{'
+	member := func(name string, value []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out, _ = jsontext.AppendQuote(out, name)
+		out = append(append(out, ':'), value...)
 	}
 	model, _ := json.Marshal(upstreamModel)
-	fields["model"] = model
-	delete(fields, "routing")
-	delete(fields, "provider")
-	if stream {
-		opts := map[string]json.RawMessage{}
-		if raw, ok := fields["stream_options"]; ok {
-			_ = json.Unmarshal(raw, &opts)
+	sawModel, sawOptions := false, false
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
 		}
-		opts["include_usage"] = json.RawMessage("true")
-		raw, _ := json.Marshal(opts)
-		fields["stream_options"] = raw
+		name := tok.String()
+		value, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case name == "model":
+			if !sawModel {
+				member(name, model)
+			}
+			sawModel = true
+		case name == "routing" || name == "provider": // the gateway's own
+		case name == "stream_options" && stream:
+			if !sawOptions {
+				member(name, withIncludeUsage(value))
+			}
+			sawOptions = true
+		default:
+			member(name, value)
+		}
 	}
-	return json.Marshal(fields)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	if !sawModel {
+		member("model", model)
+	}
+	if stream && !sawOptions {
+		member("stream_options", []byte(`{"include_usage":true}`))
+	}
+	return append(out, '}'), nil
+}
+
+// withIncludeUsage is a request's stream_options with include_usage set
+// (the gateway measures usage; it drops the chunk again when the caller
+// did not ask), its other members kept.
+func withIncludeUsage(options []byte) []byte {
+	opts := map[string]json.RawMessage{}
+	if json.Unmarshal(options, &opts) != nil || opts == nil {
+		opts = map[string]json.RawMessage{}
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	raw, _ := json.Marshal(opts)
+	return raw
 }
 
 // refuseCaseVariants refuses a body whose top level names a field twice or

@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,4 +187,110 @@ func reportPair(b *testing.B, baseName string, base []time.Duration, name string
 	b.ReportMetric(p(base, 0.99), baseName+"-p99-µs")
 	b.ReportMetric(p(other, 0.99), name+"-p99-µs")
 	b.ReportMetric(p(other, 0.5)-p(base, 0.5), "added-p50-µs")
+}
+
+// BenchmarkGatewayAgainstReverseProxy puts the gateway beside what a
+// platform team would otherwise run: a bare httputil.ReverseProxy in front
+// of the same instant fake carrier, and the carrier called directly, in
+// one run. Latency: the three paths alternated one request at a time (so
+// all see the same machine), their p50s and what each front adds. Then
+// throughput: eight callers at once through each front in turn for the
+// same number of requests. It reports the gateway's added p50 over the
+// proxy's (added-p50-ratio, the issue's mark is at most 1.3) and its
+// throughput over the proxy's (throughput-ratio, at least 0.85).
+func BenchmarkGatewayAgainstReverseProxy(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		name := "non-streaming"
+		body := hello
+		if stream {
+			name = "streaming"
+			body = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hello"}]}`
+		}
+		b.Run(name, func(b *testing.B) {
+			// An instant carrier (no pacing between tokens), so the
+			// figures are the fronts' own cost.
+			specs := threeCarriers()
+			for i := range specs {
+				specs[i].server.TokensPerSecond = 1e9
+			}
+			h := newHarness(b, specs...)
+			carrier := h.portal.keys[1] // a, the winner
+			direct := strings.Replace(body, `"model":"m"`, `"model":"up-m"`, 1)
+			target, err := url.Parse(carrier[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The bare proxy: the path and the key set, nothing else.
+			proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+				r.SetURL(target)
+				r.Out.URL.Path = target.Path + "/chat/completions"
+				r.Out.Header.Set("Authorization", "Bearer "+carrier[1])
+			}, ErrorLog: log.New(io.Discard, "", 0)})
+			defer proxy.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			send := func(url, key, body string) time.Duration {
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				start := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					b.Fatalf("status %d from %s", res.StatusCode, url)
+				}
+				return time.Since(start)
+			}
+			paths := []struct {
+				url, key, body string
+			}{
+				{carrier[0] + "/chat/completions", carrier[1], direct},
+				{proxy.URL + "/v1/chat/completions", "caller", direct},
+				{h.srv.URL + "/v1/chat/completions", projectKey, body},
+			}
+			lat := make([][]time.Duration, len(paths))
+			b.ResetTimer()
+			for b.Loop() {
+				for i, p := range paths {
+					lat[i] = append(lat[i], send(p.url, p.key, p.body))
+				}
+			}
+			b.StopTimer()
+			p50 := func(ds []time.Duration) float64 {
+				s := slices.Clone(ds)
+				slices.Sort(s)
+				return float64(s[len(s)/2].Nanoseconds()) / 1e3
+			}
+			// Throughput: the same number of requests through each front,
+			// eight at a time.
+			const callers = 8
+			n := max(b.N, 200)
+			rate := func(p int) float64 {
+				var next atomic.Int64
+				start := time.Now()
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Go(func() {
+						for next.Add(1) <= int64(n) {
+							send(paths[p].url, paths[p].key, paths[p].body)
+						}
+					})
+				}
+				wg.Wait()
+				return float64(n) / time.Since(start).Seconds()
+			}
+			proxyRate, gatewayRate := rate(1), rate(2)
+			proxyAdded, gatewayAdded := p50(lat[1])-p50(lat[0]), p50(lat[2])-p50(lat[0])
+			b.ReportMetric(p50(lat[0]), "direct-p50-µs")
+			b.ReportMetric(proxyAdded, "proxy-added-p50-µs")
+			b.ReportMetric(gatewayAdded, "gateway-added-p50-µs")
+			b.ReportMetric(gatewayAdded/max(proxyAdded, 1), "added-p50-ratio")
+			b.ReportMetric(proxyRate, "proxy-req/s")
+			b.ReportMetric(gatewayRate, "gateway-req/s")
+			b.ReportMetric(gatewayRate/proxyRate, "throughput-ratio")
+		})
+	}
 }

@@ -10,15 +10,16 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3/option"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/airside/airside/internal/carrierclient"
 	"github.com/airside/airside/internal/tracing"
 	"github.com/airside/airside/internal/traffic"
 )
@@ -55,11 +56,10 @@ type upstreamFailure struct {
 	message    string // when there was no answer at all
 }
 
-// forward sends the request to one listing with the official OpenAI Go
-// client, which owns the base URL, the key and the error shapes; the body
-// goes as raw JSON so every field the caller sent reaches the carrier, and
-// the answer comes back as the raw response, which the gateway relays as
-// it arrives (an SSE stream event by event) while it measures it.
+// forward sends the request to one listing: the body goes as raw JSON so
+// every field the caller sent reaches the carrier, and the answer comes
+// back as the raw response, which the gateway relays as it arrives (an SSE
+// stream event by event) while it measures it.
 func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysis, body []byte, route Route) (at attempt) {
 	start := g.Now()
 	// The carrier call is a GenAI client span (OpenTelemetry's GenAI
@@ -90,10 +90,8 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	// No first token within FirstByteTimeout is a timeout (counted); a
 	// stream then has StreamLimits.Deadline in all.
 	firstByte := time.AfterFunc(g.firstByteTimeout(), func() { cancel(errFirstByte) })
-	client := carrierclient.New(baseURL, key, g.HTTP)
-	var raw *http.Response
-	err = client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", up))
-	if raw == nil {
+	raw, err := g.postChat(ctx, baseURL, key, up, a.Stream)
+	if err != nil {
 		firstByte.Stop()
 		if caller.Err() != nil {
 			return callerHungUp(g.Now().Sub(start))
@@ -109,7 +107,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	if raw.StatusCode == http.StatusUnauthorized {
 		g.Creds.Forget(route.ListingID) // the key may have been rotated
 	}
-	if raw.StatusCode >= 300 || err != nil {
+	if raw.StatusCode >= 300 {
 		firstByte.Stop()
 		b, _ := io.ReadAll(io.LimitReader(raw.Body, 64<<10))
 		return attempt{Outcome: Outcome{Class: traffic.ClassOfStatus(raw.StatusCode), Status: raw.StatusCode, Total: g.Now().Sub(start)},
@@ -136,10 +134,10 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 				ToolCalls []toolCall `json:"tool_calls"`
 			} `json:"message"`
 		} `json:"choices"`
-		Usage    *usageJSON      `json:"usage"`
-		Provider json.RawMessage `json:"provider"`
+		Usage    *usageJSON     `json:"usage"`
+		Provider jsontext.Value `json:"provider"`
 	}
-	if json.Unmarshal(answer, &c) != nil {
+	if jsonv2.Unmarshal(answer, &c, lenientChunk) != nil {
 		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode, Total: ttft},
 			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier's answer was not JSON."}}
 	}
@@ -160,10 +158,47 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(CacheHeader, "miss")
+	// With its length said, the caller has the whole answer as the bytes
+	// arrive, not when the gateway has also recorded the try.
+	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(answer)
 	return attempt{Outcome: o, written: true, answer: answer}
 }
+
+// lenientChunk reads a stream chunk as encoding/json would (the relay only
+// looks into it; what it does not understand passes on as it came):
+// names in any case, a name twice, invalid UTF-8.
+var lenientChunk = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+// postChat is the relay's one call to a carrier: the body as it is, to
+// the chat completions path under the listing's base URL, with its key.
+// Written on net/http rather than through the official OpenAI client (the
+// preflight's and the traffic driver's): the relay reads nothing of the
+// answer through the client's types, and building a request through the
+// client's option chain cost more than the rest of the relay (issue 51's
+// profile); the client's other value, retries, the gateway does itself,
+// across listings. No OPENAI_* variable of the operator's reaches it.
+func (g *Gateway) postChat(ctx context.Context, baseURL, key string, body []byte, stream bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("carrier request: %w", err)
+	}
+	accept := "application/json"
+	if stream {
+		accept = "text/event-stream"
+	}
+	req.Header = http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}, "Accept": {accept},
+		"User-Agent": {carrierUserAgent}}
+	hc := g.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return hc.Do(req)
+}
+
+// carrierUserAgent names the gateway to carriers.
+const carrierUserAgent = "Airside-Gateway/1"
 
 // endCarrierSpan records an attempt's outcome on its GenAI span: the
 // tokens the carrier reported, the status, and error.type when it failed.
@@ -212,6 +247,19 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		}
 	}()
 	flusher, _ := w.(http.Flusher)
+	// Events are flushed to the caller when the relay is about to read
+	// the carrier again: at once when it waits for the next event, and
+	// once for events that arrived together (a write per event, a flush
+	// per batch).
+	pending := false
+	flush := func() {
+		if pending && flusher != nil {
+			flusher.Flush()
+		}
+		pending = false
+	}
+	body.beforeRead = flush
+	var out []byte
 	o := Outcome{Class: traffic.Served, Status: raw.StatusCode}
 	args := &toolArgs{limits: limits, byCall: map[int][]byte{}}
 	written, done := false, false
@@ -260,11 +308,11 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 					} `json:"tool_calls"`
 				} `json:"delta"`
 			} `json:"choices"`
-			Usage    *usageJSON      `json:"usage"`
-			Provider json.RawMessage `json:"provider"`
+			Usage    *usageJSON     `json:"usage"`
+			Provider jsontext.Value `json:"provider"`
 		}
 		token := true // an event that is not a chat chunk is passed on as it is
-		if json.Unmarshal(data, &chunk) == nil {
+		if jsonv2.Unmarshal(data, &chunk, lenientChunk) == nil {
 			token = chunk.Usage != nil
 			for _, ch := range chunk.Choices {
 				if ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" ||
@@ -311,11 +359,11 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		if token {
 			gap.Reset(limits.MaxGap)
 		}
-		_, _ = fmt.Fprintf(w, "data: %s\n\n", data)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		out = append(append(append(out[:0], "data: "...), data...), "\n\n"...)
+		_, _ = w.Write(out)
+		pending = true
 	}
+	flush()
 	firstByte.Stop()
 	held = nil
 	o.Total = g.Now().Sub(start)

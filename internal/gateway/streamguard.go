@@ -90,9 +90,16 @@ type eventBoundedBody struct {
 	io.ReadCloser
 	limit, read int64
 	breach      *streamBreach
+	// beforeRead, when set, runs before each read of the carrier's body:
+	// the relay flushes what it wrote then, once per batch of events the
+	// carrier sent together, as a reverse proxy flushes before it waits.
+	beforeRead func()
 }
 
 func (b *eventBoundedBody) Read(p []byte) (int, error) {
+	if b.beforeRead != nil {
+		b.beforeRead()
+	}
 	if b.read >= b.limit {
 		if b.breach == nil {
 			b.breach = breach("sent an event of more than %d bytes", b.limit)
