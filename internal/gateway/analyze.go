@@ -41,7 +41,8 @@ type Analysis struct {
 }
 
 // chatBody is the part of an OpenAI chat request the gateway reads; the
-// rest is passed on untouched.
+// rest is passed on untouched. Raw members are jsontext.Value, which the
+// decoder fills without the legacy Unmarshaler path json.RawMessage takes.
 type chatBody struct {
 	Model         string `json:"model"`
 	Stream        bool   `json:"stream"`
@@ -49,10 +50,10 @@ type chatBody struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Messages []struct {
-		Content json.RawMessage `json:"content"`
+		Content jsontext.Value `json:"content"`
 	} `json:"messages"`
-	Tools          []json.RawMessage `json:"tools"`
-	Functions      []json.RawMessage `json:"functions"`
+	Tools          []jsontext.Value `json:"tools"`
+	Functions      []jsontext.Value `json:"functions"`
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -65,7 +66,7 @@ type chatBody struct {
 	Thinking *struct {
 		BudgetTokens *int64 `json:"budget_tokens"`
 	} `json:"thinking"`
-	WebSearchOptions json.RawMessage `json:"web_search_options"`
+	WebSearchOptions jsontext.Value `json:"web_search_options"`
 	// Routing is Airside's routing mode; Provider.Sort is OpenRouter's.
 	Routing *string `json:"routing"`
 	// Provider is OpenRouter's provider object (election.md sec. 7).
