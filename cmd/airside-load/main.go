@@ -91,6 +91,10 @@ var firstFailure atomic.Bool
 // The staff login the pages are measured with (set when this tool seeds).
 var loadEmail string
 
+// loadDB is the database the tool seeded and the portal serves ("" when
+// --target names a portal of its own): the ingest baseline writes to it.
+var loadDB string
+
 const loadPassword = "load-test-password"
 
 func run(ctx context.Context, cfg config) error {
@@ -125,7 +129,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	plain := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency, DisableCompression: true}, Timeout: 30 * time.Second}
 	endpoints := []endpoint{
-		{"GET /healthz", func(*rand.Rand) (int, error) {
+		{name: "GET /healthz", call: func(*rand.Rand) (int, error) {
 			res, err := plain.Get(base + "/healthz")
 			if err != nil {
 				return 0, err
@@ -133,11 +137,11 @@ func run(ctx context.Context, cfg config) error {
 			drain(res) // read to the end, so the connection is reused
 			return res.StatusCode, nil
 		}},
-		{"GET /catalogue (304)", func(*rand.Rand) (int, error) {
+		{name: "GET /catalogue (304)", call: func(*rand.Rand) (int, error) {
 			res, err := client.GetCatalogueWithResponse(ctx, &gatewayclient.GetCatalogueParams{IfNoneMatch: &etag})
 			return statusOf(res), err
 		}},
-		{"GET /catalogue (200, gzip)", func(*rand.Rand) (int, error) {
+		{name: "GET /catalogue (200, gzip)", call: func(*rand.Rand) (int, error) {
 			req, _ := http.NewRequest("GET", base+"/api/v1/catalogue", nil)
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Accept-Encoding", "gzip")
@@ -148,19 +152,19 @@ func run(ctx context.Context, cfg config) error {
 			drain(res)
 			return res.StatusCode, nil
 		}},
-		{"POST /elect", func(rng *rand.Rand) (int, error) {
+		{name: "POST /elect", call: func(rng *rand.Rand) (int, error) {
 			prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
 			res, err := client.ElectWithResponse(ctx, gatewayclient.ElectRequest{Model: models[rng.IntN(len(models))],
 				PromptTokens: &prompt, Streaming: &streaming, Workload: &workload})
 			return statusOf(res), err
 		}},
-		{"POST /elect/winner", func(rng *rand.Rand) (int, error) {
+		{name: "POST /elect/winner", call: func(rng *rand.Rand) (int, error) {
 			prompt, streaming, workload := int64(1000+rng.IntN(50000)), true, gatewayclient.Coding
 			res, err := client.ElectWinnerWithResponse(ctx, gatewayclient.ElectRequest{Model: models[rng.IntN(len(models))],
 				PromptTokens: &prompt, Streaming: &streaming, Workload: &workload})
 			return statusOf(res), err
 		}},
-		{"POST /metrics", func(rng *rand.Rand) (int, error) {
+		{name: "POST /metrics", call: func(rng *rand.Rand) (int, error) {
 			l := listings[rng.IntN(len(listings))]
 			at := time.Now().UTC().Truncate(time.Minute)
 			// Each (listing, minute) carries the same figures from every
@@ -203,8 +207,21 @@ func run(ctx context.Context, cfg config) error {
 					return err
 				}
 				buckets := postedBuckets.Swap(0)
+				folded := float64(buckets) / (cfg.duration + took).Seconds()
 				fmt.Printf("%-28s every batch new rows, answered before folding; %d buckets folded %.1f s after the last answer\n", "", buckets, took.Seconds())
-				fmt.Printf("%-28s (%.0f buckets/s from the first answer to the last fold)\n", "", float64(buckets)/(cfg.duration+took).Seconds())
+				fmt.Printf("%-28s (%.0f buckets/s from the first answer to the last fold)\n", "", folded)
+				if batch := e.batchBuckets; batch > 0 && loadDB != "" {
+					plain, err := plainInsertRate(ctx, listings, int(buckets), batch)
+					if err != nil {
+						return err
+					}
+					mark := "met"
+					if folded < plain/2 {
+						mark = "NOT met"
+					}
+					fmt.Printf("%-28s a plain batched insert of the same %d rows (%d a transaction) into the same database: %.0f buckets/s;\n", "", buckets, batch, plain)
+					fmt.Printf("%-28s the portal's fold is %.0f %% of it (mark: at least 50 %%, %s)\n", "", 100*folded/plain, mark)
+				}
 			}
 		}
 		return nil
@@ -263,6 +280,46 @@ func run(ctx context.Context, cfg config) error {
 type endpoint struct {
 	name string
 	call func(rng *rand.Rand) (int, error)
+	// batchBuckets, for a fleet's full batches answered before folding,
+	// is the buckets a batch carries: the ingest is then compared with a
+	// plain batched insert of as many rows in batches of that size.
+	batchBuckets int
+}
+
+// plainInsertRate is how fast the database takes n buckets shaped like the
+// fleet's (a listing each, batch a transaction) in a plain batched insert
+// (store.InsertBucketsPlain: no first-write check, no rollup), in buckets
+// a second; the rows are removed again.
+func plainInsertRate(ctx context.Context, listings []gatewayclient.Listing, n, batch int) (float64, error) {
+	if n == 0 {
+		return 0, errors.New("no buckets to compare with")
+	}
+	st, err := store.Open(ctx, loadDB)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	const prefix = "load-baseline-"
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	rows := make([]catalogue.Bucket, n)
+	for i := range rows {
+		l := listings[i%len(listings)]
+		requests := int64(50 + i%100)
+		ok := requests - 1
+		rows[i] = catalogue.Bucket{ListingID: l.ListingId, Minute: minute, Source: prefix + strconv.Itoa(i/len(listings)),
+			Counts: catalogue.Counts{Requests: requests, Errors: 1, TTFTMsSum: ok * 400, OutputTokens: ok * 300, DurationMs: ok * 5000,
+				InputTokens: requests * 4000, CachedInputTokens: requests * 1000,
+				GatewayCounts: catalogue.GatewayCounts{Routed: ok - 1, Exploration: 1}}}
+	}
+	start := time.Now()
+	if err := st.InsertBucketsPlain(ctx, rows, batch); err != nil {
+		return 0, err
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	if _, err := st.DeleteBucketsOfSources(ctx, prefix); err != nil {
+		return 0, err
+	}
+	return rate, nil
 }
 
 // gatewayBatches is the ingest a fleet of gateways makes: each of
@@ -344,9 +401,9 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 		}
 	}
 	return []endpoint{
-		{fmt.Sprintf("POST /metrics (%d gw, stored)", n), post(false, false)},
-		{fmt.Sprintf("POST /metrics (%d gw, async)", n), post(true, false)},
-		{fmt.Sprintf("... 1 bucket (%d gw, async)", n), post(true, true)},
+		{name: fmt.Sprintf("POST /metrics (%d gw, stored)", n), call: post(false, false)},
+		{name: fmt.Sprintf("POST /metrics (%d gw, async)", n), call: post(true, false), batchBuckets: len(fleet[0].listings)},
+		{name: fmt.Sprintf("... 1 bucket (%d gw, async)", n), call: post(true, true)},
 	}
 }
 
@@ -667,6 +724,7 @@ func seedAndServe(ctx context.Context, cfg config) (base, token string, models [
 	if dbURL == "" {
 		dbURL = "sqlite:" + filepath.Join(dir, "load.db")
 	}
+	loadDB = dbURL
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		cleanup()
