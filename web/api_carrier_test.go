@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/money"
@@ -328,6 +329,27 @@ func TestACarrierAdminIssuesTokensForItsCarrierOnly(t *testing.T) {
 	}
 	wantStatus(t, "revoke", admin.post("/carrier/tokens?carrier=nebula", revoke, url.Values{}), http.StatusSeeOther)
 	wantStatus(t, "revoked", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", secret[1], ""), http.StatusUnauthorized)
+
+	// A token whose issuer is no longer an admin opens nothing, and the
+	// list says so beside it.
+	ctx := context.Background()
+	boss, _ := p.store.FindUserByEmail(ctx, "admin@nebula.example")
+	second, _ := p.store.FindUserByEmail(ctx, "member@nebula.example")
+	if err := p.store.SetMemberRole(ctx, boss.ID, nebula.ID, second.ID, account.CarrierAdmin); err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := carrierToken(t, p.store, "member@nebula.example", apitoken.ScopeFaresRead)
+	wantStatus(t, "the second admin's token", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", theirs, ""), http.StatusOK)
+	if strings.Contains(admin.get("/carrier/tokens?carrier=nebula").body, "Opens nothing") {
+		t.Error("a working token is listed as opening nothing")
+	}
+	if err := p.store.SetMemberRole(ctx, boss.ID, nebula.ID, second.ID, account.CarrierMember); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "the demoted admin's token", apiCall(t, p.srv.URL, "GET", "/api/v1/carrier/listings", theirs, ""), http.StatusForbidden)
+	if body := admin.get("/carrier/tokens?carrier=nebula").body; !strings.Contains(body, "Opens nothing: The person who issued this token is no longer an admin") {
+		t.Errorf("the list does not say the demoted admin's token opens nothing:\n%.3000s", body)
+	}
 }
 
 // TestADryRunAnswersWhatThePreviewPageShows: the carrier API's preview of

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -74,15 +75,45 @@ func (s *Server) tokensView(c echo.Context, tp tokenPage, chosen []string) (temp
 	if err != nil {
 		return templates.TokensView{}, err
 	}
+	issuers := map[int64]*account.Principal{}
 	for _, t := range tokens {
 		row := templates.TokenRow{ID: t.ID, Name: t.Name, Scopes: strings.Join(t.Scopes, ", "), Created: stamp(&t.CreatedAt),
 			Used: orDash(stamp(t.LastUsedAt)), Revoked: stamp(t.RevokedAt)}
+		if tp.carrier != nil && t.RevokedAt == nil {
+			// A carrier's token acts as its issuer: one who is no longer
+			// the carrier's admin leaves it opening nothing (403), which
+			// the list says rather than showing it as working.
+			if row.Inactive, err = s.tokenInactive(ctx, &t, issuers); err != nil {
+				return templates.TokensView{}, err
+			}
+		}
 		v.Rows = append(v.Rows, row)
 	}
 	for _, sc := range scopes {
 		v.Scopes = append(v.Scopes, templates.CapabilityOption{Name: sc, Label: sc, Why: apitoken.ScopeMeanings[sc], Checked: contains(chosen, sc)})
 	}
 	return v, nil
+}
+
+// tokenInactive says why a carrier's live token opens nothing ("" when it
+// works), reading each issuer once.
+func (s *Server) tokenInactive(ctx context.Context, t *apitoken.Token, issuers map[int64]*account.Principal) (string, error) {
+	var issuer *account.Principal
+	if t.CreatedBy != nil {
+		p, seen := issuers[*t.CreatedBy]
+		if !seen {
+			var err error
+			if p, err = s.AccountReads.FindPrincipal(ctx, *t.CreatedBy); err != nil && apperr.Code(err) != apperr.ENOTFOUND {
+				return "", err
+			}
+			issuers[*t.CreatedBy] = p
+		}
+		issuer = p
+	}
+	if _, err := apitoken.ActsFor(t, issuer); err != nil {
+		return "Opens nothing: " + apperr.Message(err), nil
+	}
+	return "", nil
 }
 
 func (s *Server) handleTokens(c echo.Context) error {
