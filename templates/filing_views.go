@@ -172,6 +172,9 @@ type ImpactRow struct {
 	// by carrier name.
 	WinnerBefore, Winner string
 	Class                string // "better", "worse" or ""
+	// ShareBefore and ShareAfter are the listing's share of the scenario's
+	// requests for a project on the share policy ("—" off the ballot).
+	ShareBefore, ShareAfter string
 }
 
 // CommentRow is one message of a filing's thread.

@@ -184,6 +184,14 @@ func standingText(st projection.Standing) (rank, score string) {
 	return fmt.Sprintf("%d of %d", st.Rank, st.Of), templates.Score(st.Score)
 }
 
+// shareText is a share-policy standing as the impact panel shows it.
+func shareText(st projection.ShareStanding) string {
+	if !st.OnBallot {
+		return "—"
+	}
+	return templates.Share(st.Outcome.Share)
+}
+
 func impactRow(imp projection.ScenarioImpact, names map[string]string) templates.ImpactRow {
 	name := func(id string) string {
 		if n, ok := names[id]; ok {
@@ -194,6 +202,7 @@ func impactRow(imp projection.ScenarioImpact, names map[string]string) templates
 	row := templates.ImpactRow{Scenario: imp.Scenario.Name, WinnerBefore: name(imp.Before.Winner), Winner: name(imp.After.Winner)}
 	row.BeforeRank, row.BeforeScore = standingText(imp.Before)
 	row.AfterRank, row.AfterScore = standingText(imp.After)
+	row.ShareBefore, row.ShareAfter = shareText(imp.ShareBefore), shareText(imp.ShareAfter)
 	b, a := imp.Before, imp.After
 	switch {
 	case a.Eligible && (!b.Eligible || a.Rank < b.Rank):

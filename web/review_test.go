@@ -435,4 +435,28 @@ func TestTheReviewersImpactIsTheCarriersPreview(t *testing.T) {
 			t.Errorf("%s: the reviewer reads a score of %s after the filing, the carrier previewed %s", r[1], r[2], want)
 		}
 	}
+	// Under the share policy too: the reviewer's share after the filing is
+	// the one the carrier previewed for the same fare.
+	underShare := regexp.MustCompile(`(?s)data-testid="under-share".*?</table>`).FindString(previewed.body)
+	previewedShares := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<th scope="row">([^<]*)</th>\s*<td><strong>([^<]*) of its requests</strong>`).FindAllStringSubmatch(underShare, -1) {
+		previewedShares[m[1]] = m[2]
+	}
+	if len(previewedShares) == 0 {
+		t.Fatalf("the preview shows no share under the share policy:\n%.2000s", underShare)
+	}
+	compared := 0
+	for _, m := range regexp.MustCompile(`(?s)<tr[^>]*><td>([^<]*)</td>.*?data-testid="share-policy">([^<]*) → ([^<]*)</td>`).FindAllStringSubmatch(impact, -1) {
+		want, ok := previewedShares[m[1]]
+		if !ok {
+			continue
+		}
+		compared++
+		if m[3] != want {
+			t.Errorf("%s: under the share policy the reviewer reads %s after the filing, the carrier previewed %s", m[1], m[3], want)
+		}
+	}
+	if compared == 0 {
+		t.Errorf("the impact panel shows no share under the share policy:\n%s", impact)
+	}
 }

@@ -236,6 +236,10 @@ func StandingIn(b *election.Ballot, subject int) (Standing, election.Result) {
 type ScenarioImpact struct {
 	Scenario      Scenario
 	Before, After Standing
+	// ShareBefore and ShareAfter are the listing's standing for a project
+	// on the share policy (election.md sec. 8): its share of the
+	// scenario's requests as published and with the change.
+	ShareBefore, ShareAfter ShareStanding
 }
 
 // Impact computes, for every standard scenario, the listing's standing as
@@ -248,7 +252,9 @@ func Impact(m Market, model string, change Change, at time.Time) []ScenarioImpac
 		after, ai := m.Ballot(req, change)
 		b, _ := StandingIn(&before, bi)
 		a, _ := StandingIn(&after, ai)
-		out = append(out, ScenarioImpact{Scenario: sc, Before: b, After: a})
+		in := Input{Market: m, Model: model, ListingID: change.ListingID, At: at}
+		out = append(out, ScenarioImpact{Scenario: sc, Before: b, After: a,
+			ShareBefore: shareStanding(in, sc, Change{ListingID: change.ListingID}), ShareAfter: shareStanding(in, sc, change)})
 	}
 	return out
 }

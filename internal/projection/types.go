@@ -22,4 +22,6 @@ type (
 	Change         = preview.Change
 	ScenarioImpact = preview.ScenarioImpact
 	Standing       = preview.Standing
+	// ShareStanding is a listing's place under the share policy.
+	ShareStanding = preview.ShareStanding
 )
