@@ -84,6 +84,11 @@ type ListingTrafficView struct {
 	Projected string
 	// ProjectedMix says which workload mix the projection assumed.
 	ProjectedMix string
+	// SharePolicy is the listing's share, as published, for projects on
+	// the share policy: the total weighed as ProjectedMix says, then a row
+	// per scenario ("" / nil when it is not in service).
+	SharePolicy     string
+	SharePolicyRows []Figure
 	// Routing is what routing did in the period: how the served requests
 	// came, failures by class, 429s, caps and tool-call quality.
 	Routing []Figure

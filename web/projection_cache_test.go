@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,13 +257,30 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 			if l.CarrierSlug != carrier || l.Status != catalogue.StatusInService {
 				continue
 			}
-			previewed := regexp.MustCompile(`data-testid="share-total">([^<]*)<`).FindStringSubmatch(c.get(fmt.Sprintf("/listings/%d/preview", l.ID)).body)
-			now := regexp.MustCompile(`data-testid="projected">[^<]*<strong>([^<]*)<`).FindStringSubmatch(c.get(fmt.Sprintf("/traffic/listings/%d", l.ID)).body)
+			previewPage := c.get(fmt.Sprintf("/listings/%d/preview", l.ID)).body
+			trafficPage := c.get(fmt.Sprintf("/traffic/listings/%d", l.ID)).body
+			previewed := regexp.MustCompile(`data-testid="share-total">([^<]*)<`).FindStringSubmatch(previewPage)
+			now := regexp.MustCompile(`data-testid="projected">[^<]*<strong>([^<]*)<`).FindStringSubmatch(trafficPage)
 			if previewed == nil || now == nil {
 				t.Fatalf("%s/%s: preview share %v, traffic page's now %v", carrier, l.Model.Slug, previewed, now)
 			}
 			if previewed[1] != now[1] {
 				t.Errorf("%s/%s: the preview projects %s, the traffic page %s now", carrier, l.Model.Slug, previewed[1], now[1])
+			}
+			// For projects on the share policy, scenario by scenario, the
+			// same figures on both pages.
+			var underShare, policyNow []string
+			for _, m := range regexp.MustCompile(`<td><strong>([^<]*) of its requests</strong>`).FindAllStringSubmatch(
+				regexp.MustCompile(`(?s)data-testid="under-share".*?</table>`).FindString(previewPage), -1) {
+				underShare = append(underShare, m[1])
+			}
+			for _, m := range regexp.MustCompile(`data-testid="share-policy-[a-z]+-auto">([^<]*)<`).FindAllStringSubmatch(trafficPage, -1) {
+				if m[1] != "not eligible" {
+					policyNow = append(policyNow, m[1])
+				}
+			}
+			if len(underShare) == 0 || !slices.Equal(underShare, policyNow) {
+				t.Errorf("%s/%s: under the share policy the preview says %v, the traffic page %v", carrier, l.Model.Slug, underShare, policyNow)
 			}
 			compared++
 		}

@@ -326,6 +326,21 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 	}
 	if ok {
 		v.Projected, v.ProjectedMix = templates.Share(now.Total), said
+		policy, err := s.Projector.SharePolicyNow(ctx, l)
+		if err != nil {
+			return err
+		}
+		if policy.OnBallot {
+			v.SharePolicy = templates.Share(policy.Total)
+			for _, sc := range policy.Scenarios {
+				share := "not eligible"
+				if sc.Standing.OnBallot {
+					share = templates.Share(sc.Standing.Outcome.Share)
+				}
+				v.SharePolicyRows = append(v.SharePolicyRows, templates.Figure{Label: strings.ToLower(sc.Scenario.Name), Value: share,
+					TestID: "share-policy-" + sc.Scenario.Key})
+			}
+		}
 	}
 	if projects {
 		// Beside what routing served: what the preview projected from what

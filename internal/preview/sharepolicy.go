@@ -2,6 +2,8 @@ package preview
 
 import (
 	"math"
+	"strings"
+	"time"
 
 	"github.com/airside/airside/internal/election"
 )
@@ -58,4 +60,57 @@ func shareStanding(in Input, sc Scenario, change Change) ShareStanding {
 		}
 	}
 	return st
+}
+
+// ScenarioShare is a listing's standing in one standard auto scenario for a
+// project on the share policy.
+type ScenarioShare struct {
+	Scenario Scenario
+	Standing ShareStanding
+}
+
+// PolicyShare is where a listing's published fare stands for projects on
+// the share policy: each standard auto scenario's share, and the total
+// weighed by the workload mix (OnBallot false when no scenario has it).
+type PolicyShare struct {
+	Scenarios []ScenarioShare
+	Total     float64
+	OnBallot  bool
+}
+
+// SharePolicyNow is a listing's share for projects on the share policy,
+// with the published fares and the catalogue's health at at, in each
+// standard auto scenario and weighed by mix (shape key to weight; nil or
+// all zero: an even mix), as the preview's "For projects on the share
+// policy" reads it for the fare as published.
+func SharePolicyNow(m Market, model string, listingID int64, at time.Time, mix map[string]float64) PolicyShare {
+	in := Input{Market: m, Model: model, ListingID: listingID, At: at}
+	var out PolicyShare
+	var weighed, weights float64
+	even := true
+	for _, w := range mix {
+		if w > 0 {
+			even = false
+		}
+	}
+	for _, sc := range StandardScenarios() {
+		if sc.Routing != election.ModeAuto {
+			continue
+		}
+		st := shareStanding(in, sc, Change{ListingID: listingID})
+		out.Scenarios = append(out.Scenarios, ScenarioShare{Scenario: sc, Standing: st})
+		w := 1.0
+		if !even {
+			w = mix[strings.TrimSuffix(sc.Key, "-"+sc.Routing.String())]
+		}
+		weights += w
+		if st.OnBallot {
+			out.OnBallot = true
+			weighed += w * st.Outcome.Share
+		}
+	}
+	if weights > 0 {
+		out.Total = weighed / weights
+	}
+	return out
 }

@@ -52,3 +52,50 @@ func TestTheShareStandingExplainsItself(t *testing.T) {
 		t.Error("the 92 % uptime, 40 tok/s listing is inside the edge in every scenario")
 	}
 }
+
+// TestTheSharePolicyNowIsThePreviewsForThePublishedFare: the share-policy
+// standing the traffic page shows is, scenario by scenario, the preview's
+// for the fare as published, and its total is the scenarios' shares
+// weighed by the mix given (evenly without one).
+func TestTheSharePolicyNowIsThePreviewsForThePublishedFare(t *testing.T) {
+	m := market()
+	for _, tc := range []struct {
+		name string
+		mix  map[string]float64
+	}{
+		{"even", nil},
+		{"small prompts only", map[string]float64{"small": 5}},
+		{"coding and chat", map[string]float64{"coding": 3, "chat": 1, "small": 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for id := int64(1); id <= 4; id++ {
+				got := SharePolicyNow(m, "kimi-k2.5", id, at, tc.mix)
+				res := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: id, At: at})
+				byKey := map[string]ShareStanding{}
+				for _, s := range res.Scenarios {
+					byKey[s.Scenario.Key] = s.UnderShare
+				}
+				var weighed, weights float64
+				for _, s := range got.Scenarios {
+					want := byKey[s.Scenario.Key]
+					if s.Standing.OnBallot != want.OnBallot || s.Standing.Outcome.Share != want.Outcome.Share {
+						t.Errorf("listing %d, %s: share %v (on ballot %v), the preview's %v (%v)", id, s.Scenario.Key,
+							s.Standing.Outcome.Share, s.Standing.OnBallot, want.Outcome.Share, want.OnBallot)
+					}
+					w := 1.0
+					if tc.mix != nil {
+						w = tc.mix[s.Scenario.Key[:len(s.Scenario.Key)-len("-auto")]]
+					}
+					weights += w
+					weighed += w * s.Standing.Outcome.Share
+				}
+				if len(got.Scenarios) != 4 || !got.OnBallot || math.Abs(got.Total-weighed/weights) > 1e-12 {
+					t.Errorf("listing %d: %d scenarios, total %v; want 4 and %v", id, len(got.Scenarios), got.Total, weighed/weights)
+				}
+			}
+		})
+	}
+	if got := SharePolicyNow(m, "kimi-k2.5", 99, at, nil); got.OnBallot || got.Total != 0 {
+		t.Errorf("a listing not on the market: %+v", got)
+	}
+}

@@ -738,6 +738,36 @@ func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past 
 	return shares[0][at], true, nil
 }
 
+// SharePolicyNow is where the listing's published fare stands now for
+// projects on the share policy (election.md sec. 8), on the routing
+// snapshot's market, weighed by the model's measured workload mix (even
+// without demand measured): the preview's "For projects on the share
+// policy" for the fare as published. OnBallot is false for a listing not
+// in service.
+func (pj *Projector) SharePolicyNow(ctx context.Context, l *catalogue.Listing) (PolicyShare, error) {
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		return PolicyShare{}, err
+	}
+	market, ok := snap.Market(l.Model.Slug)
+	if !ok {
+		return PolicyShare{}, nil
+	}
+	at := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
+	if at < 0 || market.Listings[at].Published == nil || market.Listings[at].Status != catalogue.StatusInService {
+		return PolicyShare{}, nil
+	}
+	d, err := pj.Demand(ctx, l.Model.Slug)
+	if err != nil {
+		return PolicyShare{}, err
+	}
+	mix, requests := preview.MixFromDemand(d)
+	if requests == 0 {
+		mix = nil
+	}
+	return preview.SharePolicyNow(market, l.Model.Slug, l.ID, pj.Now(), mix), nil
+}
+
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

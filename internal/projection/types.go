@@ -22,6 +22,8 @@ type (
 	Change         = preview.Change
 	ScenarioImpact = preview.ScenarioImpact
 	Standing       = preview.Standing
-	// ShareStanding is a listing's place under the share policy.
+	// ShareStanding is a listing's place under the share policy;
+	// PolicyShare its standing across the standard scenarios.
 	ShareStanding = preview.ShareStanding
+	PolicyShare   = preview.PolicyShare
 )
