@@ -89,6 +89,10 @@ type ListingTrafficView struct {
 	// per scenario ("" / nil when it is not in service).
 	SharePolicy     string
 	SharePolicyRows []Figure
+	// SharePolicyDemand is the part of the model's requests the share
+	// policy carried, and Blended the share with each policy weighed by
+	// its demand ("" when no request came under the share policy).
+	SharePolicyDemand, Blended string
 	// Routing is what routing did in the period: how the served requests
 	// came, failures by class, 429s, caps and tool-call quality.
 	Routing []Figure

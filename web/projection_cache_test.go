@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/airside/airside/cmd/airside/wire"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -287,5 +290,53 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 	}
 	if compared < 6 {
 		t.Errorf("compared %d listings, want the demo's nebula and orbit listings in service", compared)
+	}
+}
+
+// TestTheTrafficPageWeighsEachPolicyByItsDemand: demand the gateway reports
+// as routed under the share policy makes the listing's traffic page say
+// which part of the model's requests that policy carried, and the share
+// with each policy weighed by its demand: the election's projection and
+// the share policy's, blended in that proportion.
+func TestTheTrafficPageWeighsEachPolicyByItsDemand(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	l := nebulaListing(t, p.store, "kimi-k2.5")
+	c := p.client()
+	c.login("admin@nebula.example")
+	page := fmt.Sprintf("/traffic/listings/%d", l.ID)
+	if body := c.get(page).body; strings.Contains(body, `data-testid="share-blended"`) {
+		t.Fatal("a blend is shown before any request came under the share policy")
+	}
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
+	body := fmt.Sprintf(`{"buckets":[],"demand":[{"model":%q,"workload":"general","minute":%q,"source":"gw","requests":200,"promptTokens":200000,
+		"asked":{"policy:share":50}}]}`, l.Model.Slug, minute)
+	wantStatus(t, "post demand", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, body), http.StatusAccepted)
+	got := c.get(page).body
+	pct := func(testid string) float64 {
+		m := regexp.MustCompile(`data-testid="` + testid + `">([0-9.]+) %<`).FindStringSubmatch(got)
+		if m == nil {
+			t.Fatalf("no %s on the page:\n%.4000s", testid, got)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	election := regexp.MustCompile(`data-testid="projected">[^<]*<strong>([0-9.]+) %<`).FindStringSubmatch(got)
+	policy := regexp.MustCompile(`data-testid="share-policy-now">[^<]*<strong>([0-9.]+) %<`).FindStringSubmatch(got)
+	if election == nil || policy == nil {
+		t.Fatalf("no projection or share-policy figure on the page:\n%.4000s", got)
+	}
+	e, _ := strconv.ParseFloat(election[1], 64)
+	s, _ := strconv.ParseFloat(policy[1], 64)
+	demand, blended := pct("share-policy-demand"), pct("share-blended-value")
+	if demand != 25 {
+		t.Errorf("the share policy carried %v %% of the model's requests; 50 of 200 were posted", demand)
+	}
+	// Each figure is shown to a tenth of a point.
+	if want := 0.75*e + 0.25*s; math.Abs(blended-want) > 0.15 {
+		t.Errorf("blended %v %%; 0.75 x %v + 0.25 x %v = %.2f", blended, e, s, want)
 	}
 }

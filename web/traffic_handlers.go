@@ -332,6 +332,9 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		}
 		if policy.OnBallot {
 			v.SharePolicy = templates.Share(policy.Total)
+			if policy.Demand > 0 {
+				v.SharePolicyDemand, v.Blended = templates.Share(policy.Demand), templates.Share(policy.Blended(now.Total))
+			}
 			for _, sc := range policy.Scenarios {
 				share := "not eligible"
 				if sc.Standing.OnBallot {

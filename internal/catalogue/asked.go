@@ -20,6 +20,9 @@ import (
 //	regions:DE,FR             the project's residency (sorted)
 //	context_over:131072       prompt plus max_tokens above the threshold
 //	max_output_over:16384     max_tokens above the threshold
+//	policy:share              routed under the share policy (election.md
+//	                          sec. 8) rather than the election; a listing
+//	                          serves these as any other
 const (
 	AskedZDR            = "zdr"
 	AskedDenyCollection = "data_collection:deny"
@@ -27,6 +30,7 @@ const (
 	askedRegions        = "regions:"
 	askedContextOver    = "context_over:"
 	askedMaxOutputOver  = "max_output_over:"
+	AskedSharePolicy    = "policy:share"
 )
 
 // ContextThresholds and OutputThresholds are the lines the asked sizes are
@@ -89,6 +93,8 @@ type Asked struct {
 	ZDR, DenyCollection     bool
 	Quantizations, Regions  []string
 	ContextOver, OutputOver int64
+	// SharePolicy: the requests were routed under the share policy.
+	SharePolicy bool
 }
 
 // ParseAsked reads a key; ok is false for one outside the vocabulary.
@@ -99,6 +105,8 @@ func ParseAsked(key string) (a Asked, ok bool) {
 		a.ZDR = true
 	case key == AskedDenyCollection:
 		a.DenyCollection = true
+	case key == AskedSharePolicy:
+		a.SharePolicy = true
 	case strings.HasPrefix(key, askedQuantizations):
 		a.Quantizations = strings.Split(strings.TrimPrefix(key, askedQuantizations), ",")
 		for _, q := range a.Quantizations {
@@ -139,7 +147,7 @@ func validateAsked(asked map[string]int64, requests int64) string {
 	}
 	for key, n := range asked {
 		if _, ok := ParseAsked(key); !ok {
-			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>)",
+			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>, policy:share)",
 				key, ContextThresholds, OutputThresholds)
 		}
 		if n < 0 || n > requests {

@@ -28,7 +28,10 @@ func TestAskedKeysReadBack(t *testing.T) {
 	if keys := AskedKeys(&election.Request{PromptTokens: 10}); len(keys) != 0 {
 		t.Errorf("a plain small request asked %v", keys)
 	}
-	for _, bad := range []string{"zdr:yes", "quantizations:q4", "regions:Germany", "context_over:100000", "max_output_over:x", "order:orbit"} {
+	if a, ok := ParseAsked(AskedSharePolicy); !ok || !a.SharePolicy || a.ZDR || a.Regions != nil {
+		t.Errorf("%s reads as %+v (%v)", AskedSharePolicy, a, ok)
+	}
+	for _, bad := range []string{"zdr:yes", "quantizations:q4", "regions:Germany", "context_over:100000", "max_output_over:x", "order:orbit", "policy:election"} {
 		if _, ok := ParseAsked(bad); ok {
 			t.Errorf("%s read as a key", bad)
 		}

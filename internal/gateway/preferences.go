@@ -129,12 +129,18 @@ func preferenceName(reason string) string {
 
 // askedBy is what a request asked for besides the model, for its demand
 // row: its preferences merged with the project's, its residency and its
-// size (catalogue.AskedKeys). A request whose preferences do not read asks
+// size (catalogue.AskedKeys), and the project's policy when it is share. A request whose preferences do not read asks
 // nothing here; planning refuses it.
 func askedBy(p *Project, a Analysis) []string {
 	req := election.Request{PromptTokens: a.PromptTokens, MaxTokens: a.MaxTokens}
 	if preferences(p, &a, &req) != nil {
 		return nil
 	}
-	return catalogue.AskedKeys(&req)
+	keys := catalogue.AskedKeys(&req)
+	if p.policy() == election.PolicyShare {
+		// The projection weighs each policy's share by the demand it
+		// carried.
+		keys = append(keys, catalogue.AskedSharePolicy)
+	}
+	return keys
 }

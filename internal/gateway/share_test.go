@@ -3,7 +3,9 @@ package gateway
 import (
 	"math"
 	"testing"
+	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 )
 
@@ -51,6 +53,15 @@ func TestSharePolicySpreadsByShare(t *testing.T) {
 		t.Errorf("counts %v against shares %v: chi-square %.2f", after, want, chi2)
 	}
 	t.Logf("shares %v, counts %v, chi-square %.2f", want, after, chi2)
+	// Its demand says it was routed under the share policy, every request.
+	var demanded, underShare int64
+	for _, d := range h.gw.Recorder.TakeClosedDemand(h.clock().Add(time.Hour)) {
+		demanded += d.Requests
+		underShare += d.Asked[catalogue.AskedSharePolicy]
+	}
+	if demanded != n || underShare != n {
+		t.Errorf("demand: %d requests, %d of them under the share policy; want %d of %d", demanded, underShare, n, n)
+	}
 
 	// The election policy sends every routed request to the winner (the 1 %
 	// exploration aside).
@@ -62,5 +73,10 @@ func TestSharePolicySpreadsByShare(t *testing.T) {
 	after = h.chats()
 	if got := after["a"] - before["a"]; math.Abs(float64(got)-200) > 10 {
 		t.Errorf("under the election policy a served %d of 200", got)
+	}
+	for _, d := range h.gw.Recorder.TakeClosedDemand(h.clock().Add(2 * time.Hour)) {
+		if d.Asked[catalogue.AskedSharePolicy] != 0 {
+			t.Errorf("a demand row of the election policy counts %d under share", d.Asked[catalogue.AskedSharePolicy])
+		}
 	}
 }

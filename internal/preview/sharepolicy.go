@@ -76,6 +76,17 @@ type PolicyShare struct {
 	Scenarios []ScenarioShare
 	Total     float64
 	OnBallot  bool
+	// Demand is the part of the model's requests routed under the share
+	// policy over the mix window, as the gateways reported it (0 without
+	// demand measured); the projection sets it.
+	Demand float64
+}
+
+// Blended is the listing's share of the model's requests with each
+// policy weighed by the demand it carried: election the share projected
+// under the election policy.
+func (p PolicyShare) Blended(election float64) float64 {
+	return (1-p.Demand)*election + p.Demand*p.Total
 }
 
 // SharePolicyNow is a listing's share for projects on the share policy,

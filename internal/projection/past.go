@@ -765,7 +765,15 @@ func (pj *Projector) SharePolicyNow(ctx context.Context, l *catalogue.Listing) (
 	if requests == 0 {
 		mix = nil
 	}
-	return preview.SharePolicyNow(market, l.Model.Slug, l.ID, pj.Now(), mix), nil
+	out := preview.SharePolicyNow(market, l.Model.Slug, l.ID, pj.Now(), mix)
+	asked, err := pj.Asked(ctx, l.Model.Slug)
+	if err != nil {
+		return PolicyShare{}, err
+	}
+	if asked.Requests > 0 {
+		out.Demand = float64(asked.Asked[catalogue.AskedSharePolicy]) / float64(asked.Requests)
+	}
+	return out, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
