@@ -139,6 +139,14 @@ func TestAGatewayRestartedOrKilledLosesNoReport(t *testing.T) {
 	third := start()
 	stored := func() int64 { return storedRequests(t, dbURL, ids, began) - storedBefore }
 	waitFor(t, "the portal to store every answered request", func() bool { return stored() >= int64(answered) })
+	// The counts come first; the killed process's other reports (demand,
+	// holders, organisations) follow, and its folder goes once all are
+	// posted. A stop before that leaves them for a later process, rightly:
+	// wait for it, rather than racing it on a busy machine.
+	waitFor(t, "the third gateway to post everything the killed one left", func() bool {
+		portals, _ := os.ReadDir(spool)
+		return len(portals) == 1 && processFolders(t, filepath.Join(spool, portals[0].Name())) <= 1
+	})
 	if err := third.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
