@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -244,6 +245,10 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The follower's warnings (a failed read of the catalogue, the wait
+	// before the next) go to the test's log, shown when it fails: what
+	// kept a gateway from a revision is then on record.
+	following := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	l.server = wire.Portal(l.st, wire.Config{Log: quiet, Secrets: box})
 	withoutSafeguards(l.server)
 	l.portal = httptest.NewServer(l.server.Handler())
@@ -280,7 +285,7 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	for i, state := range states {
 		rec := gateway.NewRecorder()
 		gw := &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
-			Follower: &gateway.Follower{API: api, Log: quiet, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
+			Follower: &gateway.Follower{API: api, Log: following, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
 			Now: l.now, Rand: rand.New(rand.NewPCG(7, uint64(1+i))), Log: quiet}
 		source := "loop"
 		if state != nil {
@@ -356,4 +361,12 @@ func (l *routingLoop) report() {
 		}
 	}
 	l.skew.Add(int64(3 * time.Minute))
+}
+
+// testLog writes a logger's lines to the test's log.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Logf("%s", bytes.TrimRight(p, "\n"))
+	return len(p), nil
 }
