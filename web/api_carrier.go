@@ -131,7 +131,13 @@ func (s *Server) handleCarrierFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.FilingReads.FindFiling(ctx, id, workflow.Scope(p))
+	return s.answerFiling(c, id, replayed)
+}
+
+// answerFiling answers 201 with a filing made by API, where it reads
+// (Location) and, for a retry under an Idempotency-Key, that it is one.
+func (s *Server) answerFiling(c echo.Context, id int64, replayed bool) error {
+	f, err := s.FilingReads.FindFiling(c.Request().Context(), id, workflow.Scope(principal(c)))
 	if err != nil {
 		return err
 	}

@@ -84,12 +84,7 @@ func (s *Server) handleCarrierEndpoint(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.FilingReads.FindFiling(ctx, id, workflow.Scope(p))
-	if err != nil {
-		return err
-	}
-	c.Response().Header().Set("Location", fmt.Sprintf("/api/v1/carrier/filings/%d", id))
-	return c.JSON(http.StatusCreated, carrierFilingOf(f))
+	return s.answerFiling(c, id, false)
 }
 
 // handleCarrierRunPreflight queues a preflight of the listing's latest

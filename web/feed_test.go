@@ -76,6 +76,21 @@ func (f *feedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(f.doc)
 }
 
+// feedPortal is the demo portal on a fresh database that may read feeds
+// served on loopback (a private address, as the demo allows).
+func feedPortal(t *testing.T, d store.Dialect) *testPortal {
+	t.Helper()
+	st := storetest.Open(t, d)
+	if _, err := demo.Seed(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowPrivate: true})
+	withoutSafeguards(server)
+	srv := httptest.NewServer(server.Handler())
+	t.Cleanup(srv.Close)
+	return &testPortal{t: t, srv: srv, store: st, server: server}
+}
+
 // TestAProviderFeedBecomesFilings: Nebula's admin sets its provider feed
 // (OpenRouter's format, served on loopback, which this portal is allowed
 // to reach); reading it files the one model whose price moved, with the
@@ -86,15 +101,8 @@ func (f *feedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with a sentence; a feed that fails is said on the page, in the inbox
 // and to the webhook (once), files nothing, and is said again when back.
 func TestAProviderFeedBecomesFilings(t *testing.T) {
-	st := storetest.Open(t, store.SQLite)
-	if _, err := demo.Seed(context.Background(), st); err != nil {
-		t.Fatal(err)
-	}
-	server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowPrivate: true})
-	withoutSafeguards(server)
-	srv := httptest.NewServer(server.Handler())
-	t.Cleanup(srv.Close)
-	p := &testPortal{t: t, srv: srv, store: st, server: server}
+	p := feedPortal(t, store.SQLite)
+	st, srv := p.store, p.srv
 	ctx := context.Background()
 
 	ls, err := st.FindListings(ctx, catalogue.ListingFilter{Published: true})
@@ -307,15 +315,8 @@ func TestAProviderFeedBecomesFilings(t *testing.T) {
 func TestAFeedModelFilesToTheListingTheCarrierChose(t *testing.T) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
-			st := storetest.Open(t, d)
-			if _, err := demo.Seed(context.Background(), st); err != nil {
-				t.Fatal(err)
-			}
-			server := wire.Portal(st, wire.Config{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), AllowPrivate: true})
-			withoutSafeguards(server)
-			srv := httptest.NewServer(server.Handler())
-			t.Cleanup(srv.Close)
-			p := &testPortal{t: t, srv: srv, store: st, server: server}
+			p := feedPortal(t, d)
+			st := p.store
 			ctx := context.Background()
 			ls, err := st.FindListings(ctx, catalogue.ListingFilter{Published: true})
 			if err != nil {
