@@ -77,8 +77,8 @@ func (s *Server) runScheduler(ctx context.Context, every time.Duration) {
 	})
 }
 
-// sweep deletes expired sessions, and metric buckets older than any metric
-// reads, periodically until ctx ends.
+// sweep deletes expired sessions, metric buckets older than any metric
+// reads and Idempotency-Keys past their day, periodically until ctx ends.
 func (s *Server) sweep(ctx context.Context, every time.Duration) {
 	repeat(ctx, "session sweep", &s.watch, every, false, func(ctx context.Context) {
 		if n, err := s.Accounts.SweepSessions(ctx); err != nil {
@@ -90,6 +90,11 @@ func (s *Server) sweep(ctx context.Context, every time.Duration) {
 			s.Log.Warn("metric bucket sweep failed", "err", err)
 		} else if n > 0 {
 			s.Log.Info("old metric buckets removed", "count", n)
+		}
+		if n, err := s.Filings.SweepIdempotencyKeys(ctx); err != nil {
+			s.Log.Warn("idempotency key sweep failed", "err", err)
+		} else if n > 0 {
+			s.Log.Info("old idempotency keys removed", "count", n)
 		}
 	})
 }

@@ -55,6 +55,7 @@ type EndpointService interface {
 
 // FilingService is filings, listings and the inbox (workflow.Service).
 type FilingService interface {
+	SweepIdempotencyKeys(ctx context.Context) (int64, error)
 	AddListing(ctx context.Context, p *account.Principal, carrierID int64, modelID int64) (int64, error)
 	BulkTemplate(ctx context.Context, p *account.Principal) ([]fare.CSVRow, error)
 	Comment(ctx context.Context, p *account.Principal, filingID int64, body string) error

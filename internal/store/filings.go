@@ -118,6 +118,16 @@ func (s *Store) CreateFilingOnce(ctx context.Context, actorID int64, nf workflow
 	return id, false, nil
 }
 
+// DeleteIdempotencyKeysBefore deletes the Idempotency-Keys recorded
+// before a time.
+func (s *Store) DeleteIdempotencyKeysBefore(ctx context.Context, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("created_at < ?", before.UTC()).Delete(&idempotencyRow{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("delete idempotency keys: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
 // FindFilingByKey finds the filing made under an Idempotency-Key in the
 // last workflow.IdempotentFor: found, with the filing, or refused
 // (workflow.ErrKeyReused) when the key came with another body.

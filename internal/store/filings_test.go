@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/account"
 	"github.com/airside/airside/internal/apperr"
@@ -170,6 +171,45 @@ func TestConcurrentSubmitsOneWins(t *testing.T) {
 			if err := s.WithdrawFiling(ctx, fx.authorID, inFlight[0].ID); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestOldIdempotencyKeysAreSwept: keys recorded before the sweep's time go,
+// of every carrier (filing again sweeps only the filer's own), newer ones
+// stay and still answer their filing.
+func TestOldIdempotencyKeysAreSwept(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		orbit, err := s.CreateCarrier(ctx, nil, "orbit", "Orbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.CreateModel(ctx, nil, catalogue.Model{Slug: "kimi-k2.5", Name: "Kimi K2.5", ContextTokens: 200000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := s.CreateListing(ctx, nil, orbit.ID, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		old := workflow.Idempotency{CarrierID: fx.carrierID, Key: "old", BodyHash: "h1"}
+		if _, _, err := s.CreateFilingOnce(ctx, fx.authorID, workflow.NewFiling{ListingID: fx.listingID, Fare: proposed(t, "0.45"), Idempotency: &old}); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(25 * time.Hour)
+		fresh := workflow.Idempotency{CarrierID: orbit.ID, Key: "fresh", BodyHash: "h2"}
+		id, _, err := s.CreateFilingOnce(ctx, fx.authorID, workflow.NewFiling{ListingID: second, Fare: proposed(t, "0.45"), Idempotency: &fresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.DeleteIdempotencyKeysBefore(ctx, now.Add(-workflow.IdempotentFor)); err != nil || n != 1 {
+			t.Errorf("swept %d keys (%v), want the old one", n, err)
+		}
+		if got, found, err := s.FindFilingByKey(ctx, fresh); err != nil || !found || got != id {
+			t.Errorf("the fresh key answers %d, %v, %v; want filing %d", got, found, err, id)
 		}
 	})
 }

@@ -80,6 +80,8 @@ type Store interface {
 	CreateFilingOnce(ctx context.Context, actorID int64, nf NewFiling) (id int64, replayed bool, err error)
 	// FindFilingByKey finds the filing made under an Idempotency-Key.
 	FindFilingByKey(ctx context.Context, idem Idempotency) (filingID int64, found bool, err error)
+	// DeleteIdempotencyKeysBefore forgets the keys recorded before a time.
+	DeleteIdempotencyKeysBefore(ctx context.Context, before time.Time) (int64, error)
 	UpdateFiling(ctx context.Context, actorID, filingID int64, u FilingUpdate) error
 	SubmitFiling(ctx context.Context, actorID, filingID int64) error
 	WithdrawFiling(ctx context.Context, actorID, filingID int64) error
@@ -704,3 +706,10 @@ func (s *Service) Inbox(ctx context.Context, p *account.Principal, limit int) ([
 // PublishDue publishes every scheduled filing whose effective date has come;
 // several processes may run it at once, and each filing is published once.
 func (s *Service) PublishDue(ctx context.Context) (int, error) { return s.Store.PublishDue(ctx) }
+
+// SweepIdempotencyKeys forgets the Idempotency-Keys older than
+// IdempotentFor, which answer nothing any more: the table otherwise grows
+// by one row a filing made by API for carriers that never file again.
+func (s *Service) SweepIdempotencyKeys(ctx context.Context) (int64, error) {
+	return s.Store.DeleteIdempotencyKeysBefore(ctx, s.Now().Add(-IdempotentFor))
+}

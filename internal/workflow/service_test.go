@@ -18,13 +18,15 @@ import (
 // fakeStore keeps listings and filings in memory and records what the
 // service asked it to persist, so the rules are tested as plain functions.
 type fakeStore struct {
-	listings map[int64]*catalogue.Listing
-	filings  map[int64]*Filing
-	created  []NewFiling
-	calls    []string
-	notes    []Notification
-	read     bool
-	pauses   map[int64]fakePause
+	// sweptBefore is the time keys were last swept before.
+	sweptBefore time.Time
+	listings    map[int64]*catalogue.Listing
+	filings     map[int64]*Filing
+	created     []NewFiling
+	calls       []string
+	notes       []Notification
+	read        bool
+	pauses      map[int64]fakePause
 }
 
 type fakePause struct {
@@ -113,6 +115,11 @@ func (s *fakeStore) FindFilingByKey(_ context.Context, idem Idempotency) (int64,
 		}
 	}
 	return 0, false, nil
+}
+
+func (s *fakeStore) DeleteIdempotencyKeysBefore(_ context.Context, before time.Time) (int64, error) {
+	s.sweptBefore = before
+	return 0, nil
 }
 
 func (s *fakeStore) record(call string) error { s.calls = append(s.calls, call); return nil }
@@ -684,5 +691,17 @@ func TestDecideOnlyWhatWasSeen(t *testing.T) {
 	}
 	if _, err := svc.Decide(context.Background(), reviewer, 1, Approve, "", 5); err != nil {
 		t.Errorf("the seen version: %v", err)
+	}
+}
+
+// TestTheSweepForgetsKeysPastTheirDay: the periodic sweep asks the store
+// to forget the keys recorded more than IdempotentFor ago.
+func TestTheSweepForgetsKeysPastTheirDay(t *testing.T) {
+	svc, st := newService()
+	if _, err := svc.SweepIdempotencyKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := svc.Now().Add(-IdempotentFor); !st.sweptBefore.Equal(want) {
+		t.Errorf("swept before %v, want %v", st.sweptBefore, want)
 	}
 }
