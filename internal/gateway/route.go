@@ -305,9 +305,20 @@ func (g *Gateway) learned(project, model string, now time.Time) traffic.Learned 
 	if g.rates.by == nil {
 		g.rates.by = map[[2]string]learnedEntry{}
 	}
+	// A model no longer asked for (gone from the catalogue, or a project
+	// that stopped) leaves its entry; entries a day old are dropped as
+	// others are refreshed, so the map holds what is in use.
+	for old, e := range g.rates.by {
+		if now.Sub(e.at) > learnedKept {
+			delete(g.rates.by, old)
+		}
+	}
 	g.rates.by[k] = learnedEntry{at: now, Learned: l}
 	return l
 }
+
+// learnedKept is how long a learned-rate entry not asked for again stays.
+const learnedKept = 24 * time.Hour
 
 // draw is a uniform number in [0, 1) from the gateway's seeded source.
 func (g *Gateway) draw() float64 {
