@@ -199,8 +199,12 @@ func browserLogout() chromedp.Action[chromedp.Void] {
 func clickThrough(t *testing.T, ctx context.Context, sel, path string) {
 	t.Helper()
 	// The old document is marked, so a page at the same path (a form that
-	// redirects back to itself) is not taken for the new one.
-	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__leaving = true`), chromedp.Click(chromedp.CSS(sel))); err != nil {
+	// redirects back to itself) is not taken for the new one. The element
+	// is first waited for through chromedp's own view of the DOM: a wait in
+	// a script (waitJS) can see a new document before chromedp has, and a
+	// click then goes to the old document's node ("could not find node").
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Evaluate[chromedp.Void](`window.__leaving = true`),
+		chromedp.Click(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("click %s: %v", sel, err)
 	}
 	if err := waitJS(ctx, fmt.Sprintf(`!window.__leaving && location.pathname === %q && document.readyState === "complete"`, path), "the page "+path); err != nil {
