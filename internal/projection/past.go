@@ -715,17 +715,9 @@ func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*p
 // for a listing not on the model's ballot now.
 func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past Past, mix map[string]float64, prompts map[string]int64,
 	kinds map[string][]preview.Kind) (preview.Share, bool, error) {
-	snap, err := pj.Routing.Current(ctx)
-	if err != nil {
+	market, at, err := pj.marketNow(ctx, l)
+	if err != nil || at < 0 {
 		return preview.Share{}, false, err
-	}
-	market, ok := snap.Market(l.Model.Slug)
-	if !ok {
-		return preview.Share{}, false, nil
-	}
-	at := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
-	if at < 0 || market.Listings[at].Published == nil || market.Listings[at].Status != catalogue.StatusInService {
-		return preview.Share{}, false, nil
 	}
 	fares := map[int64]*fare.Fare{}
 	for _, ml := range market.Listings {
@@ -745,17 +737,9 @@ func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past 
 // policy" for the fare as published. OnBallot is false for a listing not
 // in service.
 func (pj *Projector) SharePolicyNow(ctx context.Context, l *catalogue.Listing) (PolicyShare, error) {
-	snap, err := pj.Routing.Current(ctx)
-	if err != nil {
+	market, at, err := pj.marketNow(ctx, l)
+	if err != nil || at < 0 {
 		return PolicyShare{}, err
-	}
-	market, ok := snap.Market(l.Model.Slug)
-	if !ok {
-		return PolicyShare{}, nil
-	}
-	at := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
-	if at < 0 || market.Listings[at].Published == nil || market.Listings[at].Status != catalogue.StatusInService {
-		return PolicyShare{}, nil
 	}
 	d, err := pj.Demand(ctx, l.Model.Slug)
 	if err != nil {
@@ -774,6 +758,25 @@ func (pj *Projector) SharePolicyNow(ctx context.Context, l *catalogue.Listing) (
 		out.Demand = float64(asked.Asked[catalogue.AskedSharePolicy]) / float64(asked.Requests)
 	}
 	return out, nil
+}
+
+// marketNow is the listing's model's market on the routing snapshot and
+// the listing's place in it; at is -1 when the listing is not there in
+// service with a published fare (nothing is projected for it now).
+func (pj *Projector) marketNow(ctx context.Context, l *catalogue.Listing) (preview.Market, int, error) {
+	snap, err := pj.Routing.Current(ctx)
+	if err != nil {
+		return preview.Market{}, -1, err
+	}
+	market, ok := snap.Market(l.Model.Slug)
+	if !ok {
+		return preview.Market{}, -1, nil
+	}
+	at := slices.IndexFunc(market.Listings, func(ml catalogue.Listing) bool { return ml.ID == l.ID })
+	if at < 0 || market.Listings[at].Published == nil || market.Listings[at].Status != catalogue.StatusInService {
+		return market, -1, nil
+	}
+	return market, at, nil
 }
 
 func maxTime(a, b time.Time) time.Time {
