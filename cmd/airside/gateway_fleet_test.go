@@ -245,36 +245,50 @@ func fleetSharesItsState(t *testing.T, portal, token string, listings []catalogu
 		})
 	}
 
-	// A minute's cap: every request in one UTC minute.
+	// A minute's cap: every request in one UTC minute. The batch is sent
+	// from the start of a minute; on a busy machine it may still run into
+	// the next (the cap is free again there), which the test sees by the
+	// clock and answers by sending the batch again in a fresh minute, not
+	// by a verdict on two minutes' counts.
+	nextMinute := func() { time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + time.Second))) }
 	if left := time.Minute - time.Duration(time.Now().Second())*time.Second; left < 30*time.Second {
-		time.Sleep(left + time.Second)
+		nextMinute()
 	}
-	var (
-		wg             sync.WaitGroup
-		mu             sync.Mutex
-		servedByCapped int
-		unserved       []string
-	)
-	for _, u := range urls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 12 {
-				served, err := chat(u, "hello")
-				mu.Lock()
-				switch {
-				case err != nil || served == "":
-					unserved = append(unserved, fmt.Sprint(err))
-				case served == capped:
-					servedByCapped++
+	for attempt := 1; ; attempt++ {
+		began := time.Now().UTC().Truncate(time.Minute)
+		var (
+			wg             sync.WaitGroup
+			mu             sync.Mutex
+			servedByCapped int
+			unserved       []string
+		)
+		for _, u := range urls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 12 {
+					served, err := chat(u, "hello")
+					mu.Lock()
+					switch {
+					case err != nil || served == "":
+						unserved = append(unserved, fmt.Sprint(err))
+					case served == capped:
+						servedByCapped++
+					}
+					mu.Unlock()
 				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if servedByCapped != 10 || len(unserved) > 0 {
-		t.Errorf("the fleet served %s (cap 10 a minute) %d times of 36 (want exactly 10); %d unserved: %v", capped, servedByCapped, len(unserved), unserved)
+			}()
+		}
+		wg.Wait()
+		if ended := time.Now().UTC().Truncate(time.Minute); !ended.Equal(began) && attempt < 3 {
+			t.Logf("the batch ran from %s into %s: sent again in a fresh minute", began.Format("15:04"), ended.Format("15:04"))
+			nextMinute()
+			continue
+		}
+		if servedByCapped != 10 || len(unserved) > 0 {
+			t.Errorf("the fleet served %s (cap 10 a minute) %d times of 36 (want exactly 10); %d unserved: %v", capped, servedByCapped, len(unserved), unserved)
+		}
+		break
 	}
 
 	// A session opened on the first replica, while the capped listing
@@ -301,6 +315,7 @@ func fleetSharesItsState(t *testing.T, portal, token string, listings []catalogu
 	// these requests is published: the session's follow-ups on the other
 	// two, a request on the first.
 	follow := make([]string, 3)
+	var wg sync.WaitGroup
 	for i, u := range urls {
 		wg.Add(1)
 		go func() {
