@@ -302,6 +302,15 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 		followed := make(chan struct{})
 		go func() { gw.Follower.Run(ctx); close(followed) }()
 		t.Cleanup(func() { cancel(); <-followed })
+		if state != nil {
+			// As airside gateway does: each replica publishes the hours
+			// it learned from to the fleet, at the command's pace, and
+			// learns from every replica's (without it, a replica reading
+			// the fleet's hours would learn nothing at all).
+			shared := make(chan struct{})
+			go func() { gw.ShareLearned(ctx, source, 0); close(shared) }()
+			t.Cleanup(func() { cancel(); <-shared })
+		}
 		l.replicas = append(l.replicas, gw)
 		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source})
 		handlers = append(handlers, gw.Handler())
