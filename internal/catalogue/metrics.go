@@ -70,6 +70,11 @@ type GatewayCounts struct {
 	BreakerOpenings int64 `json:"breakerOpenings"`
 	BreakerClosings int64 `json:"breakerClosings"`
 	SlowBackoffs    int64 `json:"slowBackoffs"`
+	// HeldBack counts the model's requests the gateway elected while its
+	// limits held this listing back (a 429 or latency backoff, an open
+	// breaker): the part of the minute it was off every ballot, which
+	// the projection's replay of the minute takes out of its elections.
+	HeldBack int64 `json:"heldBack"`
 }
 
 // Counter is one counter of Counts: its name in the metrics contract (the
@@ -106,6 +111,7 @@ var Counters = [...]Counter{
 	{"breakerOpenings", func(c *Counts) *int64 { return &c.BreakerOpenings }},
 	{"breakerClosings", func(c *Counts) *int64 { return &c.BreakerClosings }},
 	{"slowBackoffs", func(c *Counts) *int64 { return &c.SlowBackoffs }},
+	{"heldBack", func(c *Counts) *int64 { return &c.HeldBack }},
 }
 
 // Add adds o's figures to these.

@@ -33,6 +33,12 @@ func TestA429BurstMovesTrafficAwayAndBack(t *testing.T) {
 	if got := h.gw.Recorder.Totals()[1].Backoffs; got != 1 {
 		t.Errorf("backoffs counted: %d, want 1", got)
 	}
+	// The five requests elected while it was held back are counted on
+	// it (what the portal's replay takes it off the ballot for), and
+	// on no listing the backoff did not hold.
+	if got := h.gw.Recorder.Totals(); got[1].HeldBack != 5 || got[2].HeldBack != 0 {
+		t.Errorf("requests held back from a: %d (b: %d), want 5 (0)", got[1].HeldBack, got[2].HeldBack)
+	}
 	h.carriers["a"].SetStatus(0)
 	h.advance(10 * time.Second)
 	for range 3 {
@@ -40,6 +46,9 @@ func TestA429BurstMovesTrafficAwayAndBack(t *testing.T) {
 	}
 	if got := h.chats(); got["a"] != 6 || got["b"] != 8 {
 		t.Errorf("after the backoff: %v, want a serving again", got)
+	}
+	if got := h.gw.Recorder.Totals()[1].HeldBack; got != 5 {
+		t.Errorf("requests held back from a after its backoff: %d, want still 5", got)
 	}
 }
 

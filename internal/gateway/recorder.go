@@ -278,6 +278,15 @@ func (r *Recorder) Capped(route Route, at time.Time) {
 	r.stat(route.ListingID, at).Capped++
 }
 
+// HeldBack records a request of the listing's model elected while the
+// gateway's limits held the listing back.
+func (r *Recorder) HeldBack(route Route, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spool(spoolEntry{Op: opHeldBack, At: at, Route: routeOf(route)})
+	r.stat(route.ListingID, at).HeldBack++
+}
+
 // Demanded records a customer's request as sent, with what it asked for
 // besides the model (catalogue.AskedKeys).
 func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind, promptTokens int64, asked []string, at time.Time) {

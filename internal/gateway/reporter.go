@@ -262,5 +262,5 @@ func bucketOf(m MinuteStat) gatewayclient.Bucket {
 		RateLimited: p(m.RateLimited), CacheReadTokens: p(m.CacheReadTokens), CacheWriteTokens: p(m.CacheWriteTokens),
 		ToolCalls: p(m.ToolCalls), MalformedToolCalls: p(m.MalformedToolCalls),
 		Backoffs: p(m.Backoffs), BreakerOpenings: p(m.BreakerOpenings), BreakerClosings: p(m.BreakerClosings),
-		SlowBackoffs: p(m.SlowBackoffs)}
+		SlowBackoffs: p(m.SlowBackoffs), HeldBack: p(m.HeldBack)}
 }

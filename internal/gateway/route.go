@@ -125,6 +125,14 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 			}
 		}
 	}
+	for i := range res.Candidates {
+		// The request a limit kept from the listing: the portal's replay
+		// of the minute holds it back for as much of it (a held ballot
+		// never falls open over a limit, election.md sec. 8).
+		if ex := res.Candidates[i].Excluded; ex.Limited() && !ex.MissingCapabilities() {
+			g.Recorder.HeldBack(m.Listings[i], now)
+		}
+	}
 
 	switch {
 	case a.Pin != "":

@@ -316,6 +316,8 @@ func (r *Recorder) apply(e spoolEntry) {
 		r.CacheHit(e.Project, e.Model, route, e.At)
 	case opCapped:
 		r.Capped(route, e.At)
+	case opHeldBack:
+		r.HeldBack(route, e.At)
 	case opDemanded:
 		if e.Request != nil {
 			r.Demanded(e.Model, e.Workload, *e.Request, e.Prompt, e.Asked, e.At)
@@ -340,6 +342,7 @@ const (
 	opAttempt  = "attempt"
 	opCacheHit = "hit"
 	opCapped   = "capped"
+	opHeldBack = "held-back"
 	opDemanded = "demand"
 	opLimited  = "limited"
 	opHeld     = "held"

@@ -73,6 +73,7 @@ func TestTheSpoolReadsBackWhatTheRecorderTook(t *testing.T) {
 		rec.UsedBy("org-1", route, o, at)
 		if i%17 == 0 {
 			rec.Capped(b, at)
+			rec.HeldBack(b, at)
 			rec.CacheHit("p", "m", a, at)
 			rec.Limited(b, traffic.Event{Listing: b.ID, Limit: traffic.LimitBreaker, Opened: i%2 == 0, At: at, Until: at.Add(30 * time.Second), Detail: "40 %"})
 		}

@@ -495,6 +495,9 @@ type Bucket struct {
 	// Fallback successful requests served here after another listing failed or answered 429
 	Fallback *int64 `json:"fallback,omitempty"`
 
+	// HeldBack requests for this listing's model the gateway elected in this minute while its limits held this listing back (a 429 or latency backoff, an open breaker): how much of the minute it was off the ballot, which the portal's projection replays
+	HeldBack *int64 `json:"heldBack,omitempty"`
+
 	// InputTokens every prompt token of the successful requests, cached ones and explicit cache reads and writes included
 	InputTokens *int64  `json:"inputTokens,omitempty"`
 	Listing     *string `json:"listing,omitempty"`
@@ -1367,6 +1370,13 @@ func (t Bucket) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if t.HeldBack != nil {
+		object["heldBack"], err = json.Marshal(t.HeldBack)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'heldBack': %w", err)
+		}
+	}
+
 	if t.InputTokens != nil {
 		object["inputTokens"], err = json.Marshal(t.InputTokens)
 		if err != nil {
@@ -1556,6 +1566,13 @@ func (t *Bucket) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Fallback)
 		if err != nil {
 			return fmt.Errorf("error reading 'fallback': %w", err)
+		}
+	}
+
+	if raw, found := object["heldBack"]; found {
+		err = json.Unmarshal(raw, &t.HeldBack)
+		if err != nil {
+			return fmt.Errorf("error reading 'heldBack': %w", err)
 		}
 	}
 

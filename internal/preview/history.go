@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"slices"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -37,6 +38,12 @@ type Moment struct {
 	// moment before, since which kind of request opened a shape decides its
 	// holder and only routing saw that.
 	Holders map[traffic.Shape]string
+	// HeldBack are listings the gateway's limits held back for the whole
+	// moment (a 429 backoff, an open breaker: election.md sec. 8): off
+	// every ballot, the shape they hold served by its winner meanwhile,
+	// and, as the gateway keeps an incumbent its limits hold back, every
+	// holder the same after the moment as before it.
+	HeldBack []int64
 }
 
 // ProjectHistory is the share of the model's requests the preview projects
@@ -84,6 +91,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 				built[i], builtFrom[i] = Candidate(l, f, base.Checks[l.ID]), f
 			}
 			c := built[i]
+			c.State.Backoff = slices.Contains(m.HeldBack, l.ID)
 			h := l.Health
 			if mh, ok := m.Health[l.ID]; ok {
 				h = mh
@@ -141,7 +149,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			})
 			// Only requests make a holder: a moment without any of the
 			// shape's leaves the incumbent as it was.
-			if next != "" && !m.Idle && pcts[si] > 0 {
+			if next != "" && !m.Idle && pcts[si] > 0 && len(m.HeldBack) == 0 {
 				incumbents[shape.Key] = next
 			}
 			served += pct * servable

@@ -152,6 +152,21 @@ func TestHistoryCarriesTheHolder(t *testing.T) {
 			t.Errorf("the continued projection lost the incumbent: %+v", byID(m, parts[1]))
 		}
 	})
+	// The gateway's limits hold the holder back for a moment (a 429
+	// backoff, the breaker): it serves nothing then, and holds the shape
+	// again after it, even against a fare that won the moment within the
+	// margin (the gateway keeps an incumbent its limits hold back).
+	t.Run("a holder the limits hold back keeps the shape for after", func(t *testing.T) {
+		got := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small},
+			{At: at, Fares: with(barely), Mix: small, HeldBack: []int64{holder}}, {At: at, Fares: with(barely), Mix: small}}, nil)
+		held, after := byID(m, got[1]), byID(m, got[2])
+		if held[holder].Total != 0 || math.Abs(held[1].Total-(1-traffic.ExplorationRate)) > 1e-12 {
+			t.Errorf("held back: the holder projects %+v and ours %+v, want nothing and the shape", held[holder], held[1])
+		}
+		if math.Abs(after[holder].Total-(1-traffic.ExplorationRate)) > 1e-12 {
+			t.Errorf("after its backoff the holder projects %+v, want the shape back", after[holder])
+		}
+	})
 	t.Run("a listing without a fare is off the ballot", func(t *testing.T) {
 		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: offBallot, Mix: small}}, nil)[0])
 		if s, ok := got[holder]; ok && s.Total != 0 {

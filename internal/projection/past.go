@@ -634,6 +634,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		if err != nil {
 			return p, nil, err
 		}
+		heldBack := heldBackParts(ids, hourly, h, modelRequests[h])
 		// The hours routing learned from before h (those within the learned
 		// window), for the rates learned within it; a part adds the hour's
 		// requests before it.
@@ -661,8 +662,19 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 					m.Fares[id] = f
 				}
 			}
+			// The part's requests elected while the gateway's limits held a
+			// listing back are elected without it (the hour's figures
+			// taken as even over its parts).
+			rest := weights[i]
+			for _, hb := range heldBack {
+				held := m
+				held.HeldBack = []int64{hb.id}
+				moments = append(moments, held)
+				parts = append(parts, hourPart{hour: len(p.hours), weight: weights[i] * hb.part})
+				rest -= weights[i] * hb.part
+			}
 			moments = append(moments, m)
-			parts = append(parts, hourPart{hour: len(p.hours), weight: weights[i]})
+			parts = append(parts, hourPart{hour: len(p.hours), weight: rest})
 		}
 		p.hours, p.requests, p.capped = append(p.hours, h), append(p.requests, modelRequests[h]), append(p.capped, modelCapped[h])
 	}
@@ -933,6 +945,41 @@ func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebu
 		}
 		if i > 0 && from.Sub(list[i-1].At) < 2*catalogue.HealthSampleEvery {
 			out[id] = list[i-1].Health
+		}
+	}
+	return out
+}
+
+// heldBackPart is the part of an hour's requests of a model elected while
+// the gateway's limits held a listing back.
+type heldBackPart struct {
+	id   int64
+	part float64
+}
+
+// heldBackParts are the listings the gateway's limits held back in the
+// hour h, each with the part of the model's requests (requests) elected
+// meanwhile, as the gateways reported them (heldBack): at most the whole
+// hour between them, each taken as apart from the others.
+func heldBackParts(ids []int64, hourly map[int64][]catalogue.HourlyPoint, h time.Time, requests int64) []heldBackPart {
+	if requests <= 0 {
+		return nil
+	}
+	var out []heldBackPart
+	total := 0.0
+	for _, id := range ids {
+		list := hourly[id]
+		j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) })
+		if !found || list[j].HeldBack <= 0 {
+			continue
+		}
+		part := min(1, float64(list[j].HeldBack)/float64(requests))
+		out = append(out, heldBackPart{id: id, part: part})
+		total += part
+	}
+	if total > 1 {
+		for i := range out {
+			out[i].part /= total
 		}
 	}
 	return out

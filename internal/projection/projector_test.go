@@ -484,3 +484,32 @@ func TestWinsNowIsKeptWhileNothingMoves(t *testing.T) {
 		t.Errorf("on another snapshot: %v (kept: %v)", fresh, first)
 	}
 }
+
+// TestRequestsTheLimitsHeldBackAreElectedWithoutTheListing: an hour in
+// which the gateways report a quarter of the model's requests elected
+// while their limits held the holder back (a 429 backoff) projects the
+// holder a quarter less and the other listing that quarter more; the
+// hours around it, and the holder's hold after it, are as before.
+func TestRequestsTheLimitsHeldBackAreElectedWithoutTheListing(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	held := now.Truncate(time.Hour).Add(-5 * time.Hour)
+	for i := range m.hours[1] {
+		if m.hours[1][i].Hour.Equal(held) {
+			m.hours[1][i].HeldBack = 150 // of the hour's 600
+		}
+	}
+	pj := projectorOn(m, &now)
+	a := hourShares(t, pj, &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))
+	b := hourShares(t, pj, &m.listings[1], now.Add(-26*time.Hour), now.Add(time.Hour))
+	before, during, after := a[held.Add(-time.Hour)], a[held], a[held.Add(time.Hour)]
+	if before < 0.9 || math.Abs(after-before) > 1e-9 {
+		t.Fatalf("a projected %.3f the hour before and %.3f the hour after: the test needs it holding both", before, after)
+	}
+	if want := 0.75 * before; math.Abs(during-want) > 1e-9 {
+		t.Errorf("a projected %.4f in the hour a quarter of its requests were held back, want %.4f", during, want)
+	}
+	if sum := during + b[held]; math.Abs(sum-(a[held.Add(-time.Hour)]+b[held.Add(-time.Hour)])) > 1e-9 {
+		t.Errorf("a and b add up to %.4f in the held hour: the requests held back went nowhere", sum)
+	}
+}
