@@ -293,6 +293,10 @@ type WorkloadDemand struct {
 	// Kinds split the requests of rows that said their kind (Demand.
 	// Streaming); the rest (Requests less their sum) are of no known kind.
 	Kinds []KindDemand
+	// SharePolicy are the requests routed under the share policy
+	// (election.md sec. 8; the AskedSharePolicy key of the demand rows):
+	// the rest were routed by the election. Filled by DemandByHour.
+	SharePolicy int64
 }
 
 // Workloads are the workloads demand is reported in (election.md's).

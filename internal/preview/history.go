@@ -44,6 +44,11 @@ type Moment struct {
 	// and, as the gateway keeps an incumbent its limits hold back, every
 	// holder the same after the moment as before it.
 	HeldBack []int64
+	// SharePart is the part of the moment's requests routed under the
+	// share policy (election.md sec. 8: projects that chose it), each
+	// listing taking its share of them by its standing from the moment's
+	// health; the rest are elected. 0: all elected.
+	SharePart float64
 }
 
 // ProjectHistory is the share of the model's requests the preview projects
@@ -79,6 +84,10 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 	out := make([][]Share, len(moments))
 	all := make([]Share, len(moments)*n)
 	var samples []float64
+	// The share policy's ballot and result, reused.
+	var shareCands []election.Candidate
+	var shareBallot election.Ballot
+	var shareResult election.Result
 	for mi, m := range moments {
 		cands, at, samples = cands[:0], at[:0], samples[:0]
 		for i := range base.Listings {
@@ -107,6 +116,14 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			samples = append(samples, traffic.PeerSample(h.Requests))
 		}
 		traffic.BlendWithPeers(cands, samples)
+		sp := min(max(m.SharePart, 0), 1)
+		if sp > 0 {
+			// The share policy reads the same health as its parts.
+			shareCands = append(shareCands[:0], cands...)
+			for i := range shareCands {
+				shareCands[i].ShareMetrics = election.ShareMetricsFromHealth(shareCands[i].Metrics)
+			}
+		}
 		shares := all[mi*n : (mi+1)*n : (mi+1)*n]
 		served := 0.0 // the part of the moment's requests some candidate could serve
 		pcts := mixPercents(m.Mix)
@@ -138,13 +155,25 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 				b.Request.ObservedHitRate, b.Request.ObservedOutputRatio = m.Learned.Combined, m.Learned.OutputRatio
 				election.ElectWinnerInto(b, &results[ki])
 				parts = append(parts, k.Part)
+				if sp > 0 {
+					// The kind's requests under the share policy: spread
+					// by share, no incumbent, no exploration.
+					shareBallot = *b
+					shareBallot.Candidates, shareBallot.Policy = shareCands, election.PolicyShare
+					election.ElectInto(&shareBallot, &shareResult)
+					for i := range shareResult.Candidates {
+						if o := &shareResult.Candidates[i]; o.HasShare {
+							shares[at[i]].Total += pcts[si] / 100 * k.Part * sp * o.Share.Share
+						}
+					}
+				}
 			}
 			pct := pcts[si] / 100
 			next, servable := holdShape(ballots[:len(kinds)], results[:len(kinds)], parts, incumbents[shape.Key], func(i int, part float64, explored bool) {
 				s := &shares[at[i]]
-				s.Total += pct * part
+				s.Total += (1 - sp) * pct * part
 				if explored {
-					s.Exploration += pct * part
+					s.Exploration += (1 - sp) * pct * part
 				}
 			})
 			// Only requests make a holder: a moment without any of the

@@ -61,6 +61,36 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 	}
 }
 
+// TestAMomentOnTheSharePolicyProjectsItsShares: the requests of projects
+// on the share policy are spread by share, as the preview's "for projects
+// on the share policy" reads each listing's standing; a moment half on
+// each policy projects each listing half of each (one rule set, one home).
+func TestAMomentOnTheSharePolicyProjectsItsShares(t *testing.T) {
+	m := market()
+	for _, mix := range []map[string]float64{nil, {"small": 5, "large": 1, "coding": 3, "chat": 1}} {
+		elected := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}}, nil)[0])
+		shared := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, SharePart: 1}}, nil)[0])
+		half := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, SharePart: 0.5}}, nil)[0])
+		spread, sum := 0, 0.0
+		for _, l := range m.Listings {
+			want := SharePolicyNow(m, "kimi-k2.5", l.ID, at, mix).Total
+			if got := shared[l.ID]; math.Abs(got.Total-want) > 1e-9 || got.Exploration != 0 {
+				t.Errorf("mix %v, %s: all on the share policy projects %+v, the preview's share-policy standing %v", mix, l.CarrierSlug, got, want)
+			}
+			if want := (elected[l.ID].Total + shared[l.ID].Total) / 2; math.Abs(half[l.ID].Total-want) > 1e-9 {
+				t.Errorf("mix %v, %s: half on each policy projects %v, want %v", mix, l.CarrierSlug, half[l.ID].Total, want)
+			}
+			if shared[l.ID].Total > 0.01 {
+				spread++
+			}
+			sum += shared[l.ID].Total
+		}
+		if spread < 2 || math.Abs(sum-1) > 1e-9 {
+			t.Errorf("mix %v: the share policy gives %d listings a share, adding up to %v: want it spread, adding up to 1", mix, spread, sum)
+		}
+	}
+}
+
 // reportedSmall is routing's report of the small one-shot shape's holder:
 // listing id's candidate.
 func reportedSmall(m Market, id int64) map[traffic.Shape]string {

@@ -619,10 +619,12 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		var mix map[string]float64
 		var prompts map[string]int64
 		var kinds map[string][]preview.Kind
+		var sharePart float64
 		if d := demand[h]; len(d) > 0 {
 			mix, _ = preview.MixFromDemand(d)
 			prompts = preview.PromptsFromDemand(d)
 			kinds = preview.KindsFromDemand(d)
+			sharePart = sharePolicyPart(d)
 		}
 		rebuilt := map[int64]catalogue.Health{}
 		for _, id := range ids {
@@ -656,7 +658,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0, Holders: held.at(from)}
+				Idle: modelRequests[h] == 0, Holders: held.at(from), SharePart: sharePart}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f
@@ -948,6 +950,20 @@ func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebu
 		}
 	}
 	return out
+}
+
+// sharePolicyPart is the part of an hour's demand routed under the share
+// policy (election.md sec. 8), as the gateways reported it.
+func sharePolicyPart(d map[string]catalogue.WorkloadDemand) float64 {
+	var shared, all int64
+	for _, w := range d {
+		shared += w.SharePolicy
+		all += w.Requests
+	}
+	if all <= 0 {
+		return 0
+	}
+	return float64(shared) / float64(all)
 }
 
 // heldBackPart is the part of an hour's requests of a model elected while

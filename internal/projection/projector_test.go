@@ -513,3 +513,36 @@ func TestRequestsTheLimitsHeldBackAreElectedWithoutTheListing(t *testing.T) {
 		t.Errorf("a and b add up to %.4f in the held hour: the requests held back went nowhere", sum)
 	}
 }
+
+// TestRequestsOnTheSharePolicyAreSpreadByShare: an hour whose demand the
+// gateways report half routed under the share policy projects each
+// listing half its elected share and half its share-policy share (an hour
+// all on it), as the gateway spreads those requests by share.
+func TestRequestsOnTheSharePolicyAreSpreadByShare(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 330000)
+	half, full := now.Truncate(time.Hour).Add(-5*time.Hour), now.Truncate(time.Hour).Add(-3*time.Hour)
+	for h, part := range map[time.Time]int64{half: 300, full: 600} {
+		d := m.demand[h]["general"]
+		d.SharePolicy = part
+		m.demand[h]["general"] = d
+	}
+	pj := projectorOn(m, &now)
+	b := hourShares(t, pj, &m.listings[1], now.Add(-26*time.Hour), now.Add(time.Hour))
+	a := hourShares(t, pj, &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))
+	elected := b[half.Add(-time.Hour)]
+	if b[full] < elected+0.05 {
+		t.Fatalf("b projected %.3f elected and %.3f on the share policy: the test needs the policy to spread", elected, b[full])
+	}
+	if want := (elected + b[full]) / 2; math.Abs(b[half]-want) > 1e-9 {
+		t.Errorf("b projected %.4f in the hour half on the share policy, want %.4f", b[half], want)
+	}
+	for _, h := range []time.Time{half, full} {
+		if sum := a[h] + b[h]; math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: a and b add up to %.4f", h.Format(time.TimeOnly), sum)
+		}
+	}
+	if b[full.Add(time.Hour)] != elected {
+		t.Errorf("b projected %.4f the hour after, want its elected %.4f", b[full.Add(time.Hour)], elected)
+	}
+}

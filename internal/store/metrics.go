@@ -962,6 +962,27 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 		}
 		addKind(out[r.ModelSlug][h], r)
 	}
+	// The requests of each hour and workload routed under the share
+	// policy, from what the gateways said the requests asked for.
+	var shared []struct {
+		ModelSlug, Hour, Workload string
+		Requests                  int64
+	}
+	if err := s.read(ctx).Model(&demandAskedRow{}).Select("model_slug, "+hour+" AS hour, workload, SUM(requests) AS requests").
+		Where("model_slug IN ? AND minute >= ? AND minute < ? AND asked = ?", models, since.UTC(), until.UTC(), catalogue.AskedSharePolicy).
+		Group("model_slug, hour, workload").Scan(&shared).Error; err != nil {
+		return nil, fmt.Errorf("share-policy demand by hour: %w", err)
+	}
+	for _, r := range shared {
+		h, err := time.ParseInLocation("2006-01-02 15", r.Hour, time.UTC)
+		if err != nil {
+			return nil, fmt.Errorf("share-policy demand by hour of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
+		}
+		if d, ok := out[r.ModelSlug][h][r.Workload]; ok {
+			d.SharePolicy = min(d.Requests, r.Requests)
+			out[r.ModelSlug][h][r.Workload] = d
+		}
+	}
 	return out, nil
 }
 
