@@ -293,6 +293,12 @@ var demoProjects = gateway.Config{Projects: []gateway.Project{
 	// policy; most carriers serve from the US only).
 	{Name: "eu-health", APIKey: "sk-demo-eu-health", Organisation: "euhealth", Regions: []string{"DE", "FR"},
 		Provider: &election.ProviderInput{DataCollection: ptrString("deny")}},
+	// A team that spreads its traffic by share (election.md sec. 8, seed
+	// 004) rather than sending it all to the winner: the demo's carriers
+	// differ in speed (lumen fast, tessera slow in the afternoon) and
+	// reliability (vantage's 429s and errors), so a carrier sees on its
+	// traffic page and preview what each costs it in share.
+	{Name: "spread-api", APIKey: "sk-demo-spread", Organisation: "spread", Policy: "share"},
 }}
 
 func ptrString(v string) *string { return &v }
