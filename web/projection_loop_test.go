@@ -66,6 +66,16 @@ func TestTheProjectionHoldsAcrossTwoReplicas(t *testing.T) {
 	projectionAgrees(t, startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute, Replicas: 2}))
 }
 
+// TestTheProjectionHoldsUnderTheSharePolicy: the same loop with a project
+// on the share policy beside the one on the election (election.md sec. 8,
+// seed 004): its requests are drawn by share among the listings, with
+// carriers of different speeds, error rates and 429s, and the projection,
+// which replays the part of each hour routed under each policy, keeps
+// every listing within 3 points.
+func TestTheProjectionHoldsUnderTheSharePolicy(t *testing.T) {
+	projectionAgrees(t, startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute, Share: 600}))
+}
+
 // projectionAgrees drives two models through the loop and checks every
 // listing's projected share against the share served.
 func projectionAgrees(t *testing.T, loop *routingLoop) {
@@ -192,6 +202,9 @@ type routingLoop struct {
 	reporters      []*gateway.Reporter
 	began, t0      time.Time
 	skew           atomic.Int64 // nanoseconds added to the clock
+	// shareArrivals are one-shot customers of a project on the share
+	// policy that drive sends beside the others (loopOptions.Share).
+	shareArrivals int
 }
 
 func (l *routingLoop) now() time.Time {
@@ -217,13 +230,16 @@ type loopOptions struct {
 	// Replicas is how many gateways share the customers' requests (0 or
 	// 1: one), in turn, sharing their state in Redis.
 	Replicas int
+	// Share adds a project on the share policy (election.md sec. 8) and
+	// this many one-shot customers of it to every drive.
+	Share int
 }
 
 func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now()}
+	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now(), shareArrivals: o.Share}
 	// The run's clock starts on the last Wednesday at o.Start, whatever
 	// the hour it runs at: the driver's daily cycle (its pace at 02:00 is a
 	// sixth of its pace at 15:00), the demo's off-peak fare and its weekend
@@ -291,7 +307,11 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	var handlers []http.Handler
 	for i, state := range states {
 		rec := gateway.NewRecorder()
-		gw := &gateway.Gateway{Config: &gateway.Config{Projects: []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}},
+		projects := []gateway.Project{{Name: "loop", APIKey: "sk-loop", Organisation: "loop"}}
+		if o.Share > 0 {
+			projects = append(projects, gateway.Project{Name: "loop-share", APIKey: "sk-loop-share", Organisation: "loop", Policy: "share"})
+		}
+		gw := &gateway.Gateway{Config: &gateway.Config{Projects: projects},
 			Follower: &gateway.Follower{API: api, Log: following, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
 			Now: l.now, Rand: rand.New(rand.NewPCG(7, uint64(1+i))), Log: quiet}
 		source := "loop"
@@ -355,14 +375,32 @@ func (l *routingLoop) caughtUp() {
 // and waits for them.
 func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 	l.t.Helper()
-	var stats trafficdriver.Stats
+	var stats, shared trafficdriver.Stats
+	done := make(chan error, 1)
+	if l.shareArrivals > 0 {
+		// The share project's customers arrive beside the others, all
+		// one-shots: a coding session stays where its opener was drawn,
+		// so a few sessions would make a listing's share a coin's toss.
+		go func() {
+			done <- trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop-share"}, Models: models,
+				Rate: 15, MaxArrivals: l.shareArrivals, MaxInFlight: 32, Kinds: []string{"chat", "large", "json"},
+				Seed: seed + 1000, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &shared)
+		}()
+	} else {
+		done <- nil
+	}
 	if err := trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
 		Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
 		Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stats); err != nil {
 		l.t.Fatal(err)
 	}
-	if stats.OK.Load() < int64(arrivals)*2/3 {
-		l.t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", stats.Sent.Load(), stats.OK.Load(), stats.Failed.Load(), stats.Skipped.Load())
+	if err := <-done; err != nil {
+		l.t.Fatal(err)
+	}
+	for _, s := range []*trafficdriver.Stats{&stats, &shared} {
+		if s.OK.Load() < s.Sent.Load()*2/3 || s == &stats && s.OK.Load() < int64(arrivals)*2/3 {
+			l.t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", s.Sent.Load(), s.OK.Load(), s.Failed.Load(), s.Skipped.Load())
+		}
 	}
 }
 

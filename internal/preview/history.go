@@ -44,11 +44,39 @@ type Moment struct {
 	// and, as the gateway keeps an incumbent its limits hold back, every
 	// holder the same after the moment as before it.
 	HeldBack []int64
-	// SharePart is the part of the moment's requests routed under the
-	// share policy (election.md sec. 8: projects that chose it), each
-	// listing taking its share of them by its standing from the moment's
-	// health; the rest are elected. 0: all elected.
-	SharePart float64
+	// ShareParts are the part of each shape's requests (by shape key)
+	// routed under the share policy (election.md sec. 8: projects that
+	// chose it; SharePartsFromDemand), each listing taking its share of
+	// them by its standing from the moment's health; the rest are
+	// elected. A shape absent is all elected.
+	ShareParts map[string]float64
+	// Tried are the rates the gateway counts of its own tries of each
+	// listing and adds to its adjusted price under the share policy (429s
+	// of tries, malformed tool calls of tool calls; election.md sec. 8),
+	// as the gateways reported them for the moment's hour: absent, none.
+	Tried map[int64]TriedRates
+}
+
+// TriedRates are a listing's 429 and malformed-tool-call rates as the
+// gateway counted them of its tries (nil: none counted).
+type TriedRates struct {
+	RateLimited, MalformedToolCalls *float64
+}
+
+// TriedRatesOf are the rates of a listing's hour as the gateways reported
+// it: its 429s of its tries (answers and 429s), its malformed tool calls
+// of its tool calls.
+func TriedRatesOf(c catalogue.Counts) TriedRates {
+	var out TriedRates
+	if tries := c.Requests + c.RateLimited; tries > 0 {
+		r := float64(c.RateLimited) / float64(tries)
+		out.RateLimited = &r
+	}
+	if c.ToolCalls > 0 {
+		r := float64(c.MalformedToolCalls) / float64(c.ToolCalls)
+		out.MalformedToolCalls = &r
+	}
+	return out
 }
 
 // ProjectHistory is the share of the model's requests the preview projects
@@ -116,18 +144,20 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			samples = append(samples, traffic.PeerSample(h.Requests))
 		}
 		traffic.BlendWithPeers(cands, samples)
-		sp := min(max(m.SharePart, 0), 1)
-		if sp > 0 {
+		if len(m.ShareParts) > 0 {
 			// The share policy reads the same health as its parts.
 			shareCands = append(shareCands[:0], cands...)
 			for i := range shareCands {
 				shareCands[i].ShareMetrics = election.ShareMetricsFromHealth(shareCands[i].Metrics)
+				tried := m.Tried[base.Listings[at[i]].ID]
+				shareCands[i].ShareMetrics.RateLimitedRate, shareCands[i].ShareMetrics.MalformedToolCallRate = tried.RateLimited, tried.MalformedToolCalls
 			}
 		}
 		shares := all[mi*n : (mi+1)*n : (mi+1)*n]
 		served := 0.0 // the part of the moment's requests some candidate could serve
 		pcts := mixPercents(m.Mix)
 		for si, shape := range shapes {
+			sp := min(max(m.ShareParts[shape.Key], 0), 1)
 			shape.Routing = election.ModeAuto
 			if p := m.Prompts[shape.Key]; p > 0 {
 				shape.PromptTokens = p

@@ -69,8 +69,8 @@ func TestAMomentOnTheSharePolicyProjectsItsShares(t *testing.T) {
 	m := market()
 	for _, mix := range []map[string]float64{nil, {"small": 5, "large": 1, "coding": 3, "chat": 1}} {
 		elected := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix}}, nil)[0])
-		shared := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, SharePart: 1}}, nil)[0])
-		half := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, SharePart: 0.5}}, nil)[0])
+		shared := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, ShareParts: allShapes(1)}}, nil)[0])
+		half := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, ShareParts: allShapes(0.5)}}, nil)[0])
 		spread, sum := 0, 0.0
 		for _, l := range m.Listings {
 			want := SharePolicyNow(m, "kimi-k2.5", l.ID, at, mix).Total
@@ -88,7 +88,30 @@ func TestAMomentOnTheSharePolicyProjectsItsShares(t *testing.T) {
 		if spread < 2 || math.Abs(sum-1) > 1e-9 {
 			t.Errorf("mix %v: the share policy gives %d listings a share, adding up to %v: want it spread, adding up to 1", mix, spread, sum)
 		}
+		// The 429s the gateway counted of a listing's tries raise its
+		// adjusted price, as the gateway's own count does: its share falls.
+		var top int64
+		for id, sh := range shared {
+			if top == 0 || sh.Total > shared[top].Total {
+				top = id
+			}
+		}
+		limited := 0.2
+		tried := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, ShareParts: allShapes(1),
+			Tried: map[int64]TriedRates{top: {RateLimited: &limited}}}}, nil)[0])
+		if tried[top].Total >= shared[top].Total-0.01 {
+			t.Errorf("mix %v: listing %d answering 20 %% of its tries 429 projects %v under the share policy, %v without", mix, top, tried[top].Total, shared[top].Total)
+		}
 	}
+}
+
+// allShapes gives every shape the same part.
+func allShapes(part float64) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range shapes {
+		out[s.Key] = part
+	}
+	return out
 }
 
 // reportedSmall is routing's report of the small one-shot shape's holder:

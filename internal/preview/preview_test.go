@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -385,6 +386,27 @@ func TestMixFromDemandMapsWorkloadsOntoTheShapes(t *testing.T) {
 	}
 	if _, none := MixFromDemand(nil); none != 0 {
 		t.Errorf("no demand gave %d requests", none)
+	}
+}
+
+// TestSharePartsFromDemandMapsWorkloadsOntoTheShapes: the part of each
+// shape's requests on the share policy is its workload's (small and large
+// one-shots alike), none where no request of the workload was.
+func TestSharePartsFromDemandMapsWorkloadsOntoTheShapes(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		demand map[string]catalogue.WorkloadDemand
+		want   map[string]float64
+	}{
+		{"none on share", map[string]catalogue.WorkloadDemand{"general": {Requests: 100}, "coding": {Requests: 50}}, nil},
+		{"one-shots on share, sessions elected", map[string]catalogue.WorkloadDemand{
+			"general": {Requests: 100, LargeRequests: 30, SharePolicy: 40}, "coding": {Requests: 50}, "chat": {Requests: 20, SharePolicy: 20}},
+			map[string]float64{"small": 0.4, "large": 0.4, "chat": 1}},
+		{"a count past the requests is all of them", map[string]catalogue.WorkloadDemand{"coding": {Requests: 10, SharePolicy: 12}}, map[string]float64{"coding": 1}},
+	} {
+		if got := SharePartsFromDemand(c.demand); !maps.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

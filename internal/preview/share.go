@@ -141,6 +141,25 @@ func MixFromDemand(d map[string]catalogue.WorkloadDemand) (map[string]float64, i
 	return mix, total
 }
 
+// SharePartsFromDemand is the part of each shape's requests routed under
+// the share policy, as the gateways reported it per workload (the small
+// one-shots and large prompts of the general workload alike); nil when
+// none was.
+func SharePartsFromDemand(d map[string]catalogue.WorkloadDemand) map[string]float64 {
+	var out map[string]float64
+	for w, keys := range map[string][]string{"general": {"small", "large"}, "coding": {"coding"}, "chat": {"chat"}} {
+		if wd := d[w]; wd.Requests > 0 && wd.SharePolicy > 0 {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			for _, k := range keys {
+				out[k] = min(float64(wd.SharePolicy)/float64(wd.Requests), 1)
+			}
+		}
+	}
+	return out
+}
+
 // PromptsFromDemand is the average prompt of each shape as the gateway
 // measured it: small one-shots and large prompts from the general
 // workload's minutes below and above the large line, coding and chat as

@@ -619,17 +619,27 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		var mix map[string]float64
 		var prompts map[string]int64
 		var kinds map[string][]preview.Kind
-		var sharePart float64
+		var shareParts map[string]float64
 		if d := demand[h]; len(d) > 0 {
 			mix, _ = preview.MixFromDemand(d)
 			prompts = preview.PromptsFromDemand(d)
 			kinds = preview.KindsFromDemand(d)
-			sharePart = sharePolicyPart(d)
+			shareParts = preview.SharePartsFromDemand(d)
 		}
 		rebuilt := map[int64]catalogue.Health{}
+		var tried map[int64]preview.TriedRates
 		for _, id := range ids {
 			if hh, ok := catalogue.HealthAt(hourly[id], h); ok {
 				rebuilt[id] = hh
+			}
+			if len(shareParts) > 0 {
+				list := hourly[id]
+				if j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) }); found {
+					if tried == nil {
+						tried = map[int64]preview.TriedRates{}
+					}
+					tried[id] = preview.TriedRatesOf(list[j].Counts)
+				}
 			}
 		}
 		splits, weights, before, err := pj.hourSplits(ctx, ids, h, changes[h])
@@ -658,7 +668,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0, Holders: held.at(from), SharePart: sharePart}
+				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Tried: tried}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f
@@ -950,20 +960,6 @@ func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebu
 		}
 	}
 	return out
-}
-
-// sharePolicyPart is the part of an hour's demand routed under the share
-// policy (election.md sec. 8), as the gateways reported it.
-func sharePolicyPart(d map[string]catalogue.WorkloadDemand) float64 {
-	var shared, all int64
-	for _, w := range d {
-		shared += w.SharePolicy
-		all += w.Requests
-	}
-	if all <= 0 {
-		return 0
-	}
-	return float64(shared) / float64(all)
 }
 
 // heldBackPart is the part of an hour's requests of a model elected while
