@@ -29,6 +29,10 @@ WORKDIR /var/lib/airside
 # The embedded SQLite default lives here when no AIRSIDE_DATABASE_URL is set.
 VOLUME /var/lib/airside
 ENV AIRSIDE_ADDR=:8080 AIRSIDE_DATABASE_URL=sqlite:/var/lib/airside/airside.db
+# The Go runtime keeps its memory under this soft limit: a fleet's burst of
+# metrics then leaves serve under about 600 MB at 500 listings, not 700
+# (docs/benchmarks.md; 256MiB was too tight there: ingest slowed sixfold).
+ENV GOMEMLIMIT=512MiB
 EXPOSE 8080
 # A drain (SIGTERM) turns /readyz to 503 and answers held long polls before
 # the process exits: give it the grace period (AIRSIDE_SHUTDOWN_GRACE).

@@ -60,6 +60,8 @@ type config struct {
 	// ingestEvery, when set, has the gateways post a batch that often
 	// while the pages are timed, as a live fleet does.
 	ingestEvery time.Duration
+	// goMemLimit, when set, is the serve process's GOMEMLIMIT.
+	goMemLimit string
 }
 
 func main() {
@@ -75,6 +77,7 @@ func main() {
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
 	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway's report of the minute just closed this often (0: none; 60 gateways reporting once a minute is 1s)")
+	flag.StringVar(&cfg.goMemLimit, "gomemlimit", "", "the serve process's GOMEMLIMIT (e.g. 256MiB; default: none), whose memory the tool reports around the fleet's burst")
 	flag.Parse()
 	if cfg.duration > 2*time.Minute || cfg.concurrency < 1 || cfg.concurrency > 1024 || cfg.metricsHours < 0 || cfg.metricsHours > 24 {
 		fmt.Fprintln(os.Stderr, "airside-load: --duration at most 2m, --concurrency 1-1024, --metrics-hours 0-24")
@@ -90,6 +93,76 @@ var firstFailure atomic.Bool
 
 // The staff login the pages are measured with (set when this tool seeds).
 var loadEmail string
+
+// servePID is the serve process this tool started (0 with --target): its
+// memory is read from /proc around the fleet's burst.
+var servePID int
+
+// serveMemory is the serve process's resident memory now and at its peak
+// (VmRSS and VmHWM, in MB); ok false when it cannot be read.
+func serveMemory() (rss, peak float64, ok bool) {
+	if servePID == 0 {
+		return 0, 0, false
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", servePID))
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		name, value, found := strings.Cut(line, ":")
+		if !found {
+			continue
+		}
+		var kb float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%f kB", &kb); err != nil {
+			continue
+		}
+		switch name {
+		case "VmRSS":
+			rss = kb / 1024
+		case "VmHWM":
+			peak = kb / 1024
+		}
+	}
+	return rss, peak, rss > 0
+}
+
+// serveOutsideGoMB is the serve process's memory outside the Go runtime's
+// GOMEMLIMIT the bound allows for (measured about 80 MB at 500 listings).
+const serveOutsideGoMB = 128
+
+// parseMiB reads a GOMEMLIMIT given in MiB or GiB ("512MiB", "1GiB") as MB
+// of 2^20 bytes.
+func parseMiB(limit string) (float64, error) {
+	for suffix, scale := range map[string]float64{"MiB": 1, "GiB": 1024} {
+		if n, ok := strings.CutSuffix(limit, suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			return v * scale, err
+		}
+	}
+	return 0, fmt.Errorf("a limit in MiB or GiB: %q", limit)
+}
+
+// goHeap is the serve process's Go heap in use and held idle (not yet
+// returned to the system), from its Prometheus metrics.
+func goHeap(base, token string) string {
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "?"
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	v := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if name, value, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "go_memstats_heap_") {
+			v[name], _ = strconv.ParseFloat(value, 64)
+		}
+	}
+	const mb = 1 << 20
+	return fmt.Sprintf("%.0f / %.0f MB", v["go_memstats_heap_inuse_bytes"]/mb, (v["go_memstats_heap_idle_bytes"]-v["go_memstats_heap_released_bytes"])/mb)
+}
 
 // loadDB is the database the tool seeded and the portal serves ("" when
 // --target names a portal of its own): the ingest baseline writes to it.
@@ -267,8 +340,40 @@ func run(ctx context.Context, cfg config) error {
 	// the pages above are timed on the seeded day. /healthz is measured
 	// again beside it, for its ratios.
 	fmt.Printf("a fleet of %d gateways posting minute batches (%d buckets each):\n", max(cfg.gateways, 1), len(listings)/max(cfg.gateways, 1))
+	rssBefore, peakBefore, memory := serveMemory()
+	heapBefore := goHeap(base, token)
 	if err := timeEach(append(endpoints[:1:1], gatewayBatches(cfg, base, token, listings)...)); err != nil {
 		return err
+	}
+	if memory {
+		// Read once the burst is folded, and again after the serve
+		// process's background work has had a minute to settle.
+		rssAfter, peak, _ := serveMemory()
+		heapAfter := goHeap(base, token)
+		time.Sleep(time.Minute)
+		rssSettled, _, _ := serveMemory()
+		heapSettled := goHeap(base, token)
+		limit := cfg.goMemLimit
+		if limit == "" {
+			limit = "none"
+		}
+		fmt.Printf("serve's resident memory (GOMEMLIMIT %s): %.0f MB before the fleet's burst (peak so far %.0f MB), peak %.0f MB during it, %.0f MB once folded, %.0f MB a minute later\n",
+			limit, rssBefore, peakBefore, peak, rssAfter, rssSettled)
+		fmt.Printf("  of which the Go heap in use / held idle: %s before, %s once folded, %s a minute later\n", heapBefore, heapAfter, heapSettled)
+		if bytes, err := parseMiB(cfg.goMemLimit); err == nil && bytes > 0 {
+			// The bound the deploy artifacts promise: the Go runtime keeps
+			// its memory under GOMEMLIMIT; the rest (the binary, SQLite's
+			// own allocations, stacks) was about 80 MB at 500 listings.
+			bound := bytes + serveOutsideGoMB
+			mark := "met"
+			if peak > bound {
+				mark = "NOT met"
+			}
+			fmt.Printf("  peak %.0f MB against the bound of GOMEMLIMIT + %d MB = %.0f MB: %s\n", peak, serveOutsideGoMB, bound, mark)
+		}
+	}
+	if n := backPressured.Load(); n > 0 {
+		fmt.Printf("the inbox's back-pressure answered %d batches 503 with Retry-After; each was posted again after it, as a gateway does\n", n)
 	}
 	if failedTotal > 0 {
 		return fmt.Errorf("%d requests failed", failedTotal)
@@ -379,13 +484,25 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 				listings = listings[k%int64(len(listings)):][:1]
 			}
 			body := batchBody(listings, at, source)
-			req, _ := http.NewRequest("POST", base+"/api/v1/metrics", bytes.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+token)
-			req.Header.Set("Content-Type", "application/json")
-			if async {
-				req.Header.Set("Prefer", "respond-async")
+			send := func() (*http.Response, error) {
+				req, _ := http.NewRequest("POST", base+"/api/v1/metrics", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				if async {
+					req.Header.Set("Prefer", "respond-async")
+				}
+				return gateway.client.Do(req)
 			}
-			res, err := gateway.client.Do(req)
+			res, err := send()
+			for tries := 1; err == nil && res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "" && tries < 10; tries++ {
+				// The inbox's back-pressure (full): not a failure but a
+				// request to post again later, which a gateway honours.
+				backPressured.Add(1)
+				wait, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+				drain(res)
+				time.Sleep(time.Duration(max(wait, 1)) * time.Second)
+				res, err = send()
+			}
 			if err != nil {
 				return 0, err
 			}
@@ -406,6 +523,10 @@ func gatewayBatches(cfg config, base, token string, listings []gatewayclient.Lis
 		{name: fmt.Sprintf("... 1 bucket (%d gw, async)", n), call: post(true, true)},
 	}
 }
+
+// backPressured counts the fleet's batches the inbox answered 503 with
+// Retry-After (each posted again after it).
+var backPressured atomic.Int64
 
 // postedBuckets counts the buckets the fleet's batches carried.
 var postedBuckets atomic.Int64
@@ -779,12 +900,16 @@ func seedAndServe(ctx context.Context, cfg config) (base, token string, models [
 	serve := exec.Command(binary, "serve", "--addr", addr, "--database", dbURL)
 	serve.Env = append(os.Environ(), "AIRSIDE_BASE_URL=http://"+addr, "AIRSIDE_LOG_LEVEL=error", "AIRSIDE_SECRET_KEY="+secret.NewKey(),
 		"AIRSIDE_API_LIMITS=off") // one token drives every endpoint far past a gateway's pace
+	if cfg.goMemLimit != "" {
+		serve.Env = append(serve.Env, "GOMEMLIMIT="+cfg.goMemLimit)
+	}
 	serve.Stderr = os.Stderr
 	started := time.Now()
 	if err := serve.Start(); err != nil {
 		cleanup()
 		return "", "", nil, nil, err
 	}
+	servePID = serve.Process.Pid
 	stop = func() {
 		serve.Process.Signal(os.Interrupt)
 		serve.Wait()
