@@ -276,7 +276,7 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
 	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute).Format(time.RFC3339)
 	body := fmt.Sprintf(`{"buckets":[{"listingId":%d,"minute":%q,"source":"gw-1","requests":50,"errors":2,"clientErrors":3,"capped":4,
-		"routed":38,"pinned":3,"exploration":1,"fallback":3,"rateLimited":6,"toolCalls":20,"malformedToolCalls":1,
+		"routed":38,"pinned":3,"exploration":1,"fallback":3,"rateLimited":6,"toolCalls":20,"malformedToolCalls":1,"heldBack":7,
 		"inputTokens":50000,"outputTokens":5000,"ttftMsSum":19980,"durationMs":90000},
 		{"listingId":%d,"minute":%q,"source":"gw-1","requests":100,"errors":1,"routed":99,"ttftMsSum":29700,"outputTokens":19800,"durationMs":99000}],
 		"demand":[{"model":"kimi-k2.5","workload":"coding","minute":%q,"source":"gw-1","requests":75,"promptTokens":3000000},
@@ -287,7 +287,7 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 	res := c.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID))
 	wantStatus(t, "listing traffic", res, http.StatusOK)
 	for id, want := range map[string]string{"routed": "38", "pinned": "3", "exploration": "1", "fallback": "3", "counted-errors": "2",
-		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %",
+		"client-errors": "3", "rate-limited": "6", "capped": "4", "tool-calls": "20", "malformed-tool-calls": "5.0 %", "held-back": "7",
 		// Beside the peers: 2 of 47 failed (1 of 100), 6 of 56 tries were 429s (none), 19,980 ms over 45 successes (300 ms).
 		// 5,000 output tokens over 90 s of answers (the peer: 19,800 over 99 s).
 		"failure-rate": "4.3 %", "rate-limited-rate": "10.7 %", "ttft-vs-peers": "444 ms", "speed-vs-peers": "55.6 tok/s"} {

@@ -472,7 +472,7 @@ func routingFigures(hours []catalogue.HourlyPoint, peers catalogue.HourlyPoint) 
 		{Label: "429 backoffs (held back 10 s or more, election.md sec. 8)", Value: templates.Count(g.Backoffs), TestID: "backoffs"},
 		{Label: "latency backoffs (first tokens slow against your hour before: held back 60 s)", Value: templates.Count(g.SlowBackoffs), TestID: "slow-backoffs"},
 		{Label: "breaker opened / closed (failing well beyond the model's other listings)", Value: templates.Count(g.BreakerOpenings) + " / " + templates.Count(g.BreakerClosings), TestID: "breaker"},
-		{Label: "the model's requests elected while a backoff or the breaker held you back", Value: templates.Count(g.HeldBack), TestID: "held-back"},
+		{Label: "the model's requests elected while a 429 backoff or the breaker held you off the ballot", Value: templates.Count(g.HeldBack), TestID: "held-back"},
 		{Label: "failure rate (the model's other listings " + rateText(peers.FailureRate()) + ")", Value: rateText(mine.FailureRate()), TestID: "failure-rate"},
 		{Label: "429 rate (the model's other listings " + rateText(peers.LimitRate()) + ")", Value: rateText(mine.LimitRate()), TestID: "rate-limited-rate"},
 		{Label: "time to first token (the model's other listings " + msText(peers.TTFTPerSuccess()) + ")", Value: msText(mine.TTFTPerSuccess()), TestID: "ttft-vs-peers"},

@@ -71,9 +71,10 @@ type GatewayCounts struct {
 	BreakerClosings int64 `json:"breakerClosings"`
 	SlowBackoffs    int64 `json:"slowBackoffs"`
 	// HeldBack counts the model's requests the gateway elected while its
-	// limits held this listing back (a 429 or latency backoff, an open
-	// breaker): the part of the minute it was off every ballot, which
-	// the projection's replay of the minute takes out of its elections.
+	// limits held this listing off the ballot (a 429 backoff, an open
+	// breaker; the latency backoff only costs it its incumbency): the
+	// part of the minute it was off every ballot, which the projection's
+	// replay of the minute takes out of its elections.
 	HeldBack int64 `json:"heldBack"`
 }
 

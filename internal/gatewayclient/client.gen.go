@@ -495,7 +495,7 @@ type Bucket struct {
 	// Fallback successful requests served here after another listing failed or answered 429
 	Fallback *int64 `json:"fallback,omitempty"`
 
-	// HeldBack requests for this listing's model the gateway elected in this minute while its limits held this listing back (a 429 or latency backoff, an open breaker): how much of the minute it was off the ballot, which the portal's projection replays
+	// HeldBack requests for this listing's model the gateway elected in this minute while its limits held this listing off the ballot (a 429 backoff, an open breaker; the latency backoff only loses it its incumbency): how much of the minute it was off the ballot, which the portal's projection replays
 	HeldBack *int64 `json:"heldBack,omitempty"`
 
 	// InputTokens every prompt token of the successful requests, cached ones and explicit cache reads and writes included

@@ -632,14 +632,11 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 			if hh, ok := catalogue.HealthAt(hourly[id], h); ok {
 				rebuilt[id] = hh
 			}
-			if len(shareParts) > 0 {
-				list := hourly[id]
-				if j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) }); found {
-					if tried == nil {
-						tried = map[int64]preview.TriedRates{}
-					}
-					tried[id] = preview.TriedRatesOf(list[j].Counts)
+			if hp, found := hourOf(hourly[id], h); found && len(shareParts) > 0 {
+				if tried == nil {
+					tried = map[int64]preview.TriedRates{}
 				}
+				tried[id] = preview.TriedRatesOf(hp.Counts)
 			}
 		}
 		splits, weights, before, err := pj.hourSplits(ctx, ids, h, changes[h])
@@ -962,6 +959,16 @@ func sampledHealth(ids []int64, samples map[int64][]catalogue.HealthSample, rebu
 	return out
 }
 
+// hourOf is a listing's rollup of the hour h among its hours (sorted, as
+// the store returns them).
+func hourOf(list []catalogue.HourlyPoint, h time.Time) (catalogue.HourlyPoint, bool) {
+	j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) })
+	if !found {
+		return catalogue.HourlyPoint{}, false
+	}
+	return list[j], true
+}
+
 // heldBackPart is the part of an hour's requests of a model elected while
 // the gateway's limits held a listing back.
 type heldBackPart struct {
@@ -980,12 +987,11 @@ func heldBackParts(ids []int64, hourly map[int64][]catalogue.HourlyPoint, h time
 	var out []heldBackPart
 	total := 0.0
 	for _, id := range ids {
-		list := hourly[id]
-		j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) })
-		if !found || list[j].HeldBack <= 0 {
+		hp, found := hourOf(hourly[id], h)
+		if !found || hp.HeldBack <= 0 {
 			continue
 		}
-		part := min(1, float64(list[j].HeldBack)/float64(requests))
+		part := min(1, float64(hp.HeldBack)/float64(requests))
 		out = append(out, heldBackPart{id: id, part: part})
 		total += part
 	}
@@ -1007,12 +1013,10 @@ func learnedWithin(earlier, scratch []traffic.Hour, hourly map[int64][]catalogue
 	hours := append(scratch[:0], earlier...) // earlier is shared by the hour's parts
 	for i := range market.Listings {
 		ml := &market.Listings[i]
-		list := hourly[ml.ID]
-		j, found := slices.BinarySearchFunc(list, h, func(p catalogue.HourlyPoint, t time.Time) int { return p.Hour.Compare(t) })
+		hp, found := hourOf(hourly[ml.ID], h)
 		if !found {
 			continue
 		}
-		hp := list[j]
 		part := func(n int64) int64 { return int64(math.Round(done * float64(n))) }
 		hours = append(hours, traffic.Hour{Start: h, Candidate: preview.CandidateID(ml), Successes: part(hp.Requests - hp.Errors - hp.ClientErrors),
 			InputTokens: part(hp.InputTokens), CachedInputTokens: part(hp.CachedInputTokens), OutputTokens: part(hp.OutputTokens)})
