@@ -118,18 +118,18 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	}
 	election.ElectInto(&pl.ballot, &pl.result)
 	res := &pl.result
-	if !res.FellOpen {
-		for i := range res.Candidates {
-			if res.Candidates[i].Excluded.RateCapped() && !res.Candidates[i].Excluded.MissingCapabilities() {
-				g.Recorder.Capped(m.Listings[i], now)
-			}
-		}
-	}
 	for i := range res.Candidates {
+		ex := res.Candidates[i].Excluded
+		if ex.MissingCapabilities() {
+			continue
+		}
+		if ex.RateCapped() && !res.FellOpen {
+			g.Recorder.Capped(m.Listings[i], now)
+		}
 		// The request a limit kept from the listing: the portal's replay
-		// of the minute holds it back for as much of it (a held ballot
-		// never falls open over a limit, election.md sec. 8).
-		if ex := res.Candidates[i].Excluded; ex.Limited() && !ex.MissingCapabilities() {
+		// of the minute holds it back for as much of it (a ballot never
+		// falls open over a limit, election.md sec. 8).
+		if ex.Limited() {
 			g.Recorder.HeldBack(m.Listings[i], now)
 		}
 	}

@@ -157,7 +157,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 		served := 0.0 // the part of the moment's requests some candidate could serve
 		pcts := mixPercents(m.Mix)
 		for si, shape := range shapes {
-			sp := min(max(m.ShareParts[shape.Key], 0), 1)
+			pct, sp := pcts[si]/100, min(max(m.ShareParts[shape.Key], 0), 1)
 			shape.Routing = election.ModeAuto
 			if p := m.Prompts[shape.Key]; p > 0 {
 				shape.PromptTokens = p
@@ -193,12 +193,11 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 					election.ElectInto(&shareBallot, &shareResult)
 					for i := range shareResult.Candidates {
 						if o := &shareResult.Candidates[i]; o.HasShare {
-							shares[at[i]].Total += pcts[si] / 100 * k.Part * sp * o.Share.Share
+							shares[at[i]].Total += pct * k.Part * sp * o.Share.Share
 						}
 					}
 				}
 			}
-			pct := pcts[si] / 100
 			next, servable := holdShape(ballots[:len(kinds)], results[:len(kinds)], parts, incumbents[shape.Key], func(i int, part float64, explored bool) {
 				s := &shares[at[i]]
 				s.Total += (1 - sp) * pct * part

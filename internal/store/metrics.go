@@ -950,7 +950,7 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 	}
 	out := map[string]map[time.Time]map[string]catalogue.WorkloadDemand{}
 	for _, r := range rows {
-		h, err := time.ParseInLocation("2006-01-02 15", r.Hour, time.UTC)
+		h, err := parseHourKey(r.Hour)
 		if err != nil {
 			return nil, fmt.Errorf("demand by hour of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
 		}
@@ -974,7 +974,7 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 		return nil, fmt.Errorf("share-policy demand by hour: %w", err)
 	}
 	for _, r := range shared {
-		h, err := time.ParseInLocation("2006-01-02 15", r.Hour, time.UTC)
+		h, err := parseHourKey(r.Hour)
 		if err != nil {
 			return nil, fmt.Errorf("share-policy demand by hour of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
 		}
@@ -984,6 +984,12 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 		}
 	}
 	return out, nil
+}
+
+// parseHourKey reads an hour as DemandByHour's queries group by it
+// ("2006-01-02 15", UTC).
+func parseHourKey(hour string) (time.Time, error) {
+	return time.ParseInLocation("2006-01-02 15", hour, time.UTC)
 }
 
 // RequestsByMinute is each listing's requests per minute from since
