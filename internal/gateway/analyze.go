@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -38,6 +39,9 @@ type Analysis struct {
 	// ModeGiven says the request named its routing mode (routing or
 	// provider.sort): a project's default sort then does not apply.
 	ModeGiven bool
+	// members are the body's top-level members as they came, from which
+	// each try's carrier body is put together (upstreamBody).
+	members []bodyMember
 }
 
 // chatBody is the part of an OpenAI chat request the gateway reads; the
@@ -116,7 +120,8 @@ var chatFields = func() []string {
 // carrier was sent both. A name twice, or a spelling of one of the names
 // the gateway reads in another case, is refused.
 func Analyze(body []byte, header http.Header) (Analysis, error) {
-	if err := refuseCaseVariants(body); err != nil {
+	members, err := splitBody(body)
+	if err != nil {
 		return Analysis{}, err
 	}
 	var b chatBody
@@ -126,7 +131,7 @@ func Analyze(body []byte, header http.Header) (Analysis, error) {
 	if b.Model == "" {
 		return Analysis{}, fmt.Errorf("model is required")
 	}
-	a := Analysis{Model: b.Model, Stream: b.Stream, IncludeUsage: b.StreamOptions != nil && b.StreamOptions.IncludeUsage,
+	a := Analysis{members: members, Model: b.Model, Stream: b.Stream, IncludeUsage: b.StreamOptions != nil && b.StreamOptions.IncludeUsage,
 		Mode: election.ModeAuto, Workload: WorkloadOf(header.Get("User-Agent")), SessionID: header.Get("X-Session-Id")}
 	if carrier, model, ok := strings.Cut(b.Model, "/"); ok && carrier != "" && model != "" {
 		a.Pin, a.Model = b.Model, model
@@ -230,72 +235,56 @@ func WorkloadOf(userAgent string) election.Workload {
 	return election.WorkloadGeneral
 }
 
-// upstreamBody is the request as the carrier gets it: its own model name,
-// usage asked for in a stream (the gateway measures it; it drops the usage
-// chunk again when the caller did not ask), and the gateway's own directives
-// (routing, provider) removed. Every other field passes untouched.
-func upstreamBody(body []byte, upstreamModel string, stream bool) ([]byte, error) {
-	// One pass over the top level, copying each member's bytes as they
-	// came (a decode into a map and a re-encode of the whole body cost as
-	// much as the rest of the relay); Analyze has refused a body naming
-	// one of the gateway's fields twice.
-	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, errors.New("the body is not a JSON object")
+// upstreamBody is the request as the carrier gets it, from the body's
+// members: its own model name, usage asked for in a stream (the gateway
+// measures it; it drops the usage chunk again when the caller did not ask),
+// and the gateway's own directives (routing, provider) removed. Every other
+// member passes as it came, in its order.
+func upstreamBody(members []bodyMember, upstreamModel string, stream bool) []byte {
+	size := len(upstreamModel) + 64
+	for _, m := range members {
+		size += len(m.Name) + len(m.Value) + 4
 	}
-	out := make([]byte, 1, len(body)+len(upstreamModel)+32)
+	out := make([]byte, 1, size)
 	out[0] = '{'
-	member := func(name string, value []byte) {
+	add := func(name string, value []byte) {
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
 		out, _ = jsontext.AppendQuote(out, name)
 		out = append(append(out, ':'), value...)
 	}
-	model, _ := json.Marshal(upstreamModel)
+	model, _ := jsontext.AppendQuote(nil, upstreamModel)
 	sawModel, sawOptions := false, false
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		name := tok.String()
-		value, err := dec.ReadValue()
-		if err != nil {
-			return nil, err
-		}
+	for _, m := range members {
 		switch {
-		case name == "model":
-			if !sawModel {
-				member(name, model)
-			}
+		case m.Name == "model":
+			add(m.Name, model)
 			sawModel = true
-		case name == "routing" || name == "provider": // the gateway's own
-		case name == "stream_options" && stream:
-			if !sawOptions {
-				member(name, withIncludeUsage(value))
-			}
+		case m.Name == "routing" || m.Name == "provider": // the gateway's own
+		case m.Name == "stream_options" && stream:
+			add(m.Name, withIncludeUsage(m.Value))
 			sawOptions = true
 		default:
-			member(name, value)
+			add(m.Name, m.Value)
 		}
 	}
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
-		return nil, errors.New("the body is not a JSON object")
-	}
 	if !sawModel {
-		member("model", model)
+		add("model", model)
 	}
 	if stream && !sawOptions {
-		member("stream_options", []byte(`{"include_usage":true}`))
+		add("stream_options", []byte(`{"include_usage":true}`))
 	}
-	return append(out, '}'), nil
+	return append(out, '}')
 }
 
 // withIncludeUsage is a request's stream_options with include_usage set
 // (the gateway measures usage; it drops the chunk again when the caller
 // did not ask), its other members kept.
 func withIncludeUsage(options []byte) []byte {
+	if string(options) == `{"include_usage":true}` {
+		return options // as SDKs send it
+	}
 	opts := map[string]json.RawMessage{}
 	if json.Unmarshal(options, &opts) != nil || opts == nil {
 		opts = map[string]json.RawMessage{}
@@ -305,29 +294,48 @@ func withIncludeUsage(options []byte) []byte {
 	return raw
 }
 
-// refuseCaseVariants refuses a body whose top level names a field twice or
-// spells a field the gateway reads in another case.
-func refuseCaseVariants(body []byte) error {
+// bodyMember is one top-level member of a chat body: its name, and its
+// value as it came (a slice of the body).
+type bodyMember struct {
+	Name  string
+	Value []byte
+}
+
+// splitBody reads a chat body's top-level members in one pass, refusing a
+// body that names a member twice or spells a field the gateway reads in
+// another case.
+func splitBody(body []byte) ([]bodyMember, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return errors.New("the body is not a JSON object")
+		return nil, errors.New("the body is not a JSON object")
 	}
+	members := make([]bodyMember, 0, 8)
 	for dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return plainDecodeError(err)
+			return nil, plainDecodeError(err)
 		}
 		name := tok.String()
 		for _, known := range chatFields {
 			if name != known && strings.EqualFold(name, known) {
-				return fmt.Errorf("the body names %q: field names are case-sensitive; send %q once", name, known)
+				return nil, fmt.Errorf("the body names %q: field names are case-sensitive; send %q once", name, known)
 			}
 		}
-		if err := dec.SkipValue(); err != nil {
-			return plainDecodeError(err)
+		value, err := dec.ReadValue()
+		if err != nil {
+			return nil, plainDecodeError(err)
 		}
+		// The decoder's slice lasts until its next read; the body's lasts.
+		end := int(dec.InputOffset())
+		members = append(members, bodyMember{Name: name, Value: body[end-len(value) : end]})
 	}
-	return nil
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("the body is not valid JSON")
+	}
+	return members, nil
 }
 
 // plainDecodeError says what is wrong with a body in the caller's terms

@@ -15,7 +15,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -80,10 +79,7 @@ func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, a *Analysi
 		g.Log.Warn("gateway: no credentials; trying the next listing", "listing", route.ID, "err", err)
 		return attempt{Outcome: Outcome{Class: traffic.Counted}, failure: &upstreamFailure{status: http.StatusBadGateway, message: "The gateway could not read this listing's credentials."}}
 	}
-	up, err := upstreamBody(body, upstreamModel, a.Stream)
-	if err != nil {
-		return attempt{Outcome: Outcome{Class: traffic.NotCounted}, failure: &upstreamFailure{status: http.StatusBadRequest, message: "The body is not a JSON object."}}
-	}
+	up := upstreamBody(a.members, upstreamModel, a.Stream)
 	caller := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -190,11 +186,15 @@ func (g *Gateway) postChat(ctx context.Context, baseURL, key string, body []byte
 	}
 	req.Header = http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}, "Accept": {accept},
 		"User-Agent": {carrierUserAgent}}
-	hc := g.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
+	// The transport's round trip, as a reverse proxy makes it: the
+	// client's redirect loop and timers around it cost a tenth of the
+	// relay, for nothing the gateway uses (it follows no redirect; the
+	// request's context bounds it).
+	rt := http.DefaultTransport
+	if g.HTTP != nil && g.HTTP.Transport != nil {
+		rt = g.HTTP.Transport
 	}
-	return hc.Do(req)
+	return rt.RoundTrip(req)
 }
 
 // carrierUserAgent names the gateway to carriers.
@@ -232,12 +232,9 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 	limits := g.StreamLimits.withDefaults()
 	body := &eventBoundedBody{ReadCloser: raw.Body, limit: limits.EventBytes}
 	raw.Body = body
-	dec := ssestream.NewDecoder(raw)
-	if dec == nil {
-		firstByte.Stop()
-		return attempt{Outcome: Outcome{Class: traffic.Counted, Status: raw.StatusCode},
-			failure: &upstreamFailure{status: http.StatusBadGateway, message: "The carrier answered a stream request without a stream."}}
-	}
+	readers := getStreamReaders(body)
+	defer putStreamReaders(readers)
+	dec, chunks := readers.events, readers.chunks
 	deadline := time.AfterFunc(limits.Deadline, func() { cancel(errStreamDeadline) })
 	defer deadline.Stop()
 	var gap *time.Timer // armed at the first token
@@ -259,7 +256,9 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		pending = false
 	}
 	body.beforeRead = flush
-	var out []byte
+	out := make([]byte, 0, 1<<10) // an event as the caller gets it
+	var chunk chunkFacts
+	carrier, _ := json.Marshal(route.Carrier())
 	o := Outcome{Class: traffic.Served, Status: raw.StatusCode}
 	args := &toolArgs{limits: limits, byCall: map[int][]byte{}}
 	written, done := false, false
@@ -278,10 +277,9 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		}
 		held, written = nil, true
 	}
-	for broke == nil && dec.Next() {
+	for broke == nil && dec.next() {
 		body.eventSeen()
-		ev := dec.Event()
-		data := bytes.TrimSpace(ev.Data)
+		data := bytes.TrimSpace(dec.data)
 		if len(data) == 0 {
 			continue
 		}
@@ -293,36 +291,13 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 			_, _ = io.WriteString(w, "data: [DONE]\n\n")
 			break
 		}
-		var chunk struct {
-			Choices []struct {
-				FinishReason *string `json:"finish_reason"`
-				Delta        struct {
-					Content          string `json:"content"`
-					Reasoning        string `json:"reasoning"`
-					ReasoningContent string `json:"reasoning_content"`
-					ToolCalls        []struct {
-						Index    int `json:"index"`
-						Function struct {
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"delta"`
-			} `json:"choices"`
-			Usage    *usageJSON     `json:"usage"`
-			Provider jsontext.Value `json:"provider"`
-		}
-		token := true // an event that is not a chat chunk is passed on as it is
-		if jsonv2.Unmarshal(data, &chunk, lenientChunk) == nil {
-			token = chunk.Usage != nil
-			for _, ch := range chunk.Choices {
-				if ch.Delta.Content != "" || ch.Delta.Reasoning != "" || ch.Delta.ReasoningContent != "" ||
-					len(ch.Delta.ToolCalls) > 0 || ch.FinishReason != nil {
-					token = true
-				}
-				for _, tc := range ch.Delta.ToolCalls {
-					if b := args.add(tc.Index, tc.Function.Arguments); b != nil && broke == nil {
-						broke = b
-					}
+		// An event that is not a chat chunk is passed on as it is.
+		token, named := true, true
+		if chunks.read(data, &chunk) == nil {
+			token, named = chunk.Token, chunk.Provider
+			for _, tc := range chunk.ToolCalls {
+				if broke = args.add(tc.Index, tc.Arguments); broke != nil {
+					break
 				}
 			}
 			if broke != nil {
@@ -331,7 +306,7 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 			if chunk.Usage != nil {
 				o.Usage = chunk.Usage.usage()
 				switch {
-				case len(chunk.Choices) == 0 && !a.IncludeUsage:
+				case chunk.NoChoices && !a.IncludeUsage:
 					continue // asked for by the gateway, not by the caller
 				case !a.IncludeUsage:
 					// Usage on a content chunk (DeepSeek's way), not asked
@@ -341,12 +316,15 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 					data = rewriteUsage(data, false)
 				}
 			}
-			if chunk.Provider == nil { // last: a rewrite above reorders the keys
-				data = withProvider(data, route.Carrier())
-			}
 		}
 		if !written {
 			if !token {
+				// Kept past the reader's next event: a copy.
+				if named {
+					data = bytes.Clone(data)
+				} else {
+					data = appendWithProvider(nil, data, carrier)
+				}
 				held = append(held, data)
 				heldBytes += len(data)
 				if len(held) > limits.HeldEvents || heldBytes > limits.HeldBytes {
@@ -359,7 +337,15 @@ func (g *Gateway) relayStream(caller, ctx context.Context, cancel context.Cancel
 		if token {
 			gap.Reset(limits.MaxGap)
 		}
-		out = append(append(append(out[:0], "data: "...), data...), "\n\n"...)
+		// The provider goes in first, after any rewrite above (which
+		// reorders the keys), written straight into the event.
+		out = append(out[:0], "data: "...)
+		if named {
+			out = append(out, data...)
+		} else {
+			out = appendWithProvider(out, data, carrier)
+		}
+		out = append(out, "\n\n"...)
 		_, _ = w.Write(out)
 		pending = true
 	}
@@ -529,19 +515,24 @@ func (u *usageJSON) usage() Usage {
 // (not the Airside-Listing header) learns it. obj is a JSON object without
 // a provider of its own.
 func withProvider(obj []byte, carrier string) []byte {
+	name, _ := json.Marshal(carrier)
+	return appendWithProvider(make([]byte, 0, len(obj)+len(name)+16), obj, name)
+}
+
+// appendWithProvider appends obj to dst with "provider" (name, a JSON
+// string) as its first member; obj is appended as it is when it is not an
+// object.
+func appendWithProvider(dst, obj, name []byte) []byte {
 	trimmed := bytes.TrimLeft(obj, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return obj
+		return append(dst, obj...)
 	}
-	name, _ := json.Marshal(carrier)
 	rest := trimmed[1:]
-	out := make([]byte, 0, len(obj)+len(name)+16)
-	out = append(out, `{"provider":`...)
-	out = append(out, name...)
+	dst = append(append(dst, `{"provider":`...), name...)
 	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
-		out = append(out, ',')
+		dst = append(dst, ',')
 	}
-	return append(out, rest...)
+	return append(dst, rest...)
 }
 
 func valueOr0(p *int64) int64 {

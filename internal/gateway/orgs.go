@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/airside/airside/internal/traffic"
@@ -102,6 +103,9 @@ func (r *Recorder) TakeClosedOrgs(until time.Time) []OrgMinute {
 type OrgLabels struct {
 	Policy string
 	key    []byte
+	// made is the pseudonyms made so far, by carrier and organisation: an
+	// HMAC a request was a tenth of the relay's allocations.
+	made sync.Map
 }
 
 // NewOrgLabels is the labels of policy (default OrgsPseudonym), keyed with
@@ -139,9 +143,15 @@ func (l *OrgLabels) Label(org string, route Route) string {
 	if l.Policy == OrgsName {
 		return nameLabel(org)
 	}
+	pair := route.Carrier() + "\x00" + org
+	if label, ok := l.made.Load(pair); ok {
+		return label.(string)
+	}
 	mac := hmac.New(sha256.New, l.key)
-	mac.Write([]byte(route.Carrier() + "\x00" + org))
-	return "org-" + hex.EncodeToString(mac.Sum(nil)[:4])
+	mac.Write([]byte(pair))
+	label := "org-" + hex.EncodeToString(mac.Sum(nil)[:4])
+	l.made.Store(pair, label)
+	return label
 }
 
 // nameLabel is a name as the portal takes it: at most 64 characters of

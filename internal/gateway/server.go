@@ -30,7 +30,9 @@ type Gateway struct {
 	Follower *Follower
 	Creds    *Credentials
 	Recorder *Recorder
-	// HTTP is the client carriers are called with.
+	// HTTP is the client carriers are called with; the relay uses its
+	// Transport alone (no redirects followed, no client timeout: each
+	// try's context bounds it). Nil: http.DefaultTransport.
 	HTTP *http.Client
 	Now  func() time.Time
 	// Rand draws exploration; seed it for a reproducible run.

@@ -29,10 +29,11 @@ func TestTheCarrierGetsTheBodyAsSentWithItsOwnModel(t *testing.T) {
 		{"names escaped as they must be", `{"model":"m","we\u0022ird":1}`, false, `{"model":"up-m","we\"ird":1}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := upstreamBody([]byte(tc.body), "up-m", tc.stream)
+			members, err := splitBody([]byte(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := upstreamBody(members, "up-m", tc.stream)
 			if string(got) != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
@@ -42,8 +43,8 @@ func TestTheCarrierGetsTheBodyAsSentWithItsOwnModel(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{`[1]`, `{"model":"m"`, `"m"`, `{"model":}`} {
-		if _, err := upstreamBody([]byte(bad), "up-m", false); err == nil {
+	for _, bad := range []string{`[1]`, `{"model":"m"`, `"m"`, `{"model":}`, `{"model":"m","model":"n"}`, `{"model":"m"} x`} {
+		if _, err := splitBody([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
