@@ -10,7 +10,8 @@ FUZZTIME ?= 100000x
 ARTIFACTS ?= $(CURDIR)/artifacts
 # package:target pairs of every fuzz test; make test runs each for FUZZTIME.
 FUZZ = internal/election:FuzzElect internal/election:FuzzDecodeBallot internal/money:FuzzParsePrice \
-       internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV internal/fare:FuzzFormulaGuard web:FuzzSafeNext
+       internal/money:FuzzParsePercent internal/fare:FuzzFormParse internal/fare:FuzzReadCSV internal/fare:FuzzFormulaGuard web:FuzzSafeNext \
+       internal/gateway:FuzzChunkReader
 
 .PHONY: run build test check hooks generate bench fuzz fuzz-run soak clean
 

@@ -177,10 +177,13 @@ func Analyze(body []byte, header http.Header) (Analysis, error) {
 	}
 	for _, m := range b.Messages {
 		a.PromptTokens += tokensPerMessage
-		var text string
-		if json.Unmarshal(m.Content, &text) == nil {
-			chars += len(text)
-			continue
+		if len(m.Content) > 0 && m.Content[0] == '"' {
+			// A string: its length unescaped, without a copy kept.
+			var buf [512]byte
+			if text, err := jsontext.AppendUnquote(buf[:0], m.Content); err == nil {
+				chars += len(text)
+				continue
+			}
 		}
 		var parts []contentPart
 		if json.Unmarshal(m.Content, &parts) != nil {
@@ -302,10 +305,11 @@ type bodyMember struct {
 }
 
 // splitBody reads a chat body's top-level members in one pass, refusing a
-// body that names a member twice or spells a field the gateway reads in
-// another case.
+// body that spells a field the gateway reads in another case.
 func splitBody(body []byte) ([]bodyMember, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	// A name twice and invalid UTF-8 are left to Analyze's decode, which
+	// refuses them anywhere in the body.
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, errors.New("the body is not a JSON object")
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -34,9 +36,10 @@ type toolFragment struct {
 // chunkReader reads chunkFacts token by token with one decoder kept for the
 // whole stream: a chunk arrives a few dozen times a second per stream, and
 // a decode into nested structs cost twice the scan, most of it for members
-// the relay never looks at. Member names match as encoding/json matches
-// them (any case); a member of the wrong type makes the chunk "not a chat
-// chunk", which the relay passes on as it came.
+// the relay never looks at. Member names match as the decode matched them
+// (any case, dashes and underscores ignored: is); a member of the wrong
+// type makes the chunk "not a chat chunk", which the relay passes on as it
+// came.
 type chunkReader struct {
 	rd   bytes.Reader
 	dec  *jsontext.Decoder
@@ -54,6 +57,9 @@ var errNotAChunk = errors.New("not a chat chunk")
 // read fills f from data, reusing f's slices. Written as loops over the
 // decoder rather than with callbacks, which cost an allocation a level.
 func (r *chunkReader) read(data []byte, f *chunkFacts) error {
+	if readCommonChunk(data, f) {
+		return nil
+	}
 	*f = chunkFacts{ToolCalls: f.ToolCalls[:0], NoChoices: true}
 	r.rd.Reset(data)
 	r.dec.Reset(&r.rd, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
@@ -234,9 +240,33 @@ func (r *chunkReader) member() ([]byte, bool, error) {
 	return name, err == nil, err
 }
 
-// is matches a member's name as encoding/json does: in any case.
+// is matches a member's name as the decode the relay used before matched
+// it (go-json-experiment's case-insensitive names): in any case, with
+// dashes and underscores ignored. want is lower-case ASCII.
 func is(name []byte, want string) bool {
-	return len(name) == len(want) && bytes.EqualFold(name, []byte(want))
+	j := 0
+	for i := 0; i < len(name); {
+		r, n := rune(name[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(name[i:])
+			r = unicode.ToUpper(unicode.ToLower(r)) // as the decode folds: "ſ" is "s"
+		}
+		i += n
+		if r == '_' || r == '-' {
+			continue
+		}
+		for j < len(want) && (want[j] == '_' || want[j] == '-') {
+			j++
+		}
+		if j == len(want) || unicode.ToUpper(r) != unicode.ToUpper(rune(want[j])) {
+			return false
+		}
+		j++
+	}
+	for j < len(want) && (want[j] == '_' || want[j] == '-') {
+		j++
+	}
+	return j == len(want)
 }
 
 // element reports whether the open array has another element, reading its

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -86,6 +87,23 @@ func TestTheChunkReaderReadsWhatADecodeReads(t *testing.T) {
 		{"trailing data", `{"choices":[]} {"choices":[]}`},
 		{"cut short", `{"choices":[{"delta":{"content":"x"`},
 		{"not JSON", `keep-alive`},
+		// For the byte scan's checks of syntax.
+		{"white space everywhere", " { \"choices\" : [ { \"delta\" : { \"content\" : \"x\" } , \"finish_reason\" : null } ] } \n"},
+		{"numbers of every form", `{"a":[0,-0,1.5,-2e10,3E+2,4e-3,123456789012345678901234567890],"choices":[{"delta":{"content":"x"}}]}`},
+		{"literals", `{"a":[true,false,null],"choices":[{"delta":{"content":""}}]}`},
+		{"escapes in content", `{"choices":[{"delta":{"content":"\"\\\/\b\f\n\r\t"}}]}`},
+		{"a unicode escape in content", `{"choices":[{"delta":{"content":"caf\u00e9"}}]}`},
+		{"a lone surrogate in content", `{"choices":[{"delta":{"content":"\ud800"}}]}`},
+		{"deep nesting elsewhere", `{"x":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `,"choices":[{"delta":{"content":"x"}}]}`},
+		{"a leading zero", `{"a":01,"choices":[]}`},
+		{"a bad escape", `{"choices":[{"delta":{"content":"\x"}}]}`},
+		{"a raw control character", "{\"choices\":[{\"delta\":{\"content\":\"a\u0001b\"}}]}"},
+		{"a trailing comma", `{"choices":[{"delta":{"content":"x"}},]}`},
+		{"a missing colon", `{"choices" [{"delta":{"content":"x"}}]}`},
+		{"a bare word", `{"a":nope,"choices":[]}`},
+		{"a dangling minus", `{"a":-,"choices":[]}`},
+		{"a fraction without digits", `{"a":1.,"choices":[]}`},
+		{"tool_calls null", `{"choices":[{"delta":{"content":"x","tool_calls":null}}]}`},
 	}
 	r := newChunkReader()
 	var got chunkFacts
@@ -98,6 +116,9 @@ func TestTheChunkReaderReadsWhatADecodeReads(t *testing.T) {
 				t.Fatalf("read error %v; a decode's error: %v", err, wantErr)
 			}
 			if wantErr {
+				if readCommonChunk([]byte(c.data), &got) {
+					t.Errorf("the byte scan accepted what a decode refuses")
+				}
 				return
 			}
 			want := d.facts()
@@ -107,7 +128,66 @@ func TestTheChunkReaderReadsWhatADecodeReads(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("read %+v (usage %+v), a decode reads %+v (usage %+v)", got, got.Usage, want, want.Usage)
 			}
+			// The byte scan alone: what it accepts, it reads as the decode.
+			if readCommonChunk([]byte(c.data), &got) {
+				got.ToolCalls = nil
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("the byte scan read %+v, a decode reads %+v", got, want)
+				}
+			}
 		})
+	}
+}
+
+// FuzzChunkReader holds the relay's chunk reader (the byte scan, then the
+// decoder's scan) to a full decode of the same bytes, whatever they are.
+func FuzzChunkReader(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"content":"a\"b\u00e9"},"finish_reason":"stop"}],"usage":null}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"a\":1}"}}]}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_cache_hit_tokens":6}}`,
+		`{"Choices":[{"DELTA":{"Reasoning_Content":"x"}}],"provider":"p"}`,
+		`{"a":[1,-2.5e3,true,false,null,{"b":[]}],"choices":null}`,
+		`[1]`, `null`, `{"choices":[{"delta":{"content":1}}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	r := newChunkReader()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d decodedChunk
+		wantErr := jsonv2.Unmarshal(data, &d, lenientChunk) != nil
+		var got chunkFacts
+		err := r.read(data, &got)
+		if (err != nil) != wantErr {
+			t.Fatalf("%q: read error %v; a decode's error: %v", data, err, wantErr)
+		}
+		if wantErr {
+			return
+		}
+		want := d.facts()
+		if len(got.ToolCalls) == 0 && len(want.ToolCalls) == 0 {
+			got.ToolCalls, want.ToolCalls = nil, nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: read %+v, a decode reads %+v", data, got, want)
+		}
+	})
+}
+
+// TestTheByteScanTakesTheCommonChunks: the chunks most of a stream is made
+// of are read by the byte scan, not left to the decoder.
+func TestTheByteScanTakesTheCommonChunks(t *testing.T) {
+	for _, data := range []string{
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null,"logprobs":null}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hello, \"world\"\n"},"finish_reason":null}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":null}],"usage":null}`,
+		`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"system_fingerprint":"fp_1"}`,
+	} {
+		var f chunkFacts
+		if !readCommonChunk([]byte(data), &f) {
+			t.Errorf("the byte scan left %s to the decoder", data)
+		}
 	}
 }
 

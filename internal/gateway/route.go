@@ -27,6 +27,17 @@ type plan struct {
 	view fleet.View
 }
 
+// plans are kept between requests: a ballot's candidates and its result
+// were most of what routing allocated per request.
+var plans = sync.Pool{New: func() any { return new(plan) }}
+
+// release gives the plan back once its request is answered; nothing of it
+// may be held after.
+func (pl *plan) release() {
+	pl.market, pl.session, pl.view = nil, nil, fleet.View{}
+	plans.Put(pl)
+}
+
 // sessionPin is where a session served by ballot candidate i is pinned:
 // that listing, in the first of the request's regions it serves (a
 // follow-up's regions are its session's one already).
@@ -54,7 +65,8 @@ func (r *refusal) Error() string { return r.message }
 // plan elects a request and applies the traffic rules around the election:
 // pins, sessions, stable preference, exploration, caps and the fallback order.
 func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan, error) {
-	pl := &plan{market: m}
+	pl := plans.Get().(*plan)
+	*pl = plan{market: m, result: pl.result, tries: pl.tries[:0], ballot: election.Ballot{Candidates: pl.ballot.Candidates[:0]}}
 	req := election.Request{Model: a.Model, PromptTokens: a.PromptTokens, Streaming: a.Stream, Routing: a.Mode,
 		Workload: a.Workload, Requires: a.Requires, At: now, CacheHitRate: p.CacheHitRate, CacheOutputRatio: p.CacheOutputRatio,
 		MaxTokens: a.MaxTokens, Images: a.Images}
@@ -87,8 +99,7 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 	}
 	learned := g.learned(p.Name, a.Model, now)
 	req.ObservedHitRate, req.ObservedOutputRatio = learned.Combined, learned.OutputRatio
-	pl.ballot = election.Ballot{Request: req, Candidates: make([]election.Candidate, len(m.Candidates)), Policy: p.policy()}
-	copy(pl.ballot.Candidates, m.Candidates)
+	pl.ballot = election.Ballot{Request: req, Candidates: append(pl.ballot.Candidates, m.Candidates...), Policy: p.policy()}
 	usages := pl.view.Usages
 	for i := range pl.ballot.Candidates {
 		c := &pl.ballot.Candidates[i]

@@ -305,6 +305,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		openAIError(w, http.StatusInternalServerError, "internal", "The gateway failed to route this request.")
 		return
 	}
+	defer pl.release()
 	var last attempt
 	tel.routing.Observe(time.Since(arrived).Seconds())
 	tries := 0

@@ -43,7 +43,7 @@ func TestTheCarrierGetsTheBodyAsSentWithItsOwnModel(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{`[1]`, `{"model":"m"`, `"m"`, `{"model":}`, `{"model":"m","model":"n"}`, `{"model":"m"} x`} {
+	for _, bad := range []string{`[1]`, `{"model":"m"`, `"m"`, `{"model":}`, `{"Model":"m"}`, `{"model":"m"} x`} {
 		if _, err := splitBody([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
