@@ -42,6 +42,7 @@ import (
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/gatewayclient"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/procmem"
 	"github.com/airside/airside/internal/secret"
 	"github.com/airside/airside/internal/store"
 )
@@ -99,48 +100,13 @@ var loadEmail string
 var servePID int
 
 // serveMemory is the serve process's resident memory now and at its peak
-// (VmRSS and VmHWM, in MB); ok false when it cannot be read.
+// (in MB); ok false when it cannot be read.
 func serveMemory() (rss, peak float64, ok bool) {
 	if servePID == 0 {
 		return 0, 0, false
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", servePID))
-	if err != nil {
-		return 0, 0, false
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		name, value, found := strings.Cut(line, ":")
-		if !found {
-			continue
-		}
-		var kb float64
-		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%f kB", &kb); err != nil {
-			continue
-		}
-		switch name {
-		case "VmRSS":
-			rss = kb / 1024
-		case "VmHWM":
-			peak = kb / 1024
-		}
-	}
-	return rss, peak, rss > 0
-}
-
-// serveOutsideGoMB is the serve process's memory outside the Go runtime's
-// GOMEMLIMIT the bound allows for (measured about 80 MB at 500 listings).
-const serveOutsideGoMB = 128
-
-// parseMiB reads a GOMEMLIMIT given in MiB or GiB ("512MiB", "1GiB") as MB
-// of 2^20 bytes.
-func parseMiB(limit string) (float64, error) {
-	for suffix, scale := range map[string]float64{"MiB": 1, "GiB": 1024} {
-		if n, ok := strings.CutSuffix(limit, suffix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			return v * scale, err
-		}
-	}
-	return 0, fmt.Errorf("a limit in MiB or GiB: %q", limit)
+	rss, peak, err := procmem.Resident(servePID)
+	return rss, peak, err == nil
 }
 
 // goHeap is the serve process's Go heap in use and held idle (not yet
@@ -360,16 +326,16 @@ func run(ctx context.Context, cfg config) error {
 		fmt.Printf("serve's resident memory (GOMEMLIMIT %s): %.0f MB before the fleet's burst (peak so far %.0f MB), peak %.0f MB during it, %.0f MB once folded, %.0f MB a minute later\n",
 			limit, rssBefore, peakBefore, peak, rssAfter, rssSettled)
 		fmt.Printf("  of which the Go heap in use / held idle: %s before, %s once folded, %s a minute later\n", heapBefore, heapAfter, heapSettled)
-		if bytes, err := parseMiB(cfg.goMemLimit); err == nil && bytes > 0 {
+		if limitMB, err := procmem.ParseLimit(cfg.goMemLimit); err == nil && limitMB > 0 {
 			// The bound the deploy artifacts promise: the Go runtime keeps
 			// its memory under GOMEMLIMIT; the rest (the binary, SQLite's
 			// own allocations, stacks) was about 80 MB at 500 listings.
-			bound := bytes + serveOutsideGoMB
+			bound := procmem.BoundMB(limitMB)
 			mark := "met"
 			if peak > bound {
 				mark = "NOT met"
 			}
-			fmt.Printf("  peak %.0f MB against the bound of GOMEMLIMIT + %d MB = %.0f MB: %s\n", peak, serveOutsideGoMB, bound, mark)
+			fmt.Printf("  peak %.0f MB against the bound of GOMEMLIMIT + %d MB = %.0f MB: %s\n", peak, procmem.HeadroomMB, bound, mark)
 		}
 	}
 	if n := backPressured.Load(); n > 0 {
