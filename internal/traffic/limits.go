@@ -229,9 +229,13 @@ func (s *limited) add(t Try) {
 func (s *limited) window(at time.Time, d time.Duration) second {
 	var out second
 	now := at.Unix()
-	from := now - int64(d/time.Second) + 1
-	for i := range s.seconds {
-		if x := &s.seconds[i]; x.at >= from && x.at <= now {
+	// Only the window's own seconds are looked at (a window is at most
+	// the ring: no two of its seconds share a slot), each in its slot if
+	// the slot still holds it: a try reads several windows of several
+	// listings.
+	from := now - int64(min(int(d/time.Second), ringSeconds)) + 1
+	for sec := from; sec <= now; sec++ {
+		if x := &s.seconds[int(sec%int64(ringSeconds))]; x.at == sec {
 			out.tries += x.tries
 			out.counted += x.counted
 			out.limited += x.limited
@@ -344,12 +348,17 @@ func (l *Limits) breaker(s *limited, t Try) (Event, bool) {
 	}
 	e, q := float64(w.counted)/float64(w.tries), float64(w.limited)/float64(w.tries)
 	var peers []float64
-	for id, p := range l.by {
-		if p == s || p.model != s.model || id == t.Listing {
-			continue
-		}
-		if pw := p.window(t.At, BreakerWindow); pw.tries > 0 {
-			peers = append(peers, float64(pw.counted)/float64(pw.tries))
+	// The peers' median matters only to a failure rate of at least the
+	// margin over it (so at least the margin): a healthy listing's try
+	// reads no other listing's window.
+	if e >= BreakerMargin {
+		for id, p := range l.by {
+			if p == s || p.model != s.model || id == t.Listing {
+				continue
+			}
+			if pw := p.window(t.At, BreakerWindow); pw.tries > 0 {
+				peers = append(peers, float64(pw.counted)/float64(pw.tries))
+			}
 		}
 	}
 	var med float64
