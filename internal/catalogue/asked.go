@@ -23,6 +23,13 @@ import (
 //	policy:share              routed under the share policy (election.md
 //	                          sec. 8) rather than the election; a listing
 //	                          serves these as any other
+//	prefs:zdr|order:orbit     every preference that narrows or orders the
+//	                          ballot, together (the components above, and
+//	                          only:, ignore: and order: with the entries as
+//	                          sent, joined by "|"): the keys above count
+//	                          each preference alone, this one the sets the
+//	                          projection replays (a request's max_price is
+//	                          not in it)
 const (
 	AskedZDR            = "zdr"
 	AskedDenyCollection = "data_collection:deny"
@@ -31,6 +38,10 @@ const (
 	askedContextOver    = "context_over:"
 	askedMaxOutputOver  = "max_output_over:"
 	AskedSharePolicy    = "policy:share"
+	askedPrefs          = "prefs:"
+	askedOnly           = "only:"
+	askedIgnore         = "ignore:"
+	askedOrder          = "order:"
 )
 
 // ContextThresholds and OutputThresholds are the lines the asked sizes are
@@ -40,8 +51,15 @@ var (
 	OutputThresholds  = []int64{4096, 8192, 16384, 32768, 65536}
 )
 
-// MaxAskedKeys bounds a demand row's asked keys.
-const MaxAskedKeys = 64
+// MaxAskedKeys bounds a demand row's asked keys, MaxPreferenceSets the
+// prefs: keys among them (the rest are left to the keys counted alone).
+const (
+	MaxAskedKeys      = 64
+	MaxPreferenceSets = 32
+)
+
+// IsPreferenceSet reports a prefs: key.
+func IsPreferenceSet(key string) bool { return strings.HasPrefix(key, askedPrefs) }
 
 // AskedKeys are the keys one request's preferences and size add to its
 // demand row.
@@ -81,7 +99,126 @@ func AskedKeys(req *election.Request) []string {
 			keys = append(keys, askedMaxOutputOver+strconv.FormatInt(t, 10))
 		}
 	}
+	if set := preferenceSet(req); set != "" {
+		keys = append(keys, set)
+	}
 	return keys
+}
+
+// AskedPrefsPattern matches the prefs: keys in SQL's LIKE.
+const AskedPrefsPattern = askedPrefs + "%"
+
+// preferenceSet is the prefs: key of the preferences that narrow or order
+// req's ballot, all of them together ("" when none does).
+func preferenceSet(req *election.Request) string {
+	var parts []string
+	sorted := func(prefix string, list []string) {
+		if len(list) > 0 {
+			l := slices.Clone(list)
+			slices.Sort(l)
+			parts = append(parts, prefix+strings.Join(slices.Compact(l), ","))
+		}
+	}
+	if p := req.Provider; p != nil {
+		if p.ZDR {
+			parts = append(parts, AskedZDR)
+		}
+		if p.DenyDataCollection {
+			parts = append(parts, AskedDenyCollection)
+		}
+		if p.Quantizations != 0 {
+			var names []string
+			for _, q := range election.Quantizations() {
+				if p.Quantizations.Has(q) {
+					names = append(names, q.String())
+				}
+			}
+			sorted(askedQuantizations, names)
+		}
+		sorted(askedOnly, p.Only)
+		sorted(askedIgnore, p.Ignore)
+		if len(p.Order) > 0 {
+			parts = append(parts, askedOrder+strings.Join(p.Order, ","))
+		}
+	}
+	sorted(askedRegions, req.Regions)
+	if len(parts) == 0 {
+		return ""
+	}
+	return askedPrefs + strings.Join(parts, "|")
+}
+
+// Preferences are a prefs: key read: the provider object and residency a
+// set of requests carried, as the election applies them.
+type Preferences struct {
+	Provider election.Provider
+	Regions  []string
+}
+
+// parsePreferences reads a prefs: key's components.
+func parsePreferences(set string) (*Preferences, bool) {
+	out := &Preferences{}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(set, "|") {
+		name, value, _ := strings.Cut(part, ":")
+		if seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		list := strings.Split(value, ",")
+		switch {
+		case part == AskedZDR:
+			out.Provider.ZDR = true
+		case part == AskedDenyCollection:
+			out.Provider.DenyDataCollection = true
+		case name+":" == askedQuantizations:
+			for _, q := range list {
+				v, known := election.ParseQuantization(q)
+				if !known {
+					return nil, false
+				}
+				out.Provider.Quantizations = out.Provider.Quantizations.With(v)
+			}
+		case name+":" == askedRegions:
+			for _, r := range list {
+				if !election.ValidRegion(r) {
+					return nil, false
+				}
+			}
+			out.Regions = list
+		case name+":" == askedOnly, name+":" == askedIgnore, name+":" == askedOrder:
+			for _, e := range list {
+				if !validEntry(e) {
+					return nil, false
+				}
+			}
+			switch name + ":" {
+			case askedOnly:
+				out.Provider.Only = list
+			case askedIgnore:
+				out.Provider.Ignore = list
+			default:
+				out.Provider.Order = list
+			}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// validEntry is a provider entry as a key carries it: a carrier slug or a
+// listing's id (lower-case letters, digits, ".", "_", "-" and "/").
+func validEntry(e string) bool {
+	if e == "" || len(e) > 200 {
+		return false
+	}
+	for _, r := range e {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // Asked is one key read: what it asks, and whether a listing with these
@@ -95,6 +232,9 @@ type Asked struct {
 	ContextOver, OutputOver int64
 	// SharePolicy: the requests were routed under the share policy.
 	SharePolicy bool
+	// Preferences: a prefs: key, the set read (the fields above are then
+	// unset: the set's preferences are counted alone by their own keys).
+	Preferences *Preferences
 }
 
 // ParseAsked reads a key; ok is false for one outside the vocabulary.
@@ -121,6 +261,12 @@ func ParseAsked(key string) (a Asked, ok bool) {
 				return a, false
 			}
 		}
+	case strings.HasPrefix(key, askedPrefs):
+		set, valid := parsePreferences(strings.TrimPrefix(key, askedPrefs))
+		if !valid {
+			return a, false
+		}
+		a.Preferences = set
 	case strings.HasPrefix(key, askedContextOver):
 		v, err := strconv.ParseInt(strings.TrimPrefix(key, askedContextOver), 10, 64)
 		if err != nil || !slices.Contains(ContextThresholds, v) {
@@ -147,7 +293,7 @@ func validateAsked(asked map[string]int64, requests int64) string {
 	}
 	for key, n := range asked {
 		if _, ok := ParseAsked(key); !ok {
-			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>, policy:share)",
+			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>, policy:share, prefs:<set>)",
 				key, ContextThresholds, OutputThresholds)
 		}
 		if n < 0 || n > requests {

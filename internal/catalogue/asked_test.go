@@ -16,7 +16,8 @@ func TestAskedKeysReadBack(t *testing.T) {
 	keys := AskedKeys(&req)
 	want := []string{"zdr", "data_collection:deny", "quantizations:bf16,fp8", "regions:DE,FR",
 		"context_over:8192", "context_over:16384", "context_over:32768", "context_over:65536", "context_over:131072",
-		"max_output_over:4096", "max_output_over:8192", "max_output_over:16384", "max_output_over:32768"}
+		"max_output_over:4096", "max_output_over:8192", "max_output_over:16384", "max_output_over:32768",
+		"prefs:zdr|data_collection:deny|quantizations:bf16,fp8|regions:DE,FR"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant %v", keys, want)
 	}
@@ -31,10 +32,39 @@ func TestAskedKeysReadBack(t *testing.T) {
 	if a, ok := ParseAsked(AskedSharePolicy); !ok || !a.SharePolicy || a.ZDR || a.Regions != nil {
 		t.Errorf("%s reads as %+v (%v)", AskedSharePolicy, a, ok)
 	}
-	for _, bad := range []string{"zdr:yes", "quantizations:q4", "regions:Germany", "context_over:100000", "max_output_over:x", "order:orbit", "policy:election"} {
+	for _, bad := range []string{"zdr:yes", "quantizations:q4", "regions:Germany", "context_over:100000", "max_output_over:x", "order:orbit", "policy:election",
+		"prefs:", "prefs:zdr|zdr", "prefs:order:Orbit", "prefs:only:", "prefs:policy:share", "prefs:context_over:8192", "prefs:regions:de"} {
 		if _, ok := ParseAsked(bad); ok {
 			t.Errorf("%s read as a key", bad)
 		}
+	}
+}
+
+// TestASetOfPreferencesReadsBackAsTheBallotsFilters: the prefs: key
+// carries every preference that narrows or orders a request's ballot,
+// together, and reads back as the provider object and residency the
+// projection elects the set's requests with.
+func TestASetOfPreferencesReadsBackAsTheBallotsFilters(t *testing.T) {
+	req := election.Request{Regions: []string{"US", "DE"}, Provider: &election.Provider{ZDR: true,
+		Only: []string{"orbit", "fathom/kimi-k2.5"}, Ignore: []string{"quarry"}, Order: []string{"orbit", "fathom"},
+		Quantizations: election.QuantizationSet(0).With(election.QuantFP8), MaxPrice: &election.MaxPrice{}}}
+	keys := AskedKeys(&req)
+	set := keys[len(keys)-1]
+	if want := "prefs:zdr|quantizations:fp8|only:fathom/kimi-k2.5,orbit|ignore:quarry|order:orbit,fathom|regions:DE,US"; set != want {
+		t.Fatalf("the set's key %q, want %q", set, want)
+	}
+	a, ok := ParseAsked(set)
+	if !ok || a.Preferences == nil || a.ZDR || a.Regions != nil {
+		t.Fatalf("%s reads as %+v (%v): want the set alone", set, a, ok)
+	}
+	got := a.Preferences
+	if !got.Provider.ZDR || got.Provider.DenyDataCollection || !got.Provider.Quantizations.Has(election.QuantFP8) ||
+		!slices.Equal(got.Provider.Only, []string{"fathom/kimi-k2.5", "orbit"}) || !slices.Equal(got.Provider.Ignore, []string{"quarry"}) ||
+		!slices.Equal(got.Provider.Order, []string{"orbit", "fathom"}) || !slices.Equal(got.Regions, []string{"DE", "US"}) {
+		t.Errorf("read back as %+v", *got)
+	}
+	if keys := AskedKeys(&election.Request{Provider: &election.Provider{MaxPrice: &election.MaxPrice{}}}); len(keys) != 0 {
+		t.Errorf("a max_price alone asked %v (the projection does not replay it)", keys)
 	}
 }
 

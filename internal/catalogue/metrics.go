@@ -298,6 +298,10 @@ type WorkloadDemand struct {
 	// (election.md sec. 8; the AskedSharePolicy key of the demand rows):
 	// the rest were routed by the election. Filled by DemandByHour.
 	SharePolicy int64
+	// Preferences are the requests that carried preferences narrowing or
+	// ordering the ballot, by their set (a prefs: key, ParseAsked); the
+	// rest carried none. Filled by DemandByHour.
+	Preferences map[string]int64
 }
 
 // Workloads are the workloads demand is reported in (election.md's).

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/gatewayclient"
 )
@@ -175,10 +177,77 @@ func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
 	if demanded != 240 || asked["zdr"] != int64(zdrSent) || asked["regions:DE,FR"] != 120 {
 		t.Errorf("demand: %d requests, asked %v; sent %d with zdr", demanded, asked, zdrSent)
 	}
+	// The sets the projection replays: as many as a row keeps (this mix
+	// sends more in a minute than that), each read back.
+	sets := 0
+	for k := range asked {
+		if catalogue.IsPreferenceSet(k) {
+			sets++
+			if a, ok := catalogue.ParseAsked(k); !ok || a.Preferences == nil {
+				t.Errorf("%s does not read back as a set of preferences", k)
+			}
+		}
+	}
+	if sets == 0 || sets > 2*catalogue.MaxPreferenceSets {
+		t.Errorf("%d sets of preferences in the demand (at most %d a row)", sets, catalogue.MaxPreferenceSets)
+	}
 	if served < 60 || refused < 10 || ordered < 10 {
 		t.Errorf("the mix served %d, refused %d, ordered %d: too few of one to judge", served, refused, ordered)
 	}
 	t.Logf("served %d, refused %d, ordered %d", served, refused, ordered)
+}
+
+// TestDemandCountsEachSetOfPreferences: the demand row counts each
+// request's preferences together under one prefs: key (what the
+// projection elects each set with), beside the keys counted alone, and a
+// request with none or with only a max_price adds no set; a minute with
+// more sets than a row keeps reports the first MaxPreferenceSets.
+func TestDemandCountsEachSetOfPreferences(t *testing.T) {
+	h := newHarness(t, threeCarriers()...)
+	send := func(n int, provider string) {
+		for range n {
+			body := `{"model":"m","messages":[{"role":"user","content":"hello"}]`
+			if provider != "" {
+				body += `,"provider":` + provider
+			}
+			h.chat(body + "}")
+		}
+	}
+	send(6, `{"order":["b"]}`)
+	send(4, `{"only":["a","c"],"ignore":["c"]}`)
+	send(3, `{"order":["b"],"quantizations":["fp8"]}`)
+	send(2, `{"max_price":{"prompt":100}}`)
+	send(5, "")
+	asked := map[string]int64{}
+	for _, d := range h.gw.Recorder.TakeClosedDemand(h.clock().Add(time.Hour)) {
+		for k, n := range d.Asked {
+			asked[k] += n
+		}
+	}
+	want := map[string]int64{"prefs:order:b": 6, "prefs:only:a,c|ignore:c": 4, "prefs:quantizations:fp8|order:b": 3, "quantizations:fp8": 3}
+	if !maps.Equal(asked, want) {
+		t.Errorf("asked %v\nwant  %v", asked, want)
+	}
+	// Past the row's room for sets: the first ones are kept, and the keys
+	// counted alone still are.
+	for i := range catalogue.MaxPreferenceSets + 5 {
+		send(1, fmt.Sprintf(`{"order":["b","a"],"ignore":["x%d"]}`, i))
+	}
+	send(1, `{"zdr":true}`)
+	sets, zdr := 0, int64(0)
+	for _, d := range h.gw.Recorder.TakeClosedDemand(h.clock().Add(2 * time.Hour)) {
+		for k, n := range d.Asked {
+			if catalogue.IsPreferenceSet(k) {
+				sets++
+			}
+			if k == catalogue.AskedZDR {
+				zdr += n
+			}
+		}
+	}
+	if sets != catalogue.MaxPreferenceSets || zdr != 1 {
+		t.Errorf("a minute of %d sets kept %d (want %d), and zdr counted %d times alone (want 1)", catalogue.MaxPreferenceSets+6, sets, catalogue.MaxPreferenceSets, zdr)
+	}
 }
 
 func find(slug string) marketListing {

@@ -57,6 +57,8 @@ type Demand struct {
 	// Asked counts the requests by what they asked for besides the model
 	// (catalogue.AskedKeys); nil when none asked anything.
 	Asked map[string]int64
+	// sets are the prefs: keys among Asked.
+	sets int
 }
 
 // Outcome is what one attempt came to.
@@ -302,6 +304,18 @@ func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind,
 	for _, key := range asked {
 		if d.Asked == nil {
 			d.Asked = map[string]int64{}
+		}
+		if _, known := d.Asked[key]; !known {
+			// The portal takes so many keys a row, of them so many sets
+			// of preferences: a minute with more sets reports the first
+			// ones (the projection replays the rest as plain requests).
+			set := catalogue.IsPreferenceSet(key)
+			if len(d.Asked) >= catalogue.MaxAskedKeys || set && d.sets >= catalogue.MaxPreferenceSets {
+				continue
+			}
+			if set {
+				d.sets++
+			}
 		}
 		d.Asked[key]++
 	}

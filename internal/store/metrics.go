@@ -983,6 +983,30 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 			out[r.ModelSlug][h][r.Workload] = d
 		}
 	}
+	// And the requests of each set of preferences (the prefs: keys), which
+	// the projection elects on ballots of their own.
+	var preferred []struct {
+		ModelSlug, Hour, Workload, Asked string
+		Requests                         int64
+	}
+	if err := s.read(ctx).Model(&demandAskedRow{}).Select("model_slug, "+hour+" AS hour, workload, asked, SUM(requests) AS requests").
+		Where("model_slug IN ? AND minute >= ? AND minute < ? AND asked LIKE ?", models, since.UTC(), until.UTC(), catalogue.AskedPrefsPattern).
+		Group("model_slug, hour, workload, asked").Order("model_slug, hour, workload, asked").Scan(&preferred).Error; err != nil {
+		return nil, fmt.Errorf("demand by preferences and hour: %w", err)
+	}
+	for _, r := range preferred {
+		h, err := parseHourKey(r.Hour)
+		if err != nil {
+			return nil, fmt.Errorf("demand by preferences of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
+		}
+		if d, ok := out[r.ModelSlug][h][r.Workload]; ok && r.Requests > 0 {
+			if d.Preferences == nil {
+				d.Preferences = map[string]int64{}
+			}
+			d.Preferences[r.Asked] = min(d.Requests, r.Requests)
+			out[r.ModelSlug][h][r.Workload] = d
+		}
+	}
 	return out, nil
 }
 

@@ -726,7 +726,9 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 		yes := true
 		rows := []catalogue.Demand{
 			{Model: "k", Workload: "general", Minute: hour, Requests: 10, PromptTokens: 100, Streaming: &yes,
-				Asked: map[string]int64{"zdr": 4, "regions:DE,FR": 10}},
+				Asked: map[string]int64{"zdr": 4, "regions:DE,FR": 10, "prefs:zdr|regions:DE,FR": 4, "prefs:regions:DE,FR": 6}},
+			{Model: "k", Workload: "general", Minute: hour.Add(time.Minute), Requests: 5, PromptTokens: 50, Streaming: &yes,
+				Asked: map[string]int64{"prefs:order:orbit,fathom": 2}},
 			{Model: "k", Workload: "coding", Minute: hour, Source: "gw2", Requests: 6, PromptTokens: 100, Asked: map[string]int64{"zdr": 1, catalogue.AskedSharePolicy: 2}},
 			{Model: "k", Workload: "coding", Minute: hour.Add(time.Minute), Source: "gw2", Requests: 3, PromptTokens: 50, Asked: map[string]int64{catalogue.AskedSharePolicy: 3}},
 			{Model: "k", Workload: "chat", Minute: hour, Requests: 4, PromptTokens: 100}, // a gateway that does not say
@@ -743,8 +745,8 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sums.Requests != 23 || sums.Asked["zdr"] != 5 || sums.Asked["regions:DE,FR"] != 10 || sums.Asked[catalogue.AskedSharePolicy] != 5 || len(sums.Asked) != 3 {
-			t.Errorf("summed %+v, want 23 requests, zdr 5, regions:DE,FR 10, policy:share 5", sums)
+		if sums.Requests != 28 || sums.Asked["zdr"] != 5 || sums.Asked["regions:DE,FR"] != 10 || sums.Asked[catalogue.AskedSharePolicy] != 5 || len(sums.Asked) != 6 {
+			t.Errorf("summed %+v, want 28 requests, zdr 5, regions:DE,FR 10, policy:share 5 and three sets of preferences", sums)
 		}
 		// The hour's demand by workload says how many of its requests
 		// were routed under the share policy (the projection's replay
@@ -756,13 +758,19 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 		if got := byHour["k"][hour]; got["coding"].Requests != 9 || got["coding"].SharePolicy != 5 || got["general"].SharePolicy != 0 || got["chat"].SharePolicy != 0 {
 			t.Errorf("the hour's demand: %+v, want 5 of coding's 9 requests on the share policy and none of the rest", got)
 		}
+		// And by set of preferences, each set apart (the replay elects
+		// each on its own ballot).
+		want := map[string]int64{"prefs:zdr|regions:DE,FR": 4, "prefs:regions:DE,FR": 6, "prefs:order:orbit,fathom": 2}
+		if got := byHour["k"][hour]; !maps.Equal(got["general"].Preferences, want) || got["coding"].Preferences != nil {
+			t.Errorf("the hour's demand by preferences: %v (coding %v), want %v for general and none for coding", got["general"].Preferences, got["coding"].Preferences, want)
+		}
 		if before, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), hour); before.Requests != 7 || before.Asked["zdr"] != 7 {
 			t.Errorf("before the hour: %+v, want the old row alone", before)
 		}
 		if _, err := s.DeleteDemandBefore(ctx, hour.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if sums, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), now); sums.Requests != 23 || sums.Asked["zdr"] != 5 {
+		if sums, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), now); sums.Requests != 28 || sums.Asked["zdr"] != 5 {
 			t.Errorf("after deleting the old rows: %+v", sums)
 		}
 	})
