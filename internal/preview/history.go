@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -50,6 +51,14 @@ type Moment struct {
 	// them by its standing from the moment's health; the rest are
 	// elected. A shape absent is all elected.
 	ShareParts map[string]float64
+	// Preferences are the parts of each shape's requests (by shape key)
+	// that carried preferences narrowing or ordering the ballot
+	// (PreferencePartsFromDemand), each set elected on a ballot of its own
+	// as the gateway routes it (election.md sec. 7): an order or a single
+	// listing left takes them all, otherwise the shape's incumbent when it
+	// may serve them and keeps its lead, else their own winner, the
+	// incumbent left in place. They are taken out of the elected part.
+	Preferences map[string][]PreferencePart
 	// Tried are the rates the gateway counts of its own tries of each
 	// listing and adds to its adjusted price under the share policy (429s
 	// of tries, malformed tool calls of tool calls; election.md sec. 8),
@@ -112,10 +121,11 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 	out := make([][]Share, len(moments))
 	all := make([]Share, len(moments)*n)
 	var samples []float64
-	// The share policy's ballot and result, reused.
+	// The share policy's ballot and result, reused, and those of a set of
+	// preferences.
 	var shareCands []election.Candidate
-	var shareBallot election.Ballot
-	var shareResult election.Result
+	var shareBallot, prefBallot election.Ballot
+	var shareResult, prefResult election.Result
 	for mi, m := range moments {
 		cands, at, samples = cands[:0], at[:0], samples[:0]
 		for i := range base.Listings {
@@ -158,6 +168,15 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 		pcts := mixPercents(m.Mix)
 		for si, shape := range shapes {
 			pct, sp := pcts[si]/100, min(max(m.ShareParts[shape.Key], 0), 1)
+			prefs := m.Preferences[shape.Key]
+			pp := 0.0 // the part that carried preferences, at most what the share policy leaves
+			for _, p := range prefs {
+				pp += max(p.Part, 0)
+			}
+			prefScale := 1.0
+			if pp > 1-sp {
+				prefScale, pp = (1-sp)/pp, 1-sp
+			}
 			shape.Routing = election.ModeAuto
 			if p := m.Prompts[shape.Key]; p > 0 {
 				shape.PromptTokens = p
@@ -197,12 +216,31 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 						}
 					}
 				}
+				for _, p := range prefs {
+					part := pct * k.Part * max(p.Part, 0) * prefScale
+					if part <= 0 {
+						continue
+					}
+					prefBallot = *b
+					provider := p.Preferences.Provider
+					prefBallot.Request.Provider, prefBallot.Request.Regions = &provider, p.Preferences.Regions
+					served += part * electPreferred(&prefBallot, &prefResult, incumbents[shape.Key], func(i int, s float64, explored bool) {
+						shares[at[i]].Total += part * s
+						if explored {
+							shares[at[i]].Exploration += part * s
+						}
+					}, func(i int) {
+						shares[at[i]].Total += part
+						shares[at[i]].Pinned += part
+					})
+				}
 			}
+			elected := 1 - sp - pp
 			next, servable := holdShape(ballots[:len(kinds)], results[:len(kinds)], parts, incumbents[shape.Key], func(i int, part float64, explored bool) {
 				s := &shares[at[i]]
-				s.Total += (1 - sp) * pct * part
+				s.Total += elected * pct * part
 				if explored {
-					s.Exploration += (1 - sp) * pct * part
+					s.Exploration += elected * pct * part
 				}
 			})
 			// Only requests make a holder: a moment without any of the
@@ -210,7 +248,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 			if next != "" && !m.Idle && pcts[si] > 0 && len(m.HeldBack) == 0 {
 				incumbents[shape.Key] = next
 			}
-			served += pct * servable
+			served += pct * servable * (1 - pp)
 		}
 		normalise(shares, served)
 		out[mi] = shares
@@ -229,6 +267,7 @@ func normalise(shares []Share, served float64) {
 	for i := range shares {
 		shares[i].Total /= served
 		shares[i].Exploration /= served
+		shares[i].Pinned /= served
 		shares[i].RevenuePerMillion /= served
 	}
 }
@@ -291,6 +330,7 @@ func (w *ShareWeigher) Add(share Share, n int64) {
 	w.total += n
 	w.sum.Total += share.Total * float64(n)
 	w.sum.Exploration += share.Exploration * float64(n)
+	w.sum.Pinned += share.Pinned * float64(n)
 }
 
 // Share is the weighed share; ok is false when no requests were counted.
@@ -298,5 +338,66 @@ func (w ShareWeigher) Share() (Share, bool) {
 	if w.total == 0 {
 		return Share{}, false
 	}
-	return Share{Total: w.sum.Total / float64(w.total), Exploration: w.sum.Exploration / float64(w.total)}, true
+	return Share{Total: w.sum.Total / float64(w.total), Exploration: w.sum.Exploration / float64(w.total), Pinned: w.sum.Pinned / float64(w.total)}, true
+}
+
+// PreferencePart is a part of a shape's requests that carried one set of
+// preferences (catalogue.Preferences, from a prefs: key).
+type PreferencePart struct {
+	Preferences *catalogue.Preferences
+	Part        float64
+}
+
+// electPreferred elects b, a ballot carrying a set of preferences, into
+// res and serves its requests as the gateway routes them (election.md sec.
+// 7; gateway plan): a provider order, or preferences that leave one
+// listing, send them all to the first listing tried (pin), with no
+// exploration; preferences that narrow the ballot send them to the shape's
+// incumbent when it may serve them and keeps its lead, else to their own
+// winner, exploration apart (serve; the incumbent stays as it was). It
+// returns the part some listing could serve (0 or 1).
+func electPreferred(b *election.Ballot, res *election.Result, incumbent string, serve func(i int, part float64, explored bool), pin func(i int)) float64 {
+	election.ElectInto(b, res)
+	switch {
+	case res.Winner < 0:
+		return 0
+	case len(b.Request.Provider.Order) > 0 || res.Pinned:
+		pin(res.Winner)
+		return 1
+	}
+	_, servable := holdOne(b, res, incumbent, serve)
+	return servable
+}
+
+// PreferencePartsFromDemand are each shape's parts of requests by the set
+// of preferences they carried (WorkloadDemand.Preferences), the general
+// workload's for both its shapes, as SharePartsFromDemand maps them; nil
+// when no request carried any. A set that does not read back is left out.
+func PreferencePartsFromDemand(d map[string]catalogue.WorkloadDemand) map[string][]PreferencePart {
+	var out map[string][]PreferencePart
+	for w, keys := range map[string][]string{"general": {"small", "large"}, "coding": {"coding"}, "chat": {"chat"}} {
+		wd := d[w]
+		if wd.Requests <= 0 || len(wd.Preferences) == 0 {
+			continue
+		}
+		sets := slices.Sorted(maps.Keys(wd.Preferences))
+		var parts []PreferencePart
+		for _, set := range sets {
+			a, ok := catalogue.ParseAsked(set)
+			if !ok || a.Preferences == nil || wd.Preferences[set] <= 0 {
+				continue
+			}
+			parts = append(parts, PreferencePart{Preferences: a.Preferences, Part: min(float64(wd.Preferences[set])/float64(wd.Requests), 1)})
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]PreferencePart{}
+		}
+		for _, k := range keys {
+			out[k] = parts
+		}
+	}
+	return out
 }

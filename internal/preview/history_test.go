@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -274,5 +275,82 @@ func BenchmarkProjectHistory(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestAMomentsPreferencesAreElectedAsTheGatewayRoutesThem: the part of a
+// shape's requests that carried a set of preferences is elected on a
+// ballot of its own, as the gateway routes it (election.md sec. 7): an
+// order or a single listing left takes it all, a narrowed ballot goes to
+// its own winner (here, with no incumbent yet) and leaves the shape's
+// holder as it was, and a set no listing can serve is left out of the
+// shares, as routing's figures leave the gateway's 404s out.
+func TestAMomentsPreferencesAreElectedAsTheGatewayRoutesThem(t *testing.T) {
+	m := market()
+	small := map[string]float64{"small": 1}
+	const part = 0.3
+	project := func(p catalogue.Preferences) (map[int64]Share, map[string]string) {
+		holders := map[string]string{}
+		shares := ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small,
+			Preferences: map[string][]PreferencePart{"small": {{Preferences: &p, Part: part}}}}}, holders)
+		return byID(m, shares[0]), holders
+	}
+	elected := map[string]string{}
+	plain := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: small}}, elected)[0])
+	winner := int64(0)
+	for id, sh := range plain {
+		if winner == 0 || sh.Total > plain[winner].Total {
+			winner = id
+		}
+	}
+	slug := func(id int64) string { return m.Listings[id-1].CarrierSlug }
+	loser := int64(0) // the listing the election gives least
+	for id, sh := range plain {
+		if id != winner && (loser == 0 || sh.Total < plain[loser].Total) {
+			loser = id
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		prefs catalogue.Preferences
+		taker int64 // the listing that takes the whole part (0: none)
+	}{
+		{"an order", catalogue.Preferences{Provider: election.Provider{Order: []string{slug(loser)}}}, loser},
+		{"only one listing", catalogue.Preferences{Provider: election.Provider{Only: []string{slug(loser)}}}, loser},
+		{"zero data retention, which no listing here declares", catalogue.Preferences{Provider: election.Provider{ZDR: true}}, 0},
+	} {
+		got, holders := project(c.prefs)
+		sum := 0.0
+		for id, sh := range got {
+			want := (1 - part) * plain[id].Total
+			if id == c.taker {
+				want += part
+			}
+			if c.taker == 0 {
+				want = plain[id].Total // the part no one serves is left out
+			}
+			if math.Abs(sh.Total-want) > 1e-9 {
+				t.Errorf("%s: %s projects %v, want %v", c.name, slug(id), sh.Total, want)
+			}
+			sum += sh.Total
+		}
+		if math.Abs(sum-1) > 1e-9 || !maps.Equal(holders, elected) {
+			t.Errorf("%s: shares add up to %v, holders after %v (without preferences %v)", c.name, sum, holders, elected)
+		}
+	}
+	// Ignoring the winner narrows the ballot: the part goes to the best of
+	// the rest (exploration apart), and the winner keeps the shape.
+	got, holders := project(catalogue.Preferences{Provider: election.Provider{Ignore: []string{slug(winner)}}})
+	if math.Abs(got[winner].Total-(1-part)*plain[winner].Total) > 1e-9 {
+		t.Errorf("ignoring %s: it projects %v, want none of the part (%v)", slug(winner), got[winner].Total, (1-part)*plain[winner].Total)
+	}
+	gained := 0.0
+	for id, sh := range got {
+		if id != winner {
+			gained += sh.Total - (1-part)*plain[id].Total
+		}
+	}
+	if math.Abs(gained-part) > 1e-9 || !maps.Equal(holders, elected) {
+		t.Errorf("ignoring %s: the others gained %v of the part %v; holders %v, want %v", slug(winner), gained, part, holders, elected)
 	}
 }

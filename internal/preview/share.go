@@ -31,8 +31,10 @@ type Share struct {
 	Mix []MixShare
 	// Total is the expected fraction of all requests the carrier serves;
 	// Exploration the part of it exploration brings (shapes it does not
-	// hold), which routing counts apart.
-	Total, Exploration float64
+	// hold), and Pinned the part callers' preferences sent to it alone (a
+	// provider order, or one listing left: election.md sec. 7), both of
+	// which routing counts apart.
+	Total, Exploration, Pinned float64
 	// RevenuePerMillion is the carrier's projected revenue per million
 	// requests of the model, in USD.
 	RevenuePerMillion float64

@@ -111,7 +111,9 @@ func (pj *Projector) Unserved(ctx context.Context, model string, m *fare.Market)
 
 // Unservable estimates the model's requests from from until until whose
 // customers' preferences a listing's published fare could not meet (the
-// traffic page's share gap names them).
+// traffic page's share gap names them). Requests whose sets of preferences
+// demand reported (prefs: keys) are left out: the projection elected
+// them on their own ballots, so they are in the projected share already.
 func (pj *Projector) Unservable(ctx context.Context, l *catalogue.Listing, from, until time.Time) (int64, error) {
 	if l.Published == nil {
 		return 0, nil
@@ -119,6 +121,11 @@ func (pj *Projector) Unservable(ctx context.Context, l *catalogue.Listing, from,
 	sums, err := pj.Reads.DemandAsked(ctx, l.Model.Slug, from, until)
 	if err != nil {
 		return 0, err
+	}
+	for key := range sums.Asked {
+		if catalogue.IsPreferenceSet(key) {
+			return 0, nil
+		}
 	}
 	return preview.UnservableRequests(&l.Published.Market, sums), nil
 }

@@ -35,7 +35,7 @@ func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint,
 	}
 	c.OthersCapped = max(0, modelCapped-c.Capped)
 	c.PreferenceHeld = unservable
-	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration}, c), c.ModelRequests
+	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration, Pinned: projected.Pinned}, c), c.ModelRequests
 }
 
 // slowHeld estimates the model's requests in an hour that fell in the

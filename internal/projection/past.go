@@ -620,11 +620,13 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		var prompts map[string]int64
 		var kinds map[string][]preview.Kind
 		var shareParts map[string]float64
+		var preferences map[string][]preview.PreferencePart
 		if d := demand[h]; len(d) > 0 {
 			mix, _ = preview.MixFromDemand(d)
 			prompts = preview.PromptsFromDemand(d)
 			kinds = preview.KindsFromDemand(d)
 			shareParts = preview.SharePartsFromDemand(d)
+			preferences = preview.PreferencePartsFromDemand(d)
 		}
 		rebuilt := map[int64]catalogue.Health{}
 		var tried map[int64]preview.TriedRates
@@ -665,7 +667,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Tried: tried}
+				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f
@@ -704,6 +706,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 			for j, sh := range shares {
 				p.shares[part.hour][j].Total += part.weight * sh.Total
 				p.shares[part.hour][j].Exploration += part.weight * sh.Exploration
+				p.shares[part.hour][j].Pinned += part.weight * sh.Pinned
 			}
 		}
 		first = last

@@ -52,8 +52,10 @@ func (c ShareCounts) unlabelled() int64 {
 // Projection is the preview's projected share, split as routing splits it.
 type Projection struct {
 	// Total is the projected share of the model's requests (0-1);
-	// Exploration is the part of it that comes from exploration.
-	Total, Exploration float64
+	// Exploration is the part of it that comes from exploration, Pinned
+	// the part callers' preferences sent to the listing alone (an order,
+	// or one listing left).
+	Total, Exploration, Pinned float64
 }
 
 // Cause is one named part of a gap, in percentage points: positive when it
@@ -87,8 +89,9 @@ const (
 
 // ExplainShare splits the difference between the projected and the
 // measured share into its causes:
-//   - pins: requests a caller pinned to the listing (the projection has
-//     none);
+//   - pins: requests a caller pinned to the listing (a model pin, a
+//     provider order, preferences that left it alone), less those the
+//     projection replayed from the sets of preferences demand reported;
 //   - fallbacks: requests another listing failed, retried here;
 //   - exploration: the exploration the listing got, less what was projected;
 //   - caps: requests the election gave the listing that its cap turned
@@ -128,7 +131,7 @@ func ExplainShare(p Projection, c ShareCounts) ShareGap {
 	pts := func(n int64) float64 { return 100 * float64(n) / float64(c.ModelRequests) }
 	g.Measured = pts(c.Requests)
 	g.Gap = g.Measured - g.Projected
-	election := pts(c.Routed+c.Capped+c.RateLimited) - 100*(p.Total-p.Exploration)
+	election := pts(c.Routed+c.Capped+c.RateLimited) - 100*(p.Total-p.Exploration-p.Pinned)
 	othersCaps := min(max(election, 0), pts(c.OthersCapped))
 	slow := min(max(-election, 0), p.Total*pts(c.SlowHeld))
 	prefs := min(max(-election-slow, 0), p.Total*pts(c.PreferenceHeld))
@@ -141,7 +144,7 @@ func ExplainShare(p Projection, c ShareCounts) ShareGap {
 		{CauseSlow, -slow},
 		{CausePreferences, -prefs},
 		{CauseExploration, pts(c.Exploration) - 100*p.Exploration},
-		{CausePins, pts(c.Pinned)},
+		{CausePins, pts(c.Pinned) - 100*p.Pinned},
 		{CauseFallbacks, pts(c.Fallback)},
 		{CauseCaps, -pts(c.Capped)},
 		{CauseRateLimited, -pts(c.RateLimited)},
