@@ -64,30 +64,7 @@ func IsPreferenceSet(key string) bool { return strings.HasPrefix(key, askedPrefs
 // AskedKeys are the keys one request's preferences and size add to its
 // demand row.
 func AskedKeys(req *election.Request) []string {
-	var keys []string
-	if p := req.Provider; p != nil {
-		if p.ZDR {
-			keys = append(keys, AskedZDR)
-		}
-		if p.DenyDataCollection {
-			keys = append(keys, AskedDenyCollection)
-		}
-		if p.Quantizations != 0 {
-			var names []string
-			for _, q := range election.Quantizations() {
-				if p.Quantizations.Has(q) {
-					names = append(names, q.String())
-				}
-			}
-			slices.Sort(names)
-			keys = append(keys, askedQuantizations+strings.Join(names, ","))
-		}
-	}
-	if len(req.Regions) > 0 {
-		regions := slices.Clone(req.Regions)
-		slices.Sort(regions)
-		keys = append(keys, askedRegions+strings.Join(slices.Compact(regions), ","))
-	}
+	keys := preferenceKeys(req)
 	need := req.PromptTokens + req.MaxTokens
 	for _, t := range ContextThresholds {
 		if need > t {
@@ -105,26 +82,16 @@ func AskedKeys(req *election.Request) []string {
 	return keys
 }
 
-// AskedPrefsPattern matches the prefs: keys in SQL's LIKE.
-const AskedPrefsPattern = askedPrefs + "%"
-
-// preferenceSet is the prefs: key of the preferences that narrow or order
-// req's ballot, all of them together ("" when none does).
-func preferenceSet(req *election.Request) string {
-	var parts []string
-	sorted := func(prefix string, list []string) {
-		if len(list) > 0 {
-			l := slices.Clone(list)
-			slices.Sort(l)
-			parts = append(parts, prefix+strings.Join(slices.Compact(l), ","))
-		}
-	}
+// preferenceKeys are the keys of req's data policy, quantizations and
+// residency, each counted alone.
+func preferenceKeys(req *election.Request) []string {
+	var keys []string
 	if p := req.Provider; p != nil {
 		if p.ZDR {
-			parts = append(parts, AskedZDR)
+			keys = append(keys, AskedZDR)
 		}
 		if p.DenyDataCollection {
-			parts = append(parts, AskedDenyCollection)
+			keys = append(keys, AskedDenyCollection)
 		}
 		if p.Quantizations != 0 {
 			var names []string
@@ -133,15 +100,44 @@ func preferenceSet(req *election.Request) string {
 					names = append(names, q.String())
 				}
 			}
-			sorted(askedQuantizations, names)
+			keys = append(keys, askedQuantizations+sortedList(names))
 		}
-		sorted(askedOnly, p.Only)
-		sorted(askedIgnore, p.Ignore)
+	}
+	if len(req.Regions) > 0 {
+		keys = append(keys, askedRegions+sortedList(req.Regions))
+	}
+	return keys
+}
+
+// sortedList is a list as a key carries it: sorted, once each,
+// comma-joined.
+func sortedList(list []string) string {
+	l := slices.Clone(list)
+	slices.Sort(l)
+	return strings.Join(slices.Compact(l), ",")
+}
+
+// AskedPrefsPattern matches the prefs: keys in SQL's LIKE.
+const AskedPrefsPattern = askedPrefs + "%"
+
+// preferenceSet is the prefs: key of the preferences that narrow or order
+// req's ballot, all of them together ("" when none does): the keys counted
+// alone, then the provider's only, ignore and order.
+func preferenceSet(req *election.Request) string {
+	parts := preferenceKeys(req)
+	if p := req.Provider; p != nil {
+		for _, list := range []struct {
+			prefix  string
+			entries []string
+		}{{askedOnly, p.Only}, {askedIgnore, p.Ignore}} {
+			if len(list.entries) > 0 {
+				parts = append(parts, list.prefix+sortedList(list.entries))
+			}
+		}
 		if len(p.Order) > 0 {
 			parts = append(parts, askedOrder+strings.Join(p.Order, ","))
 		}
 	}
-	sorted(askedRegions, req.Regions)
 	if len(parts) == 0 {
 		return ""
 	}

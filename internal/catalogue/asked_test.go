@@ -50,7 +50,7 @@ func TestASetOfPreferencesReadsBackAsTheBallotsFilters(t *testing.T) {
 		Quantizations: election.QuantizationSet(0).With(election.QuantFP8), MaxPrice: &election.MaxPrice{}}}
 	keys := AskedKeys(&req)
 	set := keys[len(keys)-1]
-	if want := "prefs:zdr|quantizations:fp8|only:fathom/kimi-k2.5,orbit|ignore:quarry|order:orbit,fathom|regions:DE,US"; set != want {
+	if want := "prefs:zdr|quantizations:fp8|regions:DE,US|only:fathom/kimi-k2.5,orbit|ignore:quarry|order:orbit,fathom"; set != want {
 		t.Fatalf("the set's key %q, want %q", set, want)
 	}
 	a, ok := ParseAsked(set)

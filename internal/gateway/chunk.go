@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"iter"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -41,9 +42,9 @@ type toolFragment struct {
 // type makes the chunk "not a chat chunk", which the relay passes on as it
 // came.
 type chunkReader struct {
-	rd   bytes.Reader
-	dec  *jsontext.Decoder
-	name []byte // an escaped name, unquoted
+	rd      bytes.Reader
+	dec     *jsontext.Decoder
+	escaped []byte // an escaped name, unquoted
 }
 
 func newChunkReader() *chunkReader {
@@ -54,8 +55,7 @@ func newChunkReader() *chunkReader {
 
 var errNotAChunk = errors.New("not a chat chunk")
 
-// read fills f from data, reusing f's slices. Written as loops over the
-// decoder rather than with callbacks, which cost an allocation a level.
+// read fills f from data, reusing f's slices.
 func (r *chunkReader) read(data []byte, f *chunkFacts) error {
 	if readCommonChunk(data, f) {
 		return nil
@@ -63,12 +63,8 @@ func (r *chunkReader) read(data []byte, f *chunkFacts) error {
 	*f = chunkFacts{ToolCalls: f.ToolCalls[:0], NoChoices: true}
 	r.rd.Reset(data)
 	r.dec.Reset(&r.rd, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	in, err := r.open('{')
-	for in && err == nil {
-		var name []byte
-		if name, in, err = r.member(); !in || err != nil {
-			break
-		}
+	var err error
+	for name := range r.members(&err) {
 		switch {
 		case is(name, "choices"):
 			err = r.choices(f)
@@ -91,21 +87,10 @@ func (r *chunkReader) read(data []byte, f *chunkFacts) error {
 }
 
 func (r *chunkReader) choices(f *chunkFacts) error {
-	in, err := r.open('[')
-	for in && err == nil {
-		if in, err = r.element(); !in || err != nil {
-			break
-		}
+	var err error
+	for range r.elements(&err) {
 		f.NoChoices = false
-		if in, err = r.open('{'); !in {
-			in = err == nil // a null choice: on to the next
-			continue
-		}
-		for in && err == nil {
-			var name []byte
-			if name, in, err = r.member(); !in || err != nil {
-				break
-			}
+		for name := range r.members(&err) {
 			switch {
 			case is(name, "finish_reason"):
 				var reason jsontext.Value
@@ -117,19 +102,14 @@ func (r *chunkReader) choices(f *chunkFacts) error {
 				err = r.dec.SkipValue()
 			}
 		}
-		in = err == nil
 	}
 	return err
 }
 
 // delta reads a choice's delta: its content, reasoning and tool calls.
 func (r *chunkReader) delta(f *chunkFacts) error {
-	in, err := r.open('{')
-	for in && err == nil {
-		var name []byte
-		if name, in, err = r.member(); !in || err != nil {
-			break
-		}
+	var err error
+	for name := range r.members(&err) {
 		switch {
 		case is(name, "content"), is(name, "reasoning"), is(name, "reasoning_content"):
 			var text jsontext.Value
@@ -145,19 +125,11 @@ func (r *chunkReader) delta(f *chunkFacts) error {
 }
 
 func (r *chunkReader) toolCalls(f *chunkFacts) error {
-	in, err := r.open('[')
-	for in && err == nil {
-		if in, err = r.element(); !in || err != nil {
-			break
-		}
+	var err error
+	for range r.elements(&err) {
 		f.Token = true
 		var piece toolFragment
-		in, err = r.open('{')
-		for in && err == nil {
-			var name []byte
-			if name, in, err = r.member(); !in || err != nil {
-				break
-			}
+		for name := range r.members(&err) {
 			switch {
 			case is(name, "index"):
 				err = r.integer(&piece.Index)
@@ -168,19 +140,14 @@ func (r *chunkReader) toolCalls(f *chunkFacts) error {
 			}
 		}
 		f.ToolCalls = append(f.ToolCalls, piece)
-		in = err == nil
 	}
 	return err
 }
 
 // arguments reads a tool call's function object for its arguments.
 func (r *chunkReader) arguments(args *string) error {
-	in, err := r.open('{')
-	for in && err == nil {
-		var name []byte
-		if name, in, err = r.member(); !in || err != nil {
-			break
-		}
+	var err error
+	for name := range r.members(&err) {
 		if !is(name, "arguments") {
 			err = r.dec.SkipValue()
 			continue
@@ -208,36 +175,79 @@ func (r *chunkReader) usage(f *chunkFacts) error {
 	return jsonv2.UnmarshalDecode(r.dec, f.Usage, lenientChunk)
 }
 
-// open reads the start of an object or an array (kind '{' or '['),
-// reporting false for a null in its place; any other kind is not a chunk.
-func (r *chunkReader) open(kind jsontext.Kind) (bool, error) {
-	switch r.dec.PeekKind() {
-	case 'n':
-		return false, r.dec.SkipValue()
-	case kind:
-		_, err := r.dec.ReadToken()
-		return err == nil, err
+// members yields the names of the members of the object at the decoder
+// (a null in its place has none), unquoted and valid until the next read;
+// the loop's body reads each value. It stops at the object's end, or once
+// *err is set, by the body or by a read of its own.
+func (r *chunkReader) members(err *error) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if *err != nil || !r.open('{', err) {
+			return
+		}
+		for *err == nil {
+			if r.dec.PeekKind() != '"' {
+				_, *err = r.dec.ReadToken() // '}', or the error
+				return
+			}
+			name, e := r.name()
+			if e != nil {
+				*err = e
+				return
+			}
+			if !yield(name) {
+				return
+			}
+		}
 	}
-	return false, errNotAChunk
 }
 
-// member reads the name of the open object's next member, unquoted, or
-// its end (reporting false). The name is valid until the next read.
-func (r *chunkReader) member() ([]byte, bool, error) {
-	if r.dec.PeekKind() != '"' {
-		_, err := r.dec.ReadToken() // '}', or the error
-		return nil, false, err
+// elements yields once for each element of the array at the decoder (a
+// null in its place has none), the loop's body reading it; it stops at the
+// array's end, or once *err is set.
+func (r *chunkReader) elements(err *error) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if *err != nil || !r.open('[', err) {
+			return
+		}
+		for i := 0; *err == nil; i++ {
+			if k := r.dec.PeekKind(); k == ']' || k == 0 {
+				_, *err = r.dec.ReadToken() // ']', or the error
+				return
+			}
+			if !yield(i) {
+				return
+			}
+		}
 	}
+}
+
+// open reads the start of an object or an array (kind '{' or '['),
+// reporting false for a null in its place; any other kind is not a chunk.
+func (r *chunkReader) open(kind jsontext.Kind, err *error) bool {
+	switch r.dec.PeekKind() {
+	case 'n':
+		*err = r.dec.SkipValue()
+		return false
+	case kind:
+		_, *err = r.dec.ReadToken()
+		return *err == nil
+	}
+	*err = errNotAChunk
+	return false
+}
+
+// name reads a member's name, unquoted: a slice of the decoder's buffer,
+// or of r.escaped for an escaped one.
+func (r *chunkReader) name() ([]byte, error) {
 	raw, err := r.dec.ReadValue()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return raw[1 : len(raw)-1], true, nil
+		return raw[1 : len(raw)-1], nil
 	}
-	name, err := jsontext.AppendUnquote(r.name[:0], raw) // an escaped name
-	r.name = name
-	return name, err == nil, err
+	r.escaped, err = jsontext.AppendUnquote(r.escaped[:0], raw)
+	return r.escaped, err
 }
 
 // is matches a member's name as the decode the relay used before matched
@@ -267,16 +277,6 @@ func is(name []byte, want string) bool {
 		j++
 	}
 	return j == len(want)
-}
-
-// element reports whether the open array has another element, reading its
-// end when not.
-func (r *chunkReader) element() (bool, error) {
-	if k := r.dec.PeekKind(); k != ']' && k != 0 {
-		return true, nil
-	}
-	_, err := r.dec.ReadToken() // ']', or the error
-	return false, err
 }
 
 // text reads a string as it came, quoted (nil for null).

@@ -219,6 +219,16 @@ func BenchmarkChunkReader(b *testing.B) {
 			}
 		}
 	})
+	toolCall := []byte(`{"id":"chatcmpl-fake","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"finish_reason":null}]}`)
+	b.Run("reader, a tool call", func(b *testing.B) {
+		r := newChunkReader()
+		var f chunkFacts
+		for b.Loop() {
+			if err := r.read(toolCall, &f); err != nil || len(f.ToolCalls) != 1 {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
 			var d decodedChunk

@@ -1,6 +1,9 @@
 package gateway
 
-import "bytes"
+import (
+	"bytes"
+	"iter"
+)
 
 // readCommonChunk reads the facts of a chunk in the common shape, a
 // content, reasoning or finish delta, with one pass over its bytes: the
@@ -13,12 +16,9 @@ import "bytes"
 func readCommonChunk(data []byte, f *chunkFacts) bool {
 	*f = chunkFacts{ToolCalls: f.ToolCalls[:0], NoChoices: true}
 	s := byteScan{b: data}
-	in, ok := s.open('{', '}')
-	for in && ok {
-		name, named := s.name()
+	ok := true
+	for name := range s.members(&ok) {
 		switch {
-		case !named:
-			return false
 		case string(name) == "choices":
 			ok = s.choices(f)
 		case string(name) == "usage":
@@ -28,9 +28,6 @@ func readCommonChunk(data []byte, f *chunkFacts) bool {
 		default:
 			ok = s.skip(0)
 		}
-		if ok {
-			in, ok = s.more('}')
-		}
 	}
 	s.space()
 	return ok && s.i == len(s.b)
@@ -38,16 +35,11 @@ func readCommonChunk(data []byte, f *chunkFacts) bool {
 
 // choices reads a chunk's choices: their finish reasons and deltas.
 func (s *byteScan) choices(f *chunkFacts) bool {
-	in, ok := s.open('[', ']')
-	for in && ok {
+	ok := true
+	for range s.elements(&ok) {
 		f.NoChoices = false
-		var choice bool
-		choice, ok = s.open('{', '}')
-		for choice && ok {
-			name, named := s.name()
+		for name := range s.members(&ok) {
 			switch {
-			case !named:
-				return false
 			case string(name) == "finish_reason":
 				var reason []byte
 				reason, ok = s.text()
@@ -59,14 +51,7 @@ func (s *byteScan) choices(f *chunkFacts) bool {
 			default:
 				ok = s.skip(0)
 			}
-			if ok {
-				choice, ok = s.more('}')
-			}
 		}
-		if !ok {
-			return false
-		}
-		in, ok = s.more(']')
 	}
 	return ok
 }
@@ -74,12 +59,9 @@ func (s *byteScan) choices(f *chunkFacts) bool {
 // delta reads a choice's delta: content and reasoning (tool calls are the
 // decoder's to read).
 func (s *byteScan) delta(f *chunkFacts) bool {
-	in, ok := s.open('{', '}')
-	for in && ok {
-		name, named := s.name()
+	ok := true
+	for name := range s.members(&ok) {
 		switch {
-		case !named:
-			return false
 		case string(name) == "content" || string(name) == "reasoning" || string(name) == "reasoning_content":
 			var text []byte
 			text, ok = s.text()
@@ -90,9 +72,6 @@ func (s *byteScan) delta(f *chunkFacts) bool {
 			return false
 		default:
 			ok = s.skip(0)
-		}
-		if ok {
-			in, ok = s.more('}')
 		}
 	}
 	return ok
@@ -140,36 +119,74 @@ func (s *byteScan) peek() byte {
 	return 0
 }
 
+// members yields the names of the members of the object at s.i (a null in
+// its place has none), each after its colon, the loop's body reading the
+// value; it stops at the object's end, or once *ok is false, set by the
+// body or by a read of its own. A name with an escape in it is not
+// accepted.
+func (s *byteScan) members(ok *bool) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for in := s.open('{', '}', ok); in && *ok; in = s.more('}', ok) {
+			name, named := s.name()
+			if !named {
+				*ok = false
+				return
+			}
+			if !yield(name) || !*ok {
+				return
+			}
+		}
+	}
+}
+
+// elements yields once for each element of the array at s.i (a null in
+// its place has none), the loop's body reading it; it stops at the array's
+// end, or once *ok is false.
+func (s *byteScan) elements(ok *bool) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		i := 0
+		for in := s.open('[', ']', ok); in && *ok; in = s.more(']', ok) {
+			if !yield(i) || !*ok {
+				return
+			}
+			i++
+		}
+	}
+}
+
 // open reads the start of an object or an array (opening and closing are
 // its brackets), reporting whether it has a member or element to read; a
-// null in its place has none.
-func (s *byteScan) open(opening, closing byte) (in, ok bool) {
+// null in its place has none. Anything else sets *ok false.
+func (s *byteScan) open(opening, closing byte, ok *bool) bool {
 	switch s.peek() {
 	case 'n':
-		return false, s.null()
+		*ok = s.null()
+		return false
 	case opening:
 		s.i++
 		if s.peek() == closing {
 			s.i++
-			return false, true
+			return false
 		}
-		return true, true
+		return true
 	}
-	return false, false
+	*ok = false
+	return false
 }
 
 // more reads what follows a member or an element: a comma (another
-// follows) or the closing bracket.
-func (s *byteScan) more(closing byte) (in, ok bool) {
+// follows: true) or the closing bracket; anything else sets *ok false.
+func (s *byteScan) more(closing byte, ok *bool) bool {
 	switch s.peek() {
 	case ',':
 		s.i++
-		return true, true
+		return true
 	case closing:
 		s.i++
-		return false, true
+		return false
 	}
-	return false, false
+	*ok = false
+	return false
 }
 
 // name reads a member's name and its colon. A name with an escape in it
@@ -298,23 +315,16 @@ func (s *byteScan) skip(depth int) bool {
 	if depth > maxScanDepth {
 		return false
 	}
+	ok := true
 	switch c := s.peek(); {
 	case c == '{':
-		in, ok := s.open('{', '}')
-		for in && ok {
-			if _, ok = s.name(); ok && s.skip(depth+1) {
-				in, ok = s.more('}')
-			} else {
-				ok = false
-			}
+		for range s.members(&ok) {
+			ok = s.skip(depth + 1)
 		}
 		return ok
 	case c == '[':
-		in, ok := s.open('[', ']')
-		for in && ok {
-			if ok = s.skip(depth + 1); ok {
-				in, ok = s.more(']')
-			}
+		for range s.elements(&ok) {
+			ok = s.skip(depth + 1)
 		}
 		return ok
 	case c == '"':
