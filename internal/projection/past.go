@@ -733,12 +733,13 @@ func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*p
 // projectNow is the share the preview projects for the listing with what
 // is in force now, by the rule every past hour is projected by
 // (preview.ProjectHistory): the published fares and the catalogue's health
-// of now, the model's workload mix and prompt sizes over the last week
-// (mix nil: even) and the kinds of its requests, the rates routing has learned, and each shape's holder
-// where the projection of the hours before left it (past.end). ok is false
-// for a listing not on the model's ballot now.
-func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past Past, mix map[string]float64, prompts map[string]int64,
-	kinds map[string][]preview.Kind) (preview.Share, bool, error) {
+// of now, the model's workload mix (mix nil: even), prompt sizes, kinds of
+// request and sets of preferences over the last week (demand), the rates
+// routing has learned, and each shape's holder where the projection of the
+// hours before left it (past.end). ok is false for a listing not on the
+// model's ballot now.
+func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past Past, mix map[string]float64,
+	demand map[string]catalogue.WorkloadDemand) (preview.Share, bool, error) {
 	market, at, err := pj.marketNow(ctx, l)
 	if err != nil || at < 0 {
 		return preview.Share{}, false, err
@@ -749,7 +750,8 @@ func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past 
 			fares[ml.ID] = ml.Published
 		}
 	}
-	moment := preview.Moment{At: pj.Now(), Fares: fares, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: past.end.learned}
+	moment := preview.Moment{At: pj.Now(), Fares: fares, Mix: mix, Prompts: preview.PromptsFromDemand(demand), Kinds: preview.KindsFromDemand(demand),
+		Preferences: preview.PreferencePartsFromDemand(demand), Learned: past.end.learned}
 	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
 	return shares[0][at], true, nil
 }
@@ -1089,6 +1091,6 @@ func (pj *Projector) ShareNow(ctx context.Context, l *catalogue.Listing, past Pa
 	if out.Requests == 0 {
 		out.Mix = nil
 	}
-	out.Share, out.OK, err = pj.projectNow(ctx, l, past, out.Mix, preview.PromptsFromDemand(d), preview.KindsFromDemand(d))
+	out.Share, out.OK, err = pj.projectNow(ctx, l, past, out.Mix, d)
 	return out, err
 }

@@ -918,6 +918,13 @@ func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time,
 	for _, r := range rows {
 		addKind(out, r)
 	}
+	preferred, err := s.preferredDemand(ctx, []string{model}, since, time.Time{}, "")
+	if err != nil {
+		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
+	}
+	for _, r := range preferred {
+		addPreferred(out, r)
+	}
 	return out, nil
 }
 
@@ -985,29 +992,61 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 	}
 	// And the requests of each set of preferences (the prefs: keys), which
 	// the projection elects on ballots of their own.
-	var preferred []struct {
-		ModelSlug, Hour, Workload, Asked string
-		Requests                         int64
-	}
-	if err := s.read(ctx).Model(&demandAskedRow{}).Select("model_slug, "+hour+" AS hour, workload, asked, SUM(requests) AS requests").
-		Where("model_slug IN ? AND minute >= ? AND minute < ? AND asked LIKE ?", models, since.UTC(), until.UTC(), catalogue.AskedPrefsPattern).
-		Group("model_slug, hour, workload, asked").Order("model_slug, hour, workload, asked").Scan(&preferred).Error; err != nil {
-		return nil, fmt.Errorf("demand by preferences and hour: %w", err)
+	preferred, err := s.preferredDemand(ctx, models, since, until, hour)
+	if err != nil {
+		return nil, err
 	}
 	for _, r := range preferred {
 		h, err := parseHourKey(r.Hour)
 		if err != nil {
 			return nil, fmt.Errorf("demand by preferences of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
 		}
-		if d, ok := out[r.ModelSlug][h][r.Workload]; ok && r.Requests > 0 {
-			if d.Preferences == nil {
-				d.Preferences = map[string]int64{}
-			}
-			d.Preferences[r.Asked] = min(d.Requests, r.Requests)
-			out[r.ModelSlug][h][r.Workload] = d
+		if byWorkload := out[r.ModelSlug][h]; byWorkload != nil {
+			addPreferred(byWorkload, r)
 		}
 	}
 	return out, nil
+}
+
+// preferredRow is the requests of one set of preferences (a prefs: key) of
+// a model's workload, in an hour when grouped by one.
+type preferredRow struct {
+	ModelSlug, Hour, Workload, Asked string
+	Requests                         int64
+}
+
+// preferredDemand sums the models' requests by set of preferences and
+// workload from since (inclusive) to until (exclusive; zero: no end), and
+// by hour when hour is the expression of one ("" for the whole period).
+func (s *Store) preferredDemand(ctx context.Context, models []string, since, until time.Time, hour string) ([]preferredRow, error) {
+	columns, group := "model_slug, workload, asked", "model_slug, workload, asked"
+	if hour != "" {
+		columns, group = "model_slug, "+hour+" AS hour, workload, asked", "model_slug, hour, workload, asked"
+	}
+	q := s.read(ctx).Model(&demandAskedRow{}).Select(columns+", SUM(requests) AS requests").
+		Where("model_slug IN ? AND minute >= ? AND asked LIKE ?", models, since.UTC(), catalogue.AskedPrefsPattern)
+	if !until.IsZero() {
+		q = q.Where("minute < ?", until.UTC())
+	}
+	var rows []preferredRow
+	if err := q.Group(group).Order(group).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("demand by preferences: %w", err)
+	}
+	return rows, nil
+}
+
+// addPreferred counts a set's requests in its workload's demand (at most
+// the workload's requests; a workload without demand rows is left out).
+func addPreferred(byWorkload map[string]catalogue.WorkloadDemand, r preferredRow) {
+	d, ok := byWorkload[r.Workload]
+	if !ok || r.Requests <= 0 {
+		return
+	}
+	if d.Preferences == nil {
+		d.Preferences = map[string]int64{}
+	}
+	d.Preferences[r.Asked] = min(d.Requests, r.Requests)
+	byWorkload[r.Workload] = d
 }
 
 // parseHourKey reads an hour as DemandByHour's queries group by it

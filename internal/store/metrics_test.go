@@ -764,6 +764,10 @@ func TestWhatDemandAskedIsKept(t *testing.T) {
 		if got := byHour["k"][hour]; !maps.Equal(got["general"].Preferences, want) || got["coding"].Preferences != nil {
 			t.Errorf("the hour's demand by preferences: %v (coding %v), want %v for general and none for coding", got["general"].Preferences, got["coding"].Preferences, want)
 		}
+		// So does the demand of the last days the projection of now reads.
+		if shapes, err := s.DemandShapes(ctx, "k", hour.Add(-time.Hour), 5000); err != nil || !maps.Equal(shapes["general"].Preferences, want) {
+			t.Errorf("the demand's shapes by preferences: %v (%v), want %v", shapes["general"].Preferences, err, want)
+		}
 		if before, _ := s.DemandAsked(ctx, "k", hour.Add(-10*24*time.Hour), hour); before.Requests != 7 || before.Asked["zdr"] != 7 {
 			t.Errorf("before the hour: %+v, want the old row alone", before)
 		}
