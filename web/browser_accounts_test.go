@@ -21,11 +21,7 @@ func TestBrowserAccountsAndAudit(t *testing.T) {
 	ctx := newBrowser(t)
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
+		return strings.TrimSpace(pageText(t, ctx, sel))
 	}
 	logout := browserLogout()
 	const fresh = "a fresh passphrase for ada"

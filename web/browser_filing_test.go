@@ -24,11 +24,7 @@ func TestBrowserFileAFare(t *testing.T) {
 
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
+		return pageText(t, ctx, sel)
 	}
 	// retype replaces a field's value the way a person would: select all, type.
 	retype := func(id, value string) chromedp.Action[chromedp.Void] {

@@ -19,11 +19,7 @@ func TestBrowserReviewFlow(t *testing.T) {
 	base := p.srv.URL
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
+		return pageText(t, ctx, sel)
 	}
 	login := func(email string) chromedp.Action[chromedp.Void] { return browserLogin(base, email, demo.Password) }
 	logout := browserLogout()

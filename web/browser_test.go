@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,24 @@ func waitText(ctx context.Context, sel, want string) error {
 }
 
 // browserLogin logs in through the login form and waits for the top bar.
+// pageText is the visible text (innerText) of the first element sel
+// matches, once there is one, read in the page by one script rather than
+// through a node chromedp looked up first: a form's POST answer can replace
+// the document between the lookup and the read ("No node with given id
+// found"), which failed TestBrowserAccountsAndAudit once in CI.
+func pageText(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	js := `(() => { const e = document.querySelector(` + strconv.Quote(sel) + `); return e === null ? null : e.innerText })()`
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("wait for %s: %v", sel, err)
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+	if err != nil || s == nil {
+		t.Fatalf("read %s: %v (found: %v)", sel, err, s != nil)
+	}
+	return *s
+}
+
 func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Navigate(base+"/login"),
