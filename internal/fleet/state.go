@@ -239,25 +239,35 @@ func (s *State) Pin(k traffic.SessionKey, pin traffic.SessionPin, now time.Time)
 
 // Hold applies a shape's election to the incumbent the view read
 // (traffic.HoldAfter, the rule a replica alone follows) and writes the
-// incumbent only when it changes. Two replicas electing a shape at once
-// may both write: the last write stands, and both were the shape's
-// rightful holder at the time.
-func (s *State) Hold(sh traffic.Shape, v *View, b *election.Ballot, res *election.Result) int {
+// incumbent only when it changes. It returns the candidate that serves
+// the request and the shape's incumbent after it ("" for none): an
+// incumbent a 429 backoff or the breaker holds back keeps the shape while
+// the winner serves. Two replicas electing a shape at once may both write:
+// the last write stands, and both were the shape's rightful holder at the
+// time.
+func (s *State) Hold(sh traffic.Shape, v *View, b *election.Ballot, res *election.Result) (int, string) {
 	if v.Local {
-		return s.local.incumbents.Hold(sh, b, res)
+		return s.holdLocally(sh, b, res)
 	}
-	i, next := traffic.HoldAfter(v.Incumbent(sh), b, res)
+	incumbent := v.Incumbent(sh)
+	i, next := traffic.HoldAfter(incumbent, b, res)
 	if next == "" {
-		return i
+		return i, incumbent
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if err := s.Client.Set(ctx, s.incumbentKey(sh), next, IncumbentTTL).Err(); err != nil {
 		s.failed(err)
-		return s.local.incumbents.Hold(sh, b, res)
+		return s.holdLocally(sh, b, res)
 	}
 	s.ok()
-	return i
+	return i, next
+}
+
+// holdLocally is Hold on the replica's own incumbents.
+func (s *State) holdLocally(sh traffic.Shape, b *election.Ballot, res *election.Result) (int, string) {
+	i := s.local.incumbents.Hold(sh, b, res)
+	return i, s.local.incumbents.Of(sh)
 }
 
 // Limited shares a limit acting on a listing: an opening holds it back on

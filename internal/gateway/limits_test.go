@@ -50,6 +50,18 @@ func TestA429BurstMovesTrafficAwayAndBack(t *testing.T) {
 	if got := h.gw.Recorder.Totals()[1].HeldBack; got != 5 {
 		t.Errorf("requests held back from a after its backoff: %d, want still 5", got)
 	}
+	// a held the shape throughout: b served while a was held back, which
+	// the report counts as heldBack, never as b taking the shape (the
+	// portal's replay would then count those requests twice).
+	held := h.gw.Recorder.TakeClosedHolders(h.clock().Add(time.Hour))
+	if len(held) == 0 {
+		t.Fatal("no holder reported")
+	}
+	for _, r := range held {
+		if r.ListingID != 1 {
+			t.Errorf("holder reported at %s+%ds: listing %d, want a (1) throughout", r.Minute.Format(time.TimeOnly), r.Second, r.ListingID)
+		}
+	}
 }
 
 // TestTheBreakerPausesAFailingListingAndProbesItBack: a listing failing

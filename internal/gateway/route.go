@@ -222,9 +222,13 @@ func (g *Gateway) plan(p *Project, a *Analysis, m *Market, now time.Time) (*plan
 		}
 	} else if first < 0 {
 		shape := traffic.ShapeOf(&req)
-		first = g.shared().Hold(shape, &pl.view, &pl.ballot, res)
-		if first >= 0 && req.Routing == election.ModeAuto {
-			g.Recorder.Held(shape, m.Listings[first], now)
+		var holder string
+		first, holder = g.shared().Hold(shape, &pl.view, &pl.ballot, res)
+		// The shape's holder, which is not the request's listing while a
+		// limit holds the incumbent back (the portal's replay elects
+		// those requests without it: heldBack).
+		if h := m.index(holder); first >= 0 && h >= 0 && req.Routing == election.ModeAuto {
+			g.Recorder.Held(shape, m.Listings[h], now)
 		}
 		if i, ok := traffic.Explore(&req, res, first, g.draw(), g.draw()); ok {
 			first, pl.kind = i, Exploration
