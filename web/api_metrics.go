@@ -53,8 +53,8 @@ func (s *Server) handleAPIMetrics(c echo.Context) error {
 }
 
 // handleAPIShapeHolders stores which listing held each shape of requests
-// minute by minute, as a gateway reports it: checked whole (problems named
-// by row and field), idempotent per shape, minute and source.
+// from which second, as a gateway reports it: checked whole (problems named
+// by row and field), idempotent per shape, second and source.
 func (s *Server) handleAPIShapeHolders(c echo.Context) error {
 	var body struct {
 		Holders []catalogue.ShapeHolder `json:"holders"`

@@ -806,10 +806,12 @@ func TestAPIShapeHolders(t *testing.T) {
 	row := func(listing int64, model string, m time.Time) string {
 		return fmt.Sprintf(`{"model":%q,"workload":"general","cacheRelevant":false,"listingId":%d,"minute":%q,"source":"gw-1"}`, model, listing, m.Format(time.RFC3339))
 	}
-	good := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute) + `,` + row(nebula.ID, "kimi-k2.5", minute.Add(-time.Minute)) + `]}`
+	orbit := listingOf(t, p.store, "orbit", "kimi-k2.5")
+	moved := strings.Replace(row(orbit.ID, "kimi-k2.5", minute), `"source"`, `"second":40,"source"`, 1)
+	good := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute) + `,` + moved + `,` + row(nebula.ID, "kimi-k2.5", minute.Add(-time.Minute)) + `]}`
 	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good)
 	wantStatus(t, "holders", res, http.StatusAccepted)
-	if !strings.Contains(res.body, `"accepted":2`) {
+	if !strings.Contains(res.body, `"accepted":3`) {
 		t.Errorf("first report: %s", res.body)
 	}
 	if res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good); !strings.Contains(res.body, `"accepted":0`) {
@@ -817,8 +819,8 @@ func TestAPIShapeHolders(t *testing.T) {
 	}
 	stored, err := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
 	got := stored["kimi-k2.5"]
-	if err != nil || len(got) != 2 || got[1].ListingID != nebula.ID || got[1].Source != "gw-1" {
-		t.Errorf("stored holders %+v %v", got, err)
+	if err != nil || len(got) != 3 || got[1].ListingID != nebula.ID || got[1].Source != "gw-1" || got[2].ListingID != orbit.ID || !got[2].At().Equal(minute.Add(40*time.Second)) {
+		t.Errorf("stored holders %+v %v, want the minute before, then this minute's first holder and the move at its 40th second", got, err)
 	}
 	other := ids["orbit"][0]
 	bad := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute.Add(-2*time.Minute)) + `,` + row(nebula.ID, "glm-5", minute) + `]}`
@@ -827,8 +829,8 @@ func TestAPIShapeHolders(t *testing.T) {
 	if !strings.Contains(res.body, "holders[1].listingId") {
 		t.Errorf("the refusal does not name the row and field: %s", res.body)
 	}
-	if stored, _ := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
-		t.Errorf("a refused report stored %d rows, want the 2 before it", len(got))
+	if stored, _ := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 3 {
+		t.Errorf("a refused report stored %d rows, want the 3 before it", len(got))
 	}
 	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", apiToken(t, p.store, apitoken.ScopeCatalogueRead),
 		`{"holders":[`+row(other, "glm-5", minute)+`]}`), http.StatusForbidden)

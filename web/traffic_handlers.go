@@ -354,7 +354,7 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			v.Gap = shareGapView(then, first, data.hours[l.ID], data.models[l.Model.ID], past.CappedSince(first), unservable)
+			v.Gap = shareGapView(then, past, first, data.hours[l.ID], data.models[l.Model.ID], unservable)
 		}
 	}
 	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)

@@ -519,8 +519,8 @@ func speedText(tps float64) string {
 
 // shareGapView sets the projected share beside the one routing served in
 // the hours, with the causes of the difference (projection.Gap); model are the model's requests by hour over the same period.
-func shareGapView(projected projection.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped, unservable int64) *templates.ShareGapView {
-	g, modelRequests := projection.Gap(projected, from, hours, model, modelCapped, unservable)
+func shareGapView(projected projection.Share, past projection.Past, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, unservable int64) *templates.ShareGapView {
+	g, modelRequests := projection.Gap(projected, past, from, hours, model, unservable)
 	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
 	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap),
 		Since: from.Format("2006-01-02 15:04 UTC")}

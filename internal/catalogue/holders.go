@@ -10,23 +10,39 @@ import (
 
 // ShapeHolder is which listing held a shape of requests (the gateway's
 // stable preference: model, workload and whether the cache matters, under
-// auto routing) in a minute, as the reporting gateway elected it: the holder
-// after the minute's first election of the shape. The projection starts a part of an hour at every
-// minute a reported holder changed, from the holders routing reported
-// rather than those it replays: it cannot know which kind of request opened
-// a shape (a streamed request may elect another listing than a plain one,
-// and the first keeps the shape within the incumbent margin), nor see the
-// gateway's own limits move a shape (a slow incumbent loses it).
+// auto routing) from a second of a minute, as the reporting gateway elected
+// it: a row for the minute's first election of the shape, and one for each
+// later election in the minute that moved the shape to another listing
+// (at most MaxHolderRows a minute). The projection starts a part of an hour
+// at every second a reported holder changed, from the holders routing
+// reported rather than those it replays: it cannot know which kind of
+// request opened a shape (a streamed request may elect another listing
+// than a plain one, and the first keeps the shape within the incumbent
+// margin), nor see the gateway's own limits move a shape (a slow incumbent
+// loses it to the winner at the second it answers slowly).
 type ShapeHolder struct {
 	Model         string    `json:"model"`
 	Workload      string    `json:"workload"`
 	CacheRelevant bool      `json:"cacheRelevant"`
 	ListingID     int64     `json:"listingId"`
 	Minute        time.Time `json:"minute"`
+	// Second is the second of the minute of the election the row reports
+	// (0-59; 0 in reports from gateways that sent a minute's first holder
+	// only).
+	Second int `json:"second,omitempty"`
 	// Source names the reporting gateway process, as on buckets: two
 	// replicas each report their own holders.
 	Source string `json:"source,omitempty"`
 }
+
+// At is when the row's holder took the shape: its minute and second.
+func (h *ShapeHolder) At() time.Time { return h.Minute.Add(time.Duration(h.Second) * time.Second) }
+
+// MaxHolderRows bounds a shape's rows in a minute from one gateway: its
+// first election and up to five moves after it. A shape whose requests move
+// it more often than that (kinds of request electing other listings in
+// turn) is left at the fifth move until the next minute's first election.
+const MaxHolderRows = 6
 
 // MaxHolders bounds one report of holders.
 const MaxHolders = 5000
@@ -44,6 +60,8 @@ func (h *ShapeHolder) Check(now time.Time) (field, problem string) {
 		return "listingId", "a listing id"
 	case h.Minute.IsZero() || !h.Minute.Equal(h.Minute.Truncate(time.Minute)):
 		return "minute", "the start of a minute (RFC 3339, no seconds)"
+	case h.Second < 0 || h.Second > 59:
+		return "second", "a second of the minute, 0 to 59"
 	case h.Minute.After(now.Add(time.Minute)):
 		return "minute", "not in the future"
 	case h.Minute.Before(now.Add(-MaxBucketAge)):
@@ -68,9 +86,10 @@ func (x *ListingIndex) modelOf(id int64) (string, bool) {
 
 // RecordHolders checks a gateway's report of shape holders whole (each row
 // a listing of its own model, a minute the portal takes, a shape once per
-// minute and source), naming problems by row and field, and stores it with
-// the store given (idempotent per shape, minute and source). It returns how
-// many rows were new.
+// second and source and at most MaxHolderRows times per minute and source),
+// naming problems by row and field, and stores it with the store given
+// (idempotent per shape, second and source). It returns how many rows were
+// new.
 func (in *Ingest) RecordHolders(ctx context.Context, st HolderStore, holders []ShapeHolder) (int, error) {
 	if len(holders) == 0 || len(holders) > MaxHolders {
 		return 0, apperr.Invalid(map[string]string{"holders": fmt.Sprintf("send 1 to %d holders", MaxHolders)})
@@ -90,6 +109,7 @@ func (in *Ingest) RecordHolders(ctx context.Context, st HolderStore, holders []S
 		minute                  int64
 	}
 	seen := make(map[key]bool, len(holders))
+	perMinute := map[key]int{}
 	for i := range holders {
 		h := &holders[i]
 		field, problem := h.Check(now)
@@ -100,14 +120,21 @@ func (in *Ingest) RecordHolders(ctx context.Context, st HolderStore, holders []S
 				field, problem = "listingId", fmt.Sprintf("a listing of %s, not of %s", h.Model, model)
 			}
 		}
-		k := key{h.Model, h.Workload, h.Source, h.CacheRelevant, h.Minute.Unix()}
-		if field == "" && seen[k] {
-			field, problem = "minute", "a shape's minute once per source in a report"
+		k := key{h.Model, h.Workload, h.Source, h.CacheRelevant, h.At().Unix()}
+		m := k
+		m.minute = h.Minute.Unix()
+		switch {
+		case field != "":
+		case seen[k]:
+			field, problem = "second", "a shape's second once per source in a report"
+		case perMinute[m] >= MaxHolderRows:
+			field, problem = "minute", fmt.Sprintf("at most %d rows of a shape's minute per source", MaxHolderRows)
 		}
 		if field != "" {
 			return 0, apperr.Invalid(map[string]string{fmt.Sprintf("holders[%d].%s", i, field): problem})
 		}
 		seen[k] = true
+		perMinute[m]++
 	}
 	n, err := st.RecordShapeHolders(ctx, holders)
 	if err != nil {

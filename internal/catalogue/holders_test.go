@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,9 +18,11 @@ func (s *holderStore) RecordShapeHolders(_ context.Context, h []ShapeHolder) (in
 
 // TestShapeHolderReportsAreCheckedWhole: a report naming a listing of
 // another model, an unknown listing, a workload the contract lacks, a
-// minute that is not a minute's start or outside what the portal takes, or
-// one shape's minute twice, is refused naming the row and field, and
-// nothing of it is stored; a good one is stored whole.
+// minute that is not a minute's start or outside what the portal takes, a
+// second outside the minute, one shape's second twice or more rows of a
+// shape's minute than MaxHolderRows, is refused naming the row and field,
+// and nothing of it is stored; a good one (a minute's first holder and a
+// move later in it) is stored whole.
 func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 	good := ShapeHolder{Model: "kimi", Workload: "general", ListingID: 7, Minute: minute(1), Source: "gw"}
 	with := func(change func(*ShapeHolder)) ShapeHolder {
@@ -38,7 +41,9 @@ func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 		{"seconds in the minute", []ShapeHolder{with(func(h *ShapeHolder) { h.Minute = h.Minute.Add(time.Second) })}, "holders[0].minute"},
 		{"a minute ahead", []ShapeHolder{with(func(h *ShapeHolder) { h.Minute = minute(-3) })}, "holders[0].minute"},
 		{"a minute the portal no longer takes", []ShapeHolder{with(func(h *ShapeHolder) { h.Minute = minute(26 * 60) })}, "holders[0].minute"},
-		{"a shape's minute twice", []ShapeHolder{good, good}, "holders[1].minute"},
+		{"a second past the minute", []ShapeHolder{with(func(h *ShapeHolder) { h.Second = 60 })}, "holders[0].second"},
+		{"a shape's second twice", []ShapeHolder{good, good}, "holders[1].second"},
+		{"a shape moved too often in a minute", moves(good, MaxHolderRows+1), fmt.Sprintf("holders[%d].minute", MaxHolderRows)},
 		{"no rows", nil, "holders"},
 	} {
 		st := &holderStore{}
@@ -51,7 +56,20 @@ func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 	st := &holderStore{}
 	in := &Ingest{Store: &ingestStore{}, Now: func() time.Time { return now }}
 	other := with(func(h *ShapeHolder) { h.CacheRelevant = true })
-	if n, err := in.RecordHolders(context.Background(), st, []ShapeHolder{good, other}); err != nil || n != 2 || len(st.recorded) != 2 {
+	report := append(moves(good, MaxHolderRows), other)
+	if n, err := in.RecordHolders(context.Background(), st, report); err != nil || n != len(report) || len(st.recorded) != len(report) {
 		t.Errorf("a good report: %d, %v, stored %v", n, err, st.recorded)
 	}
+}
+
+// moves is a shape's minute with n rows: its first holder at h's second and
+// a move every 5 seconds after it.
+func moves(h ShapeHolder, n int) []ShapeHolder {
+	out := make([]ShapeHolder, n)
+	for i := range out {
+		out[i] = h
+		out[i].Second = h.Second + 5*i
+		out[i].ListingID = h.ListingID
+	}
+	return out
 }

@@ -848,11 +848,12 @@ func TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor(t *testing.T) {
 
 // TestTheReportNamesEachShapesHolder: the gateway reports, per minute and
 // auto shape, the listing that held it after the minute's first election
-// (here the cheapest, which every request of the minute went to), once
-// per minute however many requests it routed; a minute without requests
-// reports none.
+// and that election's second (here the cheapest, which every request of
+// the minute went to), once per minute however many requests it routed
+// when none moved the shape; a minute without requests reports none.
 func TestTheReportNamesEachShapesHolder(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
+	seconds := []int{h.clock().Second()}
 	for range 3 {
 		if res := h.chat(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`); res.status != http.StatusOK {
 			t.Fatalf("status %d: %s", res.status, res.body)
@@ -860,6 +861,7 @@ func TestTheReportNamesEachShapesHolder(t *testing.T) {
 	}
 	first := h.clock().Truncate(time.Minute)
 	h.advance(2 * time.Minute)
+	seconds = append(seconds, h.clock().Second())
 	if res := h.chat(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`); res.status != http.StatusOK {
 		t.Fatalf("status %d: %s", res.status, res.body)
 	}
@@ -881,8 +883,8 @@ func TestTheReportNamesEachShapesHolder(t *testing.T) {
 	}
 	for i, minute := range []time.Time{first, second} {
 		r := got[i]
-		if !r.Minute.Equal(minute) || r.Model != "m" || r.Workload != gatewayclient.General || r.CacheRelevant || r.Source == nil || *r.Source != "gw-1" {
-			t.Errorf("holder %d: %+v, want m/general without the cache at %s from gw-1", i, r, minute)
+		if !r.Minute.Equal(minute) || r.Second == nil || *r.Second != seconds[i] || r.Model != "m" || r.Workload != gatewayclient.General || r.CacheRelevant || r.Source == nil || *r.Source != "gw-1" {
+			t.Errorf("holder %d: %+v, want m/general without the cache at %s and second %d from gw-1", i, r, minute, seconds[i])
 		}
 		if served[r.ListingId] != 4 {
 			t.Errorf("holder %d names listing %d, which served %d of the 4 requests (%v)", i, r.ListingId, served[r.ListingId], served)

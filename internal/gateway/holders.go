@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -13,29 +14,53 @@ type holderKey struct {
 	minute time.Time
 }
 
-// HeldMinute is the listing that held a shape in a minute: the holder after
-// the minute's first election of the shape (the portal's projection starts
-// a part from it at every minute a holder changed).
+// HeldMinute is the listing that held a shape from a second of a minute:
+// the holder after the minute's first election, or after a later one that
+// moved the shape to another listing (the portal's projection starts a
+// part from it at every second a holder changed).
 type HeldMinute struct {
 	Shape     traffic.Shape
 	Minute    time.Time
+	Second    int
 	ListingID int64
 }
 
-// Held notes the holder of an auto shape after an election at at; the
-// minute keeps its first.
+// heldRow is a holder within a shape's minute, from its second.
+type heldRow struct {
+	second  int
+	listing int64
+}
+
+// Held notes the holder of an auto shape after an election at at: the
+// minute's first election, then each one that moved the shape (at most
+// catalogue.MaxHolderRows rows a minute; of moves within one second, the
+// last stands).
 func (r *Recorder) Held(shape traffic.Shape, route Route, at time.Time) {
-	k := holderKey{shape, at.UTC().Truncate(time.Minute)}
+	at = at.UTC()
+	k := holderKey{shape, at.Truncate(time.Minute)}
+	id, second := route.ListingID, at.Second()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.holders == nil {
-		r.holders = map[holderKey]*int64{}
+		r.holders = map[holderKey]*[]heldRow{}
 	}
-	if _, ok := r.holders[k]; !ok {
-		r.spool(spoolEntry{Op: opHeld, At: at, Route: routeOf(route), Shape: &shape})
-		id := route.ListingID
-		r.holders[k] = &id
+	rows := r.holders[k]
+	if rows == nil {
+		rows = &[]heldRow{}
+		r.holders[k] = rows
 	}
+	n := len(*rows)
+	switch {
+	case n > 0 && (*rows)[n-1].listing == id:
+		return // the shape stays where it was
+	case n > 0 && (*rows)[n-1].second == second:
+		(*rows)[n-1].listing = id
+	case n >= catalogue.MaxHolderRows:
+		return
+	default:
+		*rows = append(*rows, heldRow{second, id})
+	}
+	r.spool(spoolEntry{Op: opHeld, At: at, Route: routeOf(route), Shape: &shape})
 }
 
 // TakeClosedHolders removes and returns the holders of every minute that
@@ -44,14 +69,18 @@ func (r *Recorder) TakeClosedHolders(until time.Time) []HeldMinute {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []HeldMinute
-	for k, id := range takeClosed(r.holders, func(k holderKey) time.Time { return k.minute }, until) {
-		out = append(out, HeldMinute{Shape: k.shape, Minute: k.minute, ListingID: id})
+	for k, rows := range takeClosed(r.holders, func(k holderKey) time.Time { return k.minute }, until) {
+		for _, row := range rows {
+			out = append(out, HeldMinute{Shape: k.shape, Minute: k.minute, Second: row.second, ListingID: row.listing})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		switch {
 		case !a.Minute.Equal(b.Minute):
 			return a.Minute.Before(b.Minute)
+		case a.Second != b.Second:
+			return a.Second < b.Second
 		case a.Shape.Model != b.Shape.Model:
 			return a.Shape.Model < b.Shape.Model
 		case a.Shape.Workload != b.Shape.Workload:

@@ -108,8 +108,8 @@ type Recorder struct {
 	minutes map[minuteKey]*Stat
 	hours   map[hourKey]*traffic.Hour
 	demand  map[demandKey]*Demand
-	holders map[holderKey]*int64 // each auto shape's holder by minute (holders.go)
-	orgs    map[orgKey]*OrgStat  // each organisation's minutes by listing (orgs.go)
+	holders map[holderKey]*[]heldRow // each auto shape's holders by minute (holders.go)
+	orgs    map[orgKey]*OrgStat      // each organisation's minutes by listing (orgs.go)
 	// dirty are the hours changed since the fleet last had them
 	// (TakeChangedHours).
 	dirty map[hourKey]struct{}

@@ -10,12 +10,12 @@ import (
 
 // Gap sets the projected share beside the one routing served in the hours
 // from from on, with the causes of the difference (traffic.ExplainShare
-// says how they split): hours are the listing's, model the model's
-// requests by hour over the same period and modelCapped what the model's
-// caps turned away in it; unservable the model's requests in it whose
-// preferences the listing could not meet (Projector.Unservable).
-// ModelRequests is 0 when the model had no requests.
-func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, modelCapped, unservable int64) (traffic.ShareGap, int64) {
+// says how they split): projected is past's share over them, hours are the
+// listing's, model the model's requests by hour over the same period;
+// unservable the model's requests in it whose preferences the listing could
+// not meet (Projector.Unservable). ModelRequests is 0 when the model had no
+// requests.
+func Gap(projected preview.Share, past Past, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, unservable int64) (traffic.ShareGap, int64) {
 	c := traffic.ShareCounts{}
 	for _, h := range hours {
 		if h.Hour.Before(from) {
@@ -26,14 +26,18 @@ func Gap(projected preview.Share, from time.Time, hours []catalogue.HourlyPoint,
 		c.Failed += h.Errors + h.ClientErrors
 		c.Capped += h.Capped
 		c.RateLimited += h.RateLimited
-		c.SlowHeld += slowHeld(h.SlowBackoffs, model[h.Hour])
+		if !past.HoldersReported(h.Hour) {
+			// Without the holders routing reported, the replay cannot
+			// see a slow incumbent lose its shapes.
+			c.SlowHeld += slowHeld(h.SlowBackoffs, model[h.Hour])
+		}
 	}
 	for h, n := range model {
 		if !h.Before(from) {
 			c.ModelRequests += n
 		}
 	}
-	c.OthersCapped = max(0, modelCapped-c.Capped)
+	c.OthersCapped = max(0, past.CappedSince(from)-c.Capped)
 	c.PreferenceHeld = unservable
 	return traffic.ExplainShare(traffic.Projection{Total: projected.Total, Exploration: projected.Exploration, Pinned: projected.Pinned}, c), c.ModelRequests
 }

@@ -29,8 +29,9 @@ func TestSlowHeldTakesEachLatencyBackoffAsItsHold(t *testing.T) {
 }
 
 // A holder projected at 99 % that served less after the gateway held it
-// back for slow first tokens: the gap names the latency backoff with its
-// size, from the backoffs reported, and leaves the rest to the election.
+// back for slow first tokens: without the shapes' holders reported, the gap
+// names the latency backoff with its size, from the backoffs reported, and
+// leaves the rest to the election; with them, it names no backoff.
 func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 	h := time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC)
 	hour := func(at time.Time, routed, slow int64) catalogue.HourlyPoint {
@@ -40,7 +41,7 @@ func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 	}
 	hours := []catalogue.HourlyPoint{hour(h, 5400, 6), hour(h.Add(time.Hour), 5940, 0)}
 	model := map[time.Time]int64{h: 6000, h.Add(time.Hour): 6000}
-	g, n := Gap(preview.Share{Total: 0.99}, h, hours, model, 0, 0)
+	g, n := Gap(preview.Share{Total: 0.99}, Past{}, h, hours, model, 0)
 	if n != 12000 {
 		t.Fatalf("model requests %d, want 12000", n)
 	}
@@ -58,6 +59,16 @@ func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 	if len(named) != 1 || named[0].Key != traffic.CauseSlow {
 		t.Errorf("named causes %+v, want the latency backoff alone", named)
 	}
+	// Where the gateway reported the shapes' holders, the replay followed
+	// the slow incumbent's loss to the second: what is left is no
+	// backoff's.
+	followed := Past{hours: []time.Time{h, h.Add(time.Hour)}, capped: []int64{0, 0}, reported: []bool{true, true}}
+	g, _ = Gap(preview.Share{Total: 0.99}, followed, h, hours, model, 0)
+	for _, c := range g.Causes {
+		if c.Key == traffic.CauseSlow && c.Points != 0 {
+			t.Errorf("with the holders reported, the latency backoff is still named: %v points", c.Points)
+		}
+	}
 }
 
 // A listing that keeps prompts, projected at 60 %, served less because a
@@ -67,7 +78,7 @@ func TestGapNamesTheCustomersPreferences(t *testing.T) {
 	h := time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC)
 	p := catalogue.HourlyPoint{Hour: h}
 	p.Requests, p.Routed = 480, 480
-	g, _ := Gap(preview.Share{Total: 0.6}, h, []catalogue.HourlyPoint{p}, map[time.Time]int64{h: 1000}, 0, 200)
+	g, _ := Gap(preview.Share{Total: 0.6}, Past{}, h, []catalogue.HourlyPoint{p}, map[time.Time]int64{h: 1000}, 200)
 	points := map[string]float64{}
 	for _, c := range g.Causes {
 		points[c.Key] = c.Points

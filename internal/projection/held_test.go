@@ -1,6 +1,8 @@
 package projection
 
 import (
+	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -11,10 +13,10 @@ import (
 )
 
 // TestHeldAtTakesTheLatestReportedMinute: a part starting at a time starts
-// from, per shape, the holder of the latest reported minute at or before
-// it (that minute included: its first election opened the part), of
-// several gateways the first source's; a listing off the market, or a later
-// minute, is not used.
+// from, per shape, the holder of the latest reported election at or before
+// it (a minute's first, or a move later in the minute at its second), of
+// several gateways the latest of any; a listing off the market, or a later
+// election, is not used.
 func TestHeldAtTakesTheLatestReportedMinute(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	candidates := map[int64]string{1: "a/m", 2: "b/m", 3: "c/m"}
@@ -22,8 +24,13 @@ func TestHeldAtTakesTheLatestReportedMinute(t *testing.T) {
 		return catalogue.ShapeHolder{Model: "m", Workload: "general", CacheRelevant: cache, ListingID: listing,
 			Minute: t0.Add(time.Duration(minutes) * time.Minute), Source: source}
 	}
-	reported := []catalogue.ShapeHolder{row(0, "", 1, false), row(0, "", 3, true), row(5, "x", 2, false), row(5, "y", 3, false),
-		row(9, "", 4, true), row(20, "", 3, false)}
+	moved := func(h catalogue.ShapeHolder, second int, listing int64) catalogue.ShapeHolder {
+		h.Second, h.ListingID = second, listing
+		return h
+	}
+	// In the store's order: by minute, source, second.
+	reported := []catalogue.ShapeHolder{row(0, "", 1, false), row(0, "", 3, true), row(5, "x", 2, false), moved(row(5, "x", 2, false), 50, 1),
+		moved(row(5, "y", 3, false), 10, 3), row(9, "", 4, true), row(12, "", 2, false), moved(row(12, "", 2, false), 40, 1), row(20, "", 3, false)}
 	small := traffic.Shape{Model: "m", Mode: election.ModeAuto, Workload: election.WorkloadGeneral}
 	large := small
 	large.CacheRelevant = true
@@ -33,8 +40,11 @@ func TestHeldAtTakesTheLatestReportedMinute(t *testing.T) {
 	}{
 		{t0.Add(-time.Second), "", ""},
 		{t0.Add(30 * time.Second), "a/m", "c/m"},
-		{t0.Add(5 * time.Minute), "b/m", "c/m"},  // minute 5's first source, x
-		{t0.Add(19 * time.Minute), "b/m", "c/m"}, // listing 4 is off the market
+		{t0.Add(5 * time.Minute), "b/m", "c/m"},                 // x at 5:00
+		{t0.Add(5*time.Minute + 30*time.Second), "c/m", "c/m"},  // y at 5:10
+		{t0.Add(5*time.Minute + 50*time.Second), "a/m", "c/m"},  // x at 5:50
+		{t0.Add(12*time.Minute + 39*time.Second), "b/m", "c/m"}, // listing 4 is off the market
+		{t0.Add(12*time.Minute + 40*time.Second), "a/m", "c/m"}, // the move at 12:40
 		{t0.Add(20 * time.Minute), "c/m", "c/m"},
 	} {
 		got := heldAt(reported, candidates, c.at)
@@ -44,20 +54,79 @@ func TestHeldAtTakesTheLatestReportedMinute(t *testing.T) {
 	}
 }
 
-// TestHolderChangesAreWhereAGatewayMovedAShape: an hour is cut where a
-// reporting gateway named another holder of a shape than it named before,
-// and not where it named the same one again.
+// TestHolderChangesAreWhereAGatewayMovedAShape: an hour is cut at the
+// second a reported holder of a shape differs from the one reported before
+// it by any gateway, and not where it is named again.
 func TestHolderChangesAreWhereAGatewayMovedAShape(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	row := func(minutes int, source string, listing int64) catalogue.ShapeHolder {
-		return catalogue.ShapeHolder{Model: "m", Workload: "general", ListingID: listing, Minute: t0.Add(time.Duration(minutes) * time.Minute), Source: source}
+	row := func(minutes, second int, source string, listing int64) catalogue.ShapeHolder {
+		return catalogue.ShapeHolder{Model: "m", Workload: "general", ListingID: listing, Minute: t0.Add(time.Duration(minutes) * time.Minute),
+			Second: second, Source: source}
 	}
-	got := holderChanges([]catalogue.ShapeHolder{row(0, "a", 1), row(0, "b", 2), row(1, "a", 1), row(2, "a", 2), row(3, "b", 2), row(7, "a", 2), row(9, "a", 1)})
-	var minutes []int
+	got := holderChanges([]catalogue.ShapeHolder{row(0, 0, "a", 1), row(0, 0, "b", 2), row(1, 0, "a", 1), row(2, 0, "a", 2), row(3, 0, "b", 2),
+		row(7, 0, "a", 2), row(7, 30, "a", 3), row(7, 5, "b", 1), row(9, 0, "a", 1)})
+	var seconds []int
 	for _, at := range got {
-		minutes = append(minutes, int(at.Sub(t0).Minutes()))
+		seconds = append(seconds, int(at.Sub(t0).Seconds()))
 	}
-	if want := []int{0, 0, 2, 9}; !slices.Equal(minutes, want) {
-		t.Errorf("cuts at minutes %v, want %v (each source's first report, then where its holder moved)", minutes, want)
+	if want := []int{0, 0, 60, 120, 425, 450, 540}; !slices.Equal(seconds, want) {
+		t.Errorf("cuts at seconds %v, want %v (the first report, then where the holder moved: b at 0, a at 1, 7:05, 7:30, 9)", seconds, want)
+	}
+}
+
+// TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond: a gateway that
+// reports a shape moving to b at 10:20:30 and back to a at 10:40:00 (b
+// inside a's incumbent margin, so the replay keeps each where routing put
+// it) projects b the part of the hour from 10:20:30, not from 10:21: the
+// hour's requests even, 19.5 of its 60 minutes.
+func TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 303000)
+	h := now.Truncate(time.Hour).Add(-5 * time.Hour)
+	at := func(minute, second, listing int) catalogue.ShapeHolder {
+		return catalogue.ShapeHolder{Model: "glm-5", Workload: "general", ListingID: int64(listing), Minute: h.Add(time.Duration(minute) * time.Minute), Second: second}
+	}
+	m.holders = []catalogue.ShapeHolder{at(0, 2, 1), at(20, 1, 1), at(20, 30, 2), at(21, 4, 2), at(40, 0, 1)}
+	b := hourShares(t, projectorOn(m, &now), &m.listings[1], now.Add(-26*time.Hour), now.Add(time.Hour))
+	explored := b[h.Add(-time.Hour)] // b's share while a holds the shape
+	if explored > 0.05 {
+		t.Fatalf("b projected %.3f the hour before: the test needs a holding the shape", explored)
+	}
+	if after := b[h.Add(time.Hour)]; math.Abs(after-explored) > 1e-9 {
+		t.Errorf("b projected %.4f the hour after a took the shape back, want %.4f as before", after, explored)
+	}
+	held := (b[h] - explored) / (1 - 2*explored) // the part of the hour b held the shape
+	if want := 19.5 / 60; math.Abs(held-want) > 1e-6 {
+		t.Errorf("b held the shape for %.4f of the hour in the projection, want %.4f (from 10:20:30 to 10:40)", held, want)
+	}
+}
+
+// TestAPartLearnsWhatRoutingHadLearnedByItsStart: a part of an hour
+// starting at 10:30 learns from the hour's requests up to learnedLag
+// before it (a gateway's rates are up to traffic.LearnedCacheFor old), and
+// weighs the requests from its start; with no minute counted, the hour's
+// length stands for them.
+func TestAPartLearnsWhatRoutingHadLearnedByItsStart(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	h := now.Truncate(time.Hour).Add(-4 * time.Hour)
+	pj := projectorOn(m, &now)
+	cut := h.Add(30 * time.Minute)
+	for _, counted := range []bool{false, true} {
+		if counted {
+			for i := range 60 {
+				m.minutes[h.Add(time.Duration(i)*time.Minute)] = 10
+			}
+		}
+		starts, weights, learned, err := pj.hourSplits(context.Background(), []int64{1, 2}, h, []time.Time{cut})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(starts) != 2 || !starts[1].Equal(cut) || math.Abs(weights[1]-0.5) > 1e-12 {
+			t.Fatalf("counted %v: parts %v weighing %v, want two halves", counted, starts, weights)
+		}
+		if want := (30*time.Minute - learnedLag).Hours(); math.Abs(learned[1]-want) > 1e-12 || learned[0] != 0 {
+			t.Errorf("counted %v: the part from 10:30 learned from %.6f of the hour, want %.6f (up to %s before it)", counted, learned[1], want, learnedLag)
+		}
 	}
 }

@@ -38,6 +38,9 @@ type Past struct {
 	shares   []preview.Share
 	requests []int64
 	capped   []int64
+	// reported says, per hour, whether a gateway reported who held the
+	// model's shapes in it: the replay then followed routing's own moves.
+	reported []bool
 	// end is where the projection left the model after its last hour.
 	end projectionEnd
 }
@@ -73,14 +76,24 @@ func (p Past) CappedSince(from time.Time) int64 {
 	return n
 }
 
+// HoldersReported says whether a gateway reported who held the model's
+// shapes in the hour starting at h: the replay of it then followed the
+// moves routing made, its limits' included (a slow incumbent losing its
+// shape).
+func (p Past) HoldersReported(h time.Time) bool {
+	i := slices.IndexFunc(p.hours, h.Equal)
+	return i >= 0 && p.reported[i]
+}
+
 // modelProjection is a model's projection hour by hour: each listing's
 // share (rows in the order of listings), the model's requests and capped
-// requests.
+// requests, and whether holders were reported in the hour.
 type modelProjection struct {
 	listings         []int64
 	hours            []time.Time
 	shares           [][]preview.Share
 	requests, capped []int64
+	reported         []bool
 	end              projectionEnd
 }
 
@@ -91,7 +104,7 @@ func (m modelProjection) of(id int64) (Past, bool) {
 	if i < 0 {
 		return Past{}, false
 	}
-	p := Past{hours: m.hours, requests: m.requests, capped: m.capped, shares: make([]preview.Share, len(m.hours)), end: m.end}
+	p := Past{hours: m.hours, requests: m.requests, capped: m.capped, reported: m.reported, shares: make([]preview.Share, len(m.hours)), end: m.end}
 	for h := range m.hours {
 		p.shares[h] = m.shares[h][i]
 	}
@@ -104,6 +117,7 @@ func (m *modelProjection) append(o modelProjection) {
 	m.shares = append(m.shares, o.shares...)
 	m.requests = append(m.requests, o.requests...)
 	m.capped = append(m.capped, o.capped...)
+	m.reported = append(m.reported, o.reported...)
 	m.end = o.end
 }
 
@@ -553,15 +567,16 @@ func (pj *Projector) liveRedo(e *frozenProjection, k liveKey, now time.Time) tim
 // prefix is the projection's first k hours (sharing m's rows; append to it
 // copies).
 func (m modelProjection) prefix(k int) modelProjection {
-	return modelProjection{listings: m.listings, hours: m.hours[:k:k], shares: m.shares[:k:k], requests: m.requests[:k:k], capped: m.capped[:k:k]}
+	return modelProjection{listings: m.listings, hours: m.hours[:k:k], shares: m.shares[:k:k], requests: m.requests[:k:k], capped: m.capped[:k:k],
+		reported: m.reported[:k:k]}
 }
 
 // hourCuts are the moments within each hour from since to until at which
 // what routing elected on changed, by hour: fare publications, the health
-// samples (what routing elected on from then) and every minute a gateway
-// reported another holder of a shape than in its minute before (routing
-// moved it there: a limit, a kind of request the replay cannot tell). Each
-// starts a part of its hour.
+// samples (what routing elected on from then) and every second a gateway
+// reported another holder of a shape than before (routing moved it there:
+// a limit, a kind of request the replay cannot tell). Each starts a part
+// of its hour.
 func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder,
 	since, until time.Time) map[time.Time][]time.Time {
 	changes := map[time.Time][]time.Time{}
@@ -605,6 +620,10 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		}
 	}
 	changes := hourCuts(ids, history, samples, reported, since, until)
+	reportedHours := map[time.Time]bool{}
+	for i := range reported {
+		reportedHours[reported[i].Minute.Truncate(time.Hour)] = true
+	}
 	candidates := make(map[int64]string, len(market.Listings))
 	for i := range market.Listings {
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
@@ -641,14 +660,14 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				tried[id] = preview.TriedRatesOf(hp.Counts)
 			}
 		}
-		splits, weights, before, err := pj.hourSplits(ctx, ids, h, changes[h])
+		splits, weights, learnedPart, err := pj.hourSplits(ctx, ids, h, changes[h])
 		if err != nil {
 			return p, nil, err
 		}
 		heldBack := heldBackParts(ids, hourly, h, modelRequests[h])
 		// The hours routing learned from before h (those within the learned
 		// window), for the rates learned within it; a part adds the hour's
-		// requests before it.
+		// requests routing had learned from by its start.
 		earlier = earlier[:0]
 		haveEarlier := false
 		atStart := traffic.Learn(learnedHours, h.Add(-time.Second))
@@ -664,7 +683,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 						}
 					}
 				}
-				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, before[i])
+				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, learnedPart[i])
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried}
@@ -688,6 +707,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 			parts = append(parts, hourPart{hour: len(p.hours), weight: rest})
 		}
 		p.hours, p.requests, p.capped = append(p.hours, h), append(p.requests, modelRequests[h]), append(p.capped, modelCapped[h])
+		p.reported = append(p.reported, reportedHours[h])
 	}
 	p.shares = make([][]preview.Share, len(p.hours))
 	for i := range p.shares {
@@ -819,48 +839,70 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
-// heldAt is, per gateway shape, the holder a gateway reported for the
-// latest minute at or before at (the holder after that minute's first
-// election; of several gateways, the first source's), named by candidate;
-// nil when none was reported. A listing no longer on the market is left
-// out.
+// heldAt is, per gateway shape, the holder reported at or before at (the
+// holder after the latest election a gateway reported: a minute's first,
+// or a later one that moved the shape; of several gateways, the latest of
+// any), named by candidate; nil when none was reported. A listing no
+// longer on the market is left out.
 func heldAt(reported []catalogue.ShapeHolder, candidates map[int64]string, at time.Time) map[traffic.Shape]string {
 	return newHeldCursor(reported, candidates).at(at)
 }
 
+// heldEvent is a reported holder taking a shape at a second.
+type heldEvent struct {
+	at      time.Time
+	shape   traffic.Shape
+	listing int64
+}
+
+// heldEvents are the reported holders in time order, every source's
+// together: replicas share their incumbents (the fleet's Redis), so each
+// row is the one incumbent after an election one of them ran, and
+// together they are the shape's moves as they came (taking one source's
+// rows a minute missed the other's moves: fathom 4.3 points off in the
+// two-replica loop test). reported is in the store's order (by minute,
+// source, second); rows of one second keep it.
+func heldEvents(reported []catalogue.ShapeHolder) []heldEvent {
+	out := make([]heldEvent, 0, len(reported))
+	for i := range reported {
+		h := &reported[i]
+		w, ok := election.ParseWorkload(h.Workload)
+		if !ok {
+			continue
+		}
+		shape := traffic.Shape{Model: h.Model, Mode: election.ModeAuto, Workload: w, CacheRelevant: h.CacheRelevant}
+		out = append(out, heldEvent{at: h.At(), shape: shape, listing: h.ListingID})
+	}
+	slices.SortStableFunc(out, func(a, b heldEvent) int { return a.at.Compare(b.at) })
+	return out
+}
+
 // heldCursor walks the reported holders once, in time order, for the
 // moments of a projection (which come in time order): each moment reads
-// only the rows since the one before.
+// only the events since the one before.
 type heldCursor struct {
-	reported   []catalogue.ShapeHolder
+	events     []heldEvent
 	candidates map[int64]string
 	next       int
 	holders    map[traffic.Shape]string
-	minute     map[traffic.Shape]time.Time // the minute each shape's holder was taken from
 }
 
 func newHeldCursor(reported []catalogue.ShapeHolder, candidates map[int64]string) *heldCursor {
-	return &heldCursor{reported: reported, candidates: candidates, minute: map[traffic.Shape]time.Time{}}
+	return &heldCursor{events: heldEvents(reported), candidates: candidates}
 }
 
 // at is heldAt for a time no earlier than the cursor's last.
 func (c *heldCursor) at(at time.Time) map[traffic.Shape]string {
-	end := at.Truncate(time.Minute).Add(time.Minute)
-	for ; c.next < len(c.reported) && c.reported[c.next].Minute.Before(end); c.next++ {
-		h := &c.reported[c.next]
-		w, ok := election.ParseWorkload(h.Workload)
-		id, known := c.candidates[h.ListingID]
-		if !ok || !known {
+	for ; c.next < len(c.events) && !c.events[c.next].at.After(at); c.next++ {
+		e := &c.events[c.next]
+		id, known := c.candidates[e.listing]
+		if !known {
 			continue
-		}
-		shape := traffic.Shape{Model: h.Model, Mode: election.ModeAuto, Workload: w, CacheRelevant: h.CacheRelevant}
-		if m, seen := c.minute[shape]; seen && !h.Minute.After(m) {
-			continue // within one minute, rows run by source: the first source's stands
 		}
 		if c.holders == nil {
 			c.holders = map[traffic.Shape]string{}
 		}
-		c.minute[shape], c.holders[shape] = h.Minute, id
+		c.holders[e.shape] = id
 	}
 	if c.holders == nil {
 		return nil
@@ -868,22 +910,17 @@ func (c *heldCursor) at(at time.Time) map[traffic.Shape]string {
 	return maps.Clone(c.holders)
 }
 
-// holderChanges are the minutes at which a reporting gateway's holder of
-// a shape differed from the one it reported before (its first report of a
-// shape included).
+// holderChanges are the times at which a reported holder of a shape
+// differed from the one reported before it (the first report of a shape
+// included), as heldEvents takes them.
 func holderChanges(reported []catalogue.ShapeHolder) []time.Time {
-	type key struct {
-		model, workload, source string
-		cache                   bool
-	}
-	last := map[key]int64{}
+	last := map[traffic.Shape]int64{}
 	var out []time.Time
-	for _, h := range reported {
-		k := key{h.Model, h.Workload, h.Source, h.CacheRelevant}
-		if id, ok := last[k]; !ok || id != h.ListingID {
-			out = append(out, h.Minute)
+	for _, e := range heldEvents(reported) {
+		if id, ok := last[e.shape]; !ok || id != e.listing {
+			out = append(out, e.at)
 		}
-		last[k] = h.ListingID
+		last[e.shape] = e.listing
 	}
 	return out
 }
@@ -894,11 +931,20 @@ type hourPart struct {
 	weight float64
 }
 
+// learnedLag is how far behind a part's start the rates routing elected
+// on were learned: a gateway works a project's rates out again once they
+// are traffic.LearnedCacheFor old, so at any moment they are from 0 to
+// that long old; the projection takes the middle. (Without it a cut a
+// second into a run's first minute learned from what the run had not yet
+// answered, and the loop test's fathom, which wins large prompts until
+// the others' cache hits are learned, was 4.4 points off.)
+const learnedLag = traffic.LearnedCacheFor / 2
+
 // hourSplits cuts the hour h at the times given (fare publications and
 // health samples within it): the start of each part, its weight (the
 // model's requests in it as the minute buckets count them, kept about a
-// day, else its length) and the part of the hour's requests that came
-// before it.
+// day, else its length) and the part of the hour's requests routing had
+// learned from by then (those learnedLag before its start).
 func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, []float64, error) {
 	if len(changes) == 0 {
 		return []time.Time{h}, []float64{1}, []float64{0}, nil
@@ -911,32 +957,35 @@ func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, c
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	weights := make([]float64, len(starts))
+	weights, learned := make([]float64, len(starts)), make([]float64, len(starts))
 	var total float64
 	for m, n := range minutes {
 		// A minute's requests are spread evenly over it: a minute in which
 		// a fare was published gives each part its share of the minute.
 		end := m.Add(time.Minute)
-		for i := range starts {
-			from, to := maxTime(m, starts[i]), minTime(end, ends[i])
-			if to.After(from) {
-				weights[i] += float64(n) * to.Sub(from).Seconds() / 60
+		in := func(from, to time.Time) float64 {
+			from, to = maxTime(m, from), minTime(end, to)
+			if !to.After(from) {
+				return 0
 			}
+			return float64(n) * to.Sub(from).Seconds() / 60
+		}
+		for i := range starts {
+			weights[i] += in(starts[i], ends[i])
+			learned[i] += in(h, starts[i].Add(-learnedLag))
 		}
 		total += float64(n)
 	}
-	before := make([]float64, len(starts))
 	for i := range weights {
 		if total > 0 {
 			weights[i] /= total
+			learned[i] /= total
 		} else {
 			weights[i] = ends[i].Sub(starts[i]).Hours()
-		}
-		if i > 0 {
-			before[i] = before[i-1] + weights[i-1]
+			learned[i] = max(0, starts[i].Add(-learnedLag).Sub(h).Hours())
 		}
 	}
-	return starts, weights, before, nil
+	return starts, weights, learned, nil
 }
 
 // sampledHealth is each listing's health for a part of an hour starting at
@@ -1009,10 +1058,10 @@ func heldBackParts(ids []int64, hourly map[int64][]catalogue.HourlyPoint, h time
 }
 
 // learnedWithin is what routing had learned by from, within the hour h:
-// the hours before h (earlier) and the part of each listing's hour h that
-// came before from (done, of the model's requests in it, taken evenly from
-// the listing's figures for the hour): the gateway learns from the hour
-// under way as its requests answer. scratch is reused for the list
+// the hours before h (earlier) and the part of each listing's hour h
+// routing had learned from by from (done, of the model's requests in it,
+// taken evenly from the listing's figures for the hour: hourSplits): the
+// gateway learns from the hour under way as its requests answer. scratch is reused for the list
 // (returned for the next call).
 func learnedWithin(earlier, scratch []traffic.Hour, hourly map[int64][]catalogue.HourlyPoint, market preview.Market, h, from time.Time, done float64) (traffic.Learned, []traffic.Hour) {
 	hours := append(scratch[:0], earlier...) // earlier is shared by the hour's parts

@@ -11,20 +11,21 @@ import (
 	"github.com/airside/airside/internal/catalogue"
 )
 
-// shapeHolderRow is one gateway's holder of one shape in one minute
-// (migration 27).
+// shapeHolderRow is one gateway's holder of one shape from a second of a
+// minute (migrations 27 and 39).
 type shapeHolderRow struct {
 	Model         string    `gorm:"primaryKey"`
 	Workload      string    `gorm:"primaryKey"`
 	CacheRelevant bool      `gorm:"primaryKey"`
 	Minute        time.Time `gorm:"primaryKey"`
 	Source        string    `gorm:"primaryKey"`
+	AtSecond      int       `gorm:"primaryKey;autoIncrement:false"`
 	ListingID     int64
 }
 
 func (shapeHolderRow) TableName() string { return "shape_holders" }
 
-// RecordShapeHolders keeps the holders a gateway reported (a minute a
+// RecordShapeHolders keeps the holders a gateway reported (a second a
 // process reported already keeps its first report: a retried report
 // changes nothing) and drops those older than
 // catalogue.HealthSampleRetention, in one transaction. It returns how many
@@ -33,7 +34,7 @@ func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.Shap
 	rows := make([]shapeHolderRow, len(holders))
 	for i, h := range holders {
 		rows[i] = shapeHolderRow{Model: h.Model, Workload: h.Workload, CacheRelevant: h.CacheRelevant, Minute: h.Minute.UTC(),
-			Source: h.Source, ListingID: h.ListingID}
+			Source: h.Source, AtSecond: h.Second, ListingID: h.ListingID}
 	}
 	var n int
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
@@ -61,9 +62,10 @@ func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.Shap
 	return n, err
 }
 
-// ShapeHolders are the holders reported for the models' shapes from since
-// (inclusive) to until (exclusive), by model, oldest first (for one
-// minute, by source): one read for every model a page projects.
+// ShapeHolders are the holders reported for the models' shapes in the
+// minutes from since (inclusive) to until (exclusive), by model, oldest
+// first (for one minute, by source, then second): one read for every model
+// a page projects.
 func (s *Store) ShapeHolders(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error) {
 	out := map[string][]catalogue.ShapeHolder{}
 	if len(models) == 0 {
@@ -71,12 +73,12 @@ func (s *Store) ShapeHolders(ctx context.Context, models []string, since, until 
 	}
 	var rows []shapeHolderRow
 	if err := s.read(ctx).Where("model IN ? AND minute >= ? AND minute < ?", models, since.UTC(), until.UTC()).
-		Order("model, minute, source, workload, cache_relevant").Find(&rows).Error; err != nil {
+		Order("model, minute, source, at_second, workload, cache_relevant").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("shape holders: %w", err)
 	}
 	for _, r := range rows {
 		out[r.Model] = append(out[r.Model], catalogue.ShapeHolder{Model: r.Model, Workload: r.Workload, CacheRelevant: r.CacheRelevant,
-			ListingID: r.ListingID, Minute: r.Minute.UTC(), Source: r.Source})
+			ListingID: r.ListingID, Minute: r.Minute.UTC(), Second: r.AtSecond, Source: r.Source})
 	}
 	return out, nil
 }

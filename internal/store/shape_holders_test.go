@@ -11,10 +11,11 @@ import (
 )
 
 // TestShapeHoldersAreKeptOncePerMinuteAndPruned: a gateway's holder of a
-// shape in a minute is kept once per source (a retried report, or one with
-// another listing for that minute, changes nothing and counts nothing new;
-// another source's report of the same minute is its own row), read back per
-// model oldest first within the window asked, and rows older than the
+// shape at a second is kept once per source (a retried report, or one with
+// another listing for that second, changes nothing and counts nothing new;
+// another source's report of the same minute, or a move later in the
+// minute, is its own row), read back per model oldest first (a minute by
+// source, then second) within the window asked, and rows older than the
 // retention go with the next report. A report moves the metrics version,
 // so kept projections of the hours it touches are worked out again.
 func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
@@ -40,6 +41,11 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 		if n, err := s.RecordShapeHolders(ctx, []catalogue.ShapeHolder{held(now.Add(-time.Minute), "a", fx.listingID+1)}); err != nil || n != 0 {
 			t.Fatalf("a second report of a recorded minute: %d rows, %v; want none new", n, err)
 		}
+		moved := held(now.Add(-2*time.Minute), "a", fx.listingID)
+		moved.Second = 40
+		if n, err := s.RecordShapeHolders(ctx, []catalogue.ShapeHolder{moved}); err != nil || n != 1 {
+			t.Fatalf("a move later in a recorded minute: %d rows, %v; want one new", n, err)
+		}
 		byModel, err := s.ShapeHolders(ctx, []string{"kimi-k2.5", "glm-5"}, old, now)
 		if err != nil {
 			t.Fatal(err)
@@ -47,13 +53,13 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 		got := byModel["kimi-k2.5"]
 		var seen []string
 		for _, h := range got {
-			seen = append(seen, h.Minute.Sub(now).String()+" "+h.Source)
+			seen = append(seen, h.At().Sub(now).String()+" "+h.Source)
 			if h.ListingID != fx.listingID || h.Workload != "general" || h.CacheRelevant {
 				t.Errorf("row read back as %+v", h)
 			}
 		}
-		if want := "[-2m0s a -2m0s b -1m0s a]"; fmt.Sprint(seen) != want {
-			t.Errorf("holders read back %v, want %s (the old one pruned, the first report of a minute kept, by source)", seen, want)
+		if want := "[-2m0s a -1m20s a -2m0s b -1m0s a]"; fmt.Sprint(seen) != want {
+			t.Errorf("holders read back %v, want %s (the old one pruned, the first report of a second kept, a minute by source then second)", seen, want)
 		}
 		if other := byModel["glm-5"]; len(other) != 0 {
 			t.Errorf("another model's holders: %v", other)

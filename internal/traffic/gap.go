@@ -31,10 +31,11 @@ type ShareCounts struct {
 	// away: elected next, some came here.
 	OthersCapped int64
 	// SlowHeld are the model's requests in the minutes the gateway held
-	// the listing back for slow first tokens (its latency backoff, which
-	// the projection cannot foresee), estimated from the backoffs reported
-	// per hour: each holds the listing out for SlowHold, the hour's
-	// requests taken as even within it.
+	// the listing back for slow first tokens (its latency backoff), in
+	// hours the projection could not follow it (no holders reported),
+	// estimated from the backoffs reported per hour: each holds the
+	// listing out for SlowHold, the hour's requests taken as even within
+	// it.
 	SlowHeld int64
 	// PreferenceHeld are the model's requests whose customers' preferences
 	// or residency the listing could not meet (election.md sec. 7),
@@ -165,7 +166,7 @@ var causeNames = map[string]string{
 	CauseCaps:        "requests your rate cap turned away",
 	CauseRateLimited: "requests your endpoint answered 429 (retried on another listing)",
 	CauseOthersCaps:  "requests other listings' rate caps turned away, elected here next",
-	CauseSlow:        "held back for slow first tokens (the gateway's latency backoff; estimated from the backoffs it reported)",
+	CauseSlow:        "held back for slow first tokens (the gateway's latency backoff, in hours without reported holders; estimated from the backoffs it reported)",
 	CauseFailures:    "requests that failed here (retried on another listing)",
 	CausePreferences: "requests whose customers asked for what this listing does not offer (zero data retention, a quantization, a region, a longer context; estimated from what demand asked for)",
 	CauseUnlabelled:  "requests reported without how they came (from before the gateway said so)",
