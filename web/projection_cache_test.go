@@ -241,7 +241,9 @@ func nothingKeptOn(t *testing.T, p *testPortal, email string) *client {
 // the two pages say the same share. Before, the demo's deepseek-v3.2 read
 // 0.2 % for nebula and 99.0 % for orbit on the preview and 49.6 % for each
 // on the traffic page: the preview took the winner with the published fares
-// as every shape's incumbent, and the catalogue's cache-hit rate.
+// as every shape's incumbent, and the catalogue's cache-hit rate. Part of
+// the small requests carry sets of preferences (zero data retention, a
+// provider order), which both pages elect on ballots of their own.
 func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
@@ -252,6 +254,21 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
+	var demand []string
+	for _, model := range slices.Compact(slices.Sorted(func(yield func(string) bool) {
+		for _, l := range all {
+			if !yield(l.Model.Slug) {
+				return
+			}
+		}
+	})) {
+		demand = append(demand, fmt.Sprintf(`{"model":%q,"workload":"general","minute":%q,"source":"gw","requests":2000,"promptTokens":2000000,
+			"asked":{"zdr":300,"prefs:zdr":300,"prefs:order:orbit":500}}`, model, minute))
+	}
+	wantStatus(t, "post demand with preferences", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok,
+		`{"buckets":[],"demand":[`+strings.Join(demand, ",")+`]}`), http.StatusAccepted)
 	compared := 0
 	for _, carrier := range []string{"nebula", "orbit"} {
 		c := p.client()

@@ -60,6 +60,38 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 			t.Errorf("mix %v: the listings' shares add up to %v, want 1", mix, sum)
 		}
 	}
+	// With sets of preferences carried by part of the requests, the
+	// preview's headline and each of its rows weigh them as the moment
+	// elects them: one rule for the fare form and the traffic pages.
+	slugs := func(ids ...int) []string {
+		var out []string
+		for _, i := range ids {
+			out = append(out, m.Listings[i].CarrierSlug)
+		}
+		return out
+	}
+	for _, prefs := range []map[string][]PreferencePart{
+		{"small": {{Preferences: &catalogue.Preferences{Provider: election.Provider{Order: slugs(2)}}, Part: 0.2}}},
+		{"small": {{Preferences: &catalogue.Preferences{Provider: election.Provider{Ignore: slugs(0, 1)}}, Part: 0.3}},
+			"coding": {{Preferences: &catalogue.Preferences{Provider: election.Provider{ZDR: true}}, Part: 0.5},
+				{Preferences: &catalogue.Preferences{Provider: election.Provider{Only: slugs(1, 2)}}, Part: 0.25}}},
+	} {
+		mix := map[string]float64{"small": 5, "large": 1, "coding": 3, "chat": 1}
+		got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, Preferences: prefs}}, nil)[0])
+		for _, l := range m.Listings {
+			want := Build(Input{Market: m, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: mix, Preferences: prefs}).Share
+			if math.Abs(got[l.ID].Total-want.Total) > 1e-12 || math.Abs(got[l.ID].Exploration-want.Exploration) > 1e-12 {
+				t.Errorf("preferences %v, %s: history projects %+v, the preview %v / %v", prefs, l.CarrierSlug, got[l.ID], want.Total, want.Exploration)
+			}
+			rows := 0.0
+			for _, row := range want.Mix {
+				rows += row.Weight * row.ServedShare
+			}
+			if math.Abs(rows-want.Total) > 1e-12 {
+				t.Errorf("preferences %v, %s: the rows weigh to %v, the headline %v", prefs, l.CarrierSlug, rows, want.Total)
+			}
+		}
+	}
 }
 
 // TestAMomentOnTheSharePolicyProjectsItsShares: the requests of projects

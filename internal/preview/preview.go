@@ -33,6 +33,11 @@ type Input struct {
 	// Kinds split each shape's requests by kind as the gateway measured
 	// them (KindsFromDemand); a shape absent is all of its usual kind.
 	Kinds map[string][]Kind
+	// Preferences are each shape's parts of requests by the set of
+	// preferences they carried (PreferencePartsFromDemand): each set is
+	// elected on a ballot of its own, as the gateway routes it and the
+	// traffic pages project it; nil when none carried any.
+	Preferences map[string][]PreferencePart
 	// Focus is the scenario key the charts are drawn for ("" = the first).
 	Focus string
 }

@@ -1,6 +1,8 @@
 package preview
 
 import (
+	"fmt"
+
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
 )
@@ -65,7 +67,6 @@ func projectShare(in Input, results []ScenarioResult) Share {
 				// Kinds on ballots of their own, under one incumbent.
 				ms.Share, explored, servable[si], ms.Wins = kindsShare(in, r.Scenario, kinds)
 				ms.Why = kindsNote(kinds) + r.HolderNote
-				served += pct / 100 * servable[si]
 			case r.Mine.Eligible:
 				ms.Wins = r.HolderIsMe
 				ms.Share = shapeShare(ms.Wins, r.Mine.Of)
@@ -74,9 +75,19 @@ func projectShare(in Input, results []ScenarioResult) Share {
 				}
 				fallthrough
 			case r.Mine.Of > 0:
-				served += pct / 100
 				servable[si] = 1
 			}
+			if prefs := in.Preferences[shape.Key]; len(prefs) > 0 {
+				// The requests that carried preferences, each set on a
+				// ballot of its own (ProjectHistory's rule); the rest as
+				// elected above.
+				share, exploredPref, servablePref, part := preferredShare(in, r.Scenario, in.Kinds[shape.Key], prefs)
+				ms.Share = (1-part)*ms.Share + share
+				explored = (1-part)*explored + exploredPref
+				servable[si] = (1-part)*servable[si] + servablePref
+				ms.Why = preferencesNote(part) + ms.Why
+			}
+			served += pct / 100 * servable[si]
 			if ms.Share > 0 {
 				ms.RevenuePerRequest = revenuePerRequest(in, r)
 			}
@@ -179,4 +190,61 @@ func PromptsFromDemand(d map[string]catalogue.WorkloadDemand) map[string]int64 {
 	set("coding", d["coding"].PromptTokens, d["coding"].Requests)
 	set("chat", d["chat"].PromptTokens, d["chat"].Requests)
 	return out
+}
+
+// preferredShare is the listing's part of a shape's requests that carried
+// preferences (prefs, each set's part of the shape), elected as
+// ProjectHistory elects them: each set on a ballot of its own for each
+// kind of request (kinds; none: the shape's usual kind), under the
+// shape's incumbent (electPreferred). It returns the listing's share and
+// the explored part of it, the part some listing could serve, and the part
+// of the shape the sets carried (at most all of it), each of the whole
+// shape.
+func preferredShare(in Input, sc Scenario, kinds []Kind, prefs []PreferencePart) (share, explored, servable, carried float64) {
+	for _, p := range prefs {
+		carried += max(p.Part, 0)
+	}
+	scale := 1.0
+	if carried > 1 {
+		scale, carried = 1/carried, 1
+	}
+	if len(kinds) == 0 {
+		kinds = []Kind{usualKind(sc)}
+	}
+	change := Change{ListingID: in.ListingID, Fare: in.Fare}
+	incumbent := incumbentOf(in, sc)
+	var res election.Result
+	for _, k := range kinds {
+		req := sc.Request(in.Model, in.At)
+		req.Streaming, req.Requires = k.Streaming, k.Requires
+		for _, p := range prefs {
+			part := k.Part * max(p.Part, 0) * scale
+			if part <= 0 || p.Preferences == nil {
+				continue
+			}
+			b, _, me := in.Market.BallotEntries(req, change)
+			provider := p.Preferences.Provider
+			b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
+			servable += part * electPreferred(&b, &res, incumbent, func(i int, s float64, exploring bool) {
+				if i == me {
+					share += part * s
+					if exploring {
+						explored += part * s
+					}
+				}
+			}, func(i int) {
+				if i == me {
+					share += part
+				}
+			})
+		}
+	}
+	return share, explored, servable, carried
+}
+
+// preferencesNote says how much of a shape's requests carried
+// preferences, before the rule for the rest.
+func preferencesNote(carried float64) string {
+	return fmt.Sprintf("%.0f %% of these requests carry preferences (zero data retention, a region, a provider order...), "+
+		"each set elected on a ballot of its own as the gateway routes it. For the rest: ", 100*carried)
 }

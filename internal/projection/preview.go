@@ -31,9 +31,11 @@ type Measured struct {
 	Mix      map[string]float64
 	Requests int64
 	// Prompts are each workload's measured prompt size (absent: the
-	// standard size), Kinds its requests by kind.
-	Prompts map[string]int64
-	Kinds   map[string][]preview.Kind
+	// standard size), Kinds its requests by kind, Preferences by the set
+	// of preferences they carried.
+	Prompts     map[string]int64
+	Kinds       map[string][]preview.Kind
+	Preferences map[string][]preview.PreferencePart
 }
 
 // MeasuredDemand is the model's workload as the gateway measured it.
@@ -42,7 +44,7 @@ func (pj *Projector) MeasuredDemand(ctx context.Context, model string) (Measured
 	if err != nil {
 		return Measured{}, err
 	}
-	m := Measured{Prompts: preview.PromptsFromDemand(d), Kinds: preview.KindsFromDemand(d)}
+	m := Measured{Prompts: preview.PromptsFromDemand(d), Kinds: preview.KindsFromDemand(d), Preferences: preview.PreferencePartsFromDemand(d)}
 	m.Mix, m.Requests = preview.MixFromDemand(d)
 	return m, nil
 }
@@ -60,8 +62,9 @@ type Ask struct {
 // Preview is the fare preview of fare f for listing l now: elected on the
 // model's market, the rates routing learned and each shape's holder where
 // the projection of the traffic page leaves them (RoutingState), under the
-// measured workload (prompt sizes and kinds always; the mix unless one was
-// typed), so a published fare previews as the traffic page projects it.
+// measured workload (prompt sizes, kinds and sets of preferences always;
+// the mix unless one was typed), so a published fare previews as the
+// traffic page projects it.
 func (pj *Projector) Preview(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ask Ask) (preview.Result, error) {
 	m, err := pj.Market(ctx, l.Model.ID)
 	if err != nil {
@@ -79,7 +82,7 @@ func (pj *Projector) Preview(ctx context.Context, l *catalogue.Listing, f *fare.
 		mix = d.Mix
 	}
 	return preview.Build(preview.Input{Market: m, Model: l.Model.Slug, ListingID: l.ID, Fare: f, At: pj.Now().UTC(),
-		Custom: ask.Custom, Mix: mix, Prompts: d.Prompts, Kinds: d.Kinds, Focus: ask.Focus}), nil
+		Custom: ask.Custom, Mix: mix, Prompts: d.Prompts, Kinds: d.Kinds, Preferences: d.Preferences, Focus: ask.Focus}), nil
 }
 
 // Impact is a change's effect on the standard scenarios at each of the
