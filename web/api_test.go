@@ -807,7 +807,7 @@ func TestAPIShapeHolders(t *testing.T) {
 		return fmt.Sprintf(`{"model":%q,"workload":"general","cacheRelevant":false,"listingId":%d,"minute":%q,"source":"gw-1"}`, model, listing, m.Format(time.RFC3339))
 	}
 	orbit := listingOf(t, p.store, "orbit", "kimi-k2.5")
-	moved := strings.Replace(row(orbit.ID, "kimi-k2.5", minute), `"source"`, `"second":40,"source"`, 1)
+	moved := strings.Replace(row(orbit.ID, "kimi-k2.5", minute.Add(-2*time.Minute)), `"source"`, `"second":40,"source"`, 1)
 	good := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute) + `,` + moved + `,` + row(nebula.ID, "kimi-k2.5", minute.Add(-time.Minute)) + `]}`
 	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, good)
 	wantStatus(t, "holders", res, http.StatusAccepted)
@@ -819,8 +819,9 @@ func TestAPIShapeHolders(t *testing.T) {
 	}
 	stored, err := p.store.ShapeHolders(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
 	got := stored["kimi-k2.5"]
-	if err != nil || len(got) != 3 || got[1].ListingID != nebula.ID || got[1].Source != "gw-1" || got[2].ListingID != orbit.ID || !got[2].At().Equal(minute.Add(40*time.Second)) {
-		t.Errorf("stored holders %+v %v, want the minute before, then this minute's first holder and the move at its 40th second", got, err)
+	if err != nil || len(got) != 3 || got[2].ListingID != nebula.ID || got[2].Source != "gw-1" || got[0].ListingID != orbit.ID ||
+		!got[0].At().Equal(minute.Add(-2*time.Minute+40*time.Second)) {
+		t.Errorf("stored holders %+v %v, want orbit from the 40th second two minutes back, then nebula", got, err)
 	}
 	other := ids["orbit"][0]
 	bad := `{"holders":[` + row(nebula.ID, "kimi-k2.5", minute.Add(-2*time.Minute)) + `,` + row(nebula.ID, "glm-5", minute) + `]}`

@@ -15,9 +15,9 @@ type holderKey struct {
 }
 
 // HeldMinute is the listing that held a shape from a second of a minute:
-// the holder after the minute's first election, or after a later one that
-// moved the shape to another listing (the portal's projection starts a
-// part from it at every second a holder changed).
+// the holder after the minute's first election, at its second (the
+// portal's projection starts a part from it at every second a holder
+// changed).
 type HeldMinute struct {
 	Shape     traffic.Shape
 	Minute    time.Time
@@ -32,9 +32,8 @@ type heldRow struct {
 }
 
 // Held notes the holder of an auto shape after an election at at: the
-// minute's first election, then each one that moved the shape (at most
-// catalogue.MaxHolderRows rows a minute; of moves within one second, the
-// last stands).
+// minute's first election (catalogue.MaxHolderRows rows a minute; of the
+// elections in its second, the last one's holder stands).
 func (r *Recorder) Held(shape traffic.Shape, route Route, at time.Time) {
 	at = at.UTC()
 	k := holderKey{shape, at.Truncate(time.Minute)}

@@ -60,8 +60,8 @@ func TestGapNamesTheLatencyBackoffWithItsSize(t *testing.T) {
 		t.Errorf("named causes %+v, want the latency backoff alone", named)
 	}
 	// Where the gateway reported the shapes' holders, the replay followed
-	// the slow incumbent's loss to the second: what is left is no
-	// backoff's.
+	// the slow incumbent's loss from the next minute's first election: what
+	// is left is no backoff's.
 	followed := Past{hours: []time.Time{h, h.Add(time.Hour)}, capped: []int64{0, 0}, reported: []bool{true, true}}
 	g, _ = Gap(preview.Share{Total: 0.99}, followed, h, hours, model, 0)
 	for _, c := range g.Causes {

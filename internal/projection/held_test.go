@@ -74,11 +74,12 @@ func TestHolderChangesAreWhereAGatewayMovedAShape(t *testing.T) {
 	}
 }
 
-// TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond: a gateway that
-// reports a shape moving to b at 10:20:30 and back to a at 10:40:00 (b
-// inside a's incumbent margin, so the replay keeps each where routing put
-// it) projects b the part of the hour from 10:20:30, not from 10:21: the
-// hour's requests even, 19.5 of its 60 minutes.
+// TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond: a gateway whose
+// first election of 10:20 came at 10:20:30 and moved the shape to b, and
+// whose first of 10:40 moved it back to a (b inside a's incumbent margin,
+// so the replay keeps each where routing put it), projects b the part of
+// the hour from 10:20:30, not from 10:20: the hour's requests even, 19.5
+// of its 60 minutes.
 func TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond(t *testing.T) {
 	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
 	m := newMarket(now, 300000, 303000)
@@ -86,7 +87,7 @@ func TestAHolderMovedWithinAMinuteIsProjectedFromItsSecond(t *testing.T) {
 	at := func(minute, second, listing int) catalogue.ShapeHolder {
 		return catalogue.ShapeHolder{Model: "glm-5", Workload: "general", ListingID: int64(listing), Minute: h.Add(time.Duration(minute) * time.Minute), Second: second}
 	}
-	m.holders = []catalogue.ShapeHolder{at(0, 2, 1), at(20, 1, 1), at(20, 30, 2), at(21, 4, 2), at(40, 0, 1)}
+	m.holders = []catalogue.ShapeHolder{at(0, 2, 1), at(19, 1, 1), at(20, 30, 2), at(21, 4, 2), at(40, 0, 1)}
 	b := hourShares(t, projectorOn(m, &now), &m.listings[1], now.Add(-26*time.Hour), now.Add(time.Hour))
 	explored := b[h.Add(-time.Hour)] // b's share while a holds the shape
 	if explored > 0.05 {

@@ -82,7 +82,7 @@ func (p Past) CappedSince(from time.Time) int64 {
 // shape).
 func (p Past) HoldersReported(h time.Time) bool {
 	i := slices.IndexFunc(p.hours, h.Equal)
-	return i >= 0 && p.reported[i]
+	return i >= 0 && i < len(p.reported) && p.reported[i]
 }
 
 // modelProjection is a model's projection hour by hour: each listing's
@@ -859,9 +859,10 @@ type heldEvent struct {
 // together: replicas share their incumbents (the fleet's Redis), so each
 // row is the one incumbent after an election one of them ran, and
 // together they are the shape's moves as they came (taking one source's
-// rows a minute missed the other's moves: fathom 4.3 points off in the
-// two-replica loop test). reported is in the store's order (by minute,
-// source, second); rows of one second keep it.
+// rows a minute missed the other's moves: with moves within a minute
+// reported, fathom was 4.3 points off in the two-replica loop test).
+// reported is in the store's order (by minute, source, second); rows of
+// one second keep it.
 func heldEvents(reported []catalogue.ShapeHolder) []heldEvent {
 	out := make([]heldEvent, 0, len(reported))
 	for i := range reported {
