@@ -26,8 +26,7 @@ type ShapeHolder struct {
 	ListingID     int64     `json:"listingId"`
 	Minute        time.Time `json:"minute"`
 	// Second is the second of the minute of the election the row reports
-	// (0-59; 0 in reports from gateways that sent a minute's first holder
-	// only).
+	// (0-59; 0, the minute's start, from a gateway that does not say).
 	Second int `json:"second,omitempty"`
 	// Source names the reporting gateway process, as on buckets: two
 	// replicas each report their own holders.

@@ -849,8 +849,8 @@ func TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor(t *testing.T) {
 // TestTheReportNamesEachShapesHolder: the gateway reports, per minute and
 // auto shape, the listing that held it after the minute's first election
 // and that election's second (here the cheapest, which every request of
-// the minute went to), once per minute however many requests it routed
-// when none moved the shape; a minute without requests reports none.
+// the minute went to), once per minute however many requests it routed; a
+// minute without requests reports none.
 func TestTheReportNamesEachShapesHolder(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
 	seconds := []int{h.clock().Second()}

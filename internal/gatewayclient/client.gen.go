@@ -1008,7 +1008,7 @@ type ShapeHolder struct {
 	// Model the model's slug
 	Model string `json:"model"`
 
-	// Second the second of the minute of the election this row reports (default 0: a gateway that reports a minute's first holder only)
+	// Second the second of the minute of the election this row reports (default 0, the minute's start: a gateway that does not say)
 	Second *int `json:"second,omitempty"`
 
 	// Source the reporting gateway process, as on buckets (default: none)
