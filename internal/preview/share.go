@@ -217,12 +217,13 @@ func preferredShare(in Input, sc Scenario, kinds []Kind, prefs []PreferencePart)
 	for _, k := range kinds {
 		req := sc.Request(in.Model, in.At)
 		req.Streaming, req.Requires = k.Streaming, k.Requires
+		kind, _, me := in.Market.BallotEntries(req, change) // each set elects on a copy (history.go's way)
 		for _, p := range prefs {
 			part := k.Part * max(p.Part, 0) * scale
 			if part <= 0 || p.Preferences == nil {
 				continue
 			}
-			b, _, me := in.Market.BallotEntries(req, change)
+			b := kind
 			provider := p.Preferences.Provider
 			b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
 			servable += part * electPreferred(&b, &res, incumbent, func(i int, s float64, exploring bool) {

@@ -81,8 +81,8 @@ func (p Past) CappedSince(from time.Time) int64 {
 // moves routing made, its limits' included (a slow incumbent losing its
 // shape).
 func (p Past) HoldersReported(h time.Time) bool {
-	i := slices.IndexFunc(p.hours, h.Equal)
-	return i >= 0 && i < len(p.reported) && p.reported[i]
+	i, found := slices.BinarySearchFunc(p.hours, h, time.Time.Compare) // hours run oldest first
+	return found && i < len(p.reported) && p.reported[i]
 }
 
 // modelProjection is a model's projection hour by hour: each listing's
