@@ -48,20 +48,18 @@ func TestBrowserApplyToStorefront(t *testing.T) {
 		t.Fatalf("status link: %q, %v", statusURL, err)
 	}
 
-	// Each click that navigates is followed by a wait for the page it leads
-	// to: a click queried while the previous document is being replaced
-	// finds a node that is gone ("Could not find node with given id", seen
-	// under a loaded make test).
-	err = chromedp.Do(ctx, login("admin@airside.example", demo.Password),
-		chromedp.Click(chromedp.CSS(`[data-testid="nav-applications"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="applications"] tbody tr a`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="applications"] tbody tr a`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="decide-application"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid="approve-application"]`)),
-	)
-	if err != nil {
-		t.Fatalf("approve: %v", err)
+	// Each click that navigates goes through clickThrough, which waits for
+	// the page it leads to: a click queried while the previous document is
+	// being replaced finds a node that is gone ("Could not find node with
+	// given id", seen under a loaded make test and once in CI).
+	if err := chromedp.Do(ctx, login("admin@airside.example", demo.Password)); err != nil {
+		t.Fatalf("log in to approve: %v", err)
 	}
+	clickThrough(t, ctx, `[data-testid="nav-applications"]`, "/applications")
+	row := `[data-testid="applications"] tbody tr a`
+	application := linkPath(t, ctx, row)
+	clickThrough(t, ctx, row, application)
+	clickThrough(t, ctx, `[data-testid="approve-application"]`, application)
 	if err := waitText(ctx, `[data-testid="application-state"]`, "approved"); err != nil {
 		t.Fatal(err)
 	}

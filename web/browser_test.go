@@ -160,7 +160,6 @@ func waitText(ctx context.Context, sel, want string) error {
 	}
 }
 
-// browserLogin logs in through the login form and waits for the top bar.
 // pageText is the visible text (innerText) of the first element sel
 // matches, once there is one, read in the page by one script rather than
 // through a node chromedp looked up first: a form's POST answer can replace
@@ -179,6 +178,7 @@ func pageText(t *testing.T, ctx context.Context, sel string) string {
 	return *s
 }
 
+// browserLogin logs in through the login form and waits for the top bar.
 func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Navigate(base+"/login"),
@@ -190,8 +190,6 @@ func browserLogin(base, email, password string) chromedp.Action[chromedp.Void] {
 	)
 }
 
-// browserLogout logs out from the top bar and waits for the login form
-// itself (the page being left may have an e-mail field of its own).
 // browserApprove signs the reviewer in and approves the filing at url
 // (absolute) through its confirmation.
 func browserApprove(base, url string) chromedp.Action[chromedp.Void] {
@@ -204,6 +202,8 @@ func browserApprove(base, url string) chromedp.Action[chromedp.Void] {
 	)
 }
 
+// browserLogout logs out from the top bar and waits for the login form
+// itself (the page being left may have an e-mail field of its own).
 func browserLogout() chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),
@@ -212,21 +212,36 @@ func browserLogout() chromedp.Action[chromedp.Void] {
 }
 
 // clickThrough clicks what leads to another page and waits, by script, for
-// that page (its path) to have loaded, before any further query: a query
-// run while the old document is being replaced can hold a node of it and
-// fail with "could not find node" on a busy machine.
+// that page (its path) to have loaded, before any further query. Both the
+// wait for the element and the click run in the page by script: chromedp's
+// own view of the DOM can lag a navigation, and a click through it then
+// goes to a node of the replaced document ("Could not find node with given
+// id", which failed TestBrowserApplyToStorefront once in CI).
 func clickThrough(t *testing.T, ctx context.Context, sel, path string) {
 	t.Helper()
+	q := strconv.Quote(sel)
+	if err := waitJS(ctx, `(() => { const e = document.querySelector(`+q+`); return e !== null && e.checkVisibility() })()`, sel+" shown"); err != nil {
+		t.Fatal(err)
+	}
 	// The old document is marked, so a page at the same path (a form that
-	// redirects back to itself) is not taken for the new one. The element
-	// is first waited for through chromedp's own view of the DOM: a wait in
-	// a script (waitJS) can see a new document before chromedp has, and a
-	// click then goes to the old document's node ("could not find node").
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Evaluate[chromedp.Void](`window.__leaving = true`),
-		chromedp.Click(chromedp.CSS(sel))); err != nil {
+	// redirects back to itself) is not taken for the new one.
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__leaving = true; document.querySelector(`+q+`).click()`)); err != nil {
 		t.Fatalf("click %s: %v", sel, err)
 	}
 	if err := waitJS(ctx, fmt.Sprintf(`!window.__leaving && location.pathname === %q && document.readyState === "complete"`, path), "the page "+path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// linkPath is the path the first link sel matches leads to.
+func linkPath(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	if err := waitJS(ctx, `document.querySelector(`+strconv.Quote(sel)+`) !== null`, sel); err != nil {
+		t.Fatal(err)
+	}
+	path, err := chromedp.Run(ctx, chromedp.Evaluate[string](`new URL(document.querySelector(`+strconv.Quote(sel)+`).href).pathname`))
+	if err != nil {
+		t.Fatalf("the link %s: %v", sel, err)
+	}
+	return path
 }
