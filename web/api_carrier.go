@@ -348,6 +348,37 @@ type previewScenario struct {
 	// ToWin is the filed input and output prices at which the fare ranks
 	// first (absent when it ranks first already or no price can win).
 	ToWin *previewPrices `json:"toWin,omitempty"`
+	// Sets are the scenario's requests that carried preferences, each won
+	// on a ballot of its own (the page's rows under the scenario).
+	Sets []previewSet `json:"sets,omitempty"`
+}
+
+// previewSet is where the fare stands with the requests of a scenario that
+// carried one set of preferences.
+type previewSet struct {
+	Key   string  `json:"key"`
+	Words string  `json:"words"`
+	Part  float64 `json:"part"`
+	// Eligible is false when the listing cannot serve these requests at
+	// any price (Excluded says why).
+	Eligible   bool     `json:"eligible"`
+	Excluded   []string `json:"excluded,omitempty"`
+	Holder     string   `json:"holder,omitempty"`
+	HolderIsMe bool     `json:"holderIsMe"`
+	WinsNow    bool     `json:"winsNow"`
+	// OrderDecides: the set's provider order names who serves them,
+	// whatever the prices.
+	OrderDecides bool           `json:"orderDecides"`
+	ToWin        *previewPrices `json:"toWin,omitempty"`
+}
+
+// toWin is the prices a plan wins at, when it does not win now and a
+// price can.
+func toWin(w projection.WinPlan) *previewPrices {
+	if w.WinsNow || !w.Price.CanWin || w.Price.Unbounded {
+		return nil
+	}
+	return &previewPrices{Input: w.NewInput.String(), Output: w.NewOutput.String()}
 }
 
 type previewPrices struct {
@@ -408,8 +439,10 @@ func (s *Server) handleCarrierPreview(c echo.Context) error {
 		m := sc.Mine
 		row := previewScenario{Key: sc.Scenario.Key, Name: sc.Scenario.Name, OnBallot: m.OnBallot, Eligible: m.Eligible, Excluded: m.Excluded,
 			Rank: m.Rank, Of: m.Of, Score: m.Score, Gap: m.Gap, Winner: sc.Winner, Holder: sc.Holder, HolderIsMe: sc.HolderIsMe, WinsNow: sc.Win.WinsNow}
-		if !sc.Win.WinsNow && sc.Win.Price.CanWin {
-			row.ToWin = &previewPrices{Input: sc.Win.NewInput.String(), Output: sc.Win.NewOutput.String()}
+		row.ToWin = toWin(sc.Win)
+		for _, set := range sc.Sets {
+			row.Sets = append(row.Sets, previewSet{Key: set.Key, Words: set.Set, Part: set.Part, Eligible: set.Mine.Eligible, Excluded: set.Mine.Excluded,
+				Holder: set.Holder, HolderIsMe: set.HolderIsMe, WinsNow: set.Win.WinsNow, OrderDecides: set.OrderDecides, ToWin: toWin(set.Win)})
 		}
 		body.Scenarios = append(body.Scenarios, row)
 	}

@@ -354,13 +354,18 @@ func TestACarrierAdminIssuesTokensForItsCarrierOnly(t *testing.T) {
 
 // TestADryRunAnswersWhatThePreviewPageShows: the carrier API's preview of
 // a cheaper fare gives the preview page's figures for the same fare (the
-// share and, scenario by scenario, the rank and the score), and files
-// nothing.
+// share and, scenario by scenario, the rank and the score, and the sets of
+// preferences the requests carried, each with where the fare stands), and
+// files nothing.
 func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
 	tok, _ := carrierToken(t, p.store, "admin@nebula.example", apitoken.ScopeFaresRead)
 	mine := nebulaListing(t, p.store, "kimi-k2.5")
+	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
+	demand := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw","requests":2000,"promptTokens":2000000,
+		"asked":{"prefs:zdr":300,"prefs:order:orbit":500}}]}`, minute)
+	wantStatus(t, "post demand with preferences", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", apiToken(t, p.store, apitoken.ScopeMetricsWrite), demand), http.StatusAccepted)
 	before, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
 	lower := money.Micros(int64(mine.Published.Input) / 3).String()
 	res := apiCall(t, p.srv.URL, "POST", fmt.Sprintf("/api/v1/carrier/listings/%d/preview", mine.ID), tok, fmt.Sprintf(`{"fare":{"input":%q}}`, lower))
@@ -371,6 +376,12 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 			Rank, Of int
 			Score    float64
 			Eligible bool
+			Sets     []struct {
+				Key, Words, Holder     string
+				Part                   float64
+				Eligible, OrderDecides bool
+				Excluded               []string
+			}
 		}
 		Share struct{ Total float64 }
 	}
@@ -394,6 +405,23 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 		if row == nil {
 			t.Errorf("no row for %s on the page", sc.Key)
 			continue
+		}
+		sets := map[string]string{}
+		for _, set := range sc.Sets {
+			sets[set.Key] = set.Words
+			if set.Key == "prefs:order:orbit" && (!set.OrderDecides || set.Holder == "" || !set.Eligible) {
+				t.Errorf("%s: orbit's order is not said to decide: %+v", sc.Key, set)
+			}
+			if set.Key == "prefs:zdr" && (set.Eligible || len(set.Excluded) == 0) {
+				t.Errorf("%s: nebula declares no zero data retention, yet %+v", sc.Key, set)
+			}
+			name := regexp.QuoteMeta(fmt.Sprintf("the %s asking for %s</th>", templates.Pct(100*set.Part), set.Words))
+			if !regexp.MustCompile(name).MatchString(page.body) {
+				t.Errorf("%s: the page has no row for the set %s (%q)", sc.Key, set.Key, set.Words)
+			}
+		}
+		if wantSets := sc.Key == "small-auto" || sc.Key == "large-auto"; wantSets != (len(sets) == 2) {
+			t.Errorf("%s: sets %v", sc.Key, sets)
 		}
 		if !sc.Eligible {
 			continue

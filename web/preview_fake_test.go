@@ -74,7 +74,7 @@ func TestThePreviewFragmentShowsWhatTheProjectorSays(t *testing.T) {
 	proj := &fakeProjections{
 		measured: projection.Measured{Mix: map[string]float64{"small": 600, "large": 100, "coding": 200, "chat": 100}, Requests: 12_345},
 		result: projection.Result{Scenarios: []projection.ScenarioResult{{
-			Scenario: projection.Scenario{Key: "small-auto", Name: "Small one-shot (auto)"}, Winner: "Orbit", Holder: "Orbit"}}},
+			Scenario: projection.Scenario{Key: "small-auto", Name: "Small one-shot (auto)"}, Prospect: projection.Prospect{Winner: "Orbit", Holder: "Orbit"}}}},
 	}
 	s := &Server{ListingReads: &fakeListingReads{listing: listing}, Projector: proj,
 		Now: func() time.Time { return time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC) }}

@@ -3,8 +3,10 @@ package web
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/templates"
@@ -17,16 +19,17 @@ import (
 func TestRankOneWithoutTrafficIsSaidSo(t *testing.T) {
 	sc := preview.ScenarioResult{
 		Scenario: preview.Scenario{Key: "small-auto", Name: "Small one-shot (auto)"},
-		Mine:     preview.Mine{OnBallot: true, Eligible: true, Rank: 1, Of: 5},
-		Winner:   "Nebula", Holder: "Orbit", HolderNote: "the incumbent keeps it: your lead 0.04 is within the 0.15 margin",
-		Win: preview.WinPlan{WinsNow: true, Displace: election.Solution{CanWin: true, Value: 0.8},
-			DisplaceInput: money.Micros(400_000), DisplaceOutput: money.Micros(1_600_000)},
+		Prospect: preview.Prospect{
+			Mine:   preview.Mine{OnBallot: true, Eligible: true, Rank: 1, Of: 5},
+			Winner: "Nebula", Holder: "Orbit", HolderNote: "the incumbent keeps it: your lead 0.04 is within the 0.15 margin",
+			Win: preview.WinPlan{WinsNow: true, Displace: election.Solution{CanWin: true, Value: 0.8},
+				DisplaceInput: money.Micros(400_000), DisplaceOutput: money.Micros(1_600_000)}},
 	}
 	row := scenarioRow(sc)
 	if row.Class != "held" || !strings.Contains(row.Held, "Orbit keeps its traffic") || !strings.Contains(row.Held, "within the 0.15 margin") {
 		t.Errorf("summary row %+v: a rank of 1 without the traffic must say who keeps it", row)
 	}
-	win := winRow(sc)
+	win := winRow(sc.Scenario.Name, sc.Prospect)
 	if win.Status != "Rank 1, not served" || win.Class == "win" {
 		t.Errorf("what it takes: status %q class %q, want not a win", win.Status, win.Class)
 	}
@@ -39,7 +42,7 @@ func TestRankOneWithoutTrafficIsSaidSo(t *testing.T) {
 	if row := scenarioRow(sc); row.Class != "win" || row.Held != "" {
 		t.Errorf("the holder's own row %+v", row)
 	}
-	if win := winRow(sc); win.Status != "You win" {
+	if win := winRow(sc.Scenario.Name, sc.Prospect); win.Status != "You win" {
 		t.Errorf("the holder's plan: %q", win.Status)
 	}
 }
@@ -48,9 +51,60 @@ func TestRankOneWithoutTrafficIsSaidSo(t *testing.T) {
 // and the gap, not only "To win" (issue 29 L16).
 func TestALosingScenarioSaysWhereItStands(t *testing.T) {
 	sc := preview.ScenarioResult{Scenario: preview.Scenario{Key: "large-auto", Name: "Large prompt (auto)"},
-		Mine: preview.Mine{OnBallot: true, Eligible: true, Rank: 3, Of: 5, Gap: 0.1234}, Winner: "Orbit", Holder: "Orbit",
-		Win: preview.WinPlan{Price: election.Solution{CanWin: true, Value: 0.9}}}
-	if got := winRow(sc).Status; got != "Rank 3 of 5, "+templates.Points(0.1234)+" behind" {
+		Prospect: preview.Prospect{Mine: preview.Mine{OnBallot: true, Eligible: true, Rank: 3, Of: 5, Gap: 0.1234}, Winner: "Orbit", Holder: "Orbit",
+			Win: preview.WinPlan{Price: election.Solution{CanWin: true, Value: 0.9}}}}
+	if got := winRow(sc.Scenario.Name, sc.Prospect).Status; got != "Rank 3 of 5, "+templates.Points(0.1234)+" behind" {
 		t.Errorf("status %q", got)
+	}
+}
+
+// TestEachSetOfPreferencesSaysWhatItTakes: a set's row in "what it takes
+// to win" says when no fare can win its requests (the listing is excluded,
+// an order names another, no one serves them) rather than a price, and
+// gives its own ballot's price otherwise, with the rule that routes them.
+func TestEachSetOfPreferencesSaysWhatItTakes(t *testing.T) {
+	eligible := preview.Mine{OnBallot: true, Eligible: true, Rank: 2, Of: 3, Gap: 0.05}
+	for _, c := range []struct {
+		name         string
+		set          preview.SetProspect
+		status, line string
+	}{
+		{"excluded", preview.SetProspect{Prospect: preview.Prospect{Mine: preview.Mine{OnBallot: true, Excluded: []string{"preference:zdr"}}, Winner: "Fathom", Holder: "Fathom"}},
+			"Cannot win", "Excluded (preference:zdr): these requests go to Fathom."},
+		{"an order naming another", preview.SetProspect{Prospect: preview.Prospect{Mine: eligible, Winner: "Orbit", Holder: "Orbit"}, OrderDecides: true},
+			"Cannot win by price", "tries Orbit first, whatever the prices"},
+		{"an order naming us", preview.SetProspect{Prospect: preview.Prospect{Mine: eligible, Winner: "Nebula", Holder: "Nebula", HolderIsMe: true}, OrderDecides: true},
+			"You win", "tries you first"},
+		{"no one", preview.SetProspect{Prospect: preview.Prospect{Mine: preview.Mine{OnBallot: true}}}, "No one serves these", "No listing of the model"},
+		{"a price of its own", preview.SetProspect{Prospect: preview.Prospect{Mine: eligible, Winner: "Orbit", Holder: "Orbit",
+			HolderNote: "the best score among the listings these preferences allow takes them",
+			Win:        preview.WinPlan{Price: election.Solution{CanWin: true, Value: 0.9}, NewInput: money.Micros(450_000), NewOutput: money.Micros(1_800_000)}}},
+			"Rank 2 of 3, " + templates.Points(0.05) + " behind", "input $0.4500"},
+	} {
+		c.set.Set, c.set.Part = "zero data retention", 0.15
+		row := setWinRow("Small one-shot (auto)", c.set)
+		text := strings.Join(row.Lines, " ")
+		if row.Status != c.status || !strings.Contains(text, c.line) || !strings.Contains(row.Scenario, "asking for zero data retention") {
+			t.Errorf("%s: %q %q: %q, want %q and %q", c.name, row.Scenario, row.Status, text, c.status, c.line)
+		}
+		if c.name == "a price of its own" && !strings.Contains(text, "The best score among the listings these preferences allow") {
+			t.Errorf("%s: the rule that routes them is not said: %q", c.name, text)
+		}
+	}
+}
+
+// TestSetsPastTheSolvedOnesAreCounted: the sets of preferences past those
+// solved get one row saying how many and how much they carry.
+func TestSetsPastTheSolvedOnesAreCounted(t *testing.T) {
+	sc := preview.ScenarioResult{Scenario: preview.Scenario{Key: "small-auto", Name: "Small one-shot (auto)"},
+		Sets:     []preview.SetProspect{{Set: "zero data retention", Part: 0.2, Prospect: preview.Prospect{Mine: preview.Mine{OnBallot: true}}}},
+		SetsLeft: 3, SetsLeftPart: 0.06}
+	f := &fare.Fare{Input: money.Micros(500_000), Output: money.Micros(2_000_000)}
+	v := panelView(preview.Result{Scenarios: []preview.ScenarioResult{sc}}, f, previewControls{}, "form", "/x", time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
+	if len(v.Win) != 3 {
+		t.Fatalf("%d rows, want the scenario's, its set's and the rest's: %+v", len(v.Win), v.Win)
+	}
+	if last := v.Win[2]; last.Scenario != "Small one-shot (auto): 3 smaller sets of preferences" || last.Status != templates.Pct(6)+" of its requests" {
+		t.Errorf("the rest's row: %+v", last)
 	}
 }

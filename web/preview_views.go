@@ -52,7 +52,15 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 	}
 	for _, sc := range res.Scenarios {
 		v.Rows = append(v.Rows, scenarioRow(sc))
-		v.Win = append(v.Win, winRow(sc))
+		v.Win = append(v.Win, winRow(sc.Scenario.Name, sc.Prospect))
+		for _, set := range sc.Sets {
+			v.Win = append(v.Win, setWinRow(sc.Scenario.Name, set))
+		}
+		if sc.SetsLeft > 0 {
+			v.Win = append(v.Win, templates.WinRow{Scenario: fmt.Sprintf("%s: %d smaller sets of preferences", sc.Scenario.Name, sc.SetsLeft),
+				Status: templates.Pct(100*sc.SetsLeftPart) + " of its requests",
+				Lines:  []string{fmt.Sprintf("Each is won on a ballot of its own, and counts in the share; the %d largest sets are above.", len(sc.Sets))}})
+		}
 		if sc.UnderShare.OnBallot {
 			v.UnderShare = append(v.UnderShare, underShareRow(sc))
 		}
@@ -227,9 +235,43 @@ func displaceLine(w projection.WinPlan, lead string) string {
 		templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput))
 }
 
-func winRow(sc projection.ScenarioResult) templates.WinRow {
+// setWinRow says what it takes to win the part of a scenario's requests
+// that carried one set of preferences: their own ballot decides them.
+func setWinRow(scenario string, set projection.SetProspect) templates.WinRow {
+	name := fmt.Sprintf("%s: the %s asking for %s", scenario, templates.Pct(100*set.Part), set.Set)
+	switch {
+	case set.Winner == "":
+		return templates.WinRow{Scenario: name, Status: "No one serves these", Class: "excluded",
+			Lines: []string{"No listing of the model offers what these requests ask for."}}
+	case !set.Mine.Eligible:
+		return templates.WinRow{Scenario: name, Status: "Cannot win", Class: "excluded",
+			Lines: []string{"Excluded (" + strings.Join(set.Mine.Excluded, ", ") + "): these requests go to " + set.Holder + ". No price changes that; what the listing offers does."}}
+	case set.OrderDecides && set.HolderIsMe:
+		return templates.WinRow{Scenario: name, Status: "You win", Class: "win",
+			Lines: []string{"Their provider order tries you first, whatever the prices."}}
+	case set.OrderDecides:
+		return templates.WinRow{Scenario: name, Status: "Cannot win by price", Class: "excluded",
+			Lines: []string{"Their provider order tries " + set.Holder + " first, whatever the prices."}}
+	}
+	row := winRow(name, set.Prospect)
+	if set.HolderIsMe || set.Holder != set.Winner {
+		return row
+	}
+	// Rank and traffic agree (no incumbent keeps these): say which rule.
+	row.Lines = append(row.Lines, capitalised(set.HolderNote)+".")
+	return row
+}
+
+func capitalised(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func winRow(scenario string, sc projection.Prospect) templates.WinRow {
 	w := sc.Win
-	row := templates.WinRow{Scenario: sc.Scenario.Name}
+	row := templates.WinRow{Scenario: scenario}
 	if w.WinsNow && !sc.HolderIsMe && sc.Holder != "" {
 		// Ranked first, but the incumbent keeps the shape: rank alone
 		// brings no share; the lead over the margin does.

@@ -302,6 +302,21 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 			if len(underShare) == 0 || !slices.Equal(underShare, policyNow) {
 				t.Errorf("%s/%s: under the share policy the preview says %v, the traffic page %v", carrier, l.Model.Slug, underShare, policyNow)
 			}
+			// What it takes to win says where the listing stands with each
+			// set: orbit's order sends those requests to orbit whatever the
+			// prices, where orbit serves the model.
+			win := regexp.MustCompile(`(?s)data-testid="win".*?</table>`).FindString(previewPage)
+			if !strings.Contains(win, "asking for zero data retention</th>") {
+				t.Errorf("%s/%s: what it takes to win has no row for the zero-data-retention requests:\n%s", carrier, l.Model.Slug, win)
+			}
+			order := regexp.MustCompile(`asking for the provider order orbit</th>\s*<td><strong>([^<]*)<`).FindStringSubmatch(win)
+			orbitServes := slices.ContainsFunc(all, func(o catalogue.Listing) bool {
+				return o.CarrierSlug == "orbit" && o.Model.Slug == l.Model.Slug && o.Status == catalogue.StatusInService
+			})
+			want := map[bool]string{true: "You win", false: "Cannot win by price"}[carrier == "orbit"]
+			if order == nil || (orbitServes && order[1] != want) {
+				t.Errorf("%s/%s: the row for orbit's provider order says %v, want %q", carrier, l.Model.Slug, order, want)
+			}
 			compared++
 		}
 	}

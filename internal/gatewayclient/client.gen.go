@@ -5190,6 +5190,36 @@ type PostCarrierPreviewResponse struct {
 			Rank       *int    `json:"rank,omitempty"`
 			Score      float32 `json:"score"`
 
+			// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
+			Sets *[]struct {
+				// Eligible false when the listing cannot serve these requests at any price
+				Eligible bool      `json:"eligible"`
+				Excluded *[]string `json:"excluded,omitempty"`
+
+				// Holder the listing serving these requests
+				Holder     *string `json:"holder,omitempty"`
+				HolderIsMe bool    `json:"holderIsMe"`
+
+				// Key the set's prefs: key, as demand rows carry it
+				Key string `json:"key"`
+
+				// OrderDecides the set's provider order names who serves them, whatever the prices
+				OrderDecides bool `json:"orderDecides"`
+
+				// Part the part of the scenario's requests that carried it
+				Part float32 `json:"part"`
+
+				// ToWin the filed prices at which the fare ranks first on the set's ballot
+				ToWin *struct {
+					Input  string `json:"input"`
+					Output string `json:"output"`
+				} `json:"toWin,omitempty"`
+				WinsNow bool `json:"winsNow"`
+
+				// Words the set in words
+				Words string `json:"words"`
+			} `json:"sets,omitempty"`
+
 			// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
 			ToWin *struct {
 				Input  string `json:"input"`
@@ -5256,6 +5286,36 @@ func (r PostCarrierPreviewResponse) GetJSON200() *struct {
 		OnBallot   bool    `json:"onBallot"`
 		Rank       *int    `json:"rank,omitempty"`
 		Score      float32 `json:"score"`
+
+		// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
+		Sets *[]struct {
+			// Eligible false when the listing cannot serve these requests at any price
+			Eligible bool      `json:"eligible"`
+			Excluded *[]string `json:"excluded,omitempty"`
+
+			// Holder the listing serving these requests
+			Holder     *string `json:"holder,omitempty"`
+			HolderIsMe bool    `json:"holderIsMe"`
+
+			// Key the set's prefs: key, as demand rows carry it
+			Key string `json:"key"`
+
+			// OrderDecides the set's provider order names who serves them, whatever the prices
+			OrderDecides bool `json:"orderDecides"`
+
+			// Part the part of the scenario's requests that carried it
+			Part float32 `json:"part"`
+
+			// ToWin the filed prices at which the fare ranks first on the set's ballot
+			ToWin *struct {
+				Input  string `json:"input"`
+				Output string `json:"output"`
+			} `json:"toWin,omitempty"`
+			WinsNow bool `json:"winsNow"`
+
+			// Words the set in words
+			Words string `json:"words"`
+		} `json:"sets,omitempty"`
 
 		// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
 		ToWin *struct {
@@ -8479,6 +8539,36 @@ func ParsePostCarrierPreviewResponse(rsp *http.Response) (*PostCarrierPreviewRes
 				OnBallot   bool    `json:"onBallot"`
 				Rank       *int    `json:"rank,omitempty"`
 				Score      float32 `json:"score"`
+
+				// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
+				Sets *[]struct {
+					// Eligible false when the listing cannot serve these requests at any price
+					Eligible bool      `json:"eligible"`
+					Excluded *[]string `json:"excluded,omitempty"`
+
+					// Holder the listing serving these requests
+					Holder     *string `json:"holder,omitempty"`
+					HolderIsMe bool    `json:"holderIsMe"`
+
+					// Key the set's prefs: key, as demand rows carry it
+					Key string `json:"key"`
+
+					// OrderDecides the set's provider order names who serves them, whatever the prices
+					OrderDecides bool `json:"orderDecides"`
+
+					// Part the part of the scenario's requests that carried it
+					Part float32 `json:"part"`
+
+					// ToWin the filed prices at which the fare ranks first on the set's ballot
+					ToWin *struct {
+						Input  string `json:"input"`
+						Output string `json:"output"`
+					} `json:"toWin,omitempty"`
+					WinsNow bool `json:"winsNow"`
+
+					// Words the set in words
+					Words string `json:"words"`
+				} `json:"sets,omitempty"`
 
 				// ToWin the filed prices at which the fare ranks first (absent when it does already, or no price can)
 				ToWin *struct {

@@ -344,6 +344,9 @@ func (w ShareWeigher) Share() (Share, bool) {
 // PreferencePart is a part of a shape's requests that carried one set of
 // preferences (catalogue.Preferences, from a prefs: key).
 type PreferencePart struct {
+	// Key is the set's prefs: key as demand rows carry it ("" when the
+	// parts were not read from demand).
+	Key         string
 	Preferences *catalogue.Preferences
 	Part        float64
 }
@@ -387,7 +390,7 @@ func PreferencePartsFromDemand(d map[string]catalogue.WorkloadDemand) map[string
 			if !ok || a.Preferences == nil || wd.Preferences[set] <= 0 {
 				continue
 			}
-			parts = append(parts, PreferencePart{Preferences: a.Preferences, Part: min(float64(wd.Preferences[set])/float64(wd.Requests), 1)})
+			parts = append(parts, PreferencePart{Key: set, Preferences: a.Preferences, Part: min(float64(wd.Preferences[set])/float64(wd.Requests), 1)})
 		}
 		if len(parts) == 0 {
 			continue

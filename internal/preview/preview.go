@@ -111,23 +111,52 @@ func (w WinPlan) LowerFeeWins() bool {
 	return w.LandingFee.CanWin && w.LandingFeeBP > fare.MinLandingFee
 }
 
-// ScenarioResult is one scenario of the preview.
-type ScenarioResult struct {
-	Scenario Scenario
-	Weights  election.Weights
-	Mine     Mine
-	Winner   string // the winner's carrier name
-	// Holder is who serves the scenario's traffic under the gateway's
+// Prospect is where the listing stands on one ballot, who serves its
+// requests, and what it takes to win them.
+type Prospect struct {
+	Mine   Mine
+	Winner string // the winner's carrier name
+	// Holder is who serves the ballot's traffic under the gateway's
 	// stable preference (see holderOf), HolderIsMe whether that is the
 	// listing, and HolderNote which rule decided it.
 	Holder     string
 	HolderIsMe bool
 	HolderNote string
-	Ballot     []Competitor
 	Win        WinPlan
+}
+
+// ScenarioResult is one scenario of the preview.
+type ScenarioResult struct {
+	Scenario Scenario
+	Weights  election.Weights
+	Prospect
+	Ballot []Competitor
 	// UnderShare is where the listing stands for a project on the share
 	// policy (auto scenarios only).
 	UnderShare ShareStanding
+	// Sets are the scenario's requests that carried preferences, one per
+	// set (auto scenarios of the measured mix only): each is routed on a
+	// ballot of its own, so what it takes to win them is its own.
+	Sets []SetProspect
+	// SetsLeft are the sets past MaxSetProspects, SetsLeftPart the part of
+	// the scenario's requests they carried.
+	SetsLeft     int
+	SetsLeftPart float64
+}
+
+// SetProspect is where the listing stands with the part of a scenario's
+// requests that carried one set of preferences (zero data retention, a
+// region, a provider order...), and what it takes to win them.
+type SetProspect struct {
+	Prospect
+	// Set is the preferences in words, Key their prefs: key (as
+	// PreferencePart has it); Part the part of the scenario's requests
+	// that carried them.
+	Set, Key string
+	Part     float64
+	// OrderDecides says the set's provider order names the listing that
+	// serves these requests: no fare lever moves them.
+	OrderDecides bool
 }
 
 // Result is a whole preview.
@@ -229,8 +258,21 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 		out.Win.Reason = "not on the ballot: the listing has no fare in service"
 		return out
 	}
+	out.Mine = mineOf(res, me)
+	out.Win = winPlan(s, change.Fare)
+	out.Sets, out.SetsLeft, out.SetsLeftPart = setProspects(in, sc, change, s)
+	return out
+}
+
+// mineOf is candidate me's standing in res.
+func mineOf(res *election.Result, me int) Mine {
 	o := res.Candidates[me]
-	m := Mine{OnBallot: true, Eligible: o.Eligible, Excluded: o.Excluded.Reasons(), Rank: o.Rank, Of: out.Mine.Of}
+	m := Mine{OnBallot: true, Eligible: o.Eligible, Excluded: o.Excluded.Reasons(), Rank: o.Rank}
+	for _, c := range res.Candidates {
+		if c.Eligible {
+			m.Of++
+		}
+	}
 	if o.Eligible {
 		w := res.Weights
 		m.HitRate, m.Prices, m.TokenPrice, m.RoutingPrice = o.HitRate, o.Prices, o.TokenPrice, o.RoutingPrice
@@ -241,18 +283,12 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 			m.Gap = o.Score - res.Candidates[res.Winner].Score
 		}
 	}
-	out.Mine = m
-	out.Win = winPlan(s, change.Fare)
-	return out
+	return m
 }
 
 // winPlan runs the solver on every lever.
 func winPlan(s *election.Solver, f *fare.Fare) WinPlan {
-	w := WinPlan{Price: s.PriceMultiplier()}
-	w.WinsNow = w.Price.WinsNow
-	if w.Price.CanWin && !w.Price.Unbounded {
-		w.NewInput, w.NewOutput, w.NewCachedInput = scaledPrices(f, w.Price.Value)
-	}
+	w := priceLever(s, f)
 	w.LandingFee = s.LandingFee()
 	if w.LandingFee.CanWin {
 		w.LandingFeeBP = ceilBP(w.LandingFee.Value)
@@ -264,15 +300,30 @@ func winPlan(s *election.Solver, f *fare.Fare) WinPlan {
 	if !w.WinsNow {
 		w.Uptime = s.Uptime()
 	}
-	// The same solver (and its buffers), now asking for the incumbent's margin.
-	w.Displace = s.WithMargin(election.IncumbentMargin).PriceMultiplier()
-	if w.Displace.CanWin && !w.Displace.Unbounded {
-		w.DisplaceInput, w.DisplaceOutput, _ = scaledPrices(f, w.Displace.Value)
-	}
+	displaceLever(&w, s, f)
 	if !w.Price.CanWin && !w.LandingFee.CanWin && !w.Discount.CanWin {
 		w.Reason = w.Price.Reason
 	}
 	return w
+}
+
+// priceLever is a plan's price multiplier and the prices it gives.
+func priceLever(s *election.Solver, f *fare.Fare) WinPlan {
+	w := WinPlan{Price: s.PriceMultiplier()}
+	w.WinsNow = w.Price.WinsNow
+	if w.Price.CanWin && !w.Price.Unbounded {
+		w.NewInput, w.NewOutput, w.NewCachedInput = scaledPrices(f, w.Price.Value)
+	}
+	return w
+}
+
+// displaceLever adds the prices that lead by the incumbent's margin; it
+// runs last, as it leaves the solver asking for the margin.
+func displaceLever(w *WinPlan, s *election.Solver, f *fare.Fare) {
+	w.Displace = s.WithMargin(election.IncumbentMargin).PriceMultiplier()
+	if w.Displace.CanWin && !w.Displace.Unbounded {
+		w.DisplaceInput, w.DisplaceOutput, _ = scaledPrices(f, w.Displace.Value)
+	}
 }
 
 // scaledPrices multiplies the filed prices by m, rounding down to the

@@ -266,6 +266,24 @@ func BenchmarkFullPreview(b *testing.B) {
 				Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at})
 			}
 		})
+		if competitors != 20 {
+			continue
+		}
+		// Sets of preferences on every auto scenario, each a ballot of its
+		// own and its own plan (catalogue.MaxPreferenceSets at most).
+		for _, n := range []int{8, catalogue.MaxPreferenceSets} {
+			sets := make([]PreferencePart, n)
+			for i := range sets {
+				sets[i] = PreferencePart{Preferences: &catalogue.Preferences{Provider: election.Provider{Ignore: []string{fmt.Sprintf("c%d", i)}}}, Part: 0.5 / float64(n)}
+			}
+			prefs := map[string][]PreferencePart{"small": sets, "large": sets, "coding": sets, "chat": sets}
+			b.Run(fmt.Sprintf("competitors=%d/sets=%d", len(m.Listings)-1, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					Build(Input{Market: m, Model: "kimi-k2.5", ListingID: 1, Fare: &f, At: at, Preferences: prefs})
+				}
+			})
+		}
 	}
 }
 

@@ -10,11 +10,16 @@ type (
 	// Share is a projected share of a model's requests.
 	Share = preview.Share
 	// Result is a fare preview; ScenarioResult one of its scenarios;
-	// Competitor a rival in it; WinPlan what would win a scenario.
+	// Competitor a rival in it; WinPlan what would win a scenario;
+	// Prospect where the listing stands in one and what it takes, and
+	// SetProspect the same for the requests that carried one set of
+	// preferences.
 	Result         = preview.Result
 	ScenarioResult = preview.ScenarioResult
 	Competitor     = preview.Competitor
 	WinPlan        = preview.WinPlan
+	Prospect       = preview.Prospect
+	SetProspect    = preview.SetProspect
 	// Scenario is a workload the preview elects for.
 	Scenario = preview.Scenario
 	// Change is a filing's change to a listing, ScenarioImpact its effect on

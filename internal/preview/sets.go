@@ -1,0 +1,154 @@
+package preview
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
+	"github.com/airside/airside/internal/fare"
+	"github.com/airside/airside/internal/traffic"
+)
+
+// MaxSetProspects bounds the sets of preferences a scenario says what it
+// takes to win, the largest first: each is a ballot and a solver run of
+// its own (the live preview reruns them as the carrier types), and the
+// rest are listed by their part only (ScenarioResult.SetsLeft).
+const MaxSetProspects = 4
+
+// setProspects is what it takes to win the requests of an auto scenario
+// that carried each set of preferences (in.Preferences of its shape, the
+// MaxSetProspects largest), each elected on a ballot of its own at the
+// scenario's usual kind, as electPreferred routes them: a provider order
+// sends them to the first listing it names that may serve them, whatever
+// the prices; other sets go to the shape's incumbent while it may serve
+// them and keeps its lead, else to their own winner. The price (and the
+// margin over an incumbent) is solved on the set's ballot with s; the
+// sets left out and the part they carry are returned after.
+func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (sets []SetProspect, left int, leftPart float64) {
+	shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String())
+	var prefs []PreferencePart
+	carried := 0.0
+	for _, p := range in.Preferences[shape] {
+		if p.Part > 0 && p.Preferences != nil {
+			prefs = append(prefs, p)
+			carried += p.Part
+		}
+	}
+	if !auto || len(prefs) == 0 {
+		return nil, 0, 0
+	}
+	scale := 1.0
+	if carried > 1 {
+		scale = 1 / carried // preferredShare's rule: the sets carry at most the shape
+	}
+	slices.SortStableFunc(prefs, func(a, b PreferencePart) int { return cmp.Compare(b.Part, a.Part) })
+	for _, p := range prefs[min(len(prefs), MaxSetProspects):] {
+		left++
+		leftPart += p.Part * scale
+	}
+	prefs = prefs[:min(len(prefs), MaxSetProspects)]
+	incumbent := incumbentOf(in, sc)
+	var out []SetProspect
+	var res election.Result
+	for _, p := range prefs {
+		part := p.Part * scale
+		b, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
+		if me < 0 {
+			return nil, 0, 0
+		}
+		provider := p.Preferences.Provider
+		b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
+		st := SetProspect{Set: SetWords(p.Preferences), Key: p.Key, Part: part}
+		election.ElectInto(&b, &res)
+		st.Mine = mineOf(&res, me)
+		if res.Winner < 0 {
+			st.Win.Reason = "no listing may serve these requests"
+			out = append(out, st)
+			continue
+		}
+		winner := res.Candidates[res.Winner].ID
+		st.Winner = entries[res.Winner].Listing.CarrierName
+		ordered := len(provider.Order) > 0
+		switch {
+		case ordered && slices.ContainsFunc(provider.Order, func(e string) bool { return election.SlugMatches(e, winner) }):
+			st.OrderDecides = true
+			st.Holder, st.HolderIsMe = st.Winner, res.Winner == me
+			st.HolderNote = "their provider order tries " + st.Winner + " first, whatever the prices"
+			st.Win = WinPlan{WinsNow: st.HolderIsMe, Reason: st.HolderNote}
+		case ordered || res.Pinned:
+			// No listing the order names may serve them: the rest are
+			// tried by rank, with no incumbent keeping them.
+			st.Holder, st.HolderIsMe = st.Winner, res.Winner == me
+			st.HolderNote = "the best score among the listings these preferences allow takes them"
+			st.Win = setPlan(s.Reset(&b, me), change.Fare, false)
+		default:
+			h, kept := traffic.Holder(&b, &res, incumbent)
+			st.Holder, st.HolderIsMe = entries[h].Listing.CarrierName, h == me
+			st.HolderNote = "the best score among the listings these preferences allow takes them"
+			if kept && h != res.Winner {
+				st.HolderNote = fmt.Sprintf("the shape's incumbent (%s) may serve them and keeps them within the %.2f margin", st.Holder, election.IncumbentMargin)
+			}
+			st.Win = setPlan(s.Reset(&b, me), change.Fare, true)
+		}
+		out = append(out, st)
+	}
+	return out, left, leftPart
+}
+
+// setPlan is a set's plan: the price lever and, where an incumbent may
+// keep the set's requests, the margin over it (the fee and the discount
+// move the same score; the plain row gives them).
+func setPlan(s *election.Solver, f *fare.Fare, incumbency bool) WinPlan {
+	w := priceLever(s, f)
+	if incumbency {
+		displaceLever(&w, s, f)
+	}
+	if !w.Price.CanWin {
+		w.Reason = w.Price.Reason
+	}
+	return w
+}
+
+// SetWords is a set of preferences as a carrier reads it.
+func SetWords(p *catalogue.Preferences) string {
+	var words []string
+	pr := p.Provider
+	if pr.ZDR {
+		words = append(words, "zero data retention")
+	}
+	if pr.DenyDataCollection {
+		words = append(words, "no training on their data")
+	}
+	if pr.Quantizations != 0 {
+		var names []string
+		for _, q := range election.Quantizations() {
+			if pr.Quantizations.Has(q) {
+				names = append(names, q.String())
+			}
+		}
+		words = append(words, "quantization "+strings.Join(names, " or "))
+	}
+	if len(p.Regions) > 0 {
+		words = append(words, "serving in "+strings.Join(p.Regions, " or "))
+	}
+	if len(pr.Only) > 0 {
+		words = append(words, "only "+strings.Join(pr.Only, ", "))
+	}
+	if len(pr.Ignore) > 0 {
+		words = append(words, "not "+strings.Join(pr.Ignore, ", "))
+	}
+	if len(pr.Order) > 0 {
+		order := "the provider order " + strings.Join(pr.Order, ", ")
+		if pr.NoFallbacks {
+			order += " (no fallbacks)"
+		}
+		words = append(words, order)
+	}
+	if len(words) == 0 {
+		return "preferences that change nothing"
+	}
+	return strings.Join(words, ", ")
+}
