@@ -63,8 +63,8 @@ func TestHolderChangesAreWhereAGatewayMovedAShape(t *testing.T) {
 		return catalogue.ShapeHolder{Model: "m", Workload: "general", ListingID: listing, Minute: t0.Add(time.Duration(minutes) * time.Minute),
 			Second: second, Source: source}
 	}
-	got := holderChanges([]catalogue.ShapeHolder{row(0, 0, "a", 1), row(0, 0, "b", 2), row(1, 0, "a", 1), row(2, 0, "a", 2), row(3, 0, "b", 2),
-		row(7, 0, "a", 2), row(7, 30, "a", 3), row(7, 5, "b", 1), row(9, 0, "a", 1)})
+	got := holderChanges(heldEvents([]catalogue.ShapeHolder{row(0, 0, "a", 1), row(0, 0, "b", 2), row(1, 0, "a", 1), row(2, 0, "a", 2), row(3, 0, "b", 2),
+		row(7, 0, "a", 2), row(7, 30, "a", 3), row(7, 5, "b", 1), row(9, 0, "a", 1)}))
 	var seconds []int
 	for _, at := range got {
 		seconds = append(seconds, int(at.Sub(t0).Seconds()))

@@ -430,7 +430,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 		for i, ml := range w.market.Listings {
 			ids[i] = ml.ID
 		}
-		for h := range hourCuts(ids, history, samples, reported[model], maxTime(projectFrom, frozen), until) {
+		for h := range hourCuts(ids, history, samples, heldEvents(reported[model]), maxTime(projectFrom, frozen), until) {
 			asks = append(asks, minuteAsk{ids: ids, hour: h})
 		}
 	}
@@ -577,7 +577,7 @@ func (m modelProjection) prefix(k int) modelProjection {
 // reported another holder of a shape than before (routing moved it there:
 // a limit, a kind of request the replay cannot tell). Each starts a part
 // of its hour.
-func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder,
+func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[int64][]catalogue.HealthSample, held []heldEvent,
 	since, until time.Time) map[time.Time][]time.Time {
 	changes := map[time.Time][]time.Time{}
 	add := func(at time.Time) {
@@ -593,7 +593,7 @@ func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[in
 			add(sm.At)
 		}
 	}
-	for _, at := range holderChanges(reported) {
+	for _, at := range holderChanges(held) {
 		add(at)
 	}
 	return changes
@@ -619,7 +619,8 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				OutputTokens: hp.OutputTokens})
 		}
 	}
-	changes := hourCuts(ids, history, samples, reported, since, until)
+	events := heldEvents(reported)
+	changes := hourCuts(ids, history, samples, events, since, until)
 	reportedHours := map[time.Time]bool{}
 	for i := range reported {
 		reportedHours[reported[i].Minute.Truncate(time.Hour)] = true
@@ -628,7 +629,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 	for i := range market.Listings {
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
 	}
-	held := newHeldCursor(reported, candidates)
+	held := newHeldCursor(events, candidates)
 	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
@@ -845,7 +846,7 @@ func minTime(a, b time.Time) time.Time {
 // any), named by candidate; nil when none was reported. A listing no
 // longer on the market is left out.
 func heldAt(reported []catalogue.ShapeHolder, candidates map[int64]string, at time.Time) map[traffic.Shape]string {
-	return newHeldCursor(reported, candidates).at(at)
+	return newHeldCursor(heldEvents(reported), candidates).at(at)
 }
 
 // heldEvent is a reported holder taking a shape at a second.
@@ -888,8 +889,8 @@ type heldCursor struct {
 	holders    map[traffic.Shape]string
 }
 
-func newHeldCursor(reported []catalogue.ShapeHolder, candidates map[int64]string) *heldCursor {
-	return &heldCursor{events: heldEvents(reported), candidates: candidates}
+func newHeldCursor(events []heldEvent, candidates map[int64]string) *heldCursor {
+	return &heldCursor{events: events, candidates: candidates}
 }
 
 // at is heldAt for a time no earlier than the cursor's last.
@@ -913,11 +914,11 @@ func (c *heldCursor) at(at time.Time) map[traffic.Shape]string {
 
 // holderChanges are the times at which a reported holder of a shape
 // differed from the one reported before it (the first report of a shape
-// included), as heldEvents takes them.
-func holderChanges(reported []catalogue.ShapeHolder) []time.Time {
+// included), of events (heldEvents).
+func holderChanges(events []heldEvent) []time.Time {
 	last := map[traffic.Shape]int64{}
 	var out []time.Time
-	for _, e := range heldEvents(reported) {
+	for _, e := range events {
 		if id, ok := last[e.shape]; !ok || id != e.listing {
 			out = append(out, e.at)
 		}
