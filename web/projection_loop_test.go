@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -203,6 +204,11 @@ func projectionAgrees(t *testing.T, loop *routingLoop) {
 			t.Errorf("%s: the listings' pages add up to %.1f %% served, %.1f %% projected and %.1f %% projected now, want 100 each", m, served[m], projected[m], now[m])
 		}
 	}
+	if t.Failed() {
+		loop.fleetMu.Lock()
+		defer loop.fleetMu.Unlock()
+		t.Logf("what the replicas' shared state said of Redis during the run: %q", loop.fleetSaid)
+	}
 }
 
 // waitUntil waits for ok, with a deadline a busy machine meets.
@@ -238,6 +244,12 @@ type routingLoop struct {
 	// policy that drive sends beside the others (loopOptions.Share), and
 	// preferenceArrivals those of the projects with preferences.
 	shareArrivals, preferenceArrivals int
+	// fleetSaid is what the replicas' shared state said of Redis during
+	// the run (an outage or a round trip past its timeout makes a replica
+	// route on its own incumbents and sessions for a while, which no
+	// report carries): printed when the projection is off.
+	fleetMu   sync.Mutex
+	fleetSaid []string
 }
 
 func (l *routingLoop) now() time.Time {
@@ -340,6 +352,13 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	states := []*fleet.State{nil}
 	if o.Replicas > 1 {
 		states = fleettest.States(t, fleettest.Redis(t), o.Replicas, true)
+		for i, st := range states {
+			st.Log = func(msg string, err error) {
+				l.fleetMu.Lock()
+				defer l.fleetMu.Unlock()
+				l.fleetSaid = append(l.fleetSaid, fmt.Sprintf("%s replica %d: %s (%v)", time.Now().Format("15:04:05.000"), i, msg, err))
+			}
+		}
 	}
 	var handlers []http.Handler
 	for i, state := range states {
