@@ -51,14 +51,15 @@ func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (set
 	}
 	prefs = prefs[:min(len(prefs), MaxSetProspects)]
 	incumbent := incumbentOf(in, sc)
+	plain, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
+	if me < 0 {
+		return nil, 0, 0
+	}
 	var out []SetProspect
 	var res election.Result
 	for _, p := range prefs {
 		part := p.Part * scale
-		b, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
-		if me < 0 {
-			return nil, 0, 0
-		}
+		b := plain // each set elects on a copy; the candidates are only read
 		provider := p.Preferences.Provider
 		b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
 		st := SetProspect{Set: SetWords(p.Preferences), Key: p.Key, Part: part}
@@ -91,16 +92,20 @@ func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (set
 			if kept && h != res.Winner {
 				st.HolderNote = fmt.Sprintf("the shape's incumbent (%s) may serve them and keeps them within the %.2f margin", st.Holder, election.IncumbentMargin)
 			}
-			st.Win = setPlan(s.Reset(&b, me), change.Fare, true)
+			// The margin matters only where another listing, the shape's
+			// incumbent, may serve these requests.
+			other := slices.ContainsFunc(res.Candidates, func(c election.Outcome) bool { return c.ID == incumbent && c.Eligible }) &&
+				res.Candidates[me].ID != incumbent
+			st.Win = setPlan(s.Reset(&b, me), change.Fare, other)
 		}
 		out = append(out, st)
 	}
 	return out, left, leftPart
 }
 
-// setPlan is a set's plan: the price lever and, where an incumbent may
-// keep the set's requests, the margin over it (the fee and the discount
-// move the same score; the plain row gives them).
+// setPlan is a set's plan: the price lever and, where another listing's
+// incumbency may keep the set's requests, the margin over it (the fee and
+// the discount move the same score; the plain row gives them).
 func setPlan(s *election.Solver, f *fare.Fare, incumbency bool) WinPlan {
 	w := priceLever(s, f)
 	if incumbency {
