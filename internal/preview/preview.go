@@ -10,6 +10,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/money"
+	"github.com/airside/airside/internal/traffic"
 )
 
 // Input is one preview: a listing's market and the fare being considered.
@@ -231,7 +232,7 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 		out.Winner = entries[res.Winner].Listing.CarrierName
 	}
 	if sc.Routing == election.ModeAuto {
-		holder, note := holderOf(in, sc, entries, res)
+		holder, note := holderOf(in, sc, &ballot, entries, res)
 		out.HolderNote = note
 		if holder >= 0 {
 			out.Holder, out.HolderIsMe = entries[holder].Listing.CarrierName, holder == me
@@ -374,12 +375,13 @@ func incumbentOf(in Input, sc Scenario) string {
 }
 
 // holderOf decides who serves a scenario's traffic the way the gateway
-// moves it: the incumbent (the winner of the catalogue as published) keeps
-// the traffic unless a challenger's score beats it by more than the
-// incumbent margin, or the incumbent's uptime is under 85 % (its sessions
-// move away). It returns the holder's index in entries (-1: no one) and the
+// moves it (traffic.Keeps, the rule the share and the replay apply): the
+// incumbent (the winner of the catalogue as published) keeps the traffic
+// unless a challenger's score beats it by more than the incumbent margin,
+// or the incumbent's uptime on the ballot is under 85 % (its sessions move
+// away). It returns the holder's index in entries (-1: no one) and the
 // rule that decided, in words.
-func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (int, string) {
+func holderOf(in Input, sc Scenario, ballot *election.Ballot, entries []Entry, after *election.Result) (int, string) {
 	if after.Winner < 0 {
 		return -1, "no eligible candidate"
 	}
@@ -401,12 +403,13 @@ func holderOf(in Input, sc Scenario, entries []Entry, after *election.Result) (i
 	case incumbent == after.Winner:
 		return incumbent, "the incumbent has the best score and keeps it" + sessions
 	}
-	if up := entries[incumbent].Listing.Health.UptimePct; up != nil && *up < election.StableUptime {
+	lead := after.Candidates[incumbent].Score - after.Candidates[after.Winner].Score
+	switch {
+	case traffic.Keeps(ballot, after, incumbent):
+	case traffic.UptimeOf(&ballot.Candidates[incumbent]) < traffic.MinStableUptime:
 		return after.Winner, fmt.Sprintf("the incumbent (%s) is under %s %% uptime: its traffic moves to the best score",
 			entries[incumbent].Listing.CarrierName, election.Percent(election.StableUptime)) + sessions
-	}
-	lead := after.Candidates[incumbent].Score - after.Candidates[after.Winner].Score
-	if lead > election.IncumbentMargin {
+	default:
 		return after.Winner, fmt.Sprintf("leads the incumbent (%s) by %.3f, more than the %.2f margin: the traffic moves",
 			entries[incumbent].Listing.CarrierName, lead, election.IncumbentMargin) + sessions
 	}

@@ -388,6 +388,23 @@ func TestIncumbentKeepsTrafficWithinTheMargin(t *testing.T) {
 	if !judged {
 		t.Error("no price beats the cheap incumbent: the 85 % rule went untested")
 	}
+	// With two requests behind its 84.9 %, the incumbent's uptime on the
+	// ballot is blended toward its peers' (election.md sec. 4), over 85 %:
+	// routing (traffic.Keeps) judges it on that, so the preview does too.
+	for i := range m.Listings {
+		m.Listings[i].Health.Requests = ptr(300.0)
+		if m.Listings[i].CarrierName == published.Winner {
+			m.Listings[i].Health.Requests = ptr(2.0)
+		}
+	}
+	for percent := 100; percent > 0; percent-- {
+		if r := small(m, percent); r.Mine.Rank == 1 {
+			if strings.Contains(r.HolderNote, "under 85 %") {
+				t.Errorf("an incumbent blended over 85 %% judged on its own 84.9 %%: me %v, %q", r.HolderIsMe, r.HolderNote)
+			}
+			break
+		}
+	}
 }
 
 func TestMixFromDemandMapsWorkloadsOntoTheShapes(t *testing.T) {
