@@ -231,8 +231,10 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 	if res.Winner >= 0 {
 		out.Winner = entries[res.Winner].Listing.CarrierName
 	}
+	incumbent := ""
 	if sc.Routing == election.ModeAuto {
-		holder, note := holderOf(in, sc, &ballot, entries, res)
+		incumbent = incumbentOf(in, sc)
+		holder, note := holderOf(sc, incumbent, &ballot, entries, res)
 		out.HolderNote = note
 		if holder >= 0 {
 			out.Holder, out.HolderIsMe = entries[holder].Listing.CarrierName, holder == me
@@ -261,7 +263,7 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 	}
 	out.Mine = mineOf(res, me)
 	out.Win = winPlan(s, change.Fare)
-	out.Sets, out.SetsLeft, out.SetsLeftPart = setProspects(in, sc, change, s)
+	out.Sets, out.SetsLeft, out.SetsLeftPart = setProspects(in, sc, change.Fare, s, ballot, entries, me, incumbent)
 	return out
 }
 
@@ -376,17 +378,17 @@ func incumbentOf(in Input, sc Scenario) string {
 
 // holderOf decides who serves a scenario's traffic the way the gateway
 // moves it (traffic.Keeps, the rule the share and the replay apply): the
-// incumbent (the winner of the catalogue as published) keeps the traffic
+// incumbent (id, incumbentOf's) keeps the traffic
 // unless a challenger's score beats it by more than the incumbent margin,
 // or the incumbent's uptime on the ballot is under 85 % (its sessions move
 // away). It returns the holder's index in entries (-1: no one) and the
 // rule that decided, in words.
-func holderOf(in Input, sc Scenario, ballot *election.Ballot, entries []Entry, after *election.Result) (int, string) {
+func holderOf(sc Scenario, id string, ballot *election.Ballot, entries []Entry, after *election.Result) (int, string) {
 	if after.Winner < 0 {
 		return -1, "no eligible candidate"
 	}
 	incumbent := -1
-	if id := incumbentOf(in, sc); id != "" {
+	if id != "" {
 		for i := range entries {
 			if CandidateID(entries[i].Listing) == id {
 				incumbent = i

@@ -25,36 +25,29 @@ const MaxSetProspects = 4
 // sends them to the first listing it names that may serve them, whatever
 // the prices; other sets go to the shape's incumbent while it may serve
 // them and keeps its lead, else to their own winner. The price (and the
-// margin over an incumbent) is solved on the set's ballot with s; the
-// sets left out and the part they carry are returned after.
-func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (sets []SetProspect, left int, leftPart float64) {
+// margin over an incumbent) is solved on the set's ballot with s, for the
+// fare f; plain, entries and me are the scenario's ballot and incumbent its
+// incumbent (scenarioResult's). The sets left out and the part they carry
+// are returned after.
+func setProspects(in Input, sc Scenario, f *fare.Fare, s *election.Solver, plain election.Ballot, entries []Entry, me int, incumbent string) (
+	sets []SetProspect, left int, leftPart float64) {
 	shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String())
 	var prefs []PreferencePart
-	carried := 0.0
 	for _, p := range in.Preferences[shape] {
 		if p.Part > 0 && p.Preferences != nil {
 			prefs = append(prefs, p)
-			carried += p.Part
 		}
 	}
-	if !auto || len(prefs) == 0 {
+	if !auto || len(prefs) == 0 || me < 0 {
 		return nil, 0, 0
 	}
-	scale := 1.0
-	if carried > 1 {
-		scale = 1 / carried // preferredShare's rule: the sets carry at most the shape
-	}
+	scale, _ := setsScale(prefs)
 	slices.SortStableFunc(prefs, func(a, b PreferencePart) int { return cmp.Compare(b.Part, a.Part) })
 	for _, p := range prefs[min(len(prefs), MaxSetProspects):] {
 		left++
 		leftPart += p.Part * scale
 	}
 	prefs = prefs[:min(len(prefs), MaxSetProspects)]
-	incumbent := incumbentOf(in, sc)
-	plain, entries, me := in.Market.BallotEntries(sc.Request(in.Model, in.At), change)
-	if me < 0 {
-		return nil, 0, 0
-	}
 	var out []SetProspect
 	var res election.Result
 	for _, p := range prefs {
@@ -84,7 +77,7 @@ func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (set
 			// tried by rank, with no incumbent keeping them.
 			st.Holder, st.HolderIsMe = st.Winner, res.Winner == me
 			st.HolderNote = "the best score among the listings these preferences allow takes them"
-			st.Win = setPlan(s.Reset(&b, me), change.Fare, false)
+			st.Win = setPlan(s.Reset(&b, me), f, false)
 		default:
 			h, kept := traffic.Holder(&b, &res, incumbent)
 			st.Holder, st.HolderIsMe = entries[h].Listing.CarrierName, h == me
@@ -96,11 +89,24 @@ func setProspects(in Input, sc Scenario, change Change, s *election.Solver) (set
 			// incumbent, may serve these requests.
 			other := slices.ContainsFunc(res.Candidates, func(c election.Outcome) bool { return c.ID == incumbent && c.Eligible }) &&
 				res.Candidates[me].ID != incumbent
-			st.Win = setPlan(s.Reset(&b, me), change.Fare, other)
+			st.Win = setPlan(s.Reset(&b, me), f, other)
 		}
 		out = append(out, st)
 	}
 	return out, left, leftPart
+}
+
+// setsScale is what each set's part is multiplied by, and the part of the
+// shape the sets carry: all of it at most, the parts scaled down when they
+// add up to more.
+func setsScale(prefs []PreferencePart) (scale, carried float64) {
+	for _, p := range prefs {
+		carried += max(p.Part, 0)
+	}
+	if carried > 1 {
+		return 1 / carried, 1
+	}
+	return 1, carried
 }
 
 // setPlan is a set's plan: the price lever and, where another listing's

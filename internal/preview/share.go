@@ -201,13 +201,7 @@ func PromptsFromDemand(d map[string]catalogue.WorkloadDemand) map[string]int64 {
 // of the shape the sets carried (at most all of it), each of the whole
 // shape.
 func preferredShare(in Input, sc Scenario, kinds []Kind, prefs []PreferencePart) (share, explored, servable, carried float64) {
-	for _, p := range prefs {
-		carried += max(p.Part, 0)
-	}
-	scale := 1.0
-	if carried > 1 {
-		scale, carried = 1/carried, 1
-	}
+	scale, carried := setsScale(prefs)
 	if len(kinds) == 0 {
 		kinds = []Kind{usualKind(sc)}
 	}
