@@ -12,7 +12,9 @@ import (
 // stable preference: model, workload and whether the cache matters, under
 // auto routing) from a second of a minute, as the reporting gateway elected
 // it: the holder after the minute's first election of the shape, at that
-// election's second (MaxHolderRows). The projection starts a part of an
+// election's second, and after each later election in the minute that
+// moved the shape (MaxHolderRows), with the elections the row held. The
+// projection starts a part of an
 // hour at every second a reported holder changed, from the holders routing
 // reported rather than those it replays: it cannot know which kind of
 // request opened a shape (a streamed request may elect another listing
@@ -31,19 +33,27 @@ type ShapeHolder struct {
 	// Source names the reporting gateway process, as on buckets: two
 	// replicas each report their own holders.
 	Source string `json:"source,omitempty"`
+	// Requests counts the shape's elections the row held: from its second
+	// to the next row of the shape's minute (from the same source), or to
+	// the minute's end. The projection weighs the parts of a minute by
+	// them, by when requests were elected rather than when they finished
+	// (0: a gateway that does not say; the minute's requests are then
+	// taken as even over it).
+	Requests int64 `json:"requests,omitempty"`
 }
 
 // At is when the row's holder took the shape: its minute and second.
 func (h *ShapeHolder) At() time.Time { return h.Minute.Add(time.Duration(h.Second) * time.Second) }
 
 // MaxHolderRows bounds a shape's rows in a minute from one gateway: its
-// first election's. Moves later in the minute are not reported: the
-// projection weighs the parts of a minute by the minute buckets, which
-// count requests when they finish, taken as even over the minute, and with
-// every move cut at its second the afternoon loop test's nebula/kimi-k2.5
-// was projected 11.4 % against 8.0 % served (at the next minute's first
-// election, 5.5 %). Moves need the shape's requests counted per row first.
-const MaxHolderRows = 1
+// first election's and the moves after it. A shape that moves more often
+// in a minute (a streamed request electing another listing than a plain
+// one, back and forth) keeps its last row to the minute's end, counting
+// the elections after it. The rows carry their elections (Requests)
+// because the minute buckets count requests when they finish: weighed by
+// them, taken as even over the minute, the afternoon loop test's
+// nebula/kimi-k2.5 was projected 11.4 % against 8.0 % served.
+const MaxHolderRows = 12
 
 // MaxHolders bounds one report of holders.
 const MaxHolders = 5000
@@ -69,6 +79,8 @@ func (h *ShapeHolder) Check(now time.Time) (field, problem string) {
 		return "minute", fmt.Sprintf("within the last %s", MaxBucketAge)
 	case len(h.Source) > 200:
 		return "source", "at most 200 characters"
+	case h.Requests < 0:
+		return "requests", "a count of elections, 0 or more"
 	}
 	return "", ""
 }

@@ -19,7 +19,8 @@ func (s *holderStore) RecordShapeHolders(_ context.Context, h []ShapeHolder) (in
 // TestShapeHolderReportsAreCheckedWhole: a report naming a listing of
 // another model, an unknown listing, a workload the contract lacks, a
 // minute that is not a minute's start or outside what the portal takes, a
-// second outside the minute, one shape's second twice or more rows of a
+// second outside the minute, one shape's second twice, elections below zero
+// or more rows of a
 // shape's minute than MaxHolderRows, is refused naming the row and field,
 // and nothing of it is stored; a good one (a minute's first holder and a
 // move later in it) is stored whole.
@@ -43,6 +44,7 @@ func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 		{"a minute the portal no longer takes", []ShapeHolder{with(func(h *ShapeHolder) { h.Minute = minute(26 * 60) })}, "holders[0].minute"},
 		{"a second past the minute", []ShapeHolder{with(func(h *ShapeHolder) { h.Second = 60 })}, "holders[0].second"},
 		{"a shape's second twice", []ShapeHolder{good, good}, "holders[1].second"},
+		{"elections below zero", []ShapeHolder{with(func(h *ShapeHolder) { h.Requests = -1 })}, "holders[0].requests"},
 		{"a shape moved too often in a minute", moves(good, MaxHolderRows+1), fmt.Sprintf("holders[%d].minute", MaxHolderRows)},
 		{"no rows", nil, "holders"},
 	} {
@@ -63,12 +65,12 @@ func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 }
 
 // moves is a shape's minute with n rows: its first holder at h's second and
-// a move every 5 seconds after it.
+// a move every 4 seconds after it.
 func moves(h ShapeHolder, n int) []ShapeHolder {
 	out := make([]ShapeHolder, n)
 	for i := range out {
 		out[i] = h
-		out[i].Second = h.Second + 5*i
+		out[i].Second = h.Second + 4*i
 		out[i].ListingID = h.ListingID
 	}
 	return out

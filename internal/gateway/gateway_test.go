@@ -849,8 +849,8 @@ func TestUsageReadsAsOpenAIsAndOnlyWhenAskedFor(t *testing.T) {
 // TestTheReportNamesEachShapesHolder: the gateway reports, per minute and
 // auto shape, the listing that held it after the minute's first election
 // and that election's second (here the cheapest, which every request of
-// the minute went to), once per minute however many requests it routed; a
-// minute without requests reports none.
+// the minute went to), once per minute however many requests it routed,
+// with the elections it held; a minute without requests reports none.
 func TestTheReportNamesEachShapesHolder(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
 	seconds := []int{h.clock().Second()}
@@ -888,6 +888,9 @@ func TestTheReportNamesEachShapesHolder(t *testing.T) {
 		}
 		if served[r.ListingId] != 4 {
 			t.Errorf("holder %d names listing %d, which served %d of the 4 requests (%v)", i, r.ListingId, served[r.ListingId], served)
+		}
+		if want := []int64{3, 1}[i]; r.Requests == nil || *r.Requests != want {
+			t.Errorf("holder %d counts %v elections, want the minute's %d", i, r.Requests, want)
 		}
 	}
 }

@@ -15,25 +15,32 @@ type holderKey struct {
 }
 
 // HeldMinute is the listing that held a shape from a second of a minute:
-// the holder after the minute's first election, at its second (the
-// portal's projection starts a part from it at every second a holder
-// changed).
+// the holder after the minute's first election, at its second, and after
+// each later election that moved the shape, with the elections it held
+// (the portal's projection starts a part from it at every second a holder
+// changed, and weighs the parts of a minute by the elections).
 type HeldMinute struct {
 	Shape     traffic.Shape
 	Minute    time.Time
 	Second    int
 	ListingID int64
+	Requests  int64
 }
 
-// heldRow is a holder within a shape's minute, from its second.
+// heldRow is a holder within a shape's minute, from its second, with the
+// elections it held.
 type heldRow struct {
-	second  int
-	listing int64
+	second   int
+	listing  int64
+	requests int64
 }
 
-// Held notes the holder of an auto shape after an election at at: the
-// minute's first election (catalogue.MaxHolderRows rows a minute; of the
-// elections in its second, the last one's holder stands).
+// Held notes the holder of an auto shape after an election at at, and
+// counts the election: a row at the minute's first election and at each
+// later one that moved the shape (of the elections in one second, the last
+// one's holder stands), up to catalogue.MaxHolderRows rows a minute (the
+// last row counts the minute's elections after it). Every election is
+// spooled: the counts come back whole after a restart.
 func (r *Recorder) Held(shape traffic.Shape, route Route, at time.Time) {
 	at = at.UTC()
 	k := holderKey{shape, at.Truncate(time.Minute)}
@@ -50,14 +57,15 @@ func (r *Recorder) Held(shape traffic.Shape, route Route, at time.Time) {
 	}
 	n := len(*rows)
 	switch {
-	case n > 0 && (*rows)[n-1].listing == id:
-		return // the shape stays where it was
+	case n > 0 && (*rows)[n-1].listing == id: // the shape stays where it was
+		(*rows)[n-1].requests++
 	case n > 0 && (*rows)[n-1].second == second:
 		(*rows)[n-1].listing = id
+		(*rows)[n-1].requests++
 	case n >= catalogue.MaxHolderRows:
-		return
+		(*rows)[n-1].requests++
 	default:
-		*rows = append(*rows, heldRow{second, id})
+		*rows = append(*rows, heldRow{second: second, listing: id, requests: 1})
 	}
 	r.spool(spoolEntry{Op: opHeld, At: at, Route: routeOf(route), Shape: &shape})
 }
@@ -70,7 +78,7 @@ func (r *Recorder) TakeClosedHolders(until time.Time) []HeldMinute {
 	var out []HeldMinute
 	for k, rows := range takeClosed(r.holders, func(k holderKey) time.Time { return k.minute }, until) {
 		for _, row := range rows {
-			out = append(out, HeldMinute{Shape: k.shape, Minute: k.minute, Second: row.second, ListingID: row.listing})
+			out = append(out, HeldMinute{Shape: k.shape, Minute: k.minute, Second: row.second, ListingID: row.listing, Requests: row.requests})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

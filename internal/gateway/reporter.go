@@ -131,7 +131,8 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 	r.pending, r.demand = kept, keptDemand
 	for _, h := range r.Recorder.TakeClosedHolders(now.Add(-r.Grace)) {
 		r.holders = append(r.holders, gatewayclient.ShapeHolder{Model: h.Shape.Model, Workload: gatewayclient.Workload(h.Shape.Workload.String()),
-			CacheRelevant: h.Shape.CacheRelevant, ListingId: h.ListingID, Minute: h.Minute, Second: &h.Second, Source: source})
+			CacheRelevant: h.Shape.CacheRelevant, ListingId: h.ListingID, Minute: h.Minute, Second: &h.Second, Source: source,
+			Requests: &h.Requests})
 	}
 	for len(r.pending) > 0 || len(r.demand) > 0 {
 		n, m := min(len(r.pending), catalogue.MaxBuckets), min(len(r.demand), catalogue.MaxDemand)

@@ -996,7 +996,7 @@ type ResultWeights struct {
 	Uptime     float64 `json:"uptime"`
 }
 
-// ShapeHolder the listing that held a shape of requests from a second of a minute, as the reporting gateway elected it (the holder after the minute's first election of the shape, at that election's second)
+// ShapeHolder the listing that held a shape of requests from a second of a minute, as the reporting gateway elected it: the holder after the minute's first election of the shape, at that election's second, and after each later election in the minute that moved the shape (at most 12 rows of a shape's minute from one source), with the elections the row held
 type ShapeHolder struct {
 	// CacheRelevant the shape of session openers and prompts of 5,000 tokens or more
 	CacheRelevant bool  `json:"cacheRelevant"`
@@ -1007,6 +1007,9 @@ type ShapeHolder struct {
 
 	// Model the model's slug
 	Model string `json:"model"`
+
+	// Requests the shape's elections this row held: from its second to the shape's next row of the minute from the same source, or to the minute's end. The projection weighs the parts of a minute by them (by when requests were elected, not when they finished). Default 0: the gateway does not say, and the minute's requests are taken as even over it
+	Requests *int64 `json:"requests,omitempty"`
 
 	// Second the second of the minute of the election this row reports (default 0, the minute's start: a gateway that does not say)
 	Second *int `json:"second,omitempty"`

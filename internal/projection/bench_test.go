@@ -47,19 +47,26 @@ func benchMarket(now time.Time, n int, sampled bool) *market {
 }
 
 // BenchmarkProjectAMonth projects one listing's month (a model of 20
-// listings) with nothing kept, with health rebuilt from the rollups and
-// with the last 8 days replayed from health samples (six parts an hour):
-// the ratio of the two is what replaying what routing was served costs a
-// first view.
+// listings) with nothing kept, with health rebuilt from the rollups, with
+// the last 8 days replayed from health samples (six parts an hour), and
+// with those samples and a gateway's holders of a shape that moves twice
+// a minute for the last day (at :00 and :30, each row counting its
+// elections): the ratio of the second to the first is what replaying what
+// routing was served costs a first view, of the third to the second what
+// a shape moving within its minutes adds.
 func BenchmarkProjectAMonth(b *testing.B) {
 	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
-	for _, sampled := range []bool{false, true} {
-		name := "rebuilt"
-		if sampled {
-			name = "sampled"
-		}
-		b.Run(name, func(b *testing.B) {
-			m := benchMarket(now, 20, sampled)
+	for _, variant := range []string{"rebuilt", "sampled", "moved"} {
+		b.Run(variant, func(b *testing.B) {
+			m := benchMarket(now, 20, variant != "rebuilt")
+			if variant == "moved" {
+				for at := now.Add(-24 * time.Hour).Truncate(time.Minute); at.Before(now); at = at.Add(time.Minute) {
+					for i, second := range []int{0, 30} {
+						m.holders = append(m.holders, catalogue.ShapeHolder{Model: "glm-5", Workload: "general", ListingID: int64(1 + i),
+							Minute: at, Second: second, Requests: int64(5 + i)})
+					}
+				}
+			}
 			for b.Loop() {
 				pj := projectorOn(m, &now)
 				if _, ok, err := pj.ListingHours(context.Background(), &m.listings[0], now.Add(-Reach), now.Add(time.Hour)); err != nil || !ok {

@@ -119,7 +119,7 @@ func TestAPartLearnsWhatRoutingHadLearnedByItsStart(t *testing.T) {
 				m.minutes[h.Add(time.Duration(i)*time.Minute)] = 10
 			}
 		}
-		starts, weights, learned, err := pj.hourSplits(context.Background(), []int64{1, 2}, h, []time.Time{cut})
+		starts, weights, learned, err := pj.hourSplits(context.Background(), []int64{1, 2}, h, []time.Time{cut}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +128,55 @@ func TestAPartLearnsWhatRoutingHadLearnedByItsStart(t *testing.T) {
 		}
 		if want := (30*time.Minute - learnedLag).Hours(); math.Abs(learned[1]-want) > 1e-12 || learned[0] != 0 {
 			t.Errorf("counted %v: the part from 10:30 learned from %.6f of the hour, want %.6f (up to %s before it)", counted, learned[1], want, learnedLag)
+		}
+	}
+}
+
+// TestAMinutesPartsAreWeighedByItsElections: where a gateway counted its
+// elections per holder row, a minute cut at a move gives each part the
+// minute's requests elected in it (each row's elections taken as even from
+// its second to its shape's next row from the same source, or the minute's
+// end), not its length; a minute whose rows count none, from a gateway
+// that does not say, is taken as even. What routing had learned from is
+// still taken as even (the buckets count requests when they answered).
+func TestAMinutesPartsAreWeighedByItsElections(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 300000, 500000)
+	h := now.Truncate(time.Hour).Add(-4 * time.Hour)
+	for i := range 60 {
+		m.minutes[h.Add(time.Duration(i)*time.Minute)] = 60
+	}
+	pj := projectorOn(m, &now)
+	minute := h.Add(20 * time.Minute)
+	cut := minute.Add(30 * time.Second)
+	row := func(second int, listing int64, cache bool, source string, elections int64) catalogue.ShapeHolder {
+		return catalogue.ShapeHolder{Model: "glm-5", Workload: "general", CacheRelevant: cache, ListingID: listing, Minute: minute,
+			Second: second, Source: source, Requests: elections}
+	}
+	for _, c := range []struct {
+		name string
+		rows []catalogue.ShapeHolder
+		// in is the minute's requests elected after the cut.
+		in float64
+	}{
+		// 50 of the small shape's elections after its move at :30, half
+		// of the large shape's 40 over its whole minute: 70 of 100.
+		{"counted", []catalogue.ShapeHolder{row(30, 2, false, "x", 50), row(0, 1, true, "x", 40), row(0, 1, false, "x", 10)}, 42},
+		// Another source's row of the same shape ends at its own minute's
+		// end, not at x's move: 10 before, 50 + 30 of 60 after.
+		{"two sources", []catalogue.ShapeHolder{row(0, 1, false, "x", 10), row(30, 2, false, "x", 50), row(0, 1, false, "y", 60)}, 60 * 80.0 / 120},
+		{"not counted", []catalogue.ShapeHolder{row(0, 1, false, "x", 0), row(30, 2, false, "x", 0)}, 30},
+	} {
+		starts, weights, learned, err := pj.hourSplits(context.Background(), []int64{1, 2}, h, []time.Time{cut}, electedSpans(c.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := (c.in + 39*60) / 3600
+		if len(starts) != 2 || !starts[1].Equal(cut) || math.Abs(weights[1]-want) > 1e-12 || math.Abs(weights[0]+weights[1]-1) > 1e-12 {
+			t.Errorf("%s: parts %v weighing %v, want the part from %s to weigh %.6f", c.name, starts, weights, cut.Format(time.TimeOnly), want)
+		}
+		if even := (20*60 + 30 - learnedLag.Seconds()) / 3600; math.Abs(learned[1]-even) > 1e-12 {
+			t.Errorf("%s: the part learned from %.6f of the hour, want %.6f (as even)", c.name, learned[1], even)
 		}
 	}
 }

@@ -621,6 +621,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 	}
 	events := heldEvents(reported)
 	changes := hourCuts(ids, history, samples, events, since, until)
+	elected := electedSpans(reported)
 	reportedHours := map[time.Time]bool{}
 	for i := range reported {
 		reportedHours[reported[i].Minute.Truncate(time.Hour)] = true
@@ -661,7 +662,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				tried[id] = preview.TriedRatesOf(hp.Counts)
 			}
 		}
-		splits, weights, learnedPart, err := pj.hourSplits(ctx, ids, h, changes[h])
+		splits, weights, learnedPart, err := pj.hourSplits(ctx, ids, h, changes[h], elected)
 		if err != nil {
 			return p, nil, err
 		}
@@ -942,12 +943,88 @@ type hourPart struct {
 // the others' cache hits are learned, was 4.4 points off.)
 const learnedLag = traffic.LearnedCacheFor / 2
 
-// hourSplits cuts the hour h at the times given (fare publications and
-// health samples within it): the start of each part, its weight (the
-// model's requests in it as the minute buckets count them, kept about a
-// day, else its length) and the part of the hour's requests routing had
-// learned from by then (those learnedLag before its start).
-func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time) ([]time.Time, []float64, []float64, error) {
+// electedSpan is a stretch of a minute in which a reported holder row held
+// its shape, from one second to another, with the elections it held.
+type electedSpan struct {
+	from, to  float64 // seconds of the minute
+	elections int64
+}
+
+// electedSpans are, by minute, the stretches the reported holder rows held
+// their shapes with the elections they counted: each row from its second
+// to the shape's next row of the minute from the same source, else to the
+// minute's end. Rows that count no elections (a gateway that does not
+// say) give none.
+func electedSpans(reported []catalogue.ShapeHolder) map[time.Time][]electedSpan {
+	type rowKey struct {
+		minute   time.Time
+		source   string
+		workload string
+		cache    bool
+	}
+	// Each row ends at the earliest later second of its shape's minute.
+	latest := map[rowKey]int{} // the index of the shape's latest row so far
+	ends := make([]float64, len(reported))
+	for _, i := range bySecond(reported) {
+		r := &reported[i]
+		ends[i] = 60
+		k := rowKey{r.Minute, r.Source, r.Workload, r.CacheRelevant}
+		if j, ok := latest[k]; ok {
+			ends[j] = float64(r.Second)
+		}
+		latest[k] = i
+	}
+	var out map[time.Time][]electedSpan
+	for i := range reported {
+		r := &reported[i]
+		if r.Requests <= 0 || ends[i] <= float64(r.Second) {
+			continue
+		}
+		if out == nil {
+			out = map[time.Time][]electedSpan{}
+		}
+		out[r.Minute] = append(out[r.Minute], electedSpan{from: float64(r.Second), to: ends[i], elections: r.Requests})
+	}
+	return out
+}
+
+// bySecond are the indices of the rows in time order.
+func bySecond(rows []catalogue.ShapeHolder) []int {
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rows[a].At().Compare(rows[b].At()) })
+	return order
+}
+
+// electedWithin is the part of a minute's elections made from second a to
+// second b of it, each span's elections taken as even over it; ok is false
+// when the minute has no counted elections.
+func electedWithin(spans []electedSpan, a, b float64) (part float64, ok bool) {
+	var in, total float64
+	for _, sp := range spans {
+		total += float64(sp.elections)
+		if lo, hi := max(a, sp.from), min(b, sp.to); hi > lo {
+			in += float64(sp.elections) * (hi - lo) / (sp.to - sp.from)
+		}
+	}
+	if total == 0 {
+		return 0, false
+	}
+	return in / total, true
+}
+
+// hourSplits cuts the hour h at the times given (fare publications, health
+// samples and reported moves within it): the start of each part, its
+// weight (the model's requests in it as the minute buckets count them,
+// kept about a day, else its length) and the part of the hour's requests
+// routing had learned from by then (those learnedLag before its start).
+// Within a minute, the requests are weighed by when the gateway elected
+// them where it counted its elections per holder row (elected), else taken
+// as even over the minute; what routing had learned from is taken as even
+// (the buckets count requests when they answered).
+func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, changes []time.Time, elected map[time.Time][]electedSpan) ([]time.Time, []float64, []float64, error) {
 	if len(changes) == 0 {
 		return []time.Time{h}, []float64{1}, []float64{0}, nil
 	}
@@ -962,19 +1039,26 @@ func (pj *Projector) hourSplits(ctx context.Context, ids []int64, h time.Time, c
 	weights, learned := make([]float64, len(starts)), make([]float64, len(starts))
 	var total float64
 	for m, n := range minutes {
-		// A minute's requests are spread evenly over it: a minute in which
-		// a fare was published gives each part its share of the minute.
+		// A minute's requests are spread over it by its counted elections,
+		// else evenly: a minute in which a fare was published or a shape
+		// moved gives each part its share of the minute.
 		end := m.Add(time.Minute)
-		in := func(from, to time.Time) float64 {
+		in := func(from, to time.Time, byElection bool) float64 {
 			from, to = maxTime(m, from), minTime(end, to)
 			if !to.After(from) {
 				return 0
 			}
-			return float64(n) * to.Sub(from).Seconds() / 60
+			a, b := from.Sub(m).Seconds(), to.Sub(m).Seconds()
+			if byElection {
+				if part, ok := electedWithin(elected[m], a, b); ok {
+					return float64(n) * part
+				}
+			}
+			return float64(n) * (b - a) / 60
 		}
 		for i := range starts {
-			weights[i] += in(starts[i], ends[i])
-			learned[i] += in(h, starts[i].Add(-learnedLag))
+			weights[i] += in(starts[i], ends[i], true)
+			learned[i] += in(h, starts[i].Add(-learnedLag), false)
 		}
 		total += float64(n)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // shapeHolderRow is one gateway's holder of one shape from a second of a
-// minute (migrations 27 and 39).
+// minute, with the elections it held (migrations 27, 39 and 40).
 type shapeHolderRow struct {
 	Model         string    `gorm:"primaryKey"`
 	Workload      string    `gorm:"primaryKey"`
@@ -21,6 +21,7 @@ type shapeHolderRow struct {
 	Source        string    `gorm:"primaryKey"`
 	AtSecond      int       `gorm:"primaryKey;autoIncrement:false"`
 	ListingID     int64
+	Requests      int64
 }
 
 func (shapeHolderRow) TableName() string { return "shape_holders" }
@@ -34,7 +35,7 @@ func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.Shap
 	rows := make([]shapeHolderRow, len(holders))
 	for i, h := range holders {
 		rows[i] = shapeHolderRow{Model: h.Model, Workload: h.Workload, CacheRelevant: h.CacheRelevant, Minute: h.Minute.UTC(),
-			Source: h.Source, AtSecond: h.Second, ListingID: h.ListingID}
+			Source: h.Source, AtSecond: h.Second, ListingID: h.ListingID, Requests: h.Requests}
 	}
 	var n int
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
@@ -78,7 +79,7 @@ func (s *Store) ShapeHolders(ctx context.Context, models []string, since, until 
 	}
 	for _, r := range rows {
 		out[r.Model] = append(out[r.Model], catalogue.ShapeHolder{Model: r.Model, Workload: r.Workload, CacheRelevant: r.CacheRelevant,
-			ListingID: r.ListingID, Minute: r.Minute.UTC(), Second: r.AtSecond, Source: r.Source})
+			ListingID: r.ListingID, Minute: r.Minute.UTC(), Second: r.AtSecond, Source: r.Source, Requests: r.Requests})
 	}
 	return out, nil
 }

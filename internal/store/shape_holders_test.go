@@ -14,7 +14,8 @@ import (
 // shape at a second is kept once per source (a retried report, or one with
 // another listing for that second, changes nothing and counts nothing new;
 // another source's report of the same minute, or a move later in the
-// minute, is its own row), read back per model oldest first (a minute by
+// minute, is its own row, with the elections it held), read back per model
+// oldest first (a minute by
 // source, then second) within the window asked, and rows older than the
 // retention go with the next report. A report moves the metrics version,
 // so kept projections of the hours it touches are worked out again.
@@ -42,7 +43,7 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 			t.Fatalf("a second report of a recorded minute: %d rows, %v; want none new", n, err)
 		}
 		moved := held(now.Add(-2*time.Minute), "a", fx.listingID)
-		moved.Second = 40
+		moved.Second, moved.Requests = 40, 17
 		if n, err := s.RecordShapeHolders(ctx, []catalogue.ShapeHolder{moved}); err != nil || n != 1 {
 			t.Fatalf("a move later in a recorded minute: %d rows, %v; want one new", n, err)
 		}
@@ -53,13 +54,13 @@ func TestShapeHoldersAreKeptOncePerMinuteAndPruned(t *testing.T) {
 		got := byModel["kimi-k2.5"]
 		var seen []string
 		for _, h := range got {
-			seen = append(seen, h.At().Sub(now).String()+" "+h.Source)
+			seen = append(seen, fmt.Sprintf("%s %s %d", h.At().Sub(now), h.Source, h.Requests))
 			if h.ListingID != fx.listingID || h.Workload != "general" || h.CacheRelevant {
 				t.Errorf("row read back as %+v", h)
 			}
 		}
-		if want := "[-2m0s a -1m20s a -2m0s b -1m0s a]"; fmt.Sprint(seen) != want {
-			t.Errorf("holders read back %v, want %s (the old one pruned, the first report of a second kept, a minute by source then second)", seen, want)
+		if want := "[-2m0s a 0 -1m20s a 17 -2m0s b 0 -1m0s a 0]"; fmt.Sprint(seen) != want {
+			t.Errorf("holders read back %v, want %s (the old one pruned, the first report of a second kept, a minute by source then second, each with its elections)", seen, want)
 		}
 		if other := byModel["glm-5"]; len(other) != 0 {
 			t.Errorf("another model's holders: %v", other)
