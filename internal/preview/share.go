@@ -154,6 +154,24 @@ func MixFromDemand(d map[string]catalogue.WorkloadDemand) (map[string]float64, i
 	return mix, total
 }
 
+// MixKeyOf is the key of the mix (MixFromDemand) a gateway shape's
+// requests count under: the general workload's small one-shots and large
+// prompts by whether the cache matters (a prompt of at least
+// election.CachePromptTokens, or a session's opener), coding and chat by
+// their workload. False for a workload the mix does not have.
+func MixKeyOf(workload string, cacheRelevant bool) (string, bool) {
+	switch workload {
+	case "general":
+		if cacheRelevant {
+			return "large", true
+		}
+		return "small", true
+	case "coding", "chat":
+		return workload, true
+	}
+	return "", false
+}
+
 // SharePartsFromDemand is the part of each shape's requests routed under
 // the share policy, as the gateways reported it per workload (the small
 // one-shots and large prompts of the general workload alike); nil when

@@ -180,3 +180,51 @@ func TestAMinutesPartsAreWeighedByItsElections(t *testing.T) {
 		}
 	}
 }
+
+// TestAPartHoldsTheMixRoutingElectedInIt: where the gateway counted its
+// elections, each shape's requests of the hour are spread over the parts
+// as its elections were (a burst of 16 small requests in 13:00's first
+// second, the small shape moved at 13:00:01 and 5 more after it, the
+// large and coding shapes' elections over the whole minute), so the part
+// before the move holds mostly small requests; a shape no row counted
+// (chat) keeps the parts' weights; the parts' weights add up to the hour.
+// An hour without counted elections keeps the hour's mix in every part.
+func TestAPartHoldsTheMixRoutingElectedInIt(t *testing.T) {
+	h := time.Date(2026, 12, 2, 13, 0, 0, 0, time.UTC)
+	row := func(second int, workload string, cache bool, elections int64) catalogue.ShapeHolder {
+		return catalogue.ShapeHolder{Model: "kimi", Workload: workload, CacheRelevant: cache, ListingID: 1, Minute: h, Second: second, Requests: elections}
+	}
+	rows := []catalogue.ShapeHolder{row(0, "general", false, 16), row(1, "general", false, 5), row(0, "general", true, 7), row(0, "coding", true, 9)}
+	rows[1].ListingID = 2
+	mix := map[string]float64{"small": 21, "large": 7, "coding": 9, "chat": 3}
+	starts := []time.Time{h, h.Add(time.Second)}
+	given := []float64{0.25, 0.75}
+	mixes, weights := partMixes(mix, h, starts, given, electedSpans(rows))
+	if len(mixes) != 2 {
+		t.Fatalf("mixes %v", mixes)
+	}
+	const total = 40.0
+	want := map[string][2]float64{
+		"small":  {21 / total * 16 / 21, 21 / total * 5 / 21},
+		"large":  {7 / total / 60, 7 / total * 59 / 60},
+		"coding": {9 / total / 60, 9 / total * 59 / 60},
+		"chat":   {3 / total * given[0], 3 / total * given[1]},
+	}
+	for k, w := range want {
+		for i := range 2 {
+			if math.Abs(mixes[i][k]-w[i]) > 1e-12 {
+				t.Errorf("part %d holds %.6f of the hour as %s, want %.6f", i, mixes[i][k], k, w[i])
+			}
+		}
+	}
+	if math.Abs(weights[0]+weights[1]-1) > 1e-12 || math.Abs(weights[0]-(want["small"][0]+want["large"][0]+want["coding"][0]+want["chat"][0])) > 1e-12 {
+		t.Errorf("parts weigh %v, want the sums of their mixes, adding up to 1", weights)
+	}
+	uncounted := slices.Clone(rows)
+	for i := range uncounted {
+		uncounted[i].Requests = 0
+	}
+	if mixes, weights := partMixes(mix, h, starts, given, electedSpans(uncounted)); mixes != nil || !slices.Equal(weights, given) {
+		t.Errorf("without counted elections: mixes %v, weights %v; want none and the weights given", mixes, weights)
+	}
+}

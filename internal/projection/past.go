@@ -666,6 +666,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		if err != nil {
 			return p, nil, err
 		}
+		mixes, weights := partMixes(mix, h, splits, weights, elected)
 		heldBack := heldBackParts(ids, hourly, h, modelRequests[h])
 		// The hours routing learned from before h (those within the learned
 		// window), for the rates learned within it; a part adds the hour's
@@ -687,7 +688,11 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				}
 				learned, scratch = learnedWithin(earlier, scratch, hourly, market, h, from, learnedPart[i])
 			}
-			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: mix, Prompts: prompts, Kinds: kinds, Learned: learned,
+			partMix := mix
+			if mixes != nil {
+				partMix = mixes[i]
+			}
+			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: partMix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
@@ -948,6 +953,9 @@ const learnedLag = traffic.LearnedCacheFor / 2
 type electedSpan struct {
 	from, to  float64 // seconds of the minute
 	elections int64
+	// key is the mix key the row's shape counts under
+	// (preview.MixKeyOf; "" for none).
+	key string
 }
 
 // electedSpans are, by minute, the stretches the reported holder rows held
@@ -983,7 +991,8 @@ func electedSpans(reported []catalogue.ShapeHolder) map[time.Time][]electedSpan 
 		if out == nil {
 			out = map[time.Time][]electedSpan{}
 		}
-		out[r.Minute] = append(out[r.Minute], electedSpan{from: float64(r.Second), to: ends[i], elections: r.Requests})
+		key, _ := preview.MixKeyOf(r.Workload, r.CacheRelevant)
+		out[r.Minute] = append(out[r.Minute], electedSpan{from: float64(r.Second), to: ends[i], elections: r.Requests, key: key})
 	}
 	return out
 }
@@ -1013,6 +1022,68 @@ func electedWithin(spans []electedSpan, a, b float64) (part float64, ok bool) {
 		return 0, false
 	}
 	return in / total, true
+}
+
+// partMixes weighs the parts of the hour h starting at starts (weighing
+// weights, from hourSplits) shape by shape where the gateway counted its
+// elections: each shape's requests of the hour (its part of the hour's
+// mix) are spread over the parts as its elections were, so a part holds
+// the mix routing elected in it, not the hour's (a burst of small
+// requests at a minute's start, and the shape moved after it, gave the
+// part before the move the hour's mix of large and coding requests too).
+// A shape without counted elections in the hour keeps the part's weight.
+// It returns each part's mix and weight; nil mixes when nothing was
+// counted (every part takes the hour's mix and weights stand).
+func partMixes(mix map[string]float64, h time.Time, starts []time.Time, weights []float64, elected map[time.Time][]electedSpan) ([]map[string]float64, []float64) {
+	if len(starts) < 2 || len(elected) == 0 {
+		return nil, weights
+	}
+	ends := append(starts[1:len(starts):len(starts)], h.Add(time.Hour))
+	counted := make([]map[string]float64, len(starts))
+	total := map[string]float64{}
+	for m := h; m.Before(h.Add(time.Hour)); m = m.Add(time.Minute) {
+		for _, sp := range elected[m] {
+			if sp.key == "" {
+				continue
+			}
+			from, to := m.Add(time.Duration(sp.from*float64(time.Second))), m.Add(time.Duration(sp.to*float64(time.Second)))
+			for i := range starts {
+				lo, hi := maxTime(from, starts[i]), minTime(to, ends[i])
+				if !hi.After(lo) {
+					continue
+				}
+				n := float64(sp.elections) * hi.Sub(lo).Seconds() / (sp.to - sp.from)
+				if counted[i] == nil {
+					counted[i] = map[string]float64{}
+				}
+				counted[i][sp.key] += n
+				total[sp.key] += n
+			}
+		}
+	}
+	if len(total) == 0 {
+		return nil, weights
+	}
+	sum := 0.0
+	for _, v := range mix {
+		sum += max(v, 0)
+	}
+	if sum == 0 {
+		return nil, weights
+	}
+	mixes, out := make([]map[string]float64, len(starts)), make([]float64, len(starts))
+	for i := range starts {
+		mixes[i] = make(map[string]float64, len(mix))
+		for k, v := range mix {
+			part := weights[i]
+			if total[k] > 0 {
+				part = counted[i][k] / total[k]
+			}
+			mixes[i][k] = max(v, 0) / sum * part
+			out[i] += mixes[i][k]
+		}
+	}
+	return mixes, out
 }
 
 // hourSplits cuts the hour h at the times given (fare publications, health
