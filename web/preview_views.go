@@ -235,10 +235,16 @@ func displaceLine(w projection.WinPlan, lead string) string {
 		templates.Multiplier(w.Displace.Value), templates.Dollars(w.DisplaceInput), templates.Dollars(w.DisplaceOutput))
 }
 
+// setPartName names the part of a scenario's requests that carried a set
+// of preferences, as the preview's rows and "wins now" name it.
+func setPartName(scenario string, part float64, set string) string {
+	return fmt.Sprintf("%s: the %s asking for %s", scenario, templates.Pct(100*part), set)
+}
+
 // setWinRow says what it takes to win the part of a scenario's requests
 // that carried one set of preferences: their own ballot decides them.
 func setWinRow(scenario string, set projection.SetProspect) templates.WinRow {
-	name := fmt.Sprintf("%s: the %s asking for %s", scenario, templates.Pct(100*set.Part), set.Set)
+	name := setPartName(scenario, set.Part, set.Set)
 	switch {
 	case set.Winner == "":
 		return templates.WinRow{Scenario: name, Status: "No one serves these", Class: "excluded",

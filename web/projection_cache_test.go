@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"math"
@@ -322,6 +323,38 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 	}
 	if compared < 6 {
 		t.Errorf("compared %d listings, want the demo's nebula and orbit listings in service", compared)
+	}
+	// "Wins now" on /operations follows the same sets: where orbit does
+	// not hold the small one-shots, it takes the part whose provider order
+	// names it first, and the holder's win says that part went elsewhere.
+	staff := p.client()
+	staff.login("admin@airside.example")
+	ops := staff.get("/operations")
+	wantStatus(t, "operations", ops, http.StatusOK)
+	winsOf := map[int64]string{}
+	for _, m := range regexp.MustCompile(`<a href="/listings/(\d+)"><bdi>[^<]*</bdi></a></td><td>[^<]*</td><td>([^<]*)</td>`).FindAllStringSubmatch(ops.body, -1) {
+		id, _ := strconv.ParseInt(m[1], 10, 64)
+		winsOf[id] = html.UnescapeString(m[2])
+	}
+	const small = "Small one-shot (auto)"
+	holdsSmall := regexp.MustCompile(`(^|, )` + regexp.QuoteMeta(small) + `(,|$| \(not)`)
+	taken := 0
+	for _, l := range all {
+		if l.CarrierSlug != "orbit" || l.Status != catalogue.StatusInService || holdsSmall.MatchString(winsOf[l.ID]) {
+			continue
+		}
+		taken++
+		if set := small + ": the 25.0 % asking for the provider order orbit"; !strings.Contains(winsOf[l.ID], set) {
+			t.Errorf("orbit/%s wins %q now, want %q", l.Model.Slug, winsOf[l.ID], set)
+		}
+		if !slices.ContainsFunc(all, func(o catalogue.Listing) bool {
+			return o.Model.Slug == l.Model.Slug && strings.Contains(winsOf[o.ID], small+" (not the ")
+		}) {
+			t.Errorf("%s: no listing's %q says what part went elsewhere", l.Model.Slug, small)
+		}
+	}
+	if taken == 0 {
+		t.Error("orbit holds every model's small one-shots: the test needs one it does not")
 	}
 }
 

@@ -34,7 +34,7 @@ type Projections interface {
 	SharesIn(ctx context.Context, listings []catalogue.Listing, since, until, from time.Time) (whole, tail map[int64]projection.Share, err error)
 	ShareNow(ctx context.Context, l *catalogue.Listing, past projection.Past) (projection.NowShare, error)
 	SharePolicyNow(ctx context.Context, l *catalogue.Listing) (projection.PolicyShare, error)
-	WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]string, error)
+	WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]projection.Win, error)
 	Holding(ctx context.Context, l *catalogue.Listing, asResumed bool) ([]projection.Hold, error)
 	// The kept rollup and fare history reads of the traffic pages.
 	FareHistory(ctx context.Context, ids []int64) (map[int64][]earnings.FareSpan, error)

@@ -343,12 +343,31 @@ func statementRow(l earnings.Line) templates.StatementRow {
 		Filed: templates.AmountUSD(l.Filed), Discount: templates.AmountUSD(l.Discount), LandingFee: templates.AmountUSD(l.LandingFee), Kept: templates.AmountUSD(l.Kept)}
 }
 
+// winsWords puts a listing's wins now into words, in scenario order: a
+// scenario it holds ("Small one-shot (auto)", with the part whose
+// preferences send it elsewhere), or the part of one it takes for a set of
+// preferences, as the preview names such rows.
+func winsWords(wins []projection.Win) string {
+	words := make([]string, len(wins))
+	for i, w := range wins {
+		switch {
+		case w.Set != "":
+			words[i] = setPartName(w.Scenario, w.Part, w.Set)
+		case w.Elsewhere > 0:
+			words[i] = fmt.Sprintf("%s (not the %s whose preferences go elsewhere)", w.Scenario, templates.Pct(100*w.Elsewhere))
+		default:
+			words[i] = w.Scenario
+		}
+	}
+	return strings.Join(words, ", ")
+}
+
 // incidentHours is how recent a listing's latest hour must be for
 // operations to show its incident as open.
 const incidentHours = 2 * time.Hour
 
 func operationsView(page templates.Page, model, carrier, sortBy string, listings []catalogue.Listing,
-	d trafficData, projected map[int64]string, wins map[int64][]string, waiting []workflow.Filing, now time.Time) templates.OperationsView {
+	d trafficData, projected map[int64]string, wins map[int64][]projection.Win, waiting []workflow.Filing, now time.Time) templates.OperationsView {
 	v := templates.OperationsView{Page: page, Model: model, Carrier: carrier, Sort: sortBy, Waiting: len(waiting)}
 	waitingOf := map[int64]workflow.Filing{}
 	for _, f := range waiting {
@@ -380,7 +399,7 @@ func operationsView(page templates.Page, model, carrier, sortBy string, listings
 		}
 		modelReq := d.modelTotals[l.Model.ID]
 		r := row{OperationsRow: templates.OperationsRow{Model: l.Model.Name, Carrier: l.CarrierName, URL: fmt.Sprintf("/listings/%d", l.ID),
-			Status: l.Status.Label(), Wins: strings.Join(wins[l.ID], ", "), Requests: templates.Count(requests)},
+			Status: l.Status.Label(), Wins: winsWords(wins[l.ID]), Requests: templates.Count(requests)},
 			share: -1, uptime: -1, requests: requests}
 		if modelReq > 0 {
 			r.share = float64(requests) / float64(modelReq)

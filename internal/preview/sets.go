@@ -96,6 +96,45 @@ func setProspects(in Input, sc Scenario, f *fare.Fare, s *election.Solver, plain
 	return out, left, leftPart
 }
 
+// SetHold is who takes the requests of an auto shape that carried one set
+// of preferences.
+type SetHold struct {
+	// Set is the set in words (SetWords); Part its part of the shape's
+	// requests, scaled as the share weighs them (setsScale).
+	Set  string
+	Part float64
+	// Holder is the candidate that takes them ("" when no listing may).
+	Holder string
+}
+
+// SetHolders elects each set of preferences of an auto shape (prefs, the
+// shape's Input.Preferences) on plain, the shape's ballot, and says who
+// takes its requests as the gateway routes them (electPreferred, as the
+// projected share does): a provider order, or preferences leaving one
+// listing, the first listing tried; otherwise the shape's holder
+// (holder) while it may serve them and keeps its lead, else their own
+// winner.
+func SetHolders(plain election.Ballot, holder string, prefs []PreferencePart) []SetHold {
+	prefs = slices.DeleteFunc(slices.Clone(prefs), func(p PreferencePart) bool { return p.Part <= 0 || p.Preferences == nil })
+	scale, _ := setsScale(prefs)
+	var out []SetHold
+	var res election.Result
+	for _, p := range prefs {
+		b := plain // each set elects on a copy; the candidates are only read
+		provider := p.Preferences.Provider
+		b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
+		hold := SetHold{Set: SetWords(p.Preferences), Part: p.Part * scale}
+		take := func(i int) { hold.Holder = res.Candidates[i].ID }
+		electPreferred(&b, &res, holder, func(i int, _ float64, explored bool) {
+			if !explored {
+				take(i)
+			}
+		}, take)
+		out = append(out, hold)
+	}
+	return out
+}
+
 // setsScale is what each set's part is multiplied by, and the part of the
 // shape the sets carry: all of it at most, the parts scaled down when they
 // add up to more.

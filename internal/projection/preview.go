@@ -116,15 +116,33 @@ func (pj *Projector) ImpactOf(ctx context.Context, modelID int64, model string, 
 	return out, nil
 }
 
+// Win is a standard scenario a listing wins now, or the part of one it
+// takes for the preferences its requests carried.
+type Win struct {
+	Scenario string
+	// Set, when not "", is a set of preferences (preview.SetWords) whose
+	// requests, Part of the scenario's, the listing takes while another
+	// holds the scenario.
+	Set  string
+	Part float64
+	// Elsewhere, on the holder's win, is the part of the scenario's
+	// requests whose preferences send them to other listings.
+	Elsewhere float64
+}
+
 // WinsNow is, for each listing, the standard scenarios it wins now as the
 // gateway routes them: elected on the snapshot's compiled ballots (as the
 // gateway's winner-only elections run) and, under auto, held by the shape's
 // incumbent where the projection of since to until left one and it keeps
 // the shape under the stable preference (within the incumbent margin of
 // the winner, at or above the stable uptime): a cheaper fare that has not
-// cleared the margin wins nothing yet. The projection is the one the page
-// shows beside it (kept: asking again costs nothing).
-func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]string, error) {
+// cleared the margin wins nothing yet. Under auto, the requests that
+// carried sets of preferences (the model's measured demand, as the
+// preview's) go where each set sends them (preview.SetHolders): a listing
+// taking a set it does not hold the scenario for wins that part, and the
+// holder's win says what part went elsewhere. The projection is the one
+// the page shows beside it (kept: asking again costs nothing).
+func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]Win, error) {
 	byCandidate := map[string]int64{}
 	var models []string
 	for i := range listings {
@@ -136,10 +154,21 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 		return nil, err
 	}
 	models = slices.Compact(slices.Sorted(slices.Values(models)))
+	// The sets of preferences each model's requests carried (kept per
+	// model until its demand moves).
+	prefs := make(map[string]map[string][]preview.PreferencePart, len(models))
+	for _, slug := range models {
+		d, err := pj.Demand(ctx, slug)
+		if err != nil {
+			return nil, err
+		}
+		prefs[slug] = preview.PreferencePartsFromDemand(d)
+	}
 	// The answer depends on the snapshot, the listings asked of, each
-	// model's holders and the minute (a time-of-day block): kept while they
-	// hold, since a page read after each metric batch would otherwise run
-	// a full election for every shape whose holder is not the winner.
+	// model's holders and sets of preferences, and the minute (a
+	// time-of-day block): kept while they hold, since a page read after
+	// each metric batch would otherwise run a full election for every
+	// shape whose holder is not the winner.
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d|", now.Unix()/60)
 	for _, id := range slices.Sorted(maps.Keys(byCandidate)) {
@@ -150,6 +179,11 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 		for _, shape := range slices.Sorted(maps.Keys(holders)) {
 			fmt.Fprintf(h, "%s/%s=%s;", slug, shape, holders[shape])
 		}
+		for _, shape := range slices.Sorted(maps.Keys(prefs[slug])) {
+			for _, p := range prefs[slug][shape] {
+				fmt.Fprintf(h, "%s/%s:%s=%g;", slug, shape, p.Key, p.Part)
+			}
+		}
 	}
 	key := h.Sum64()
 	pj.wins.mu.Lock()
@@ -159,7 +193,7 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 		return kept, nil
 	}
 	pj.wins.mu.Unlock()
-	wins := map[int64][]string{}
+	wins := map[int64][]Win{}
 	for _, slug := range models {
 		holders := projected[slug].end.holders
 		for _, sc := range preview.StandardScenarios() {
@@ -168,13 +202,27 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 			if !ok || id == "" {
 				continue
 			}
+			win := Win{Scenario: sc.Name}
 			if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
 				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(snap, req, incumbent) {
 					id = incumbent
 				}
+				if sets := prefs[slug][shape]; len(sets) > 0 {
+					if b, ok := snap.Ballot(req, nil); ok {
+						for _, set := range preview.SetHolders(b, id, sets) {
+							if set.Holder == id {
+								continue
+							}
+							win.Elsewhere += set.Part
+							if lid, ok := byCandidate[set.Holder]; ok {
+								wins[lid] = append(wins[lid], Win{Scenario: sc.Name, Set: set.Set, Part: set.Part})
+							}
+						}
+					}
+				}
 			}
 			if lid, ok := byCandidate[id]; ok {
-				wins[lid] = append(wins[lid], sc.Name)
+				wins[lid] = append(wins[lid], win)
 			}
 		}
 	}
@@ -190,7 +238,7 @@ type winsKept struct {
 	mu   sync.Mutex
 	snap *routing.Snapshot
 	key  uint64
-	by   map[int64][]string
+	by   map[int64][]Win
 }
 
 // keeps reports whether the incumbent keeps the request's shape against

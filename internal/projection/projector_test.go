@@ -96,6 +96,12 @@ func (m *market) DemandShapes(_ context.Context, _ string, since time.Time, _ in
 				o := out[k]
 				o.Requests += w.Requests
 				o.PromptTokens += w.PromptTokens
+				for set, n := range w.Preferences {
+					if o.Preferences == nil {
+						o.Preferences = map[string]int64{}
+					}
+					o.Preferences[set] += n
+				}
 				out[k] = o
 			}
 		}
@@ -292,7 +298,7 @@ func TestWinsNowKeepsTheIncumbentWithinItsMargin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return wins, winner == "b/glm-5"
+		return scenariosWon(wins), winner == "b/glm-5"
 	}
 	// The highest rival fare that wins the election: within the margin.
 	var inside, outside money.Micros
@@ -321,6 +327,20 @@ func TestWinsNowKeepsTheIncumbentWithinItsMargin(t *testing.T) {
 	if slices.Contains(wins[1], auto) || !slices.Contains(wins[2], auto) {
 		t.Errorf("rival at %v, past the margin: a wins %q, b wins %q", outside, wins[1], wins[2])
 	}
+}
+
+// scenariosWon are the scenarios each listing wins, sets of preferences
+// apart.
+func scenariosWon(wins map[int64][]Win) map[int64][]string {
+	out := map[int64][]string{}
+	for id, ws := range wins {
+		for _, w := range ws {
+			if w.Set == "" {
+				out[id] = append(out[id], w.Scenario)
+			}
+		}
+	}
+	return out
 }
 
 // TestTheProjectionElectsOnTheHealthRoutingWasServed: where the live health
@@ -451,6 +471,70 @@ func TestHoldingSaysWhatLeadTakesTheShape(t *testing.T) {
 	}
 	if h := holding(100000, catalogue.StatusPaused, true); !h.Eligible || !h.Mine {
 		t.Errorf("paused, as if resumed at a far lower fare: %+v", h)
+	}
+}
+
+// TestWinsNowSendsEachSetOfPreferencesWhereRoutingDoes: "wins now" under
+// auto follows the sets of preferences the model's requests carried: a
+// provider order naming the dearer listing first gives it that part of the
+// small one-shots, and the cheaper listing's win says that part went
+// elsewhere; a set both may serve stays with the holder. Without sets the
+// wins are the scenarios alone.
+func TestWinsNowSendsEachSetOfPreferencesWhereRoutingDoes(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	since, until := now.Add(-24*time.Hour), now.Truncate(time.Hour).Add(time.Hour)
+	const small = "Small one-shot (auto)"
+	for _, withSets := range []bool{false, true} {
+		m := newMarket(now, 300000, 500000)
+		if withSets {
+			d := m.demand[now.Truncate(time.Hour)]["general"]
+			d.Preferences = map[string]int64{"prefs:order:b": d.Requests / 5, "prefs:ignore:c": d.Requests / 10}
+			m.demand[now.Truncate(time.Hour)]["general"] = d
+		}
+		pj := projectorOn(m, &now)
+		snap, err := pj.Routing.Current(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wins, err := pj.WinsNow(context.Background(), snap, m.listings, since, until, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var aSmall *Win
+		for i, w := range wins[1] {
+			if w.Scenario == small && w.Set == "" {
+				aSmall = &wins[1][i]
+			}
+		}
+		var bSets []Win
+		for _, w := range wins[2] {
+			if w.Set != "" {
+				bSets = append(bSets, w)
+			}
+		}
+		if aSmall == nil {
+			t.Fatalf("sets %v: the cheaper listing does not hold %q: %+v", withSets, small, wins)
+		}
+		if !withSets {
+			if aSmall.Elsewhere != 0 || len(bSets) != 0 {
+				t.Errorf("without sets: a's win %+v, b's sets %+v; want the scenario alone", *aSmall, bSets)
+			}
+			continue
+		}
+		// Requests carried the sets in the one hour of demand with them:
+		// their parts are of the week's general requests.
+		total := 0.0
+		for _, d := range m.demand {
+			total += float64(d["general"].Requests)
+		}
+		order := float64(m.demand[now.Truncate(time.Hour)]["general"].Requests/5) / total
+		if math.Abs(aSmall.Elsewhere-order) > 1e-9 {
+			t.Errorf("a's small one-shots: %.4f went elsewhere, want the ordered set's %.4f (the set both may serve stays)", aSmall.Elsewhere, order)
+		}
+		want := Win{Scenario: small, Set: "the provider order b", Part: order}
+		if len(bSets) != 2 || bSets[0].Scenario != want.Scenario || bSets[0].Set != want.Set || math.Abs(bSets[0].Part-order) > 1e-9 {
+			t.Errorf("b takes %+v, want %+v in each auto scenario of the general workload", bSets, want)
+		}
 	}
 }
 
