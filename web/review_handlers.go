@@ -145,12 +145,12 @@ func (s *Server) addReviewPanels(c echo.Context, f *workflow.Filing, v *template
 		}
 		v.ImpactTitle = "Impact on routing, now (" + now.Format("Mon 15:04") + " UTC)"
 		for _, imp := range impact.Sets[0] {
-			v.Impact = append(v.Impact, impactRow(imp, impact.Names))
+			v.Impact = append(v.Impact, impactRows(imp, impact.Names)...)
 		}
 		for i, b := range blocks {
 			set := templates.ImpactSet{Title: b.label + " (" + b.at.Format("Mon 15:04") + " UTC)"}
 			for _, imp := range impact.Sets[i+1] {
-				set.Rows = append(set.Rows, impactRow(imp, impact.Names))
+				set.Rows = append(set.Rows, impactRows(imp, impact.Names)...)
 			}
 			v.ImpactSets = append(v.ImpactSets, set)
 		}
@@ -192,18 +192,32 @@ func shareText(st projection.ShareStanding) string {
 	return templates.Share(st.Outcome.Share)
 }
 
-func impactRow(imp projection.ScenarioImpact, names map[string]string) templates.ImpactRow {
+// impactRows are a scenario's row of the impact panel and, under it, a row
+// for each part of its requests that carried a set of preferences (named
+// as the preview names them; the share policy does not apply to them).
+func impactRows(imp projection.ScenarioImpact, names map[string]string) []templates.ImpactRow {
+	row := impactRow(imp.Scenario.Name, imp.Before, imp.After, names)
+	row.ShareBefore, row.ShareAfter = shareText(imp.ShareBefore), shareText(imp.ShareAfter)
+	rows := []templates.ImpactRow{row}
+	for _, set := range imp.Sets {
+		r := impactRow(setPartName(imp.Scenario.Name, set.Part, set.Set), set.Before, set.After, names)
+		r.ShareBefore, r.ShareAfter = "—", "—"
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// impactRow is the listing's standing on one ballot before and after.
+func impactRow(scenario string, b, a projection.Standing, names map[string]string) templates.ImpactRow {
 	name := func(id string) string {
 		if n, ok := names[id]; ok {
 			return n
 		}
 		return orDash(id)
 	}
-	row := templates.ImpactRow{Scenario: imp.Scenario.Name, WinnerBefore: name(imp.Before.Winner), Winner: name(imp.After.Winner)}
-	row.BeforeRank, row.BeforeScore = standingText(imp.Before)
-	row.AfterRank, row.AfterScore = standingText(imp.After)
-	row.ShareBefore, row.ShareAfter = shareText(imp.ShareBefore), shareText(imp.ShareAfter)
-	b, a := imp.Before, imp.After
+	row := templates.ImpactRow{Scenario: scenario, WinnerBefore: name(b.Winner), Winner: name(a.Winner)}
+	row.BeforeRank, row.BeforeScore = standingText(b)
+	row.AfterRank, row.AfterScore = standingText(a)
 	switch {
 	case a.Eligible && (!b.Eligible || a.Rank < b.Rank):
 		row.Class = "better"

@@ -3,14 +3,17 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/airside/airside/internal/account"
+	"github.com/airside/airside/internal/apitoken"
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/demo"
 	"github.com/airside/airside/internal/store"
@@ -458,5 +461,73 @@ func TestTheReviewersImpactIsTheCarriersPreview(t *testing.T) {
 	}
 	if compared == 0 {
 		t.Errorf("the impact panel shows no share under the share policy:\n%s", impact)
+	}
+}
+
+// TestTheReviewersImpactWeighsEachSetOfPreferences: where the model's
+// requests carried sets of preferences, the impact panel has a row under
+// each auto scenario of the general workload for each set, named as the
+// preview names it, ranked on that set's own ballot: a provider order
+// naming orbit first gives orbit those requests before and after a
+// nebula filing, whatever its prices.
+func TestTheReviewersImpactWeighsEachSetOfPreferences(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	ctx := context.Background()
+	all, err := p.store.FindListings(ctx, catalogue.ListingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine *catalogue.Listing
+	orbit := ""
+	for i := range all {
+		l := &all[i]
+		if l.CarrierSlug != "nebula" || l.Status != catalogue.StatusInService {
+			continue
+		}
+		for _, o := range all {
+			if o.CarrierSlug == "orbit" && o.Model.Slug == l.Model.Slug && o.Status == catalogue.StatusInService {
+				mine, orbit = l, o.CarrierName
+			}
+		}
+	}
+	if mine == nil {
+		t.Fatal("the demo has no model both nebula and orbit serve")
+	}
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
+	wantStatus(t, "post demand with preferences", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, fmt.Sprintf(
+		`{"buckets":[],"demand":[{"model":%q,"workload":"general","minute":%q,"source":"gw","requests":2000,"promptTokens":2000000,
+		"asked":{"prefs:order:orbit":500}}]}`, mine.Model.Slug, minute)), http.StatusAccepted)
+
+	filing := submitFiling(t, p, "member@nebula.example", mine.ID, fareValues().Get("input"))
+	rev := p.client()
+	rev.login("reviewer@airside.example")
+	page := rev.get(filing)
+	wantStatus(t, "the filing, as the reviewer sees it", page, http.StatusOK)
+	impact := regexp.MustCompile(`(?s)data-testid="impact".*?</table>`).FindString(page.body)
+	rows := map[string][]string{}
+	var order []string
+	for _, m := range regexp.MustCompile(`(?s)<tr[^>]*><td>([^<]*)</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td><bdi>([^<]*)</bdi></td><td class="num"><strong>[^<]*</strong></td><td class="num">[^<]*</td><td><bdi>([^<]*)</bdi></td>`).
+		FindAllStringSubmatch(impact, -1) {
+		name := html.UnescapeString(m[1])
+		rows[name] = []string{html.UnescapeString(m[2]), html.UnescapeString(m[3])}
+		order = append(order, name)
+	}
+	for _, scenario := range []string{"Small one-shot (auto)", "Large prompt, general API (auto)"} {
+		set := scenario + ": the 25.0 % asking for the provider order orbit"
+		r, ok := rows[set]
+		if !ok {
+			t.Errorf("no impact row %q; rows %q", set, order)
+			continue
+		}
+		if r[0] != orbit || r[1] != orbit {
+			t.Errorf("%s: winner %s now and %s after, want %s both times (their order names it first)", set, r[0], r[1], orbit)
+		}
+		if i := slices.Index(order, set); i < 1 || order[i-1] != scenario {
+			t.Errorf("the row %q is not under its scenario: %q", set, order)
+		}
+	}
+	if _, ok := rows["Coding agent session opener (auto): the 25.0 % asking for the provider order orbit"]; ok {
+		t.Error("a set of the general workload's requests is shown under the coding scenario")
 	}
 }

@@ -222,8 +222,7 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 						continue
 					}
 					prefBallot = *b
-					provider := p.Preferences.Provider
-					prefBallot.Request.Provider, prefBallot.Request.Regions = &provider, p.Preferences.Regions
+					carryPreferences(&prefBallot, p.Preferences)
 					served += part * electPreferred(&prefBallot, &prefResult, incumbents[shape.Key], func(i int, s float64, explored bool) {
 						shares[at[i]].Total += part * s
 						if explored {

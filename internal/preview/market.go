@@ -240,11 +240,27 @@ type ScenarioImpact struct {
 	// on the share policy (election.md sec. 8): its share of the
 	// scenario's requests as published and with the change.
 	ShareBefore, ShareAfter ShareStanding
+	// Sets are, under auto, the parts of the scenario's requests that
+	// carried sets of preferences, each elected on a ballot of its own.
+	Sets []SetImpact
+}
+
+// SetImpact is the listing's standing, as published and with the change,
+// on the ballot of the part of a scenario's requests that carried one set
+// of preferences (Set in words, Part of the scenario's requests). Each
+// Winner is who takes those requests: the plain winner where it may serve
+// them, an order's first listing whatever the prices.
+type SetImpact struct {
+	Set           string
+	Part          float64
+	Before, After Standing
 }
 
 // Impact computes, for every standard scenario, the listing's standing as
-// published and with the change applied, against the same competitors.
-func Impact(m Market, model string, change Change, at time.Time) []ScenarioImpact {
+// published and with the change applied, against the same competitors, and
+// under auto on the ballot of each set of preferences the scenario's
+// requests carried (prefs by shape key, Input.Preferences).
+func Impact(m Market, model string, change Change, at time.Time, prefs map[string][]PreferencePart) []ScenarioImpact {
 	var out []ScenarioImpact
 	for _, sc := range StandardScenarios() {
 		req := sc.Request(model, at)
@@ -253,8 +269,20 @@ func Impact(m Market, model string, change Change, at time.Time) []ScenarioImpac
 		b, _ := StandingIn(&before, bi)
 		a, _ := StandingIn(&after, ai)
 		in := Input{Market: m, Model: model, ListingID: change.ListingID, At: at}
-		out = append(out, ScenarioImpact{Scenario: sc, Before: b, After: a,
-			ShareBefore: shareStanding(in, sc, Change{ListingID: change.ListingID}), ShareAfter: shareStanding(in, sc, change)})
+		imp := ScenarioImpact{Scenario: sc, Before: b, After: a,
+			ShareBefore: shareStanding(in, sc, Change{ListingID: change.ListingID}), ShareAfter: shareStanding(in, sc, change)}
+		if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
+			for _, p := range scaledSets(prefs[shape]) {
+				set := SetImpact{Set: SetWords(p.Preferences), Part: p.Part}
+				b, a := before, after
+				carryPreferences(&b, p.Preferences)
+				carryPreferences(&a, p.Preferences)
+				set.Before, _ = StandingIn(&b, bi)
+				set.After, _ = StandingIn(&a, ai)
+				imp.Sets = append(imp.Sets, set)
+			}
+		}
+		out = append(out, imp)
 	}
 	return out
 }

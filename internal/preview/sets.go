@@ -53,8 +53,7 @@ func setProspects(in Input, sc Scenario, f *fare.Fare, s *election.Solver, plain
 	for _, p := range prefs {
 		part := p.Part * scale
 		b := plain // each set elects on a copy; the candidates are only read
-		provider := p.Preferences.Provider
-		b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
+		carryPreferences(&b, p.Preferences)
 		st := SetProspect{Set: SetWords(p.Preferences), Key: p.Key, Part: part}
 		election.ElectInto(&b, &res)
 		st.Mine = mineOf(&res, me)
@@ -65,9 +64,10 @@ func setProspects(in Input, sc Scenario, f *fare.Fare, s *election.Solver, plain
 		}
 		winner := res.Candidates[res.Winner].ID
 		st.Winner = entries[res.Winner].Listing.CarrierName
-		ordered := len(provider.Order) > 0
+		order := p.Preferences.Provider.Order
+		ordered := len(order) > 0
 		switch {
-		case ordered && slices.ContainsFunc(provider.Order, func(e string) bool { return election.SlugMatches(e, winner) }):
+		case ordered && slices.ContainsFunc(order, func(e string) bool { return election.SlugMatches(e, winner) }):
 			st.OrderDecides = true
 			st.Holder, st.HolderIsMe = st.Winner, res.Winner == me
 			st.HolderNote = "their provider order tries " + st.Winner + " first, whatever the prices"
@@ -115,15 +115,12 @@ type SetHold struct {
 // (holder) while it may serve them and keeps its lead, else their own
 // winner.
 func SetHolders(plain election.Ballot, holder string, prefs []PreferencePart) []SetHold {
-	prefs = slices.DeleteFunc(slices.Clone(prefs), func(p PreferencePart) bool { return p.Part <= 0 || p.Preferences == nil })
-	scale, _ := setsScale(prefs)
 	var out []SetHold
 	var res election.Result
-	for _, p := range prefs {
-		b := plain // each set elects on a copy; the candidates are only read
-		provider := p.Preferences.Provider
-		b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
-		hold := SetHold{Set: SetWords(p.Preferences), Part: p.Part * scale}
+	for _, p := range scaledSets(prefs) {
+		b := plain
+		carryPreferences(&b, p.Preferences)
+		hold := SetHold{Set: SetWords(p.Preferences), Part: p.Part}
 		take := func(i int) { hold.Holder = res.Candidates[i].ID }
 		electPreferred(&b, &res, holder, func(i int, _ float64, explored bool) {
 			if !explored {
@@ -133,6 +130,25 @@ func SetHolders(plain election.Ballot, holder string, prefs []PreferencePart) []
 		out = append(out, hold)
 	}
 	return out
+}
+
+// scaledSets are the sets of preferences that carried requests, each part
+// scaled as the share weighs them (setsScale).
+func scaledSets(prefs []PreferencePart) []PreferencePart {
+	prefs = slices.DeleteFunc(slices.Clone(prefs), func(p PreferencePart) bool { return p.Part <= 0 || p.Preferences == nil })
+	scale, _ := setsScale(prefs)
+	for i := range prefs {
+		prefs[i].Part *= scale
+	}
+	return prefs
+}
+
+// carryPreferences makes the request of b (a copy of a scenario's ballot:
+// the candidates are shared, an election only reads them) carry the set of
+// preferences p.
+func carryPreferences(b *election.Ballot, p *catalogue.Preferences) {
+	provider := p.Provider
+	b.Request.Provider, b.Request.Regions = &provider, p.Regions
 }
 
 // setsScale is what each set's part is multiplied by, and the part of the

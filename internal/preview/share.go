@@ -236,8 +236,7 @@ func preferredShare(in Input, sc Scenario, kinds []Kind, prefs []PreferencePart)
 				continue
 			}
 			b := kind
-			provider := p.Preferences.Provider
-			b.Request.Provider, b.Request.Regions = &provider, p.Preferences.Regions
+			carryPreferences(&b, p.Preferences)
 			servable += part * electPreferred(&b, &res, incumbent, func(i int, s float64, exploring bool) {
 				if i == me {
 					share += part * s

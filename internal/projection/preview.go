@@ -94,8 +94,10 @@ type Impact struct {
 
 // ImpactOf is what change (to a listing of the model) does to each
 // standard scenario at each time in at, elected as the carrier's preview
-// elects (on the rates routing learned and each shape's holder), so the
-// reviewer reads the scores the carrier saw before filing.
+// elects (on the rates routing learned and each shape's holder, and each
+// set of preferences the model's measured demand carried on a ballot of
+// its own), so the reviewer reads the scores the carrier saw before
+// filing.
 func (pj *Projector) ImpactOf(ctx context.Context, modelID int64, model string, change preview.Change, at ...time.Time) (Impact, error) {
 	m, err := pj.Market(ctx, modelID)
 	if err != nil {
@@ -106,12 +108,17 @@ func (pj *Projector) ImpactOf(ctx context.Context, modelID int64, model string, 
 			return Impact{}, err
 		}
 	}
+	d, err := pj.Demand(ctx, model)
+	if err != nil {
+		return Impact{}, err
+	}
+	prefs := preview.PreferencePartsFromDemand(d)
 	out := Impact{Names: map[string]string{}}
 	for i := range m.Listings {
 		out.Names[preview.CandidateID(&m.Listings[i])] = m.Listings[i].CarrierName
 	}
 	for _, t := range at {
-		out.Sets = append(out.Sets, preview.Impact(m, model, change, t))
+		out.Sets = append(out.Sets, preview.Impact(m, model, change, t, prefs))
 	}
 	return out, nil
 }
