@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -14,6 +15,17 @@ import (
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/store"
 )
+
+// operationsWins are the "wins now" of each listing on an operations page,
+// by listing id, unescaped.
+func operationsWins(body string) map[int64]string {
+	out := map[int64]string{}
+	for _, m := range regexp.MustCompile(`<a href="/listings/(\d+)"><bdi>[^<]*</bdi></a></td><td>[^<]*</td><td>([^<]*)</td>`).FindAllStringSubmatch(body, -1) {
+		id, _ := strconv.ParseInt(m[1], 10, 64)
+		out[id] = html.UnescapeString(m[2])
+	}
+	return out
+}
 
 // TestOperationsWinnersAreTheElections: "wins now" on the operations page
 // (with no traffic yet, so no incumbent: internal/projection tests the
@@ -30,11 +42,7 @@ func TestOperationsWinnersAreTheElections(t *testing.T) {
 	c.login("reviewer@airside.example")
 	res := c.get("/operations")
 	wantStatus(t, "operations", res, http.StatusOK)
-	got := map[int64]string{}
-	for _, m := range regexp.MustCompile(`<a href="/listings/(\d+)"><bdi>[^<]*</bdi></a></td><td>[^<]*</td><td>([^<]*)</td>`).FindAllStringSubmatch(res.body, -1) {
-		id, _ := strconv.ParseInt(m[1], 10, 64)
-		got[id] = m[2]
-	}
+	got := operationsWins(res.body)
 	listings, err := p.store.FindListings(ctx, catalogue.ListingFilter{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"math"
@@ -331,11 +330,7 @@ func TestThePreviewOfAPublishedFareIsTheTrafficPagesNow(t *testing.T) {
 	staff.login("admin@airside.example")
 	ops := staff.get("/operations")
 	wantStatus(t, "operations", ops, http.StatusOK)
-	winsOf := map[int64]string{}
-	for _, m := range regexp.MustCompile(`<a href="/listings/(\d+)"><bdi>[^<]*</bdi></a></td><td>[^<]*</td><td>([^<]*)</td>`).FindAllStringSubmatch(ops.body, -1) {
-		id, _ := strconv.ParseInt(m[1], 10, 64)
-		winsOf[id] = html.UnescapeString(m[2])
-	}
+	winsOf := operationsWins(ops.body)
 	const small = "Small one-shot (auto)"
 	holdsSmall := regexp.MustCompile(`(^|, )` + regexp.QuoteMeta(small) + `(,|$| \(not)`)
 	taken := 0

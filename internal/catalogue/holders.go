@@ -14,13 +14,12 @@ import (
 // it: the holder after the minute's first election of the shape, at that
 // election's second, and after each later election in the minute that
 // moved the shape (MaxHolderRows), with the elections the row held. The
-// projection starts a part of an
-// hour at every second a reported holder changed, from the holders routing
-// reported rather than those it replays: it cannot know which kind of
-// request opened a shape (a streamed request may elect another listing
-// than a plain one, and the first keeps the shape within the incumbent
-// margin), nor see the gateway's own limits move a shape (a slow incumbent
-// loses it to the winner).
+// projection starts a part of an hour at every second a reported holder
+// changed, from the holders routing reported rather than those it
+// replays: it cannot know which kind of request opened a shape (a streamed
+// request may elect another listing than a plain one, and the first keeps
+// the shape within the incumbent margin), nor see the gateway's own limits
+// move a shape (a slow incumbent loses it to the winner).
 type ShapeHolder struct {
 	Model         string    `json:"model"`
 	Workload      string    `json:"workload"`

@@ -20,10 +20,9 @@ func (s *holderStore) RecordShapeHolders(_ context.Context, h []ShapeHolder) (in
 // another model, an unknown listing, a workload the contract lacks, a
 // minute that is not a minute's start or outside what the portal takes, a
 // second outside the minute, one shape's second twice, elections below zero
-// or more rows of a
-// shape's minute than MaxHolderRows, is refused naming the row and field,
-// and nothing of it is stored; a good one (a minute's first holder and a
-// move later in it) is stored whole.
+// or more rows of a shape's minute than MaxHolderRows, is refused naming
+// the row and field, and nothing of it is stored; a good one (a minute's
+// first holder and moves later in it) is stored whole.
 func TestShapeHolderReportsAreCheckedWhole(t *testing.T) {
 	good := ShapeHolder{Model: "kimi", Workload: "general", ListingID: 7, Minute: minute(1), Source: "gw"}
 	with := func(change func(*ShapeHolder)) ShapeHolder {

@@ -32,26 +32,20 @@ const MaxSetProspects = 4
 func setProspects(in Input, sc Scenario, f *fare.Fare, s *election.Solver, plain election.Ballot, entries []Entry, me int, incumbent string) (
 	sets []SetProspect, left int, leftPart float64) {
 	shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String())
-	var prefs []PreferencePart
-	for _, p := range in.Preferences[shape] {
-		if p.Part > 0 && p.Preferences != nil {
-			prefs = append(prefs, p)
-		}
-	}
+	prefs := scaledSets(in.Preferences[shape])
 	if !auto || len(prefs) == 0 || me < 0 {
 		return nil, 0, 0
 	}
-	scale, _ := setsScale(prefs)
 	slices.SortStableFunc(prefs, func(a, b PreferencePart) int { return cmp.Compare(b.Part, a.Part) })
 	for _, p := range prefs[min(len(prefs), MaxSetProspects):] {
 		left++
-		leftPart += p.Part * scale
+		leftPart += p.Part
 	}
 	prefs = prefs[:min(len(prefs), MaxSetProspects)]
 	var out []SetProspect
 	var res election.Result
 	for _, p := range prefs {
-		part := p.Part * scale
+		part := p.Part
 		b := plain // each set elects on a copy; the candidates are only read
 		carryPreferences(&b, p.Preferences)
 		st := SetProspect{Set: SetWords(p.Preferences), Key: p.Key, Part: part}
