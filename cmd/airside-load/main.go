@@ -61,6 +61,8 @@ type config struct {
 	// ingestEvery, when set, has the gateways post a batch that often
 	// while the pages are timed, as a live fleet does.
 	ingestEvery time.Duration
+	// holders has each live batch followed by holder rows with moves.
+	holders bool
 	// goMemLimit, when set, is the serve process's GOMEMLIMIT.
 	goMemLimit string
 }
@@ -77,6 +79,7 @@ func main() {
 	flag.StringVar(&cfg.token, "token", "", "API token with every scope, with --target")
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
+	flag.BoolVar(&cfg.holders, "holders", true, "with --ingest-every, each batch is followed by its gateway's holder rows, a shape of every model moving half way through the minute (false: the baseline without them)")
 	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway's report of the minute just closed this often (0: none; 60 gateways reporting once a minute is 1s)")
 	flag.StringVar(&cfg.goMemLimit, "gomemlimit", "", "the serve process's GOMEMLIMIT (e.g. 256MiB; default: none), whose memory the tool reports around the fleet's burst")
 	flag.Parse()
@@ -607,8 +610,54 @@ func liveBatches(ctx context.Context, cfg config, base, token string, listings [
 		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
 			fmt.Fprintf(os.Stderr, "live gateway batch: %d %s\n", res.StatusCode(), res.Body)
 		}
+		if err != nil || statusOf(res) != http.StatusAccepted {
+			return statusOf(res), err
+		}
+		// Then, as the reference gateway does, who held each model's small
+		// requests in the minute: moved between two of its listings half
+		// way through, each row with its elections (so every model's hour
+		// under way is cut, as a shape that moves makes it).
+		if holders := movedHolders(listings, k, n, at, source); cfg.holders && len(holders) > 0 {
+			hres, err := client.PostShapeHoldersWithResponse(ctx, gatewayclient.PostShapeHoldersJSONRequestBody{Holders: holders})
+			if err != nil {
+				return 0, err
+			}
+			if code := hres.StatusCode(); code != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
+				fmt.Fprintf(os.Stderr, "live gateway holders: %d %s\n", code, hres.Body)
+			}
+		}
 		return statusOf(res), err
 	}
+}
+
+// movedHolders are a gateway's holder rows of a minute: for each model
+// with two listings in its part (listings i with i%n == k%n), the small
+// requests' shape held by the first from the minute's start and by the
+// second from its 30th second, 20 elections each.
+func movedHolders(listings []gatewayclient.Listing, k, n int, at time.Time, source string) []gatewayclient.ShapeHolder {
+	mine := map[string][]int64{}
+	var models []string
+	for i, l := range listings {
+		if i%n != k%n {
+			continue
+		}
+		if _, seen := mine[l.Model]; !seen {
+			models = append(models, l.Model)
+		}
+		mine[l.Model] = append(mine[l.Model], l.ListingId)
+	}
+	var out []gatewayclient.ShapeHolder
+	for _, model := range models {
+		ids := mine[model]
+		if len(ids) < 2 {
+			continue
+		}
+		for j, second := range []int{0, 30} {
+			out = append(out, gatewayclient.ShapeHolder{Model: model, Workload: gatewayclient.General, ListingId: ids[j], Minute: at,
+				Second: ptr(second), Source: &source, Requests: ptr(int64(20))})
+		}
+	}
+	return out
 }
 
 // apiClient is the generated client with its own connection pool and the
