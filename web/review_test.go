@@ -468,7 +468,7 @@ func TestTheReviewersImpactIsTheCarriersPreview(t *testing.T) {
 // requests carried sets of preferences, the impact panel has a row under
 // each auto scenario of the general workload for each set, named as the
 // preview names it, ranked on that set's own ballot: a provider order
-// naming orbit first gives orbit those requests before and after a
+// naming orbit first makes orbit that ballot's winner before and after a
 // nebula filing, whatever its prices.
 func TestTheReviewersImpactWeighsEachSetOfPreferences(t *testing.T) {
 	p := newPortal(t, store.SQLite)

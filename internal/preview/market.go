@@ -248,8 +248,9 @@ type ScenarioImpact struct {
 // SetImpact is the listing's standing, as published and with the change,
 // on the ballot of the part of a scenario's requests that carried one set
 // of preferences (Set in words, Part of the scenario's requests). Each
-// Winner is who takes those requests: the plain winner where it may serve
-// them, an order's first listing whatever the prices.
+// Winner is that ballot's: an order's first listing that may serve them,
+// whatever the prices, else the best score among the listings the set
+// allows (incumbency left out, as on the scenario's own row).
 type SetImpact struct {
 	Set           string
 	Part          float64
