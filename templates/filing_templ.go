@@ -910,7 +910,7 @@ func Filing(v FilingView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "</h2><p class=\"hint\">Rank and score of this listing in each standard scenario, against the published competitors with their current health, as published now and with this filing applied. Lower scores win. The last column is the listing's share of the scenario's requests for a project that spreads them by share (election.md section 8) instead of electing one winner. Under an auto scenario, a row for each set of preferences its requests carried (the last 7 days), ranked on that set's own ballot.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "</h2><p class=\"hint\">Rank and score of this listing in each standard scenario, against the published competitors with their current health, as published now and with this filing applied. Lower scores win. The last column is the listing's share of the scenario's requests for a project that spreads them by share (election.md section 8) instead of electing one winner. Under an auto scenario, a row for each set of preferences its requests carried (the last 7 days), ranked on that set's own ballot. The winners are each ballot's; routing keeps a shape with its incumbent while the incumbent stays within its margin, so a new winner may take the traffic later (\"wins now\" on Operations applies that margin).</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
