@@ -108,17 +108,16 @@ func (pj *Projector) ImpactOf(ctx context.Context, modelID int64, model string, 
 			return Impact{}, err
 		}
 	}
-	d, err := pj.Demand(ctx, model)
+	measured, err := pj.MeasuredDemand(ctx, model)
 	if err != nil {
 		return Impact{}, err
 	}
-	prefs := preview.PreferencePartsFromDemand(d)
 	out := Impact{Names: map[string]string{}}
 	for i := range m.Listings {
 		out.Names[preview.CandidateID(&m.Listings[i])] = m.Listings[i].CarrierName
 	}
 	for _, t := range at {
-		out.Sets = append(out.Sets, preview.Impact(m, model, change, t, prefs))
+		out.Sets = append(out.Sets, preview.Impact(m, model, change, t, measured.Preferences))
 	}
 	return out, nil
 }
@@ -165,11 +164,11 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 	// model until its demand moves).
 	prefs := make(map[string]map[string][]preview.PreferencePart, len(models))
 	for _, slug := range models {
-		d, err := pj.Demand(ctx, slug)
+		measured, err := pj.MeasuredDemand(ctx, slug)
 		if err != nil {
 			return nil, err
 		}
-		prefs[slug] = preview.PreferencePartsFromDemand(d)
+		prefs[slug] = measured.Preferences
 	}
 	// The answer depends on the snapshot, the listings asked of, each
 	// model's holders and sets of preferences, and the minute (a
@@ -211,12 +210,23 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 			}
 			win := Win{Scenario: sc.Name}
 			if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
-				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(snap, req, incumbent) {
+				// The shape's ballot, built once for the incumbency and the
+				// sets of preferences.
+				var ballot *election.Ballot
+				ballotOf := func() *election.Ballot {
+					if ballot == nil {
+						if b, ok := snap.Ballot(req, nil); ok {
+							ballot = &b
+						}
+					}
+					return ballot
+				}
+				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(ballotOf(), incumbent) {
 					id = incumbent
 				}
 				if sets := prefs[slug][shape]; len(sets) > 0 {
-					if b, ok := snap.Ballot(req, nil); ok {
-						for _, set := range preview.SetHolders(b, id, sets) {
+					if b := ballotOf(); b != nil {
+						for _, set := range preview.SetHolders(*b, id, sets) {
 							if set.Holder == id {
 								continue
 							}
@@ -248,17 +258,17 @@ type winsKept struct {
 	by   map[int64][]Win
 }
 
-// keeps reports whether the incumbent keeps the request's shape against
-// the winner (traffic.Holder), elected winner-only on the snapshot's ready
-// ballot as the gateway elects: every candidate scored, nothing ranked.
-func keeps(snap *routing.Snapshot, req election.Request, incumbent string) bool {
-	b, ok := snap.Ballot(req, nil)
-	if !ok {
+// keeps reports whether the incumbent keeps the shape of b's request
+// against the winner (traffic.Holder), elected winner-only on b, the
+// snapshot's ready ballot (nil: none), as the gateway elects: every
+// candidate scored, nothing ranked.
+func keeps(b *election.Ballot, incumbent string) bool {
+	if b == nil {
 		return false
 	}
 	var res election.Result
-	election.ElectWinnerInto(&b, &res)
-	_, kept := traffic.Holder(&b, &res, incumbent)
+	election.ElectWinnerInto(b, &res)
+	_, kept := traffic.Holder(b, &res, incumbent)
 	return kept
 }
 
