@@ -69,6 +69,24 @@ func (s *Server) handleAPIShapeHolders(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
 }
 
+// handleAPIProjectMinutes stores each API project's minutes on each
+// listing, as a gateway reports them under pseudonyms: checked whole
+// (problems named by row and field), idempotent per project, listing,
+// minute and source.
+func (s *Server) handleAPIProjectMinutes(c echo.Context) error {
+	var body struct {
+		Projects []catalogue.ProjectMinute `json:"projects"`
+	}
+	if err := decodeJSONFast(c, &body); err != nil {
+		return err
+	}
+	n, err := s.Metrics.RecordProjectMinutes(c.Request().Context(), s.ProjectMinutes, body.Projects)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"accepted": n})
+}
+
 // handleAPIOrgUsage stores each customer organisation's minutes on each
 // listing, as a gateway reports them: checked whole (problems named by row
 // and field), idempotent per listing, minute, source and organisation.

@@ -838,6 +838,51 @@ func TestAPIShapeHolders(t *testing.T) {
 	wantStatus(t, "an unknown member", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/holders", tok, `{"holders":[],"extra":1}`), http.StatusBadRequest)
 }
 
+// TestAPIProjectMinutes: a gateway's report of projects' minutes is stored
+// once per project, listing, minute and source with the listing's model
+// (a retry counts none new), refused whole naming the row and field when
+// one row is wrong, and needs metrics:write.
+func TestAPIProjectMinutes(t *testing.T) {
+	p := newPortal(t, store.SQLite)
+	tok := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	nebula := listingOf(t, p.store, "nebula", "kimi-k2.5")
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	row := func(project string, listing int64, m time.Time, cached int64) string {
+		return fmt.Sprintf(`{"project":%q,"listingId":%d,"minute":%q,"source":"gw-1","answers":4,"inputTokens":40000,"cachedInputTokens":%d,"outputTokens":800}`,
+			project, listing, m.Format(time.RFC3339), cached)
+	}
+	good := `{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute, 36000) + `,` + row("prj-77aa00bb11cc", nebula.ID, minute, 0) + `]}`
+	res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, good)
+	wantStatus(t, "projects", res, http.StatusAccepted)
+	if !strings.Contains(res.body, `"accepted":2`) {
+		t.Errorf("first report: %s", res.body)
+	}
+	if res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, good); !strings.Contains(res.body, `"accepted":0`) {
+		t.Errorf("a retried report: %d %s, want accepted and nothing new", res.status, res.body)
+	}
+	stored, err := p.store.ProjectMinutes(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
+	got := stored["kimi-k2.5"]
+	if err != nil || len(got) != 2 || got[0].Project != "prj-3f9a2c1b04d2" || got[0].CachedInputTokens != 36000 || got[0].ListingID != nebula.ID {
+		t.Errorf("stored %+v %v, want the two projects' minutes on nebula under kimi-k2.5", got, err)
+	}
+	for _, c := range []struct{ body, field string }{
+		{`{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0) + `,` + row("Acme Corp", nebula.ID, minute, 0) + `]}`, "projects[1].project"},
+		{`{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 50000) + `]}`, "projects[0].cachedInputTokens"},
+		{`{"projects":[` + row("prj-3f9a2c1b04d2", 999999, minute, 0) + `]}`, "projects[0].listingId"},
+	} {
+		res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, c.body)
+		if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, c.field) {
+			t.Errorf("%s: %d %s, want 422 naming %s", c.body, res.status, res.body, c.field)
+		}
+	}
+	if stored, _ := p.store.ProjectMinutes(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
+		t.Errorf("a refused report stored rows: %d, want the 2 before it", len(stored["kimi-k2.5"]))
+	}
+	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", apiToken(t, p.store, apitoken.ScopeCatalogueRead), good),
+		http.StatusForbidden)
+	wantStatus(t, "an unknown member", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, `{"projects":[],"extra":1}`), http.StatusBadRequest)
+}
+
 // TestAPIElectHonoursTheMarket: /elect takes election.md sec. 7's request
 // fields on the published catalogue: the demo's one ZDR carrier (Fathom) is
 // all a zdr request leaves, so it is pinned; a provider order puts its

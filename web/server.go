@@ -73,6 +73,9 @@ type Server struct {
 	Holders catalogue.HolderStore
 	// OrgUsage keeps what gateways report per customer organisation.
 	OrgUsage catalogue.OrgStore
+	// ProjectMinutes keeps what gateways report per API project (checked
+	// by Metrics).
+	ProjectMinutes catalogue.ProjectStore
 	// Endpoints registers carriers' deployments and queues preflights;
 	// Preflight is the worker that runs them (started with the background
 	// work).
@@ -193,6 +196,7 @@ type Services struct {
 	Metrics      *catalogue.Ingest
 	Holders      catalogue.HolderStore
 	OrgUsage     catalogue.OrgStore
+	Projects     catalogue.ProjectStore
 	Endpoints    *workflow.Endpoints
 	Preflight    *preflight.Worker
 	Maintenance  *workflow.Maintenance
@@ -234,6 +238,7 @@ func New(svc Services, log *slog.Logger) *Server {
 		Metrics:         svc.Metrics,
 		Holders:         svc.Holders,
 		OrgUsage:        svc.OrgUsage,
+		ProjectMinutes:  svc.Projects,
 		Endpoints:       svc.Endpoints,
 		Maintenance:     svc.Maintenance,
 		Alerts:          svc.Alerts,
@@ -370,6 +375,7 @@ func (s *Server) routes() {
 	api.POST("/metrics", s.handleAPIMetrics, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.POST("/metrics/holders", s.handleAPIShapeHolders, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.POST("/metrics/organisations", s.handleAPIOrgUsage, s.apiAuth(apitoken.ScopeMetricsWrite))
+	api.POST("/metrics/projects", s.handleAPIProjectMinutes, s.apiAuth(apitoken.ScopeMetricsWrite))
 	api.GET("/listings/:listingId/credentials", s.handleAPICredentials, s.apiAuth(apitoken.ScopeCredentialsRead))
 	// A carrier's automation, by a token its admin issued.
 	api.GET("/carrier/listings", s.handleCarrierListings, s.carrierAuth(apitoken.ScopeFaresRead))

@@ -196,7 +196,8 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			log.Warn("snapshot not restored: routing waits for the portal", "err", err)
 		}
 	}
-	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source}
+	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source,
+		ProjectLabel: gw.ProjectLabel}
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()

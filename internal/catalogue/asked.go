@@ -30,6 +30,13 @@ import (
 //	                          each preference alone, this one the sets the
 //	                          projection replays (a request's max_price is
 //	                          not in it)
+//	project:prj-3f9a2c1b04d2  the API project that sent them (a pseudonym,
+//	                          ProjectMinute), of those the election routed
+//	                          with no preference, their prompts under the
+//	                          large line (election.CachePromptTokens); with
+//	                          "|large" appended, those at or above it: the
+//	                          projection elects each project's part of a
+//	                          shape on the rates routing learned of it
 const (
 	AskedZDR            = "zdr"
 	AskedDenyCollection = "data_collection:deny"
@@ -42,6 +49,7 @@ const (
 	askedOnly           = "only:"
 	askedIgnore         = "ignore:"
 	askedOrder          = "order:"
+	askedProject        = "project:"
 )
 
 // ContextThresholds and OutputThresholds are the lines the asked sizes are
@@ -52,14 +60,36 @@ var (
 )
 
 // MaxAskedKeys bounds a demand row's asked keys, MaxPreferenceSets the
-// prefs: keys among them (the rest are left to the keys counted alone).
+// prefs: keys among them (the rest are left to the keys counted alone) and
+// MaxProjectKeys the project: keys (16 projects, small and large apart; a
+// row's requests from more projects name the first ones, and the
+// projection elects the rest on the rates learned of the whole model).
 const (
 	MaxAskedKeys      = 64
 	MaxPreferenceSets = 32
+	MaxProjectKeys    = 32
 )
 
 // IsPreferenceSet reports a prefs: key.
 func IsPreferenceSet(key string) bool { return strings.HasPrefix(key, askedPrefs) }
+
+// ProjectKey is the asked key of the API project with pseudonym label, for
+// its requests at or above the large line or under it.
+func ProjectKey(label string, large bool) string {
+	if large {
+		return askedProject + label + projectLarge
+	}
+	return askedProject + label
+}
+
+// projectLarge marks a project: key of large requests.
+const projectLarge = "|large"
+
+// IsProjectKey reports a project: key.
+func IsProjectKey(key string) bool { return strings.HasPrefix(key, askedProject) }
+
+// AskedProjectPattern matches the project: keys in SQL's LIKE.
+const AskedProjectPattern = askedProject + "%"
 
 // AskedKeys are the keys one request's preferences and size add to its
 // demand row.
@@ -231,6 +261,10 @@ type Asked struct {
 	// Preferences: a prefs: key, the set read (the fields above are then
 	// unset: the set's preferences are counted alone by their own keys).
 	Preferences *Preferences
+	// Project: a project: key, the project's pseudonym, and whether it
+	// counts the project's large requests (it asks nothing of a listing).
+	Project      string
+	ProjectLarge bool
 }
 
 // ParseAsked reads a key; ok is false for one outside the vocabulary.
@@ -263,6 +297,11 @@ func ParseAsked(key string) (a Asked, ok bool) {
 			return a, false
 		}
 		a.Preferences = set
+	case strings.HasPrefix(key, askedProject):
+		a.Project, a.ProjectLarge = strings.CutSuffix(strings.TrimPrefix(key, askedProject), projectLarge)
+		if !ValidProjectLabel(a.Project) {
+			return a, false
+		}
 	case strings.HasPrefix(key, askedContextOver):
 		v, err := strconv.ParseInt(strings.TrimPrefix(key, askedContextOver), 10, 64)
 		if err != nil || !slices.Contains(ContextThresholds, v) {
@@ -287,9 +326,15 @@ func validateAsked(asked map[string]int64, requests int64) string {
 	if len(asked) > MaxAskedKeys {
 		return fmt.Sprintf("at most %d keys", MaxAskedKeys)
 	}
+	projects := 0
 	for key, n := range asked {
+		if IsProjectKey(key) {
+			if projects++; projects > MaxProjectKeys {
+				return fmt.Sprintf("at most %d project: keys", MaxProjectKeys)
+			}
+		}
 		if _, ok := ParseAsked(key); !ok {
-			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>, policy:share, prefs:<set>)",
+			return fmt.Sprintf("%q is not a known key (zdr, data_collection:deny, quantizations:<list>, regions:<codes>, context_over:<one of %v>, max_output_over:<one of %v>, policy:share, prefs:<set>, project:<pseudonym>[|large])",
 				key, ContextThresholds, OutputThresholds)
 		}
 		if n < 0 || n > requests {

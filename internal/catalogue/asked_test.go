@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +85,36 @@ func TestDemandAskedIsValidated(t *testing.T) {
 		if msg := d.Validate(now)["asked"]; !strings.Contains(msg, word) {
 			t.Errorf("%s: %q, want %q", asked, msg, word)
 		}
+	}
+}
+
+// TestProjectKeysReadBack: a project: key reads back as the project's
+// pseudonym, its large requests apart; a row names at most MaxProjectKeys.
+func TestProjectKeysReadBack(t *testing.T) {
+	for _, large := range []bool{false, true} {
+		a, ok := ParseAsked(ProjectKey("prj-3f9a2c1b04d2", large))
+		if !ok || a.Project != "prj-3f9a2c1b04d2" || a.ProjectLarge != large || a.ZDR || a.Preferences != nil {
+			t.Errorf("large %v: read as %+v (%v)", large, a, ok)
+		}
+		if !IsProjectKey(ProjectKey("prj-x", large)) || IsPreferenceSet(ProjectKey("prj-x", large)) {
+			t.Errorf("large %v: the key is not told apart", large)
+		}
+	}
+	for _, bad := range []string{"project:", "project:Acme Corp", "project:prj-a|small", "project:-a", "project:prj-a|large|large"} {
+		if _, ok := ParseAsked(bad); ok {
+			t.Errorf("%s read as a key", bad)
+		}
+	}
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	d := Demand{Model: "m", Workload: "general", Minute: now.Truncate(time.Minute), Requests: 100, Asked: map[string]int64{}}
+	for i := range MaxProjectKeys {
+		d.Asked[ProjectKey(fmt.Sprintf("prj-%02d", i), false)] = 1
+	}
+	if errs := d.Validate(now); len(errs) != 0 {
+		t.Fatalf("%d project keys refused: %v", MaxProjectKeys, errs)
+	}
+	d.Asked[ProjectKey("prj-one-more", false)] = 1
+	if msg := d.Validate(now)["asked"]; !strings.Contains(msg, "project: keys") {
+		t.Errorf("%d project keys: %q, want them refused", MaxProjectKeys+1, msg)
 	}
 }

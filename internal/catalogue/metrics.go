@@ -302,6 +302,17 @@ type WorkloadDemand struct {
 	// ordering the ballot, by their set (a prefs: key, ParseAsked); the
 	// rest carried none. Filled by DemandByHour.
 	Preferences map[string]int64
+	// Projects are the requests of each API project (by its pseudonym, a
+	// project: key) the election routed with no preference, whose rates
+	// routing learned apart; the rest came from projects the gateway did
+	// not name, or carried preferences. Filled by DemandByHour.
+	Projects map[string]ProjectDemand
+}
+
+// ProjectDemand is a project's requests in a workload's demand, and of them
+// those at or above the large line.
+type ProjectDemand struct {
+	Requests, LargeRequests int64
 }
 
 // Workloads are the workloads demand is reported in (election.md's).

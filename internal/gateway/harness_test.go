@@ -46,6 +46,7 @@ type stubPortal struct {
 	demand   []gatewayclient.Demand
 	holders  []gatewayclient.ShapeHolder
 	orgs     []gatewayclient.OrgUsage
+	projects []gatewayclient.ProjectMinute
 	reads    int
 	down     bool
 	srv      *httptest.Server
@@ -172,6 +173,17 @@ func (p *stubPortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.mu.Lock()
 		p.orgs = append(p.orgs, body.Organisations...)
+		p.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{"accepted":1}`)
+	case r.URL.Path == "/api/v1/metrics/projects" && r.Method == http.MethodPost:
+		var body gatewayclient.PostProjectMinutesJSONBody
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		p.projects = append(p.projects, body.Projects...)
 		p.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = io.WriteString(w, `{"accepted":1}`)

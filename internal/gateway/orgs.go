@@ -154,6 +154,27 @@ func (l *OrgLabels) Label(org string, route Route) string {
 	return label
 }
 
+// Project is an API project's pseudonym as the portal reads it ("prj-" and
+// 12 hex digits of an HMAC of the project's name under the labels' key):
+// the same on every listing, so the portal learns a project's rates across
+// carriers as the gateway does, and never an organisation's pseudonym
+// (those are keyed per carrier, under another prefix), whatever the
+// organisation policy. The portal shows it on no page.
+func (l *OrgLabels) Project(name string) string {
+	if l == nil {
+		return ""
+	}
+	key := "\x00project\x00" + name // a carrier's pairs never start with NUL
+	if label, ok := l.made.Load(key); ok {
+		return label.(string)
+	}
+	mac := hmac.New(sha256.New, l.key)
+	mac.Write([]byte(key))
+	label := "prj-" + hex.EncodeToString(mac.Sum(nil)[:6])
+	l.made.Store(key, label)
+	return label
+}
+
 // nameLabel is a name as the portal takes it: at most 64 characters of
 // letters, digits, spaces and . _ : -, starting with a letter or digit.
 func nameLabel(name string) string {

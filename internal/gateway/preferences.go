@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -129,9 +130,11 @@ func preferenceName(reason string) string {
 
 // askedBy is what a request asked for besides the model, for its demand
 // row: its preferences merged with the project's, its residency and its
-// size (catalogue.AskedKeys), and the project's policy when it is share. A request whose preferences do not read asks
-// nothing here; planning refuses it.
-func askedBy(p *Project, a Analysis) []string {
+// size (catalogue.AskedKeys), the project's policy when it is share, and
+// the project's pseudonym (label; "" names none) when the election routes
+// it with no preference. A request whose
+// preferences do not read asks nothing here; planning refuses it.
+func askedBy(p *Project, a Analysis, label string) []string {
 	req := election.Request{PromptTokens: a.PromptTokens, MaxTokens: a.MaxTokens}
 	if preferences(p, &a, &req) != nil {
 		return nil
@@ -141,6 +144,13 @@ func askedBy(p *Project, a Analysis) []string {
 		// The projection weighs each policy's share by the demand it
 		// carried.
 		keys = append(keys, catalogue.AskedSharePolicy)
+	}
+	if label != "" && p.policy() != election.PolicyShare && !slices.ContainsFunc(keys, catalogue.IsPreferenceSet) {
+		// The projection elects each project's requests on the rates
+		// routing learned of that project (catalogue.ProjectMinute): those
+		// the election routes with no preference, the others replayed
+		// with their set or policy.
+		keys = append(keys, catalogue.ProjectKey(label, a.PromptTokens >= election.CachePromptTokens))
 	}
 	return keys
 }

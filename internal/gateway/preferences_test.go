@@ -200,7 +200,8 @@ func TestNoRequestIsServedAgainstItsPreferences(t *testing.T) {
 // TestDemandCountsEachSetOfPreferences: the demand row counts each
 // request's preferences together under one prefs: key (what the
 // projection elects each set with), beside the keys counted alone, and a
-// request with none or with only a max_price adds no set; a minute with
+// request with none or with only a max_price adds no set (its project is
+// named instead); a minute with
 // more sets than a row keeps reports the first MaxPreferenceSets.
 func TestDemandCountsEachSetOfPreferences(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
@@ -224,7 +225,10 @@ func TestDemandCountsEachSetOfPreferences(t *testing.T) {
 			asked[k] += n
 		}
 	}
-	want := map[string]int64{"prefs:order:b": 6, "prefs:only:a,c|ignore:c": 4, "prefs:quantizations:fp8|order:b": 3, "quantizations:fp8": 3}
+	// The 7 requests with no set (a max_price narrows no set) name their
+	// project, for the rates routing learned of it.
+	want := map[string]int64{"prefs:order:b": 6, "prefs:only:a,c|ignore:c": 4, "prefs:quantizations:fp8|order:b": 3, "quantizations:fp8": 3,
+		catalogue.ProjectKey(h.gw.ProjectLabel("p"), false): 7}
 	if !maps.Equal(asked, want) {
 		t.Errorf("asked %v\nwant  %v", asked, want)
 	}

@@ -57,8 +57,8 @@ type Demand struct {
 	// Asked counts the requests by what they asked for besides the model
 	// (catalogue.AskedKeys); nil when none asked anything.
 	Asked map[string]int64
-	// sets are the prefs: keys among Asked.
-	sets int
+	// sets are the prefs: keys among Asked, projects the project: keys.
+	sets, projects int
 }
 
 // Outcome is what one attempt came to.
@@ -110,6 +110,9 @@ type Recorder struct {
 	demand  map[demandKey]*Demand
 	holders map[holderKey]*[]heldRow // each auto shape's holders by minute (holders.go)
 	orgs    map[orgKey]*OrgStat      // each organisation's minutes by listing (orgs.go)
+	// projects are each API project's minutes by listing, what routing
+	// learned the project's rates from (projects.go).
+	projects map[projectMinuteKey]*traffic.Hour
 	// dirty are the hours changed since the fleet last had them
 	// (TakeChangedHours).
 	dirty map[hourKey]struct{}
@@ -205,10 +208,12 @@ func (r *Recorder) Attempt(project, model string, route Route, kind Kind, o Outc
 		r.hours[hk] = h
 	}
 	r.changed(hk)
-	h.Successes++
-	h.InputTokens += o.Usage.Input
-	h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead // a read of the explicit cache is a cache hit too
-	h.OutputTokens += o.Usage.Output
+	for _, h := range []*traffic.Hour{h, r.projectMinute(project, route, at)} {
+		h.Successes++
+		h.InputTokens += o.Usage.Input
+		h.CachedInputTokens += o.Usage.Cached + o.Usage.CacheRead // a read of the explicit cache is a cache hit too
+		h.OutputTokens += o.Usage.Output
+	}
 }
 
 // CacheHit records a request the gateway answered from its response cache
@@ -226,6 +231,7 @@ func (r *Recorder) CacheHit(project, model string, route Route, at time.Time) {
 	}
 	r.changed(hk)
 	h.ResponseCacheHits++
+	r.projectMinute(project, route, at).ResponseCacheHits++
 }
 
 // changed marks an hour for the fleet (mu held).
@@ -309,12 +315,18 @@ func (r *Recorder) Demanded(model string, w election.Workload, kind RequestKind,
 			// The portal takes so many keys a row, of them so many sets
 			// of preferences: a minute with more sets reports the first
 			// ones (the projection replays the rest as plain requests).
-			set := catalogue.IsPreferenceSet(key)
-			if len(d.Asked) >= catalogue.MaxAskedKeys || set && d.sets >= catalogue.MaxPreferenceSets {
+			// So many projects: the projection elects the rest on the
+			// rates learned of the whole model.
+			set, project := catalogue.IsPreferenceSet(key), catalogue.IsProjectKey(key)
+			if len(d.Asked) >= catalogue.MaxAskedKeys || set && d.sets >= catalogue.MaxPreferenceSets ||
+				project && d.projects >= catalogue.MaxProjectKeys {
 				continue
 			}
 			if set {
 				d.sets++
+			}
+			if project {
+				d.projects++
 			}
 		}
 		d.Asked[key]++

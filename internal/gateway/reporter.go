@@ -28,11 +28,15 @@ type Reporter struct {
 	// Source names this gateway in its reports: each of several gateways
 	// reports its own part of a minute, and the portal adds them up.
 	Source string
+	// ProjectLabel names an API project to the portal (Gateway.
+	// ProjectLabel); nil reports no project's minutes.
+	ProjectLabel func(name string) string
 
-	pending []gatewayclient.Bucket
-	demand  []gatewayclient.Demand
-	holders []gatewayclient.ShapeHolder
-	orgs    []gatewayclient.OrgUsage
+	pending  []gatewayclient.Bucket
+	demand   []gatewayclient.Demand
+	holders  []gatewayclient.ShapeHolder
+	orgs     []gatewayclient.OrgUsage
+	projects []gatewayclient.ProjectMinute
 	// waiting is len(pending), for the metrics endpoint (pending is Run's
 	// alone).
 	waiting atomic.Int64
@@ -173,6 +177,21 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 	if err := r.reportOrgs(ctx, oldest); err != nil {
 		return err
 	}
+	for _, m := range r.Recorder.TakeClosedProjects(now.Add(-r.Grace)) {
+		if r.ProjectLabel == nil {
+			continue // taken all the same: the recorder keeps no minute it will not report
+		}
+		var hits *int64
+		if m.ResponseCacheHits > 0 {
+			hits = &m.ResponseCacheHits
+		}
+		r.projects = append(r.projects, gatewayclient.ProjectMinute{Project: r.ProjectLabel(m.Project), ListingId: m.ListingID, Minute: m.Minute,
+			Source: source, Answers: m.Successes, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens,
+			ResponseCacheHits: hits})
+	}
+	if err := r.reportProjects(ctx, oldest); err != nil {
+		return err
+	}
 	// Everything closed by now is the portal's: the spool may forget it.
 	r.Recorder.Spool.Posted(now.Add(-r.Grace))
 	return nil
@@ -205,6 +224,37 @@ func (r *Reporter) reportOrgs(ctx context.Context, oldest time.Time) error {
 			return &postError{status: code, body: string(res.Body)}
 		}
 		r.orgs = r.orgs[n:]
+	}
+	return nil
+}
+
+// reportProjects posts the projects' closed minutes (after the metrics),
+// kept while the portal is away as the metrics are kept.
+func (r *Reporter) reportProjects(ctx context.Context, oldest time.Time) error {
+	kept := r.projects[:0]
+	for _, p := range r.projects {
+		if p.Minute.After(oldest) {
+			kept = append(kept, p)
+		}
+	}
+	r.projects = kept
+	for len(r.projects) > 0 {
+		n := min(len(r.projects), catalogue.MaxProjectMinutes)
+		res, err := r.API.PostProjectMinutesWithResponse(ctx, gatewayclient.PostProjectMinutesJSONRequestBody{Projects: r.projects[:n]})
+		if err != nil {
+			return err
+		}
+		switch code := res.StatusCode(); {
+		case code == http.StatusAccepted || code == http.StatusOK || code == http.StatusNoContent:
+		case code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusUnprocessableEntity:
+			// Refused as bad, or a portal without the endpoint: retrying
+			// cannot help, and the metrics do not depend on it.
+			r.Log.Error("metrics: the portal refused the projects' minutes; dropping them", "status", code, "body", string(res.Body))
+			r.refused.Add(1)
+		default:
+			return &postError{status: code, body: string(res.Body)}
+		}
+		r.projects = r.projects[n:]
 	}
 	return nil
 }

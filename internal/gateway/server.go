@@ -76,6 +76,11 @@ func (g *Gateway) orgLabels() *OrgLabels {
 	return g.labels
 }
 
+// ProjectLabel is the pseudonym under which the gateway names an API
+// project to the portal (OrgLabels.Project): the reporter's, and the
+// demand rows' project: key.
+func (g *Gateway) ProjectLabel(name string) string { return g.orgLabels().Project(name) }
+
 // ClientTimeouts bound how long a caller may take: to send its headers
 // (10 s) and its body (30 s), and to leave a connection idle between
 // requests (60 s). Without them 200 idle unauthenticated connections, or a
@@ -285,7 +290,7 @@ func (g *Gateway) handleChat(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := g.Now()
-	g.Recorder.Demanded(a.Model, a.Workload, RequestKind{Streaming: a.Stream, Requires: a.Requires}, a.PromptTokens, askedBy(p, a), now)
+	g.Recorder.Demanded(a.Model, a.Workload, RequestKind{Streaming: a.Stream, Requires: a.Requires}, a.PromptTokens, askedBy(p, a, g.ProjectLabel(p.Name)), now)
 	if !a.Stream {
 		if answer, route, ok := g.Cache.get(p.Name, body, now); ok {
 			g.Recorder.CacheHit(p.Name, a.Model, route, now)

@@ -597,7 +597,7 @@ type Decimal = string
 
 // Demand one minute of a model's requests of one workload as the gateway's customers sent them, before routing (the real workload mix)
 type Demand struct {
-	// Asked what the row's requests asked for besides the model (election.md sec. 7), each key counting the requests that asked it (at most requests): zdr (provider.zdr true), data_collection:deny, quantizations:<the allowed list, sorted, comma-joined> (quantizations:bf16,fp8), regions:<the project's residency, sorted> (regions:DE,FR), context_over:<line> (prompt estimate plus max_tokens above one of 8192, 16384, 32768, 65536, 131072, 262144, 1048576: a request counts under every line it passes), max_output_over:<line> (max_tokens above one of 4096, 8192, 16384, 32768, 65536), policy:share (routed under the share policy, election.md sec. 8: the traffic pages weigh each policy's share by the demand it carried), prefs:<set> (every preference of the request that narrows or orders its ballot, together, joined by |: zdr, data_collection:deny, quantizations:<list>, regions:<codes>, only:<entries>, ignore:<entries>, order:<entries in order>, as prefs:zdr|order:halcyon; at most 32 a row: the traffic pages replay each set as the gateway routes it). The preview tells a listing the share of the model's requests it cannot serve, and why. Left out: the gateway does not say.
+	// Asked what the row's requests asked for besides the model (election.md sec. 7), each key counting the requests that asked it (at most requests): zdr (provider.zdr true), data_collection:deny, quantizations:<the allowed list, sorted, comma-joined> (quantizations:bf16,fp8), regions:<the project's residency, sorted> (regions:DE,FR), context_over:<line> (prompt estimate plus max_tokens above one of 8192, 16384, 32768, 65536, 131072, 262144, 1048576: a request counts under every line it passes), max_output_over:<line> (max_tokens above one of 4096, 8192, 16384, 32768, 65536), policy:share (routed under the share policy, election.md sec. 8: the traffic pages weigh each policy's share by the demand it carried), prefs:<set> (every preference of the request that narrows or orders its ballot, together, joined by |: zdr, data_collection:deny, quantizations:<list>, regions:<codes>, only:<entries>, ignore:<entries>, order:<entries in order>, as prefs:zdr|order:halcyon; at most 32 a row: the traffic pages replay each set as the gateway routes it), project:<pseudonym> (the API project that sent them, as POST /metrics/projects names it; at most 16 a row: the traffic pages elect each project's requests on the rates routing learned of that project). The preview tells a listing the share of the model's requests it cannot serve, and why. Left out: the gateway does not say.
 	Asked *map[string]int64 `json:"asked,omitempty"`
 
 	// LargePromptTokens the large requests' estimated prompt tokens; at most promptTokens
@@ -943,6 +943,32 @@ type Prices struct {
 	RequestPrice *Decimal `json:"requestPrice,omitempty"`
 }
 
+// ProjectMinute one API project's minute on one listing: what the gateway learned that project's rates from
+type ProjectMinute struct {
+	// Answers the project's requests the listing answered in full
+	Answers int64 `json:"answers"`
+
+	// CachedInputTokens their cached prompt tokens (a read of the explicit cache counted as cached)
+	CachedInputTokens int64 `json:"cachedInputTokens"`
+
+	// InputTokens their prompt tokens, cached ones within
+	InputTokens int64 `json:"inputTokens"`
+	ListingId   int64 `json:"listingId"`
+
+	// Minute the start of the minute (UTC)
+	Minute       time.Time `json:"minute"`
+	OutputTokens int64     `json:"outputTokens"`
+
+	// Project the project's pseudonym, keyed by the gateway (prj- and 12 hex digits), the same in its demand rows' project: key
+	Project string `json:"project"`
+
+	// ResponseCacheHits requests the gateway answered from its own response cache with the listing's answer: an hour holding any teaches no rate (default 0)
+	ResponseCacheHits *int64 `json:"responseCacheHits,omitempty"`
+
+	// Source the reporting gateway process, as on buckets (default: none)
+	Source *string `json:"source,omitempty"`
+}
+
 // Provider OpenRouter's provider object (election.md sec. 7); a request that gives it (or maxTokens, images, regions) is answered with policy, pinned and order, and the fee figures
 type Provider struct {
 	AllowFallbacks *bool `json:"allow_fallbacks,omitempty"`
@@ -1193,6 +1219,11 @@ type PostOrgUsageJSONBody struct {
 	Organisations []OrgUsage `json:"organisations"`
 }
 
+// PostProjectMinutesJSONBody defines parameters for PostProjectMinutes.
+type PostProjectMinutesJSONBody struct {
+	Projects []ProjectMinute `json:"projects"`
+}
+
 // GetOpenAPIJSONParams defines parameters for GetOpenAPIJSON.
 type GetOpenAPIJSONParams struct {
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
@@ -1226,6 +1257,9 @@ type PostShapeHoldersJSONRequestBody PostShapeHoldersJSONBody
 
 // PostOrgUsageJSONRequestBody defines body for PostOrgUsage for application/json ContentType.
 type PostOrgUsageJSONRequestBody PostOrgUsageJSONBody
+
+// PostProjectMinutesJSONRequestBody defines body for PostProjectMinutes for application/json ContentType.
+type PostProjectMinutesJSONRequestBody PostProjectMinutesJSONBody
 
 // AsBucket0 returns the union data inside the Bucket as a Bucket0
 func (t Bucket) AsBucket0() (Bucket0, error) {
@@ -1990,6 +2024,24 @@ type ClientInterface interface {
 	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
 	PostOrgUsage(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostProjectMinutesWithBody Report each API project's minutes on each listing, for the rates routing learned of it
+	//
+	// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+	PostProjectMinutesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostProjectMinutes Report each API project's minutes on each listing, for the rates routing learned of it
+	//
+	// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+	PostProjectMinutes(ctx context.Context, body PostProjectMinutesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIJSON This document, as JSON
 	//
 	// Public (no token), revalidated by a strong ETag.
@@ -2518,6 +2570,44 @@ func (c *Client) PostOrgUsageWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
 func (c *Client) PostOrgUsage(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOrgUsageRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProjectMinutesWithBody Report each API project's minutes on each listing, for the rates routing learned of it
+//
+// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+func (c *Client) PostProjectMinutesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProjectMinutesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostProjectMinutes Report each API project's minutes on each listing, for the rates routing learned of it
+//
+// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+func (c *Client) PostProjectMinutes(ctx context.Context, body PostProjectMinutesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostProjectMinutesRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3685,6 +3775,46 @@ func NewPostOrgUsageRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewPostProjectMinutesRequest calls the generic PostProjectMinutes builder with application/json body
+func NewPostProjectMinutesRequest(server string, body PostProjectMinutesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostProjectMinutesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostProjectMinutesRequestWithBody constructs an http.Request for the PostProjectMinutes method, with any body, and a specified content type
+func NewPostProjectMinutesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics/projects")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIJSONRequest constructs an http.Request for the GetOpenAPIJSON method
 func NewGetOpenAPIJSONRequest(server string, params *GetOpenAPIJSONParams) (*http.Request, error) {
 	var err error
@@ -4071,6 +4201,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /metrics/organisations (the `PostOrgUsage` operationId).
 	PostOrgUsageWithResponse(ctx context.Context, body PostOrgUsageJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOrgUsageResponse, error)
+
+	// PostProjectMinutesWithBodyWithResponse Report each API project's minutes on each listing, for the rates routing learned of it
+	//
+	// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+	PostProjectMinutesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectMinutesResponse, error)
+
+	// PostProjectMinutesWithResponse Report each API project's minutes on each listing, for the rates routing learned of it
+	//
+	// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+	PostProjectMinutesWithResponse(ctx context.Context, body PostProjectMinutesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectMinutesResponse, error)
 
 	// GetOpenAPIJSONWithResponse This document, as JSON
 	//
@@ -6884,6 +7032,125 @@ func (r PostOrgUsageResponse) ContentType() string {
 	return ""
 }
 
+// PostProjectMinutesResponse429Headers the declared response headers of an HTTP 429 response for PostProjectMinutes
+type PostProjectMinutesResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int32
+}
+
+type PostProjectMinutesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Accepted rows newly stored (a repeat counts none)
+		Accepted int64 `json:"accepted"`
+	}
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Error
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Error
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Error
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Error
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Error
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Error
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Error
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostProjectMinutesResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostProjectMinutesResponse) GetJSON202() *struct {
+	// Accepted rows newly stored (a repeat counts none)
+	Accepted int64 `json:"accepted"`
+} {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON400() *Error {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON401() *Error {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON403() *Error {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON405() *Error {
+	return r.ApplicationproblemJSON405
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON413() *Error {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON415() *Error {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON422() *Error {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PostProjectMinutesResponse) GetApplicationproblemJSON500() *Error {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostProjectMinutesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostProjectMinutesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostProjectMinutesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostProjectMinutesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIJSONResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIJSON
 type GetOpenAPIJSONResponse200Headers struct {
 	ETag *string
@@ -7439,6 +7706,36 @@ func (c *ClientWithResponses) PostOrgUsageWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParsePostOrgUsageResponse(rsp)
+}
+
+// PostProjectMinutesWithBodyWithResponse Report each API project's minutes on each listing, for the rates routing learned of it
+//
+// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+func (c *ClientWithResponses) PostProjectMinutesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostProjectMinutesResponse, error) {
+	rsp, err := c.PostProjectMinutesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProjectMinutesResponse(rsp)
+}
+
+// PostProjectMinutesWithResponse Report each API project's minutes on each listing, for the rates routing learned of it
+//
+// A gateway learns a model's cache-hit rates and output ratio per API project (seed 001): a project that resends long prompts learns a high hit rate on the listings whose cache keeps them, one that never does learns none, and the two are elected on different rates. A gateway reports, for each closed minute, each project's answers and tokens on each listing, the project named by a pseudonym the gateway keys itself (prj- and 12 hex digits: the same on every listing, unlike an organisation's pseudonym, and shown on no page), and names the same project in its demand rows (the project:<pseudonym> asked key); the portal's projection learns each project's rates from these minutes as the gateway did and elects each project's requests on them. Checked whole first (422 names the row and field); the first report of a (project, listingId, minute, source) wins and a repeat changes nothing, so a retried report is safe. Minutes are taken from 25 hours back to a minute ahead of the server's clock; kept eight days.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /metrics/projects (the `PostProjectMinutes` operationId).
+func (c *ClientWithResponses) PostProjectMinutesWithResponse(ctx context.Context, body PostProjectMinutesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostProjectMinutesResponse, error) {
+	rsp, err := c.PostProjectMinutes(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostProjectMinutesResponse(rsp)
 }
 
 // GetOpenAPIJSONWithResponse This document, as JSON
@@ -10275,6 +10572,125 @@ func ParsePostOrgUsageResponse(rsp *http.Response) (*PostOrgUsageResponse, error
 	switch {
 	case rsp.StatusCode == 429:
 		var headers PostOrgUsageResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostProjectMinutesResponse parses an HTTP response from a PostProjectMinutesWithResponse call
+func ParsePostProjectMinutesResponse(rsp *http.Response) (*PostProjectMinutesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostProjectMinutesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Accepted rows newly stored (a repeat counts none)
+			Accepted int64 `json:"accepted"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostProjectMinutesResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -918,12 +918,14 @@ func (s *Store) DemandShapes(ctx context.Context, model string, since time.Time,
 	for _, r := range rows {
 		addKind(out, r)
 	}
-	preferred, err := s.preferredDemand(ctx, []string{model}, since, time.Time{}, "")
-	if err != nil {
-		return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
-	}
-	for _, r := range preferred {
-		addPreferred(out, r)
+	for _, pattern := range []string{catalogue.AskedPrefsPattern, catalogue.AskedProjectPattern} {
+		rows, err := s.askedDemand(ctx, []string{model}, since, time.Time{}, "", pattern)
+		if err != nil {
+			return nil, fmt.Errorf("demand shapes of %s: %w", model, err)
+		}
+		for _, r := range rows {
+			addAsked(out, r)
+		}
 	}
 	return out, nil
 }
@@ -990,62 +992,80 @@ func (s *Store) DemandByHour(ctx context.Context, models []string, since, until 
 			out[r.ModelSlug][h][r.Workload] = d
 		}
 	}
-	// And the requests of each set of preferences (the prefs: keys), which
-	// the projection elects on ballots of their own.
-	preferred, err := s.preferredDemand(ctx, models, since, until, hour)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range preferred {
-		h, err := parseHourKey(r.Hour)
+	// And the requests of each set of preferences (the prefs: keys) and of
+	// each project (the project: keys), which the projection elects on
+	// ballots of their own.
+	for _, pattern := range []string{catalogue.AskedPrefsPattern, catalogue.AskedProjectPattern} {
+		rows, err := s.askedDemand(ctx, models, since, until, hour, pattern)
 		if err != nil {
-			return nil, fmt.Errorf("demand by preferences of %s: hour %q: %w", r.ModelSlug, r.Hour, err)
+			return nil, err
 		}
-		if byWorkload := out[r.ModelSlug][h]; byWorkload != nil {
-			addPreferred(byWorkload, r)
+		for _, r := range rows {
+			h, err := parseHourKey(r.Hour)
+			if err != nil {
+				return nil, fmt.Errorf("demand by %s of %s: hour %q: %w", pattern, r.ModelSlug, r.Hour, err)
+			}
+			if byWorkload := out[r.ModelSlug][h]; byWorkload != nil {
+				addAsked(byWorkload, r)
+			}
 		}
 	}
 	return out, nil
 }
 
-// preferredRow is the requests of one set of preferences (a prefs: key) of
-// a model's workload, in an hour when grouped by one.
-type preferredRow struct {
+// askedRow is the requests of one asked key (a set of preferences or a
+// project) of a model's workload, in an hour when grouped by one.
+type askedRow struct {
 	ModelSlug, Hour, Workload, Asked string
 	Requests                         int64
 }
 
-// preferredDemand sums the models' requests by set of preferences and
-// workload from since (inclusive) to until (exclusive; zero: no end), and
-// by hour when hour is the expression of one ("" for the whole period).
-func (s *Store) preferredDemand(ctx context.Context, models []string, since, until time.Time, hour string) ([]preferredRow, error) {
+// askedDemand sums the models' requests by the asked keys matching pattern
+// (SQL's LIKE) and workload from since (inclusive) to until (exclusive;
+// zero: no end), and by hour when hour is the expression of one ("" for
+// the whole period).
+func (s *Store) askedDemand(ctx context.Context, models []string, since, until time.Time, hour, pattern string) ([]askedRow, error) {
 	columns, group := "model_slug, workload, asked", "model_slug, workload, asked"
 	if hour != "" {
 		columns, group = "model_slug, "+hour+" AS hour, workload, asked", "model_slug, hour, workload, asked"
 	}
 	q := s.read(ctx).Model(&demandAskedRow{}).Select(columns+", SUM(requests) AS requests").
-		Where("model_slug IN ? AND minute >= ? AND asked LIKE ?", models, since.UTC(), catalogue.AskedPrefsPattern)
+		Where("model_slug IN ? AND minute >= ? AND asked LIKE ?", models, since.UTC(), pattern)
 	if !until.IsZero() {
 		q = q.Where("minute < ?", until.UTC())
 	}
-	var rows []preferredRow
+	var rows []askedRow
 	if err := q.Group(group).Order(group).Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("demand by preferences: %w", err)
+		return nil, fmt.Errorf("demand by %s: %w", pattern, err)
 	}
 	return rows, nil
 }
 
-// addPreferred counts a set's requests in its workload's demand (at most
-// the workload's requests; a workload without demand rows is left out).
-func addPreferred(byWorkload map[string]catalogue.WorkloadDemand, r preferredRow) {
+// addAsked counts a set's or a project's requests in its workload's demand
+// (at most the workload's requests; a workload without demand rows is left
+// out): a prefs: key by its key, a project: key by the project's pseudonym.
+func addAsked(byWorkload map[string]catalogue.WorkloadDemand, r askedRow) {
 	d, ok := byWorkload[r.Workload]
 	if !ok || r.Requests <= 0 {
 		return
 	}
-	if d.Preferences == nil {
-		d.Preferences = map[string]int64{}
+	n := min(d.Requests, r.Requests)
+	if a, _ := catalogue.ParseAsked(r.Asked); a.Project != "" {
+		if d.Projects == nil {
+			d.Projects = map[string]catalogue.ProjectDemand{}
+		}
+		pd := d.Projects[a.Project]
+		pd.Requests = min(d.Requests, pd.Requests+n)
+		if a.ProjectLarge {
+			pd.LargeRequests = min(d.LargeRequests, pd.LargeRequests+n)
+		}
+		d.Projects[a.Project] = pd
+	} else {
+		if d.Preferences == nil {
+			d.Preferences = map[string]int64{}
+		}
+		d.Preferences[r.Asked] = n
 	}
-	d.Preferences[r.Asked] = min(d.Requests, r.Requests)
 	byWorkload[r.Workload] = d
 }
 

@@ -130,6 +130,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		Tokens:       &apitoken.Service{Store: st, Now: now},
 		Holders:      st,
 		OrgUsage:     st,
+		Projects:     st,
 		Metrics: &catalogue.Ingest{Store: st, Now: now, Inbox: &catalogue.Inbox{Store: st, Log: log}, Index: func(ctx context.Context) (*catalogue.ListingIndex, error) {
 			snap, err := keeper.Current(ctx)
 			if err != nil {

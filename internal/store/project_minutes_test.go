@@ -1,0 +1,97 @@
+package store_test
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/store"
+	"github.com/airside/airside/internal/store/storetest"
+)
+
+// TestProjectMinutesAreKeptOnceAndSummedOverSources: a project's minute on
+// a listing is kept once per source (a retried report adds nothing),
+// pruned with the holders, and read back by model with every source
+// summed, oldest first.
+func TestProjectMinutesAreKeptOnceAndSummedOverSources(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC().Truncate(time.Minute)
+		s.Now = func() time.Time { return now }
+		row := func(project string, minute time.Time, source string, answers int64) catalogue.ProjectMinute {
+			return catalogue.ProjectMinute{Project: project, ListingID: fx.listingID, Model: "kimi-k2.5", Minute: minute, Source: source,
+				Answers: answers, InputTokens: answers * 1000, CachedInputTokens: answers * 900, OutputTokens: answers * 10}
+		}
+		old := now.Add(-catalogue.HealthSampleRetention - time.Hour)
+		before := s.MetricsWritten()
+		first := []catalogue.ProjectMinute{row("prj-a", old, "", 1), row("prj-a", now.Add(-2*time.Minute), "gw-1", 3),
+			row("prj-a", now.Add(-2*time.Minute), "gw-2", 4), row("prj-b", now.Add(-2*time.Minute), "gw-1", 5), row("prj-a", now.Add(-time.Minute), "gw-1", 6)}
+		first[4].ResponseCacheHits = 2
+		if n, err := s.RecordProjectMinutes(ctx, first); err != nil || n != 5 {
+			t.Fatalf("first report: %d rows, %v", n, err)
+		}
+		if s.MetricsWritten() == before {
+			t.Error("a report of project minutes did not move the metrics version")
+		}
+		if n, err := s.RecordProjectMinutes(ctx, []catalogue.ProjectMinute{row("prj-a", now.Add(-time.Minute), "gw-1", 60)}); err != nil || n != 0 {
+			t.Fatalf("a retried minute: %d rows, %v; want none new", n, err)
+		}
+		byModel, err := s.ProjectMinutes(ctx, []string{"kimi-k2.5", "glm-5"}, old.Add(-time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for _, p := range byModel["kimi-k2.5"] {
+			seen = append(seen, fmt.Sprintf("%s %s %d/%d/%d/%d/%d", p.Minute.Sub(now), p.Project, p.Answers, p.InputTokens, p.CachedInputTokens, p.OutputTokens, p.ResponseCacheHits))
+			if p.ListingID != fx.listingID || p.Model != "kimi-k2.5" {
+				t.Errorf("row read back as %+v", p)
+			}
+		}
+		want := "[-2m0s prj-a 7/7000/6300/70/0 -2m0s prj-b 5/5000/4500/50/0 -1m0s prj-a 6/6000/5400/60/2]"
+		if fmt.Sprint(seen) != want {
+			t.Errorf("read back %v, want %s (the old minute pruned, the sources summed, the first report kept)", seen, want)
+		}
+		if other := byModel["glm-5"]; len(other) != 0 {
+			t.Errorf("another model's minutes: %v", other)
+		}
+	})
+}
+
+// TestDemandNamesEachProject: the project: keys of demand rows are read
+// back per workload and project, large requests apart.
+func TestDemandNamesEachProject(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
+		large := func(n int64) *int64 { return &n }
+		a, b := catalogue.ProjectKey("prj-a", false), catalogue.ProjectKey("prj-b", false)
+		rows := []catalogue.Demand{
+			{Model: "k", Workload: "general", Minute: hour, Requests: 10, PromptTokens: 40000, LargeRequests: large(4), LargePromptTokens: large(36000),
+				Asked: map[string]int64{a: 3, catalogue.ProjectKey("prj-a", true): 4, b: 2}},
+			{Model: "k", Workload: "general", Minute: hour.Add(time.Minute), Source: "gw-2", Requests: 5, PromptTokens: 500, LargeRequests: large(0), LargePromptTokens: large(0),
+				Asked: map[string]int64{a: 1}},
+			{Model: "k", Workload: "coding", Minute: hour, Requests: 6, PromptTokens: 600, Asked: map[string]int64{b: 6}},
+		}
+		if err := s.RecordDemand(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		byHour, err := s.DemandByHour(ctx, []string{"k"}, hour, hour.Add(time.Hour), 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := byHour["k"][hour]
+		want := map[string]catalogue.ProjectDemand{"prj-a": {Requests: 8, LargeRequests: 4}, "prj-b": {Requests: 2}}
+		if !maps.Equal(got["general"].Projects, want) || !maps.Equal(got["coding"].Projects, map[string]catalogue.ProjectDemand{"prj-b": {Requests: 6}}) {
+			t.Errorf("the hour's demand by project: general %v, coding %v; want %v and prj-b's 6", got["general"].Projects, got["coding"].Projects, want)
+		}
+		if got["general"].Preferences != nil {
+			t.Errorf("project keys read as sets of preferences: %v", got["general"].Preferences)
+		}
+		if shapes, err := s.DemandShapes(ctx, "k", hour.Add(-time.Hour), 5000); err != nil || !maps.Equal(shapes["general"].Projects, want) {
+			t.Errorf("the demand's shapes by project: %v (%v), want %v", shapes["general"].Projects, err, want)
+		}
+	})
+}
