@@ -64,6 +64,69 @@ type Moment struct {
 	// of tries, malformed tool calls of tool calls; election.md sec. 8),
 	// as the gateways reported them for the moment's hour: absent, none.
 	Tried map[int64]TriedRates
+	// Projects are the parts of each shape's requests (by shape key) from
+	// API projects the gateway named, of those it elected with no
+	// preferences, each with the rates routing had learned of that project
+	// (the gateway learns per project: seed 001). Each part elects on its
+	// own rates, the rest of the elected requests on Learned, all under
+	// the shape's one incumbent. A shape absent is all elected on Learned.
+	Projects map[string][]ProjectPart
+}
+
+// ProjectPart is a part of a shape's requests from one API project (or
+// from several whose learned rates were the same), of all the shape's
+// requests, with the rates routing had learned of it.
+type ProjectPart struct {
+	Part    float64
+	Learned traffic.Learned
+}
+
+// learnedGroup is a part of a shape's elected requests (of them) and the
+// rates they are elected on.
+type learnedGroup struct {
+	part    float64
+	learned *traffic.Learned
+}
+
+// learnedGroups splits a shape's elected requests (elected, of all the
+// shape's) into the projects' parts (ProjectPart.Part, of all) and the
+// rest, elected on the model's rates; one group of the model's rates when
+// no project is named. out is reused.
+func learnedGroups(out []learnedGroup, projects []ProjectPart, elected float64, model *traffic.Learned) []learnedGroup {
+	out = out[:0]
+	rest := 1.0
+	if elected > 0 {
+		for i := range projects {
+			f := min(max(projects[i].Part, 0)/elected, rest)
+			if f <= 0 {
+				continue
+			}
+			out = append(out, learnedGroup{part: f, learned: &projects[i].Learned})
+			rest -= f
+		}
+	}
+	if rest > 1e-9 || len(out) == 0 {
+		out = append(out, learnedGroup{part: max(rest, 0), learned: model})
+	}
+	return out
+}
+
+// onRates sets cands' cache-hit rates to learned's (a candidate without
+// one past the gates has none), into out (reused), rates holding them.
+func onRates(out, cands []election.Candidate, rates []float64, learned *traffic.Learned) ([]election.Candidate, []float64) {
+	out = append(out[:0], cands...)
+	rates = rates[:0]
+	for i := range out {
+		rates = append(rates, 0)
+		out[i].Metrics.CacheHitRate = nil
+	}
+	for i := range out {
+		if r, ok := learned.HitRate[out[i].ID]; ok {
+			rates[i] = r
+			out[i].Metrics.CacheHitRate = &rates[i]
+		}
+	}
+	return out, rates
 }
 
 // TriedRates are a listing's 429 and malformed-tool-call rates as the
@@ -126,6 +189,15 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 	var shareCands []election.Candidate
 	var shareBallot, prefBallot election.Ballot
 	var shareResult, prefResult election.Result
+	// The ballots of the elected requests when projects split them by
+	// their learned rates (a ballot per kind and group), and each group's
+	// candidates.
+	var groups []learnedGroup
+	var heldBallots []election.Ballot
+	var heldResults []election.Result
+	var heldParts []float64
+	var groupCands [][]election.Candidate
+	var groupRates [][]float64
 	for mi, m := range moments {
 		cands, at, samples = cands[:0], at[:0], samples[:0]
 		for i := range base.Listings {
@@ -235,7 +307,34 @@ func ProjectHistory(base Market, model string, moments []Moment, holders map[str
 				}
 			}
 			elected := 1 - sp - pp
-			next, servable := holdShape(ballots[:len(kinds)], results[:len(kinds)], parts, incumbents[shape.Key], func(i int, part float64, explored bool) {
+			held, heldRes, heldP := ballots[:len(kinds)], results[:len(kinds)], parts
+			if projects := m.Projects[shape.Key]; len(projects) > 0 {
+				// Each project's part elects on the rates learned of it,
+				// the rest on the model's: a ballot per kind and group,
+				// under the shape's one incumbent.
+				groups = learnedGroups(groups, projects, elected, &m.Learned)
+				for len(groupCands) < len(groups) {
+					groupCands, groupRates = append(groupCands, nil), append(groupRates, nil)
+				}
+				heldBallots, heldParts = heldBallots[:0], heldParts[:0]
+				for gi, g := range groups {
+					groupCands[gi], groupRates[gi] = onRates(groupCands[gi], cands, groupRates[gi], g.learned)
+					for ki, k := range kinds {
+						b := ballots[ki]
+						b.Candidates = groupCands[gi]
+						b.Request.ObservedHitRate, b.Request.ObservedOutputRatio = g.learned.Combined, g.learned.OutputRatio
+						heldBallots, heldParts = append(heldBallots, b), append(heldParts, k.Part*g.part)
+					}
+				}
+				for len(heldResults) < len(heldBallots) {
+					heldResults = append(heldResults, election.Result{})
+				}
+				for i := range heldBallots {
+					election.ElectWinnerInto(&heldBallots[i], &heldResults[i])
+				}
+				held, heldRes, heldP = heldBallots, heldResults[:len(heldBallots)], heldParts
+			}
+			next, servable := holdShape(held, heldRes, heldP, incumbents[shape.Key], func(i int, part float64, explored bool) {
 				s := &shares[at[i]]
 				s.Total += elected * pct * part
 				if explored {

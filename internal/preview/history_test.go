@@ -386,3 +386,77 @@ func TestAMomentsPreferencesAreElectedAsTheGatewayRoutesThem(t *testing.T) {
 		t.Errorf("ignoring %s: the others gained %v of the part %v; holders %v, want %v", slug(winner), gained, part, holders, elected)
 	}
 }
+
+// TestEachProjectElectsOnTheRatesLearnedOfIt: the gateway learns cache-hit
+// rates per API project, so a project whose long prompts hit the caches
+// and one whose prompts never do are elected on different rates and go to
+// different listings; a moment whose large prompts come from both elects
+// each project's part on its own rates, under the shape's one incumbent.
+func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
+	m := market()
+	rate := func(r float64) *float64 { return &r }
+	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
+	for i := range m.Listings {
+		if m.Listings[i].Published.CachedInput != nil {
+			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
+		}
+	}
+	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
+	for id := range hits.HitRate {
+		none.HitRate[id] = 0
+	}
+	mix := map[string]float64{"large": 1}
+	winner := func(shares []Share) (int, float64) {
+		best := 0
+		for i := range shares {
+			if shares[i].Total > shares[best].Total {
+				best = i
+			}
+		}
+		return best, shares[best].Total
+	}
+	alone := func(l traffic.Learned) []Share {
+		return ProjectHistory(m, "kimi-k2.5", []Moment{{At: at, Fares: faresOf(m), Mix: mix, Learned: l}}, nil)[0]
+	}
+	cached, _ := winner(alone(hits))
+	plain, _ := winner(alone(none))
+	if cached == plain {
+		t.Fatalf("the market elects %s for large prompts whatever the hit rate: the test needs two winners", m.Listings[cached].CarrierSlug)
+	}
+	cases := []struct {
+		name     string
+		model    traffic.Learned
+		projects []ProjectPart
+		// want is each winner's share: the cached one's, the plain one's.
+		want [2]float64
+	}{
+		{"one project, rates of its own", none, []ProjectPart{{Part: 1, Learned: hits}}, [2]float64{1, 0}},
+		{"two projects", hits, []ProjectPart{{Part: 0.6, Learned: hits}, {Part: 0.4, Learned: none}}, [2]float64{0.6, 0.4}},
+		{"a named project and the rest on the model's rates", hits, []ProjectPart{{Part: 0.25, Learned: none}}, [2]float64{0.75, 0.25}},
+		{"no project named", none, nil, [2]float64{0, 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			moment := Moment{At: at, Fares: faresOf(m), Mix: mix, Learned: c.model}
+			if c.projects != nil {
+				moment.Projects = map[string][]ProjectPart{"large": c.projects}
+			}
+			shares := ProjectHistory(m, "kimi-k2.5", []Moment{moment}, nil)[0]
+			sum := 0.0
+			for i, s := range shares {
+				sum += s.Total
+				if i != cached && i != plain && s.Total > traffic.ExplorationRate {
+					t.Errorf("%s took %.4f: only exploration goes elsewhere", m.Listings[i].CarrierSlug, s.Total)
+				}
+			}
+			for i, id := range []int{cached, plain} {
+				if got := shares[id].Total; math.Abs(got-c.want[i]) > 1.5*traffic.ExplorationRate {
+					t.Errorf("%s took %.4f, want %.2f (less exploration)", m.Listings[id].CarrierSlug, got, c.want[i])
+				}
+			}
+			if math.Abs(sum-1) > 1e-9 {
+				t.Errorf("the shares add up to %v", sum)
+			}
+		})
+	}
+}

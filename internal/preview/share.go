@@ -260,3 +260,35 @@ func preferencesNote(carried float64) string {
 	return fmt.Sprintf("%.0f %% of these requests carry preferences (zero data retention, a region, a provider order...), "+
 		"each set elected on a ballot of its own as the gateway routes it. For the rest: ", 100*carried)
 }
+
+// ProjectPartsFromDemand are each shape's parts of requests by API project
+// (WorkloadDemand.Projects: those the election routed with no preference),
+// of all the shape's requests: the general workload's small requests for
+// small one-shots and its large ones for large prompts, as MixFromDemand
+// splits them, coding and chat whole. Nil when no project was named.
+func ProjectPartsFromDemand(d map[string]catalogue.WorkloadDemand) map[string]map[string]float64 {
+	var out map[string]map[string]float64
+	add := func(shape, project string, n, of int64) {
+		if n <= 0 || of <= 0 {
+			return
+		}
+		if out == nil {
+			out = map[string]map[string]float64{}
+		}
+		if out[shape] == nil {
+			out[shape] = map[string]float64{}
+		}
+		out[shape][project] = min(float64(n)/float64(of), 1)
+	}
+	general := d["general"]
+	for project, pd := range general.Projects {
+		add("small", project, pd.Requests-pd.LargeRequests, general.Requests-general.LargeRequests)
+		add("large", project, pd.LargeRequests, general.LargeRequests)
+	}
+	for _, w := range []string{"coding", "chat"} {
+		for project, pd := range d[w].Projects {
+			add(w, project, pd.Requests, d[w].Requests)
+		}
+	}
+	return out
+}

@@ -419,6 +419,12 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	if err != nil {
 		return nil, err
 	}
+	// And each project's minutes, from the learned window before the first
+	// hour projected: the rates routing learned of each project.
+	projects, err := pj.Reads.ProjectMinutes(ctx, unkept, projectFrom.Add(-traffic.LearnedWindow-time.Hour), until)
+	if err != nil {
+		return nil, err
+	}
 	// The minutes of every live hour to project that is cut in parts,
 	// every model's at once and kept: a part is weighed by its minutes, and
 	// after each batch a carrier's overview would read them a model at a
@@ -449,7 +455,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			continue
 		}
 		if w.from.Before(frozen) {
-			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], samples, reported[model], w.entry.holders)
+			part, _, err := pj.projectHours(ctx, w.market, model, w.from, frozen, hourly, history, demand[model], samples, reported[model], projects[model], w.entry.holders)
 			if err != nil {
 				return nil, err
 			}
@@ -467,7 +473,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 			liveProj.append(w.entry.live.prefix(k))
 			liveHolders = append(liveHolders, w.entry.liveHolders[:k]...)
 		}
-		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], samples, reported[model], holders)
+		hours, starts, err := pj.projectHours(ctx, w.market, model, start, until, hourly, history, demand[model], samples, reported[model], projects[model], holders)
 		if err != nil {
 			return nil, err
 		}
@@ -604,7 +610,8 @@ func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[in
 // holders at the start of each hour.
 func (pj *Projector) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
-	samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder, holders map[string]string) (modelProjection, []map[string]string, error) {
+	samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder, projectMinutes []catalogue.ProjectMinute,
+	holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
 	var learnedHours []traffic.Hour
@@ -631,6 +638,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
 	}
 	held := newHeldCursor(events, candidates)
+	projectRates := newProjectRates(projectMinutes, candidates)
 	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
@@ -642,7 +650,9 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		var kinds map[string][]preview.Kind
 		var shareParts map[string]float64
 		var preferences map[string][]preview.PreferencePart
+		var projectShares map[string]map[string]float64
 		if d := demand[h]; len(d) > 0 {
+			projectShares = preview.ProjectPartsFromDemand(d)
 			mix, _ = preview.MixFromDemand(d)
 			prompts = preview.PromptsFromDemand(d)
 			kinds = preview.KindsFromDemand(d)
@@ -693,7 +703,8 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 				partMix = mixes[i]
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: partMix, Prompts: prompts, Kinds: kinds, Learned: learned,
-				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried}
+				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried,
+				Projects: projectRates.parts(projectShares, from)}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f

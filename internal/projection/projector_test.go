@@ -32,6 +32,7 @@ type market struct {
 	demand   map[time.Time]map[string]catalogue.WorkloadDemand
 	samples  map[int64][]catalogue.HealthSample
 	holders  []catalogue.ShapeHolder // oldest first
+	projects []catalogue.ProjectMinute
 	// reads counts the rollup reads (HourlyTraffic), to tell kept hours
 	// from hours read again.
 	reads int
@@ -179,6 +180,15 @@ func (m *market) ShapeHolders(_ context.Context, models []string, since, until t
 	for _, h := range m.holders {
 		if slices.Contains(models, h.Model) && !h.Minute.Before(since) && h.Minute.Before(until) {
 			out[h.Model] = append(out[h.Model], h)
+		}
+	}
+	return out, nil
+}
+func (m *market) ProjectMinutes(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectMinute, error) {
+	out := map[string][]catalogue.ProjectMinute{}
+	for _, p := range m.projects {
+		if slices.Contains(models, p.Model) && !p.Minute.Before(since) && p.Minute.Before(until) {
+			out[p.Model] = append(out[p.Model], p)
 		}
 	}
 	return out, nil
@@ -628,5 +638,57 @@ func TestRequestsOnTheSharePolicyAreSpreadByShare(t *testing.T) {
 	}
 	if b[full.Add(time.Hour)] != elected {
 		t.Errorf("b projected %.4f the hour after, want its elected %.4f", b[full.Add(time.Hour)], elected)
+	}
+}
+
+// TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt: two API projects
+// send a model's large prompts, one resending them (listing a's cache
+// keeps nine tenths: the gateway learns its hit rate there and sends it
+// to a, whose cached price is cheap) and one never (it learns no hit and
+// goes to b, cheaper uncached). Learned per model, a's hit rate would
+// send both to a; learned per project, as the gateway does from the
+// minutes it reports of each, each half goes where routing sent it.
+func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
+	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
+	m := newMarket(now, 1000000, 500000)
+	cheapCache := fareOf(1, 1000000)
+	cheapCache.CachedInput = new(money.Micros(100000))
+	m.listings[0].Published = cheapCache
+	m.history[1][0].Fare = cheapCache
+	const prompt = 10000
+	start := now.Truncate(time.Hour).Add(-30 * time.Hour)
+	for h := start; !h.After(now); h = h.Add(time.Hour) {
+		for i := range m.hours[1] {
+			if m.hours[1][i].Hour.Equal(h) {
+				// a's hour is the resending project's: nine tenths cached.
+				c := &m.hours[1][i].Counts
+				c.InputTokens, c.CachedInputTokens = 300*prompt, 300*prompt*9/10
+			}
+			if m.hours[2][i].Hour.Equal(h) {
+				m.hours[2][i].Counts.InputTokens = 300 * prompt
+			}
+		}
+		m.demand[h] = map[string]catalogue.WorkloadDemand{"general": {Requests: 600, LargeRequests: 600, PromptTokens: 600 * prompt, LargePromptTokens: 600 * prompt,
+			Projects: map[string]catalogue.ProjectDemand{"prj-resends": {Requests: 300, LargeRequests: 300}, "prj-fresh": {Requests: 300, LargeRequests: 300}}}}
+		for minute := h; minute.Before(h.Add(time.Hour)); minute = minute.Add(time.Minute) {
+			m.projects = append(m.projects,
+				catalogue.ProjectMinute{Project: "prj-resends", ListingID: 1, Model: "glm-5", Minute: minute, Answers: 5, InputTokens: 5 * prompt, CachedInputTokens: 5 * prompt * 9 / 10, OutputTokens: 5 * 200},
+				catalogue.ProjectMinute{Project: "prj-fresh", ListingID: 2, Model: "glm-5", Minute: minute, Answers: 5, InputTokens: 5 * prompt, OutputTokens: 5 * 200})
+		}
+	}
+	hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
+	perProject := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]
+	if math.Abs(perProject-0.5) > 0.02 {
+		t.Errorf("a projected %.3f at %s, want about half (the resending project's requests)", perProject, hour.Format("15:04"))
+	}
+	// The same hours with no project named: the model's rates (a's hit
+	// rate is the resending project's) send every large prompt to a.
+	for _, d := range m.demand {
+		g := d["general"]
+		g.Projects = nil
+		d["general"] = g
+	}
+	if perModel := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]; perModel < 0.9 {
+		t.Errorf("with no project named a projected %.3f: the test's market does not tell the two ways apart", perModel)
 	}
 }
