@@ -681,8 +681,17 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 	if math.Abs(perProject-0.5) > 0.02 {
 		t.Errorf("a projected %.3f at %s, want about half (the resending project's requests)", perProject, hour.Format("15:04"))
 	}
-	// The same hours with no project named: the model's rates (a's hit
-	// rate is the resending project's) send every large prompt to a.
+	// The same hours from a gateway that names the projects in its demand
+	// but posts none of their minutes: nothing tells what it learned of
+	// each, so the model's rates stand (a's hit rate is the resending
+	// project's, and sends every large prompt to a).
+	minutes := m.projects
+	m.projects = nil
+	if unreported := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]; unreported < 0.9 {
+		t.Errorf("with no project's minutes reported a projected %.3f, want the model's rates' (all but exploration)", unreported)
+	}
+	m.projects = minutes
+	// And with no project named.
 	for _, d := range m.demand {
 		g := d["general"]
 		g.Projects = nil

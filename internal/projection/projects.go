@@ -106,8 +106,12 @@ func (pr *projectRates) at(project string, from time.Time) traffic.Learned {
 // to project to part, preview.ProjectPartsFromDemand), each with the rates
 // routing had learned of its project by from; projects learned alike share
 // one part (one ballot), in the order of their pseudonyms.
+//
+// A model none of whose projects' minutes were reported (a gateway that
+// names projects in its demand but does not post their minutes, or not
+// yet) keeps every request on the model's rates: nil.
 func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Time) map[string][]preview.ProjectPart {
-	if len(shares) == 0 {
+	if len(shares) == 0 || len(pr.minutes) == 0 {
 		return nil
 	}
 	learned := map[string]traffic.Learned{}
