@@ -109,6 +109,43 @@ func TestTheProjectionHoldsWithPreferences(t *testing.T) {
 	}
 }
 
+// TestTheProjectionHoldsForProjectsThatCacheDifferently: the same loop
+// with a second API project whose customers send large prompts no one sent
+// before, beside the first one's coding agents (a long prefix every turn
+// repeats) and large prompts drawn from a thousand. The gateway learns
+// cache-hit rates per project: the first learns the carriers' caches, the
+// second none, and their large prompts are elected on different rates. The
+// gateway reports each project's minutes and names the project in its
+// demand; the projection, which learns each project's rates as routing did
+// and elects each project's part on them, keeps every listing within 3
+// points.
+func TestTheProjectionHoldsForProjectsThatCacheDifferently(t *testing.T) {
+	loop := startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute, Fresh: 400})
+	projectionAgrees(t, loop)
+	// The run is the workload it says: both projects' minutes reported,
+	// the second's input cached a third as much as the first's or less.
+	fresh, loopLabel := loop.gw.ProjectLabel("loop-fresh"), loop.gw.ProjectLabel("loop")
+	for _, m := range []string{"gpt-oss-120b", "deepseek-v3.2"} {
+		minutes, err := loop.st.ProjectMinutes(context.Background(), []string{m}, loop.t0.Add(-time.Hour), loop.now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		input, cached := map[string]int64{}, map[string]int64{}
+		for _, pm := range minutes[m] {
+			input[pm.Project] += pm.InputTokens
+			cached[pm.Project] += pm.CachedInputTokens
+		}
+		t.Logf("%s: the first project's input %.0f %% cached, the second's %.0f %%", m, 100*float64(cached[loopLabel])/float64(max(input[loopLabel], 1)),
+			100*float64(cached[fresh])/float64(max(input[fresh], 1)))
+		// (A fresh prompt is cached only when it is sent twice: a caller's
+		// retry after a timeout.)
+		if input[fresh] == 0 || input[loopLabel] == 0 || 3*float64(cached[fresh])/float64(input[fresh]) > float64(cached[loopLabel])/float64(input[loopLabel]) {
+			t.Errorf("%s: the projects' minutes say %d of %d input tokens cached for the fresh prompts and %d of %d for the rest: not the workload the test needs",
+				m, cached[fresh], input[fresh], cached[loopLabel], input[loopLabel])
+		}
+	}
+}
+
 // projectionAgrees drives two models through the loop and checks every
 // listing's projected share against the share served.
 func projectionAgrees(t *testing.T, loop *routingLoop) {
@@ -242,8 +279,10 @@ type routingLoop struct {
 	skew           atomic.Int64 // nanoseconds added to the clock
 	// shareArrivals are one-shot customers of a project on the share
 	// policy that drive sends beside the others (loopOptions.Share), and
-	// preferenceArrivals those of the projects with preferences.
-	shareArrivals, preferenceArrivals int
+	// preferenceArrivals those of the projects with preferences, and
+	// freshArrivals those of the project whose large prompts are never
+	// cached.
+	shareArrivals, preferenceArrivals, freshArrivals int
 	// fleetSaid is what the replicas' shared state said of Redis during
 	// the run (an outage or a round trip past its timeout makes a replica
 	// route on its own incumbents and sessions for a while, which no
@@ -282,13 +321,18 @@ type loopOptions struct {
 	// (election.md sec. 7: zero data retention, residency in Germany, an
 	// order), and this many one-shot customers of them to every drive.
 	Preferences int
+	// Fresh adds a project whose customers send large prompts never sent
+	// before (no carrier's cache holds them, so routing learns no cache
+	// hit of that project), and this many of them to every drive.
+	Fresh int
 }
 
 func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now(), shareArrivals: o.Share, preferenceArrivals: o.Preferences}
+	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now(), shareArrivals: o.Share, preferenceArrivals: o.Preferences,
+		freshArrivals: o.Fresh}
 	// The run's clock starts on the last Wednesday at o.Start, whatever
 	// the hour it runs at: the driver's daily cycle (its pace at 02:00 is a
 	// sixth of its pace at 15:00), the demo's off-peak fare and its weekend
@@ -376,6 +420,9 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 				gateway.Project{Name: "loop-de", APIKey: "sk-loop-de", Organisation: "loop", Regions: []string{"DE"}},
 				gateway.Project{Name: "loop-order", APIKey: "sk-loop-order", Organisation: "loop", Provider: &election.ProviderInput{Order: []string{"halcyon"}}})
 		}
+		if o.Fresh > 0 {
+			projects = append(projects, gateway.Project{Name: "loop-fresh", APIKey: "sk-loop-fresh", Organisation: "loop"})
+		}
 		gw := &gateway.Gateway{Config: &gateway.Config{Projects: projects},
 			Follower: &gateway.Follower{API: api, Log: following, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
 			Now: l.now, Rand: rand.New(rand.NewPCG(7, uint64(1+i))), Log: quiet}
@@ -397,7 +444,7 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 			t.Cleanup(func() { cancel(); <-shared })
 		}
 		l.replicas = append(l.replicas, gw)
-		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source})
+		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source, ProjectLabel: gw.ProjectLabel})
 		handlers = append(handlers, gw.Handler())
 	}
 	l.gw = l.replicas[0]
@@ -440,34 +487,36 @@ func (l *routingLoop) caughtUp() {
 // and waits for them.
 func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 	l.t.Helper()
-	var stats, shared, preferring trafficdriver.Stats
-	done := make(chan error, 2)
+	var stats, shared, preferring, fresh trafficdriver.Stats
+	done := make(chan error, 3)
 	// The share project's customers, and those of the projects with
 	// preferences, arrive beside the others, all one-shots: a coding
 	// session stays where its opener was drawn, so a few sessions would
 	// make a listing's share a coin's toss.
-	oneShots := func(keys []string, arrivals int, rate float64, seed uint64, stats *trafficdriver.Stats) {
+	oneShots := func(keys, kinds []string, arrivals int, rate float64, seed uint64, stats *trafficdriver.Stats) {
 		if arrivals == 0 {
 			done <- nil
 			return
 		}
 		done <- trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: keys, Models: models,
-			Rate: rate, MaxArrivals: arrivals, MaxInFlight: 32, Kinds: []string{"chat", "large", "json"},
+			Rate: rate, MaxArrivals: arrivals, MaxInFlight: 32, Kinds: kinds,
 			Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, stats)
 	}
-	go oneShots([]string{"sk-loop-share"}, l.shareArrivals, 15, seed+1000, &shared)
-	go oneShots([]string{"sk-loop-zdr", "sk-loop-de", "sk-loop-order"}, l.preferenceArrivals, 30, seed+2000, &preferring)
+	plain := []string{"chat", "large", "json"}
+	go oneShots([]string{"sk-loop-share"}, plain, l.shareArrivals, 15, seed+1000, &shared)
+	go oneShots([]string{"sk-loop-zdr", "sk-loop-de", "sk-loop-order"}, plain, l.preferenceArrivals, 30, seed+2000, &preferring)
+	go oneShots([]string{"sk-loop-fresh"}, []string{"large"}, l.freshArrivals, 10, seed+3000, &fresh)
 	if err := trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
 		Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
 		Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stats); err != nil {
 		l.t.Fatal(err)
 	}
-	for range 2 {
+	for range 3 {
 		if err := <-done; err != nil {
 			l.t.Fatal(err)
 		}
 	}
-	for _, s := range []*trafficdriver.Stats{&stats, &shared, &preferring} {
+	for _, s := range []*trafficdriver.Stats{&stats, &shared, &preferring, &fresh} {
 		if s.OK.Load() < s.Sent.Load()*2/3 || s == &stats && s.OK.Load() < int64(arrivals)*2/3 {
 			l.t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", s.Sent.Load(), s.OK.Load(), s.Failed.Load(), s.Skipped.Load())
 		}

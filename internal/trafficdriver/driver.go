@@ -48,7 +48,7 @@ type Config struct {
 	// person reading; default 3 s).
 	TurnPause time.Duration
 	// Kinds, when set, are the kinds of customer that arrive (of coding,
-	// large, chat, json, image), in their usual proportions among
+	// large, chat, json, image, and fresh: moreKinds), in their usual proportions among
 	// themselves: a test that needs no capability a market lacks leaves
 	// the rest out.
 	Kinds []string
@@ -82,6 +82,12 @@ const MaxRate = 50
 var kinds = []kind{
 	{"coding", 0.30}, {"large", 0.15}, {"chat", 0.37}, {"json", 0.12}, {"image", 0.06},
 }
+
+// moreKinds are kinds of customer that arrive only when named (Config.
+// Kinds): "fresh" sends a large prompt no one sent before (a document of
+// its own, which no carrier's prompt cache holds, where "large" draws one
+// of a thousand).
+var moreKinds = []kind{{"fresh", 0.15}}
 
 // CodingUserAgent is what the simulated coding agents send (a coding client
 // the gateway recognises).
@@ -190,12 +196,13 @@ func kindsOf(names []string) ([]kind, error) {
 	var out []kind
 	total := 0.0
 	for _, name := range names {
-		i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+		all := append(slices.Clip(kinds), moreKinds...)
+		i := slices.IndexFunc(all, func(k kind) bool { return k.name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("traffic driver: no kind of customer %q", name)
 		}
-		out = append(out, kinds[i])
-		total += kinds[i].share
+		out = append(out, all[i])
+		total += all[i].share
 	}
 	for i := range out {
 		out[i].share /= total
@@ -268,6 +275,10 @@ func (c *customer) run(ctx context.Context, stats *Stats, log *slog.Logger) {
 	case "large":
 		params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage(
 			"Summarise this document:\n" + strings.Repeat(fmt.Sprintf("Paragraph %d of a long report on carrier routing. ", rng.IntN(1000)), 1600))}
+		stream = false
+	case "fresh":
+		params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage(
+			"Summarise this document:\n" + strings.Repeat(fmt.Sprintf("Paragraph %s-%d-%x of a long report on carrier routing. ", c.model, c.id, rng.Uint64()), 1600))}
 		stream = false
 	case "json":
 		params.Messages = []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Give the answer as a JSON object with a key answer.")}
