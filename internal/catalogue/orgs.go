@@ -72,42 +72,56 @@ type OrgStore interface {
 // row and field, and stores it with the store given: the first report of
 // a key stands (a retry adds nothing). It returns how many rows were new.
 func (in *Ingest) RecordOrgUsage(ctx context.Context, st OrgStore, rows []OrgUsage) (int, error) {
-	if len(rows) == 0 || len(rows) > MaxOrgUsage {
-		return 0, apperr.Invalid(map[string]string{"organisations": fmt.Sprintf("send 1 to %d rows", MaxOrgUsage)})
-	}
-	ids := make([]PostedBucket, len(rows))
-	for i, u := range rows {
-		ids[i].ListingID = u.ListingID
-	}
-	index, err := in.index(ctx, ids)
-	if err != nil {
-		return 0, err
-	}
-	now := in.Now()
 	type key struct {
 		listing      int64
 		minute       int64
 		source, name string
 	}
-	seen := make(map[key]bool, len(rows))
-	for i := range rows {
-		u := &rows[i]
-		field, problem := u.Check(now)
-		if _, ok := index.modelOf(u.ListingID); field == "" && !ok {
-			field, problem = "listingId", "no listing has this id"
-		}
-		k := key{u.ListingID, u.Minute.Unix(), u.Source, u.Organisation}
-		if field == "" && seen[k] {
-			field, problem = "organisation", "an organisation's minute on a listing once per source in a report"
-		}
-		if field != "" {
-			return 0, apperr.Invalid(map[string]string{fmt.Sprintf("organisations[%d].%s", i, field): problem})
-		}
-		seen[k] = true
+	_, err := checkReport(ctx, in, "organisations", MaxOrgUsage, rows, func(u *OrgUsage) (int64, key) {
+		return u.ListingID, key{u.ListingID, u.Minute.Unix(), u.Source, u.Organisation}
+	}, (*OrgUsage).Check, "organisation", "an organisation's minute on a listing once per source in a report")
+	if err != nil {
+		return 0, err
 	}
 	n, err := st.RecordOrgUsage(ctx, rows)
 	if err != nil {
 		return 0, fmt.Errorf("record organisations' usage: %w", err)
 	}
 	return n, nil
+}
+
+// checkReport checks a gateway's per-minute report of rows on listings
+// whole: 1 to most rows, each passing check, on a listing the catalogue
+// knows, its key (of ident) once in the report, naming the first problem
+// as name[i].field. It returns the index of the listings read.
+func checkReport[T any, K comparable](ctx context.Context, in *Ingest, name string, most int, rows []T, ident func(*T) (int64, K),
+	check func(*T, time.Time) (string, string), dupField, dupProblem string) (*ListingIndex, error) {
+	if len(rows) == 0 || len(rows) > most {
+		return nil, apperr.Invalid(map[string]string{name: fmt.Sprintf("send 1 to %d rows", most)})
+	}
+	ids := make([]PostedBucket, len(rows))
+	for i := range rows {
+		ids[i].ListingID, _ = ident(&rows[i])
+	}
+	index, err := in.index(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	now := in.Now()
+	seen := make(map[K]bool, len(rows))
+	for i := range rows {
+		listing, k := ident(&rows[i])
+		field, problem := check(&rows[i], now)
+		if _, ok := index.modelOf(listing); field == "" && !ok {
+			field, problem = "listingId", "no listing has this id"
+		}
+		if field == "" && seen[k] {
+			field, problem = dupField, dupProblem
+		}
+		if field != "" {
+			return nil, apperr.Invalid(map[string]string{fmt.Sprintf("%s[%d].%s", name, i, field): problem})
+		}
+		seen[k] = true
+	}
+	return index, nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"time"
-
-	"github.com/airside/airside/internal/apperr"
 )
 
 // ProjectMinute is one API project's minute on one listing, as a gateway
@@ -85,40 +83,19 @@ type ProjectStore interface {
 // first report of a key stands (a retry adds nothing). It returns how many
 // rows were new.
 func (in *Ingest) RecordProjectMinutes(ctx context.Context, st ProjectStore, rows []ProjectMinute) (int, error) {
-	if len(rows) == 0 || len(rows) > MaxProjectMinutes {
-		return 0, apperr.Invalid(map[string]string{"projects": fmt.Sprintf("send 1 to %d rows", MaxProjectMinutes)})
-	}
-	ids := make([]PostedBucket, len(rows))
-	for i, p := range rows {
-		ids[i].ListingID = p.ListingID
-	}
-	index, err := in.index(ctx, ids)
-	if err != nil {
-		return 0, err
-	}
-	now := in.Now()
 	type key struct {
 		listing         int64
 		minute          int64
 		source, project string
 	}
-	seen := make(map[key]bool, len(rows))
+	index, err := checkReport(ctx, in, "projects", MaxProjectMinutes, rows, func(p *ProjectMinute) (int64, key) {
+		return p.ListingID, key{p.ListingID, p.Minute.Unix(), p.Source, p.Project}
+	}, (*ProjectMinute).Check, "project", "a project's minute on a listing once per source in a report")
+	if err != nil {
+		return 0, err
+	}
 	for i := range rows {
-		p := &rows[i]
-		field, problem := p.Check(now)
-		model, ok := index.modelOf(p.ListingID)
-		if field == "" && !ok {
-			field, problem = "listingId", "no listing has this id"
-		}
-		k := key{p.ListingID, p.Minute.Unix(), p.Source, p.Project}
-		if field == "" && seen[k] {
-			field, problem = "project", "a project's minute on a listing once per source in a report"
-		}
-		if field != "" {
-			return 0, apperr.Invalid(map[string]string{fmt.Sprintf("projects[%d].%s", i, field): problem})
-		}
-		seen[k] = true
-		p.Model = model
+		rows[i].Model, _ = index.modelOf(rows[i].ListingID)
 	}
 	n, err := st.RecordProjectMinutes(ctx, rows)
 	if err != nil {

@@ -322,8 +322,14 @@ type answer struct {
 // chat sends one chat request through the gateway.
 func (h *harness) chat(body string, header ...string) answer {
 	h.t.Helper()
+	return h.chatAs(projectKey, body, header...)
+}
+
+// chatAs sends one chat request through the gateway with a project's key.
+func (h *harness) chatAs(key, body string, header ...string) answer {
+	h.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+projectKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])

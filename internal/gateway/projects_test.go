@@ -47,21 +47,10 @@ func TestTheReportCountsEachProject(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
 	h.gw.Config.Projects = append(h.gw.Config.Projects, Project{Name: "q", APIKey: "sk-test-project-q", Organisation: "org"})
 	h.gw.Cache = &ResponseCache{TTL: time.Hour}
-	send := func(key, body string, header ...string) {
+	send := func(key, body string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("status %d", res.StatusCode)
+		if res := h.chatAs(key, body); res.status != http.StatusOK {
+			t.Fatalf("status %d: %s", res.status, res.body)
 		}
 	}
 	for i := range 3 {

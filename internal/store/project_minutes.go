@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
-
 	"github.com/airside/airside/internal/catalogue"
 )
 
@@ -40,30 +37,7 @@ func (s *Store) RecordProjectMinutes(ctx context.Context, minutes []catalogue.Pr
 			Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
 			ResponseCacheHits: p.ResponseCacheHits}
 	}
-	var n int
-	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
-		if len(rows) > 0 {
-			res := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500)
-			if res.Error != nil {
-				return fmt.Errorf("record project minutes: %w", res.Error)
-			}
-			n = int(res.RowsAffected)
-		}
-		if err := tx.Where("minute < ?", now.Add(-catalogue.HealthSampleRetention).UTC()).Delete(&projectMinuteRow{}).Error; err != nil {
-			return fmt.Errorf("drop old project minutes: %w", err)
-		}
-		return nil
-	})
-	if err == nil && n > 0 {
-		earliest := minutes[0].Minute
-		for _, p := range minutes {
-			if p.Minute.Before(earliest) {
-				earliest = p.Minute
-			}
-		}
-		s.countWrite(earliest.UTC()) // the projection of the hours from then on is stale
-	}
-	return n, err
+	return recordFirstReports(ctx, s, "project minutes", rows, func(r *projectMinuteRow) time.Time { return r.Minute })
 }
 
 // ProjectMinutes are the projects' minutes reported for the models' listings
