@@ -239,6 +239,11 @@ func (fx fixture) body(method, path string) (string, string) {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 		return fmt.Sprintf(`{"organisations":[{"listingId":%d,"minute":%q,"organisation":"org-00000001","requests":1}]}`, fx.listingA, minute), "application/json"
 	}
+	if path == "/api/v1/metrics/projects" {
+		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
+		return fmt.Sprintf(`{"projects":[{"project":"prj-000000000001","listingId":%d,"minute":%q,"answers":1,"inputTokens":10,"cachedInputTokens":0,"outputTokens":1}]}`,
+			fx.listingA, minute), "application/json"
+	}
 	if strings.HasPrefix(path, "/api/v1/metrics") {
 		minute := time.Now().UTC().Truncate(time.Minute).Format(time.RFC3339)
 		return `{"buckets":[{"listing":"nebula/kimi-k2.5","minute":"` + minute + `","requests":1}]}`, "application/json"
@@ -514,6 +519,7 @@ func expect() map[string]map[string]int {
 		"POST /api/v1/metrics":               api(apitoken.ScopeMetricsWrite, 202),
 		"POST /api/v1/metrics/holders":       api(apitoken.ScopeMetricsWrite, 202),
 		"POST /api/v1/metrics/organisations": api(apitoken.ScopeMetricsWrite, 202),
+		"POST /api/v1/metrics/projects":      api(apitoken.ScopeMetricsWrite, 202),
 		// The matrix listing has no endpoint: the scope admits, the listing
 		// has nothing to hand out (TestCredentials covers the 200).
 		"GET /api/v1/listings/:listingId/credentials": api(apitoken.ScopeCredentialsRead, 404),
