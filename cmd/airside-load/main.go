@@ -63,6 +63,9 @@ type config struct {
 	ingestEvery time.Duration
 	// holders has each live batch followed by holder rows with moves.
 	holders bool
+	// projects has each live batch name two API projects in its demand
+	// and post their minutes on each listing.
+	projects bool
 	// goMemLimit, when set, is the serve process's GOMEMLIMIT.
 	goMemLimit string
 }
@@ -80,6 +83,7 @@ func main() {
 	flag.StringVar(&cfg.binary, "airside", "", "the airside binary to start (default: built from ./cmd/airside)")
 	flag.IntVar(&cfg.gateways, "gateways", 8, "gateway processes posting their per-minute batches (each its share of the listings)")
 	flag.BoolVar(&cfg.holders, "holders", true, "with --ingest-every, each batch is followed by its gateway's holder rows, a shape of every model moving half way through the minute (false: the baseline without them)")
+	flag.BoolVar(&cfg.projects, "projects", true, "with --ingest-every, each batch's demand names two API projects and is followed by their minutes on each of its listings, one resending its prompts (nine tenths cached) and one not (false: the baseline without them)")
 	flag.DurationVar(&cfg.ingestEvery, "ingest-every", 0, "while the pages are timed, post one gateway's report of the minute just closed this often (0: none; 60 gateways reporting once a minute is 1s)")
 	flag.StringVar(&cfg.goMemLimit, "gomemlimit", "", "the serve process's GOMEMLIMIT (e.g. 256MiB; default: none), whose memory the tool reports around the fleet's burst")
 	flag.Parse()
@@ -606,6 +610,12 @@ func liveBatches(ctx context.Context, cfg config, base, token string, listings [
 		}
 		prompts := int64(100 * 4000)
 		demand := []gatewayclient.Demand{{Model: listings[0].Model, Workload: gatewayclient.Coding, Minute: at, Source: &source, Requests: 100, PromptTokens: &prompts}}
+		if cfg.projects {
+			// As the reference gateway names them: the projection elects
+			// each project's part on the rates learned of it.
+			asked := map[string]int64{"project:prj-load-resends": 60, "project:prj-load-fresh": 40}
+			demand[0].Asked = &asked
+		}
 		res, err := client.PostMetricsWithResponse(ctx, &gatewayclient.PostMetricsParams{Prefer: new("respond-async")}, gatewayclient.PostMetricsJSONRequestBody{Buckets: buckets, Demand: &demand})
 		if res != nil && res.StatusCode() != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
 			fmt.Fprintf(os.Stderr, "live gateway batch: %d %s\n", res.StatusCode(), res.Body)
@@ -626,8 +636,36 @@ func liveBatches(ctx context.Context, cfg config, base, token string, listings [
 				fmt.Fprintf(os.Stderr, "live gateway holders: %d %s\n", code, hres.Body)
 			}
 		}
+		// And each project's minute on each listing of the part.
+		if projects := projectMinutes(listings, k, n, at, source); cfg.projects && len(projects) > 0 {
+			pres, err := client.PostProjectMinutesWithResponse(ctx, gatewayclient.PostProjectMinutesJSONRequestBody{Projects: projects})
+			if err != nil {
+				return 0, err
+			}
+			if code := pres.StatusCode(); code != http.StatusAccepted && firstFailure.CompareAndSwap(false, true) {
+				fmt.Fprintf(os.Stderr, "live gateway projects: %d %s\n", code, pres.Body)
+			}
+		}
 		return statusOf(res), err
 	}
+}
+
+// projectMinutes are a gateway's project rows of a minute: on each listing
+// of its part (listings i with i%n == k%n), a project resending its prompts
+// (24 answers, nine tenths of their input cached) and one never (15, none).
+func projectMinutes(listings []gatewayclient.Listing, k, n int, at time.Time, source string) []gatewayclient.ProjectMinute {
+	var out []gatewayclient.ProjectMinute
+	for i, l := range listings {
+		if i%n != k%n {
+			continue
+		}
+		out = append(out,
+			gatewayclient.ProjectMinute{Project: "prj-load-resends", ListingId: l.ListingId, Minute: at, Source: &source, Answers: 24,
+				InputTokens: 24 * 4000, CachedInputTokens: 24 * 3600, OutputTokens: 24 * 300},
+			gatewayclient.ProjectMinute{Project: "prj-load-fresh", ListingId: l.ListingId, Minute: at, Source: &source, Answers: 15,
+				InputTokens: 15 * 4000, OutputTokens: 15 * 300})
+	}
+	return out
 }
 
 // movedHolders are a gateway's holder rows of a minute: for each model
