@@ -51,12 +51,16 @@ func benchMarket(now time.Time, n int, sampled bool) *market {
 // the last 8 days replayed from health samples (six parts an hour), and
 // with those samples and a gateway's holders of a shape that moves twice
 // a minute for the last day (at :00 and :30, each row counting its
-// elections): the ratio of the second to the first is what replaying what
-// routing was served costs a first view, of the third to the second what
-// a shape moving within its minutes adds.
+// elections), and with the samples and two API projects named in every
+// hour's demand, each with its minutes on every listing over the samples'
+// 8 days (one resending its prompts, one not): the ratio of the second to
+// the first is what replaying what routing was served costs a first view,
+// of the third to the second what a shape moving within its minutes adds,
+// of the fourth to the second what electing each project on its own rates
+// adds.
 func BenchmarkProjectAMonth(b *testing.B) {
 	now := time.Date(2026, 11, 20, 14, 20, 0, 0, time.UTC)
-	for _, variant := range []string{"rebuilt", "sampled", "moved"} {
+	for _, variant := range []string{"rebuilt", "sampled", "moved", "projects"} {
 		b.Run(variant, func(b *testing.B) {
 			m := benchMarket(now, 20, variant != "rebuilt")
 			if variant == "moved" {
@@ -64,6 +68,22 @@ func BenchmarkProjectAMonth(b *testing.B) {
 					for i, second := range []int{0, 30} {
 						m.holders = append(m.holders, catalogue.ShapeHolder{Model: "glm-5", Workload: "general", ListingID: int64(1 + i),
 							Minute: at, Second: second, Requests: int64(5 + i)})
+					}
+				}
+			}
+			if variant == "projects" {
+				for h, d := range m.demand {
+					for w, wd := range d {
+						wd.Projects = map[string]catalogue.ProjectDemand{"prj-resends": {Requests: wd.Requests / 2, LargeRequests: wd.LargeRequests / 2},
+							"prj-fresh": {Requests: wd.Requests / 3, LargeRequests: wd.LargeRequests / 3}}
+						m.demand[h][w] = wd
+					}
+				}
+				for at := now.Add(-catalogue.HealthSampleRetention).Truncate(time.Minute); at.Before(now); at = at.Add(time.Minute) {
+					for _, l := range m.listings {
+						m.projects = append(m.projects,
+							catalogue.ProjectMinute{Project: "prj-resends", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 3, InputTokens: 3 * 4000, CachedInputTokens: 3 * 3600, OutputTokens: 600},
+							catalogue.ProjectMinute{Project: "prj-fresh", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 2, InputTokens: 2 * 4000, OutputTokens: 400})
 					}
 				}
 			}

@@ -185,7 +185,11 @@ func (m *market) ShapeHolders(_ context.Context, models []string, since, until t
 	return out, nil
 }
 func (m *market) ProjectMinutes(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectMinute, error) {
+	// A month holds hundreds of thousands: sized once, as a store's read.
 	out := map[string][]catalogue.ProjectMinute{}
+	for _, model := range models {
+		out[model] = make([]catalogue.ProjectMinute, 0, len(m.projects))
+	}
 	for _, p := range m.projects {
 		if slices.Contains(models, p.Model) && !p.Minute.Before(since) && p.Minute.Before(until) {
 			out[p.Model] = append(out[p.Model], p)

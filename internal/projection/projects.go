@@ -3,6 +3,7 @@ package projection
 import (
 	"maps"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -17,9 +18,11 @@ import (
 type projectRates struct {
 	candidates map[int64]string
 	// hours are each project's hours by candidate, whole; minutes its
-	// minutes, oldest first (for the hour under way at a moment).
+	// minutes, oldest first (for the hour under way at a moment), by index
+	// in all (shared, read only: a month holds hundreds of thousands).
 	hours   map[string][]traffic.Hour
-	minutes map[string][]catalogue.ProjectMinute
+	minutes map[string][]int32
+	all     []catalogue.ProjectMinute
 	scratch []traffic.Hour
 }
 
@@ -27,18 +30,19 @@ type projectRates struct {
 // project, naming listings as candidates (a listing not among them is
 // left out: it is not the model's now).
 func newProjectRates(minutes []catalogue.ProjectMinute, candidates map[int64]string) *projectRates {
-	pr := &projectRates{candidates: candidates, hours: map[string][]traffic.Hour{}, minutes: map[string][]catalogue.ProjectMinute{}}
+	pr := &projectRates{candidates: candidates, hours: map[string][]traffic.Hour{}, minutes: map[string][]int32{}, all: minutes}
 	type key struct {
 		hour      time.Time
 		candidate string
 	}
 	at := map[string]map[key]int{}
-	for _, m := range minutes {
+	for j := range minutes {
+		m := &minutes[j]
 		id, ok := candidates[m.ListingID]
 		if !ok {
 			continue
 		}
-		pr.minutes[m.Project] = append(pr.minutes[m.Project], m)
+		pr.minutes[m.Project] = append(pr.minutes[m.Project], int32(j))
 		if at[m.Project] == nil {
 			at[m.Project] = map[key]int{}
 		}
@@ -55,7 +59,7 @@ func newProjectRates(minutes []catalogue.ProjectMinute, candidates map[int64]str
 }
 
 // addMinute adds part of a project's minute to an hour.
-func addMinute(h *traffic.Hour, m catalogue.ProjectMinute, part float64) {
+func addMinute(h *traffic.Hour, m *catalogue.ProjectMinute, part float64) {
 	if part >= 1 {
 		h.Successes += m.Answers
 		h.InputTokens += m.InputTokens
@@ -76,18 +80,25 @@ func addMinute(h *traffic.Hour, m catalogue.ProjectMinute, part float64) {
 // before from's hour whole, and of from's hour its minutes up to
 // learnedLag before from (the minute under way in part, as even over it).
 func (pr *projectRates) at(project string, from time.Time) traffic.Learned {
+	// Both lists are in time order (the store reads minutes oldest
+	// first): a month's parts each read only their day.
 	hour := from.Truncate(time.Hour)
+	all := pr.hours[project]
+	first := sort.Search(len(all), func(i int) bool { return all[i].Start.After(from.Add(-traffic.LearnedWindow - time.Hour)) })
 	hours := pr.scratch[:0]
-	for _, h := range pr.hours[project] {
-		if h.Start.Before(hour) {
-			hours = append(hours, h)
+	for _, h := range all[first:] {
+		if !h.Start.Before(hour) {
+			break
 		}
+		hours = append(hours, h)
 	}
 	cut := from.Add(-learnedLag)
 	current := map[string]int{}
-	for _, m := range pr.minutes[project] {
-		if m.Minute.Before(hour) || !m.Minute.Before(cut) {
-			continue
+	minutes := pr.minutes[project]
+	for _, j := range minutes[sort.Search(len(minutes), func(i int) bool { return !pr.all[minutes[i]].Minute.Before(hour) }):] {
+		m := &pr.all[j]
+		if !m.Minute.Before(cut) {
+			break
 		}
 		id := pr.candidates[m.ListingID]
 		i, found := current[id]
