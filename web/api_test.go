@@ -860,10 +860,10 @@ func TestAPIProjectMinutes(t *testing.T) {
 	if res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, good); !strings.Contains(res.body, `"accepted":0`) {
 		t.Errorf("a retried report: %d %s, want accepted and nothing new", res.status, res.body)
 	}
-	stored, err := p.store.ProjectMinutes(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
+	stored, err := p.store.ProjectHours(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
 	got := stored["kimi-k2.5"]
 	if err != nil || len(got) != 2 || got[0].Project != "prj-3f9a2c1b04d2" || got[0].CachedInputTokens != 36000 || got[0].ListingID != nebula.ID {
-		t.Errorf("stored %+v %v, want the two projects' minutes on nebula under kimi-k2.5", got, err)
+		t.Errorf("stored %+v %v, want the two projects' hours on nebula under kimi-k2.5", got, err)
 	}
 	for _, c := range []struct{ body, field string }{
 		{`{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0) + `,` + row("Acme Corp", nebula.ID, minute, 0) + `]}`, "projects[1].project"},
@@ -875,7 +875,7 @@ func TestAPIProjectMinutes(t *testing.T) {
 			t.Errorf("%s: %d %s, want 422 naming %s", c.body, res.status, res.body, c.field)
 		}
 	}
-	if stored, _ := p.store.ProjectMinutes(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
+	if stored, _ := p.store.ProjectHours(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
 		t.Errorf("a refused report stored rows: %d, want the 2 before it", len(stored["kimi-k2.5"]))
 	}
 	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", apiToken(t, p.store, apitoken.ScopeCatalogueRead), good),

@@ -126,12 +126,12 @@ func TestTheProjectionHoldsForProjectsThatCacheDifferently(t *testing.T) {
 	// the second's input cached a third as much as the first's or less.
 	fresh, loopLabel := loop.gw.ProjectLabel("loop-fresh"), loop.gw.ProjectLabel("loop")
 	for _, m := range []string{"gpt-oss-120b", "deepseek-v3.2"} {
-		minutes, err := loop.st.ProjectMinutes(context.Background(), []string{m}, loop.t0.Add(-time.Hour), loop.now().Add(time.Hour))
+		hours, err := loop.st.ProjectHours(context.Background(), []string{m}, loop.t0.Add(-time.Hour), loop.now().Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
 		input, cached := map[string]int64{}, map[string]int64{}
-		for _, pm := range minutes[m] {
+		for _, pm := range hours[m] {
 			input[pm.Project] += pm.InputTokens
 			cached[pm.Project] += pm.CachedInputTokens
 		}

@@ -35,6 +35,17 @@ type ProjectMinute struct {
 	Model string `json:"-"`
 }
 
+// ProjectHour is an API project's hour on one listing, every source's
+// minutes summed (the store keeps them as minutes are reported): what the
+// projection learns the project's rates from.
+type ProjectHour struct {
+	Project                                                                  string
+	ListingID                                                                int64
+	Model                                                                    string
+	Hour                                                                     time.Time
+	Answers, InputTokens, CachedInputTokens, OutputTokens, ResponseCacheHits int64
+}
+
 // MaxProjectMinutes bounds one report of projects' minutes.
 const MaxProjectMinutes = 10000
 

@@ -132,8 +132,8 @@ func preferenceName(reason string) string {
 // row: its preferences merged with the project's, its residency and its
 // size (catalogue.AskedKeys), the project's policy when it is share, and
 // the project's pseudonym (label; "" names none) when the election routes
-// it with no preference. A request whose
-// preferences do not read asks nothing here; planning refuses it.
+// it with no preference. A request whose preferences do not read asks
+// nothing here; planning refuses it.
 func askedBy(p *Project, a Analysis, label string) []string {
 	req := election.Request{PromptTokens: a.PromptTokens, MaxTokens: a.MaxTokens}
 	if preferences(p, &a, &req) != nil {

@@ -52,7 +52,7 @@ func benchMarket(now time.Time, n int, sampled bool) *market {
 // with those samples and a gateway's holders of a shape that moves twice
 // a minute for the last day (at :00 and :30, each row counting its
 // elections), and with the samples and two API projects named in every
-// hour's demand, each with its minutes on every listing over the samples'
+// hour's demand, each with its hours on every listing over the samples'
 // 8 days (one resending its prompts, one not): the ratio of the second to
 // the first is what replaying what routing was served costs a first view,
 // of the third to the second what a shape moving within its minutes adds,
@@ -79,11 +79,12 @@ func BenchmarkProjectAMonth(b *testing.B) {
 						m.demand[h][w] = wd
 					}
 				}
-				for at := now.Add(-catalogue.HealthSampleRetention).Truncate(time.Minute); at.Before(now); at = at.Add(time.Minute) {
+				// An hour's minutes as one row (the store reads hours).
+				for at := now.Add(-catalogue.HealthSampleRetention).Truncate(time.Hour); at.Before(now); at = at.Add(time.Hour) {
 					for _, l := range m.listings {
 						m.projects = append(m.projects,
-							catalogue.ProjectMinute{Project: "prj-resends", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 3, InputTokens: 3 * 4000, CachedInputTokens: 3 * 3600, OutputTokens: 600},
-							catalogue.ProjectMinute{Project: "prj-fresh", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 2, InputTokens: 2 * 4000, OutputTokens: 400})
+							catalogue.ProjectMinute{Project: "prj-resends", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 180, InputTokens: 180 * 4000, CachedInputTokens: 180 * 3600, OutputTokens: 180 * 200},
+							catalogue.ProjectMinute{Project: "prj-fresh", ListingID: l.ID, Model: "glm-5", Minute: at, Answers: 120, InputTokens: 120 * 4000, OutputTokens: 120 * 200})
 					}
 				}
 			}

@@ -419,9 +419,19 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	if err != nil {
 		return nil, err
 	}
-	// And each project's minutes, from the learned window before the first
-	// hour projected: the rates routing learned of each project.
-	projects, err := pj.Reads.ProjectMinutes(ctx, unkept, projectFrom.Add(-traffic.LearnedWindow-time.Hour), until)
+	// And each project's hours, from the learned window before the first
+	// hour projected: the rates routing learned of each project. Kept as
+	// the rollups are (after a batch only the hour under way is read).
+	var unkeptIDs []int64
+	for _, model := range unkept {
+		for _, ml := range jobs[model].market.Listings {
+			unkeptIDs = append(unkeptIDs, ml.ID)
+		}
+	}
+	projects, err := splitMetrics(pj, "project-hours", unkeptIDs, projectFrom.Add(-traffic.LearnedWindow-time.Hour), until, projectHourPoints,
+		func(from, to time.Time) (map[string][]catalogue.ProjectHour, error) {
+			return pj.Reads.ProjectHours(ctx, unkept, from, to)
+		}, mergeProjectHours)
 	if err != nil {
 		return nil, err
 	}
@@ -610,7 +620,7 @@ func hourCuts(ids []int64, history map[int64][]earnings.FareSpan, samples map[in
 // holders at the start of each hour.
 func (pj *Projector) projectHours(ctx context.Context, market preview.Market, model string, since, until time.Time,
 	hourly map[int64][]catalogue.HourlyPoint, history map[int64][]earnings.FareSpan, demand map[time.Time]map[string]catalogue.WorkloadDemand,
-	samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder, projectMinutes []catalogue.ProjectMinute,
+	samples map[int64][]catalogue.HealthSample, reported []catalogue.ShapeHolder, projectHours []catalogue.ProjectHour,
 	holders map[string]string) (modelProjection, []map[string]string, error) {
 	ids := make([]int64, len(market.Listings))
 	modelRequests, modelCapped := map[time.Time]int64{}, map[time.Time]int64{}
@@ -638,7 +648,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		candidates[market.Listings[i].ID] = preview.CandidateID(&market.Listings[i])
 	}
 	held := newHeldCursor(events, candidates)
-	projectRates := newProjectRates(projectMinutes, candidates)
+	projectRates := newProjectRates(projectHours, candidates)
 	var p modelProjection
 	var moments []preview.Moment
 	var parts []hourPart
@@ -704,7 +714,7 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 			}
 			m := preview.Moment{At: from, Fares: map[int64]*fare.Fare{}, Health: health, Mix: partMix, Prompts: prompts, Kinds: kinds, Learned: learned,
 				Idle: modelRequests[h] == 0, Holders: held.at(from), ShareParts: shareParts, Preferences: preferences, Tried: tried,
-				Projects: projectRates.parts(projectShares, from)}
+				Projects: projectRates.parts(projectShares, from, learnedDone(i, learnedPart))}
 			for _, id := range ids {
 				if f := earnings.FareAt(history[id], from); f != nil {
 					m.Fares[id] = f

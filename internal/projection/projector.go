@@ -46,11 +46,11 @@ type Reads interface {
 	// ShapeHolders are the holders gateways reported for the models'
 	// shapes, minute by minute (RecordShapeHolders), by model, oldest first.
 	ShapeHolders(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error)
-	// ProjectMinutes are each API project's minutes on the models'
-	// listings as gateways reported them (RecordProjectMinutes), every
-	// source summed, by model, oldest first: what routing learned each
-	// project's rates from.
-	ProjectMinutes(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectMinute, error)
+	// ProjectHours are each API project's hours on the models' listings as
+	// gateways reported their minutes (RecordProjectMinutes), every source
+	// summed, by model, oldest first: what routing learned each project's
+	// rates from.
+	ProjectHours(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectHour, error)
 	// MetricsWritten moves with every metric batch this process records;
 	// MetricsTouchedSince says from which minute on the batches since a
 	// count changed anything (ok false: it no longer knows).

@@ -184,16 +184,35 @@ func (m *market) ShapeHolders(_ context.Context, models []string, since, until t
 	}
 	return out, nil
 }
-func (m *market) ProjectMinutes(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectMinute, error) {
-	// A month holds hundreds of thousands: sized once, as a store's read.
-	out := map[string][]catalogue.ProjectMinute{}
-	for _, model := range models {
-		out[model] = make([]catalogue.ProjectMinute, 0, len(m.projects))
+
+// ProjectHours adds the market's project minutes up to hours, as the store
+// does when they are reported.
+func (m *market) ProjectHours(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectHour, error) {
+	type key struct {
+		project string
+		listing int64
+		hour    time.Time
 	}
+	at := map[key]int{}
+	out := map[string][]catalogue.ProjectHour{}
 	for _, p := range m.projects {
-		if slices.Contains(models, p.Model) && !p.Minute.Before(since) && p.Minute.Before(until) {
-			out[p.Model] = append(out[p.Model], p)
+		hour := p.Minute.Truncate(time.Hour)
+		if !slices.Contains(models, p.Model) || hour.Before(since) || !hour.Before(until) {
+			continue
 		}
+		k := key{p.Project, p.ListingID, hour}
+		i, ok := at[k]
+		if !ok {
+			i = len(out[p.Model])
+			at[k] = i
+			out[p.Model] = append(out[p.Model], catalogue.ProjectHour{Project: p.Project, ListingID: p.ListingID, Model: p.Model, Hour: hour})
+		}
+		h := &out[p.Model][i]
+		h.Answers += p.Answers
+		h.InputTokens += p.InputTokens
+		h.CachedInputTokens += p.CachedInputTokens
+		h.OutputTokens += p.OutputTokens
+		h.ResponseCacheHits += p.ResponseCacheHits
 	}
 	return out, nil
 }

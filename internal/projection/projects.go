@@ -14,115 +14,78 @@ import (
 // projectRates learns an API project's rates at a moment as the gateway
 // does (seed 001; Gateway.learned): from the project's answers on each
 // listing of the model over the learned window, as the gateways reported
-// them minute by minute (catalogue.ProjectMinute).
+// them (catalogue.ProjectHour, their minutes added up).
 type projectRates struct {
-	candidates map[int64]string
-	// hours are each project's hours by candidate, whole; minutes its
-	// minutes, oldest first (for the hour under way at a moment), by index
-	// in all (shared, read only: a month holds hundreds of thousands).
+	// hours are each project's hours by candidate, oldest first.
 	hours   map[string][]traffic.Hour
-	minutes map[string][]int32
-	all     []catalogue.ProjectMinute
 	scratch []traffic.Hour
 }
 
-// newProjectRates indexes a model's project minutes (oldest first) by
+// newProjectRates indexes a model's project hours (oldest first) by
 // project, naming listings as candidates (a listing not among them is
 // left out: it is not the model's now).
-func newProjectRates(minutes []catalogue.ProjectMinute, candidates map[int64]string) *projectRates {
-	pr := &projectRates{candidates: candidates, hours: map[string][]traffic.Hour{}, minutes: map[string][]int32{}, all: minutes}
-	type key struct {
-		hour      time.Time
-		candidate string
-	}
-	at := map[string]map[key]int{}
-	for j := range minutes {
-		m := &minutes[j]
-		id, ok := candidates[m.ListingID]
+func newProjectRates(hours []catalogue.ProjectHour, candidates map[int64]string) *projectRates {
+	pr := &projectRates{hours: map[string][]traffic.Hour{}}
+	for _, h := range hours {
+		id, ok := candidates[h.ListingID]
 		if !ok {
 			continue
 		}
-		pr.minutes[m.Project] = append(pr.minutes[m.Project], int32(j))
-		if at[m.Project] == nil {
-			at[m.Project] = map[key]int{}
-		}
-		k := key{m.Minute.Truncate(time.Hour), id}
-		i, found := at[m.Project][k]
-		if !found {
-			i = len(pr.hours[m.Project])
-			at[m.Project][k] = i
-			pr.hours[m.Project] = append(pr.hours[m.Project], traffic.Hour{Start: k.hour, Candidate: id})
-		}
-		addMinute(&pr.hours[m.Project][i], m, 1)
+		pr.hours[h.Project] = append(pr.hours[h.Project], traffic.Hour{Start: h.Hour, Candidate: id, Successes: h.Answers,
+			InputTokens: h.InputTokens, CachedInputTokens: h.CachedInputTokens, OutputTokens: h.OutputTokens, ResponseCacheHits: h.ResponseCacheHits})
 	}
 	return pr
 }
 
-// addMinute adds part of a project's minute to an hour.
-func addMinute(h *traffic.Hour, m *catalogue.ProjectMinute, part float64) {
-	if part >= 1 {
-		h.Successes += m.Answers
-		h.InputTokens += m.InputTokens
-		h.CachedInputTokens += m.CachedInputTokens
-		h.OutputTokens += m.OutputTokens
-		h.ResponseCacheHits += m.ResponseCacheHits
-		return
-	}
-	of := func(n int64) int64 { return int64(float64(n)*part + 0.5) }
-	h.Successes += of(m.Answers)
-	h.InputTokens += of(m.InputTokens)
-	h.CachedInputTokens += min(of(m.CachedInputTokens), of(m.InputTokens))
-	h.OutputTokens += of(m.OutputTokens)
-	h.ResponseCacheHits += of(m.ResponseCacheHits)
-}
-
 // at is what routing had learned of project by from: the project's hours
-// before from's hour whole, and of from's hour its minutes up to
-// learnedLag before from (the minute under way in part, as even over it).
-func (pr *projectRates) at(project string, from time.Time) traffic.Learned {
-	// Both lists are in time order (the store reads minutes oldest
-	// first): a month's parts each read only their day.
+// before from's hour whole, and done of from's hour (the part of the
+// model's requests of that hour routing had learned from by then, as the
+// rates learned of the whole model take it: hourSplits), taken evenly from
+// the project's figures for the hour.
+func (pr *projectRates) at(project string, from time.Time, done float64) traffic.Learned {
 	hour := from.Truncate(time.Hour)
-	all := pr.hours[project]
+	all := pr.hours[project] // in time order: a month's parts each read only their day
 	first := sort.Search(len(all), func(i int) bool { return all[i].Start.After(from.Add(-traffic.LearnedWindow - time.Hour)) })
 	hours := pr.scratch[:0]
 	for _, h := range all[first:] {
-		if !h.Start.Before(hour) {
+		switch {
+		case h.Start.Before(hour):
+			hours = append(hours, h)
+		case h.Start.Equal(hour) && done > 0:
+			part := func(n int64) int64 { return int64(done*float64(n) + 0.5) }
+			hours = append(hours, traffic.Hour{Start: h.Start, Candidate: h.Candidate, Successes: part(h.Successes), InputTokens: part(h.InputTokens),
+				CachedInputTokens: min(part(h.CachedInputTokens), part(h.InputTokens)), OutputTokens: part(h.OutputTokens),
+				ResponseCacheHits: part(h.ResponseCacheHits)})
+		}
+		if h.Start.After(hour) {
 			break
 		}
-		hours = append(hours, h)
-	}
-	cut := from.Add(-learnedLag)
-	current := map[string]int{}
-	minutes := pr.minutes[project]
-	for _, j := range minutes[sort.Search(len(minutes), func(i int) bool { return !pr.all[minutes[i]].Minute.Before(hour) }):] {
-		m := &pr.all[j]
-		if !m.Minute.Before(cut) {
-			break
-		}
-		id := pr.candidates[m.ListingID]
-		i, found := current[id]
-		if !found {
-			i = len(hours)
-			current[id] = i
-			hours = append(hours, traffic.Hour{Start: hour, Candidate: id})
-		}
-		addMinute(&hours[i], m, min(1, cut.Sub(m.Minute).Minutes()))
 	}
 	pr.scratch = hours
 	return traffic.Learn(hours, from)
 }
 
+// learnedDone is the part of its hour's requests routing had learned from
+// by the start of an hour's part i (learnedPart: hourSplits), none at the
+// hour's start, as the rates learned of the whole model take it.
+func learnedDone(i int, learnedPart []float64) float64 {
+	if i == 0 || i >= len(learnedPart) {
+		return 0
+	}
+	return learnedPart[i]
+}
+
 // parts are the moment's parts of each shape by project (shares: shape key
 // to project to part, preview.ProjectPartsFromDemand), each with the rates
-// routing had learned of its project by from; projects learned alike share
-// one part (one ballot), in the order of their pseudonyms.
+// routing had learned of its project by from (done of from's hour);
+// projects learned alike share one part (one ballot), in the order of
+// their pseudonyms.
 //
-// A model none of whose projects' minutes were reported (a gateway that
+// A model none of whose projects' hours were reported (a gateway that
 // names projects in its demand but does not post their minutes, or not
 // yet) keeps every request on the model's rates: nil.
-func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Time) map[string][]preview.ProjectPart {
-	if len(shares) == 0 || len(pr.minutes) == 0 {
+func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Time, done float64) map[string][]preview.ProjectPart {
+	if len(shares) == 0 || len(pr.hours) == 0 {
 		return nil
 	}
 	learned := map[string]traffic.Learned{}
@@ -132,7 +95,7 @@ func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Ti
 		for _, project := range slices.Sorted(maps.Keys(byProject)) {
 			l, ok := learned[project]
 			if !ok {
-				l = pr.at(project, from)
+				l = pr.at(project, from, done)
 				learned[project] = l
 			}
 			if i := slices.IndexFunc(parts, func(p preview.ProjectPart) bool { return sameLearned(p.Learned, l) }); i >= 0 {
@@ -150,4 +113,25 @@ func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Ti
 func sameLearned(a, b traffic.Learned) bool {
 	same := func(x, y *float64) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
 	return same(a.Combined, b.Combined) && same(a.OutputRatio, b.OutputRatio) && maps.Equal(a.HitRate, b.HitRate)
+}
+
+// mergeProjectHours joins two kept reads of project hours (splitMetrics),
+// the earlier first.
+func mergeProjectHours(head, tail map[string][]catalogue.ProjectHour) map[string][]catalogue.ProjectHour {
+	out := make(map[string][]catalogue.ProjectHour, len(head)+len(tail))
+	for model, h := range head {
+		out[model] = h[:len(h):len(h)] // append below copies
+	}
+	for model, h := range tail {
+		out[model] = append(out[model], h...)
+	}
+	return out
+}
+
+func projectHourPoints(m map[string][]catalogue.ProjectHour) int {
+	n := 1
+	for _, h := range m {
+		n += len(h)
+	}
+	return n
 }

@@ -5,16 +5,30 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
 	"github.com/airside/airside/internal/catalogue"
 )
 
-// projectMinuteRow is one gateway's minute of one API project on one
-// listing (migration 41).
+// projectMinuteRow is a minute of one API project on one listing that a
+// gateway process reported (migration 41): kept only so a retried report
+// adds nothing; the figures go to the project's hour.
 type projectMinuteRow struct {
+	Project   string    `gorm:"primaryKey"`
+	ListingID int64     `gorm:"primaryKey;autoIncrement:false"`
+	Minute    time.Time `gorm:"primaryKey"`
+	Source    string    `gorm:"primaryKey"`
+}
+
+func (projectMinuteRow) TableName() string { return "project_minutes" }
+
+// projectHourRow is an API project's hour on one listing, every reported
+// minute added (migration 41).
+type projectHourRow struct {
 	Project           string    `gorm:"primaryKey"`
 	ListingID         int64     `gorm:"primaryKey;autoIncrement:false"`
-	Minute            time.Time `gorm:"primaryKey"`
-	Source            string    `gorm:"primaryKey"`
+	Hour              time.Time `gorm:"primaryKey"`
 	Model             string
 	Answers           int64
 	InputTokens       int64
@@ -23,42 +37,79 @@ type projectMinuteRow struct {
 	ResponseCacheHits int64
 }
 
-func (projectMinuteRow) TableName() string { return "project_minutes" }
+func (projectHourRow) TableName() string { return "project_hourly" }
 
-// RecordProjectMinutes keeps the projects' minutes a gateway reported (a
-// minute a process reported already keeps its first report: a retried
-// report changes nothing) and drops those older than
-// catalogue.HealthSampleRetention, in one transaction. It returns how many
-// rows were new.
+// RecordProjectMinutes stores projects' minutes in one transaction: a key
+// already recorded keeps its first figures (a retry adds nothing), each new
+// one adds to its project's hour on the listing; minutes older than the
+// buckets' retention go (no report of them is taken any more), hours older
+// than catalogue.HealthSampleRetention. It returns how many rows were new.
+// The projection reads the hours: a fleet's minutes of a day are hundreds
+// of thousands of rows, their hours a sixtieth.
 func (s *Store) RecordProjectMinutes(ctx context.Context, minutes []catalogue.ProjectMinute) (int, error) {
-	rows := make([]projectMinuteRow, len(minutes))
-	for i, p := range minutes {
-		rows[i] = projectMinuteRow{Project: p.Project, ListingID: p.ListingID, Minute: p.Minute.UTC(), Source: p.Source, Model: p.Model,
-			Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
-			ResponseCacheHits: p.ResponseCacheHits}
+	added := 0
+	var earliest time.Time
+	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
+		added = 0
+		for _, p := range minutes {
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&projectMinuteRow{Project: p.Project, ListingID: p.ListingID,
+				Minute: p.Minute.UTC(), Source: p.Source})
+			if res.Error != nil {
+				return fmt.Errorf("record project minutes: %w", res.Error)
+			}
+			if res.RowsAffected == 0 {
+				continue
+			}
+			if added == 0 || p.Minute.Before(earliest) {
+				earliest = p.Minute
+			}
+			added++
+			hour := projectHourRow{Project: p.Project, ListingID: p.ListingID, Hour: p.Minute.UTC().Truncate(time.Hour), Model: p.Model,
+				Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
+				ResponseCacheHits: p.ResponseCacheHits}
+			if err := tx.Clauses(clause.OnConflict{
+				Columns: []clause.Column{{Name: "project"}, {Name: "listing_id"}, {Name: "hour"}},
+				DoUpdates: clause.Assignments(map[string]any{
+					"answers":             gorm.Expr("project_hourly.answers + ?", p.Answers),
+					"input_tokens":        gorm.Expr("project_hourly.input_tokens + ?", p.InputTokens),
+					"cached_input_tokens": gorm.Expr("project_hourly.cached_input_tokens + ?", p.CachedInputTokens),
+					"output_tokens":       gorm.Expr("project_hourly.output_tokens + ?", p.OutputTokens),
+					"response_cache_hits": gorm.Expr("project_hourly.response_cache_hits + ?", p.ResponseCacheHits),
+				}),
+			}).Create(&hour).Error; err != nil {
+				return fmt.Errorf("add a project minute to its hour: %w", err)
+			}
+		}
+		if err := tx.Where("minute < ?", now.Add(-catalogue.BucketRetention).UTC()).Delete(&projectMinuteRow{}).Error; err != nil {
+			return fmt.Errorf("drop old project minutes: %w", err)
+		}
+		if err := tx.Where("hour < ?", now.Add(-catalogue.HealthSampleRetention).UTC()).Delete(&projectHourRow{}).Error; err != nil {
+			return fmt.Errorf("drop old project hours: %w", err)
+		}
+		return nil
+	})
+	if err == nil && added > 0 {
+		s.countWrite(earliest.UTC()) // the projection of the hours from then on is stale
 	}
-	return recordFirstReports(ctx, s, "project minutes", rows, func(r *projectMinuteRow) time.Time { return r.Minute })
+	return added, err
 }
 
-// ProjectMinutes are the projects' minutes reported for the models' listings
-// from since (inclusive) to until (exclusive), every gateway's source summed,
-// by model, oldest first (for one minute, by project, then listing): one
-// read for every model a page projects.
-func (s *Store) ProjectMinutes(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectMinute, error) {
-	out := map[string][]catalogue.ProjectMinute{}
+// ProjectHours are the projects' hours on the models' listings starting
+// from since (inclusive) to until (exclusive), by model, oldest first (for
+// one hour, by project, then listing): one read for every model a page
+// projects.
+func (s *Store) ProjectHours(ctx context.Context, models []string, since, until time.Time) (map[string][]catalogue.ProjectHour, error) {
+	out := map[string][]catalogue.ProjectHour{}
 	if len(models) == 0 {
 		return out, nil
 	}
-	var rows []projectMinuteRow
-	if err := s.read(ctx).Model(&projectMinuteRow{}).
-		Select("model, minute, project, listing_id, SUM(answers) AS answers, SUM(input_tokens) AS input_tokens, "+
-			"SUM(cached_input_tokens) AS cached_input_tokens, SUM(output_tokens) AS output_tokens, SUM(response_cache_hits) AS response_cache_hits").
-		Where("model IN ? AND minute >= ? AND minute < ?", models, since.UTC(), until.UTC()).
-		Group("model, minute, project, listing_id").Order("model, minute, project, listing_id").Scan(&rows).Error; err != nil {
-		return nil, fmt.Errorf("project minutes: %w", err)
+	var rows []projectHourRow
+	if err := s.read(ctx).Where("model IN ? AND hour >= ? AND hour < ?", models, since.UTC(), until.UTC()).
+		Order("model, hour, project, listing_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("project hours: %w", err)
 	}
 	for _, r := range rows {
-		out[r.Model] = append(out[r.Model], catalogue.ProjectMinute{Project: r.Project, ListingID: r.ListingID, Minute: r.Minute.UTC(), Model: r.Model,
+		out[r.Model] = append(out[r.Model], catalogue.ProjectHour{Project: r.Project, ListingID: r.ListingID, Model: r.Model, Hour: r.Hour.UTC(),
 			Answers: r.Answers, InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, OutputTokens: r.OutputTokens,
 			ResponseCacheHits: r.ResponseCacheHits})
 	}

@@ -11,14 +11,14 @@ import (
 	"github.com/airside/airside/internal/store/storetest"
 )
 
-// TestProjectMinutesAreKeptOnceAndSummedOverSources: a project's minute on
-// a listing is kept once per source (a retried report adds nothing),
-// pruned with the holders, and read back by model with every source
-// summed, oldest first.
-func TestProjectMinutesAreKeptOnceAndSummedOverSources(t *testing.T) {
+// TestProjectMinutesAreKeptOnceAndAddUpToHours: a project's minute on a
+// listing is taken once per source (a retried report adds nothing) and
+// added to the project's hour, every source's and minute's together; hours
+// are pruned with the holders and read back by model, oldest first.
+func TestProjectMinutesAreKeptOnceAndAddUpToHours(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		fx := newFixture(t, s)
-		now := time.Now().UTC().Truncate(time.Minute)
+		now := time.Now().UTC().Truncate(time.Hour).Add(30 * time.Minute)
 		s.Now = func() time.Time { return now }
 		row := func(project string, minute time.Time, source string, answers int64) catalogue.ProjectMinute {
 			return catalogue.ProjectMinute{Project: project, ListingID: fx.listingID, Model: "kimi-k2.5", Minute: minute, Source: source,
@@ -27,34 +27,38 @@ func TestProjectMinutesAreKeptOnceAndSummedOverSources(t *testing.T) {
 		old := now.Add(-catalogue.HealthSampleRetention - time.Hour)
 		before := s.MetricsWritten()
 		first := []catalogue.ProjectMinute{row("prj-a", old, "", 1), row("prj-a", now.Add(-2*time.Minute), "gw-1", 3),
-			row("prj-a", now.Add(-2*time.Minute), "gw-2", 4), row("prj-b", now.Add(-2*time.Minute), "gw-1", 5), row("prj-a", now.Add(-time.Minute), "gw-1", 6)}
+			row("prj-a", now.Add(-2*time.Minute), "gw-2", 4), row("prj-b", now.Add(-2*time.Minute), "gw-1", 5), row("prj-a", now.Add(-time.Minute), "gw-1", 6),
+			row("prj-a", now.Add(-time.Hour), "gw-1", 2)}
 		first[4].ResponseCacheHits = 2
-		if n, err := s.RecordProjectMinutes(ctx, first); err != nil || n != 5 {
+		if n, err := s.RecordProjectMinutes(ctx, first); err != nil || n != 6 {
 			t.Fatalf("first report: %d rows, %v", n, err)
 		}
 		if s.MetricsWritten() == before {
 			t.Error("a report of project minutes did not move the metrics version")
 		}
+		if from, ok := s.MetricsTouchedSince(before); !ok || !from.Equal(old) {
+			t.Errorf("the report touched the hours from %v (%v), want its earliest minute %v", from, ok, old)
+		}
 		if n, err := s.RecordProjectMinutes(ctx, []catalogue.ProjectMinute{row("prj-a", now.Add(-time.Minute), "gw-1", 60)}); err != nil || n != 0 {
 			t.Fatalf("a retried minute: %d rows, %v; want none new", n, err)
 		}
-		byModel, err := s.ProjectMinutes(ctx, []string{"kimi-k2.5", "glm-5"}, old.Add(-time.Hour), now)
+		byModel, err := s.ProjectHours(ctx, []string{"kimi-k2.5", "glm-5"}, old.Add(-time.Hour), now.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var seen []string
 		for _, p := range byModel["kimi-k2.5"] {
-			seen = append(seen, fmt.Sprintf("%s %s %d/%d/%d/%d/%d", p.Minute.Sub(now), p.Project, p.Answers, p.InputTokens, p.CachedInputTokens, p.OutputTokens, p.ResponseCacheHits))
+			seen = append(seen, fmt.Sprintf("%s %s %d/%d/%d/%d/%d", p.Hour.Sub(now), p.Project, p.Answers, p.InputTokens, p.CachedInputTokens, p.OutputTokens, p.ResponseCacheHits))
 			if p.ListingID != fx.listingID || p.Model != "kimi-k2.5" {
 				t.Errorf("row read back as %+v", p)
 			}
 		}
-		want := "[-2m0s prj-a 7/7000/6300/70/0 -2m0s prj-b 5/5000/4500/50/0 -1m0s prj-a 6/6000/5400/60/2]"
+		want := "[-1h30m0s prj-a 2/2000/1800/20/0 -30m0s prj-a 13/13000/11700/130/2 -30m0s prj-b 5/5000/4500/50/0]"
 		if fmt.Sprint(seen) != want {
-			t.Errorf("read back %v, want %s (the old minute pruned, the sources summed, the first report kept)", seen, want)
+			t.Errorf("read back %v, want %s (the old hour pruned, the sources and minutes summed, the first report kept)", seen, want)
 		}
 		if other := byModel["glm-5"]; len(other) != 0 {
-			t.Errorf("another model's minutes: %v", other)
+			t.Errorf("another model's hours: %v", other)
 		}
 	})
 }
