@@ -47,7 +47,13 @@ func (s *Server) startBackground(ctx context.Context) {
 // so the store is not closed under it.
 func (s *Server) waitBackground(ctx context.Context) error {
 	done := make(chan struct{})
-	go func() { s.background.Wait(); close(done) }()
+	go func() {
+		s.background.Wait()
+		if s.Projector != nil {
+			s.Projector.Wait()
+		}
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -47,6 +47,10 @@ type Projections interface {
 	SampleHealth(ctx context.Context) (bool, error)
 	HoursProjected() int64
 	PointsRead() int64
+	// Wait returns once the projections being worked out in the
+	// background (a view's refresh) are done: shutdown waits for them
+	// before the store closes.
+	Wait()
 }
 
 var _ Projections = (*projection.Projector)(nil)

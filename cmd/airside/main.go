@@ -239,6 +239,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ProbeFreshness: envDuration("AIRSIDE_PROBE_FRESHNESS", 7*24*time.Hour),
 		OverrideFor:    envDuration("AIRSIDE_OVERRIDE_FOR", workflow.DefaultOverrideFor),
 		Notice:         envDuration("AIRSIDE_NOTICE_PERIOD", workflow.DefaultNotice),
+		// A page read after every batch of a live fleet answers from the
+		// projection of the batch before while the next is worked out.
+		ProjectionStaleFor: envDuration("AIRSIDE_PROJECTION_STALE_FOR", time.Minute),
+	}
+	if os.Getenv("AIRSIDE_PROJECTION_STALE_FOR") == "off" {
+		cfg.ProjectionStaleFor = 0
 	}
 	if f, err := strconv.ParseFloat(os.Getenv("AIRSIDE_QUARANTINE_FACTOR"), 64); err == nil && f > 1 {
 		cfg.QuarantineFactor = f

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
@@ -15,6 +16,7 @@ import (
 	"github.com/airside/airside/internal/election"
 	"github.com/airside/airside/internal/fare"
 	"github.com/airside/airside/internal/preview"
+	"github.com/airside/airside/internal/routing"
 	"github.com/airside/airside/internal/traffic"
 )
 
@@ -156,6 +158,19 @@ type frozenProjection struct {
 	// whole is the frozen and the live hours together, as last returned: a
 	// view with the live hours kept shares it rather than copying a month
 	// of hours again (readers never change a projection).
+	whole modelProjection
+	// served is whole with the key and time it was made at, read without
+	// mu: a view that may take a projection a batch behind
+	// (Projector.StaleFor) takes it while mu is held by the projection of
+	// the next.
+	served atomic.Pointer[servedProjection]
+}
+
+// servedProjection is a model's whole projection as last made, the live
+// key it was made from and when.
+type servedProjection struct {
+	key   liveKey
+	at    time.Time
 	whole modelProjection
 }
 
@@ -327,19 +342,23 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	// models never wait on each other in a circle.
 	models = slices.Sorted(slices.Values(models))
 	models = slices.Compact(models)
+	markets := make(map[string]preview.Market, len(models))
+	entries := make(map[string]*frozenProjection, len(models))
 	for _, model := range models {
-		market, ok := snap.Market(model)
+		if market, ok := baseMarket(snap, model); ok {
+			markets[model] = market
+			entries[model] = pj.projections.entry(projectionKey{model: model, since: since, market: marketPrint(market)})
+		}
+	}
+	if out, ok := pj.takeServed(ctx, entries, live, now, models, since, until); ok {
+		return out, nil
+	}
+	for _, model := range models {
+		market, ok := markets[model]
 		if !ok {
 			continue
 		}
-		// The base market holds each listing's stored health: what the
-		// catalogue served for an hour nothing had been reported before.
-		w := &work{market: preview.Market{Listings: make([]catalogue.Listing, len(market.Listings)), Checks: market.Checks}}
-		for i, ml := range market.Listings {
-			w.market.Listings[i] = ml
-			w.market.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
-		}
-		w.entry = pj.projections.entry(projectionKey{model: model, since: since, market: marketPrint(w.market)})
+		w := &work{market: market, entry: entries[model]}
 		w.entry.mu.Lock()
 		defer w.entry.mu.Unlock()
 		w.from = w.entry.through
@@ -494,9 +513,26 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 		m.append(liveProj)
 		w.entry.liveKey, w.entry.liveAt, w.entry.whole = live, now, m
 		w.entry.live, w.entry.liveHolders = liveProj, liveHolders
+		w.entry.served.Store(&servedProjection{key: live, at: now, whole: m})
 		out[model] = m
 	}
 	return out, nil
+}
+
+// baseMarket is the model's market in the routing catalogue with each
+// listing's stored health: what the catalogue served for an hour nothing
+// had been reported before (ok false: routing does not know the model).
+func baseMarket(snap *routing.Snapshot, model string) (preview.Market, bool) {
+	market, ok := snap.Market(model)
+	if !ok {
+		return preview.Market{}, false
+	}
+	base := preview.Market{Listings: make([]catalogue.Listing, len(market.Listings)), Checks: market.Checks}
+	for i, ml := range market.Listings {
+		base.Listings[i] = ml
+		base.Listings[i].Health, _ = snap.StoredHealth(ml.ID)
+	}
+	return base, true
 }
 
 // histories keeps the listings' fare histories the projection reads, as

@@ -15,6 +15,7 @@ package projection
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,16 @@ type Projector struct {
 	// Recorder keeps the health samples SampleHealth takes (nil: none are
 	// taken, and the projection rebuilds health from the hourly rollups).
 	Recorder HealthRecorder
+	// StaleFor, when set, lets a view take a model's last projection while
+	// it is younger than StaleFor and only metric batches have moved since
+	// (not the catalogue, not the hour), and works the next one out in the
+	// background: a page read after every batch of a live fleet answers
+	// from the projection of the batch before instead of waiting on the
+	// re-projection of the hour under way. Zero: every view after a batch
+	// projects anew (tests that post a batch and read the page at once).
+	StaleFor time.Duration
+	// Log takes what goes wrong in the background (nil: slog's default).
+	Log *slog.Logger
 
 	// demands are the models' measured workload mixes, reused a minute.
 	demands demandCache
@@ -95,6 +106,8 @@ type Projector struct {
 	sampled atomic.Int64
 	// wins keeps the last WinsNow answer.
 	wins winsKept
+	// refreshes are the projections worked out in the background (StaleFor).
+	refreshes refreshes
 }
 
 // New is a Projector over reads and the routing catalogue, on the clock now.

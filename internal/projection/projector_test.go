@@ -36,6 +36,11 @@ type market struct {
 	// reads counts the rollup reads (HourlyTraffic), to tell kept hours
 	// from hours read again.
 	reads int
+	// written is the metric batches recorded (MetricsWritten); gate, when
+	// set, holds every read of the holders (which each projection makes)
+	// until it is closed.
+	written uint64
+	gate    chan struct{}
 }
 
 func fareOf(id int64, input money.Micros) *fare.Fare {
@@ -176,6 +181,9 @@ func (m *market) HealthSamples(_ context.Context, ids []int64, since, until time
 	return out, nil
 }
 func (m *market) ShapeHolders(_ context.Context, models []string, since, until time.Time) (map[string][]catalogue.ShapeHolder, error) {
+	if m.gate != nil {
+		<-m.gate
+	}
 	out := map[string][]catalogue.ShapeHolder{}
 	for _, h := range m.holders {
 		if slices.Contains(models, h.Model) && !h.Minute.Before(since) && h.Minute.Before(until) {
@@ -216,7 +224,7 @@ func (m *market) ProjectHours(_ context.Context, models []string, since, until t
 	}
 	return out, nil
 }
-func (m *market) MetricsWritten() uint64                       { return 0 }
+func (m *market) MetricsWritten() uint64                       { return m.written }
 func (m *market) MetricsTouchedSince(uint64) (time.Time, bool) { return time.Time{}, true }
 
 func projectorOn(m *market, now *time.Time) *Projector {

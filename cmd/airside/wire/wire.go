@@ -60,6 +60,12 @@ type Config struct {
 	// Mail sends sign-up and reset links (nil: pages show them).
 	Mail mailer.Mailer
 	Log  *slog.Logger
+	// ProjectionStaleFor lets a page take the projection made before the
+	// last metric batches while the next is worked out in the background,
+	// for at most this long (projection.Projector.StaleFor; zero: every
+	// page after a batch projects anew, as tests that post and read at once
+	// need).
+	ProjectionStaleFor time.Duration
 }
 
 // Portal builds the portal's services on st and the server over them.
@@ -112,7 +118,7 @@ func Portal(st *store.Store, cfg Config) *web.Server {
 		alerts.Digest = &alerting.Digest{Store: st, Mail: cfg.Mail, Outbox: st, Now: now, Log: log,
 			Recipients: (&account.AlertEmails{Store: st}).DigestRecipients}
 	}
-	projector := &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st}
+	projector := &projection.Projector{Reads: st, Routing: keeper, Now: now, Recorder: st, StaleFor: cfg.ProjectionStaleFor, Log: log}
 	// Another serve process's metric writes (announced on PostgreSQL) make
 	// this one's kept demand stale as its own would.
 	st.OnRemoteMetrics(projector.ForgetAllDemand)
