@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/catalogue"
 )
@@ -49,27 +48,16 @@ func (s *Store) RecordOrgUsage(ctx context.Context, rows []catalogue.OrgUsage) (
 		for _, u := range rows {
 			row := orgMinuteRow{ListingID: u.ListingID, Minute: u.Minute.UTC(), Source: u.Source, Organisation: u.Organisation, Requests: u.Requests,
 				Errors: u.Errors, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}
-			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected == 0 {
-				continue
-			}
-			added++
 			hour := orgHourRow{ListingID: u.ListingID, Hour: u.Minute.UTC().Truncate(time.Hour), Organisation: u.Organisation, Requests: u.Requests,
 				Errors: u.Errors, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}
-			if err := tx.Clauses(clause.OnConflict{
-				Columns: []clause.Column{{Name: "listing_id"}, {Name: "hour"}, {Name: "organisation"}},
-				DoUpdates: clause.Assignments(map[string]any{
-					"requests":            gorm.Expr("org_hourly.requests + ?", u.Requests),
-					"errors":              gorm.Expr("org_hourly.errors + ?", u.Errors),
-					"input_tokens":        gorm.Expr("org_hourly.input_tokens + ?", u.InputTokens),
-					"cached_input_tokens": gorm.Expr("org_hourly.cached_input_tokens + ?", u.CachedInputTokens),
-					"output_tokens":       gorm.Expr("org_hourly.output_tokens + ?", u.OutputTokens),
-				}),
-			}).Create(&hour).Error; err != nil {
+			isNew, err := addMinuteOnce(tx, &row, &hour, "org_hourly", []string{"listing_id", "hour", "organisation"}, map[string]int64{
+				"requests": u.Requests, "errors": u.Errors, "input_tokens": u.InputTokens, "cached_input_tokens": u.CachedInputTokens,
+				"output_tokens": u.OutputTokens})
+			if err != nil {
 				return err
+			}
+			if isNew {
+				added++
 			}
 		}
 		if err := tx.Where("minute < ?", now.Add(-catalogue.BucketRetention)).Delete(&orgMinuteRow{}).Error; err != nil {

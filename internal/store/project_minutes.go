@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/airside/airside/internal/catalogue"
 )
@@ -52,33 +51,23 @@ func (s *Store) RecordProjectMinutes(ctx context.Context, minutes []catalogue.Pr
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		added = 0
 		for _, p := range minutes {
-			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&projectMinuteRow{Project: p.Project, ListingID: p.ListingID,
-				Minute: p.Minute.UTC(), Source: p.Source})
-			if res.Error != nil {
-				return fmt.Errorf("record project minutes: %w", res.Error)
+			hour := projectHourRow{Project: p.Project, ListingID: p.ListingID, Hour: p.Minute.UTC().Truncate(time.Hour), Model: p.Model,
+				Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
+				ResponseCacheHits: p.ResponseCacheHits}
+			isNew, err := addMinuteOnce(tx, &projectMinuteRow{Project: p.Project, ListingID: p.ListingID, Minute: p.Minute.UTC(), Source: p.Source},
+				&hour, "project_hourly", []string{"project", "listing_id", "hour"}, map[string]int64{"answers": p.Answers,
+					"input_tokens": p.InputTokens, "cached_input_tokens": p.CachedInputTokens, "output_tokens": p.OutputTokens,
+					"response_cache_hits": p.ResponseCacheHits})
+			if err != nil {
+				return fmt.Errorf("record project minutes: %w", err)
 			}
-			if res.RowsAffected == 0 {
+			if !isNew {
 				continue
 			}
 			if added == 0 || p.Minute.Before(earliest) {
 				earliest = p.Minute
 			}
 			added++
-			hour := projectHourRow{Project: p.Project, ListingID: p.ListingID, Hour: p.Minute.UTC().Truncate(time.Hour), Model: p.Model,
-				Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
-				ResponseCacheHits: p.ResponseCacheHits}
-			if err := tx.Clauses(clause.OnConflict{
-				Columns: []clause.Column{{Name: "project"}, {Name: "listing_id"}, {Name: "hour"}},
-				DoUpdates: clause.Assignments(map[string]any{
-					"answers":             gorm.Expr("project_hourly.answers + ?", p.Answers),
-					"input_tokens":        gorm.Expr("project_hourly.input_tokens + ?", p.InputTokens),
-					"cached_input_tokens": gorm.Expr("project_hourly.cached_input_tokens + ?", p.CachedInputTokens),
-					"output_tokens":       gorm.Expr("project_hourly.output_tokens + ?", p.OutputTokens),
-					"response_cache_hits": gorm.Expr("project_hourly.response_cache_hits + ?", p.ResponseCacheHits),
-				}),
-			}).Create(&hour).Error; err != nil {
-				return fmt.Errorf("add a project minute to its hour: %w", err)
-			}
 		}
 		if err := tx.Where("minute < ?", now.Add(-catalogue.BucketRetention).UTC()).Delete(&projectMinuteRow{}).Error; err != nil {
 			return fmt.Errorf("drop old project minutes: %w", err)

@@ -37,34 +37,24 @@ func (s *Store) RecordShapeHolders(ctx context.Context, holders []catalogue.Shap
 		rows[i] = shapeHolderRow{Model: h.Model, Workload: h.Workload, CacheRelevant: h.CacheRelevant, Minute: h.Minute.UTC(),
 			Source: h.Source, AtSecond: h.Second, ListingID: h.ListingID, Requests: h.Requests}
 	}
-	return recordFirstReports(ctx, s, "shape holders", rows, func(r *shapeHolderRow) time.Time { return r.Minute })
-}
-
-// recordFirstReports stores rows of a per-minute report (a table with a
-// minute column, T its row), keeping a key's first report (a retried
-// report changes nothing), drops the table's rows older than
-// catalogue.HealthSampleRetention in the same transaction, and marks the
-// hours from the earliest row's minute on stale for the projection when a
-// row was new. It returns how many rows were new.
-func recordFirstReports[T any](ctx context.Context, s *Store, what string, rows []T, minuteOf func(*T) time.Time) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx *gorm.DB, now time.Time) error {
 		if len(rows) > 0 {
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500)
 			if res.Error != nil {
-				return fmt.Errorf("record %s: %w", what, res.Error)
+				return fmt.Errorf("record shape holders: %w", res.Error)
 			}
 			n = int(res.RowsAffected)
 		}
-		if err := tx.Where("minute < ?", now.Add(-catalogue.HealthSampleRetention).UTC()).Delete(new(T)).Error; err != nil {
-			return fmt.Errorf("drop old %s: %w", what, err)
+		if err := tx.Where("minute < ?", now.Add(-catalogue.HealthSampleRetention).UTC()).Delete(&shapeHolderRow{}).Error; err != nil {
+			return fmt.Errorf("drop old shape holders: %w", err)
 		}
 		return nil
 	})
 	if err == nil && n > 0 {
-		earliest := minuteOf(&rows[0])
-		for i := range rows {
-			earliest = minTime(earliest, minuteOf(&rows[i]))
+		earliest := rows[0].Minute
+		for _, r := range rows {
+			earliest = minTime(earliest, r.Minute)
 		}
 		s.countWrite(earliest.UTC()) // the projection of the hours from then on is stale
 	}
