@@ -110,13 +110,15 @@ func splitMetrics[T any](pj *Projector, kind string, ids []int64, since, until t
 	return merge(head, tail), nil
 }
 
-func mergeHourly(head, tail map[int64][]catalogue.HourlyPoint) map[int64][]catalogue.HourlyPoint {
-	out := make(map[int64][]catalogue.HourlyPoint, len(head)+len(tail))
-	for id, h := range head {
-		out[id] = h[:len(h):len(h)] // append below copies
+// mergeLists joins two kept reads of lists in time order (splitMetrics:
+// a listing's hourly points, a model's project hours), the earlier first.
+func mergeLists[K comparable, V any](head, tail map[K][]V) map[K][]V {
+	out := make(map[K][]V, len(head)+len(tail))
+	for k, h := range head {
+		out[k] = h[:len(h):len(h)] // append below copies
 	}
-	for id, h := range tail {
-		out[id] = append(out[id], h...)
+	for k, h := range tail {
+		out[k] = append(out[k], h...)
 	}
 	return out
 }
@@ -279,7 +281,7 @@ func (pj *Projector) requestsByMinuteOf(ctx context.Context, asks []minuteAsk) (
 func (pj *Projector) Hourly(ctx context.Context, ids []int64, since, until time.Time) (map[int64][]catalogue.HourlyPoint, error) {
 	return splitMetrics(pj, "hourly", ids, since, until, hourlyPoints, func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
 		return pj.Reads.HourlyTraffic(ctx, ids, from, to)
-	}, mergeHourly)
+	}, mergeLists)
 }
 
 // ModelHours is each model's requests by hour from since to until, kept.

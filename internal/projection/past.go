@@ -405,7 +405,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 		if hourly, err = splitMetrics(pj, "hourly", ids, readFrom.Add(-24*time.Hour), until, hourlyPoints,
 			func(from, to time.Time) (map[int64][]catalogue.HourlyPoint, error) {
 				return pj.Reads.HourlyTraffic(ctx, ids, from, to)
-			}, mergeHourly); err != nil {
+			}, mergeLists); err != nil {
 			return nil, err
 		}
 		if history, err = pj.fareHistories(ctx, snap.Revision, ids); err != nil {
@@ -450,7 +450,7 @@ func (pj *Projector) projectModels(ctx context.Context, models []string, since, 
 	projects, err := splitMetrics(pj, "project-hours", unkeptIDs, projectFrom.Add(-traffic.LearnedWindow-time.Hour), until, projectHourPoints,
 		func(from, to time.Time) (map[string][]catalogue.ProjectHour, error) {
 			return pj.Reads.ProjectHours(ctx, unkept, from, to)
-		}, mergeProjectHours)
+		}, mergeLists)
 	if err != nil {
 		return nil, err
 	}

@@ -115,19 +115,6 @@ func sameLearned(a, b traffic.Learned) bool {
 	return same(a.Combined, b.Combined) && same(a.OutputRatio, b.OutputRatio) && maps.Equal(a.HitRate, b.HitRate)
 }
 
-// mergeProjectHours joins two kept reads of project hours (splitMetrics),
-// the earlier first.
-func mergeProjectHours(head, tail map[string][]catalogue.ProjectHour) map[string][]catalogue.ProjectHour {
-	out := make(map[string][]catalogue.ProjectHour, len(head)+len(tail))
-	for model, h := range head {
-		out[model] = h[:len(h):len(h)] // append below copies
-	}
-	for model, h := range tail {
-		out[model] = append(out[model], h...)
-	}
-	return out
-}
-
 func projectHourPoints(m map[string][]catalogue.ProjectHour) int {
 	n := 1
 	for _, h := range m {
