@@ -94,6 +94,66 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 	}
 }
 
+// TestThePreviewElectsEachProjectAsTheMomentDoes: with routing's rates
+// learned apart for API projects, the preview's headline (the fare form's
+// and "wins now"'s share looking forward) is the share a moment with the
+// same parts projects, for every listing, alone and beside sets of
+// preferences and kinds of request; and it differs from the model's rates
+// alone, so the parts are what moved it.
+func TestThePreviewElectsEachProjectAsTheMomentDoes(t *testing.T) {
+	m := market()
+	rate := func(r float64) *float64 { return &r }
+	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
+	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
+	for i := range m.Listings {
+		if m.Listings[i].Published.CachedInput != nil {
+			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
+			none.HitRate[CandidateID(&m.Listings[i])] = 0
+		}
+	}
+	mix := map[string]float64{"small": 2, "large": 5, "coding": 2, "chat": 1}
+	projects := map[string][]ProjectPart{"large": {{Part: 0.3, Learned: none}}, "coding": {{Part: 0.5, Learned: none}, {Part: 0.2, Learned: hits}}}
+	cases := []struct {
+		name  string
+		prefs map[string][]PreferencePart
+		kinds map[string][]Kind
+	}{
+		{name: "projects alone"},
+		{name: "beside a set of preferences", prefs: map[string][]PreferencePart{
+			"large": {{Preferences: &catalogue.Preferences{Provider: election.Provider{Ignore: []string{m.Listings[3].CarrierSlug}}}, Part: 0.2}}}},
+		{name: "beside kinds", kinds: map[string][]Kind{"large": {{Part: 0.6}, {Streaming: true, Part: 0.4}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			moment := Moment{At: at, Fares: faresOf(m), Mix: mix, Learned: hits, Preferences: c.prefs, Kinds: c.kinds, Projects: projects}
+			got := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{moment}, nil)[0])
+			plain := moment
+			plain.Projects = nil
+			modelOnly := byID(m, ProjectHistory(m, "kimi-k2.5", []Moment{plain}, nil)[0])
+			moved := false
+			for _, l := range m.Listings {
+				routed := m
+				routed.Routing = &RoutingState{Learned: hits, Projects: projects}
+				want := Build(Input{Market: routed, Model: "kimi-k2.5", ListingID: l.ID, At: at, Mix: mix, Preferences: c.prefs, Kinds: c.kinds}).Share
+				if math.Abs(got[l.ID].Total-want.Total) > 1e-12 || math.Abs(got[l.ID].Exploration-want.Exploration) > 1e-12 {
+					t.Errorf("%s: the moment projects %+v, the preview %v / %v", l.CarrierSlug, got[l.ID], want.Total, want.Exploration)
+				}
+				rows := 0.0
+				for _, row := range want.Mix {
+					rows += row.Weight * row.ServedShare
+				}
+				if math.Abs(rows-want.Total) > 1e-12 {
+					t.Errorf("%s: the rows weigh to %v, the headline %v", l.CarrierSlug, rows, want.Total)
+				}
+				moved = moved || math.Abs(got[l.ID].Total-modelOnly[l.ID].Total) > 0.05
+			}
+			if !moved {
+				t.Errorf("every listing projects as on the model's rates alone (%v): the test's projects change nothing", modelOnly)
+			}
+		})
+	}
+}
+
 // TestAMomentOnTheSharePolicyProjectsItsShares: the requests of projects
 // on the share policy are spread by share, as the preview's "for projects
 // on the share policy" reads each listing's standing; a moment half on

@@ -225,18 +225,33 @@ func behindPace(done, steps []int) int {
 // ProjectHistory projects them. explored is the part exploration brings;
 // holds says the listing is the incumbent the moment leaves; servable is
 // the part of the shape some candidate could serve.
-func kindsShare(in Input, sc Scenario, kinds []Kind) (share, explored, servable float64, holds bool) {
+func kindsShare(in Input, sc Scenario, kinds []Kind, projects []learnedGroup) (share, explored, servable float64, holds bool) {
 	change := Change{ListingID: in.ListingID, Fare: in.Fare}
-	ballots := make([]election.Ballot, len(kinds))
-	results := make([]election.Result, len(kinds))
-	parts := make([]float64, len(kinds))
+	if len(projects) == 0 {
+		projects = []learnedGroup{{part: 1}}
+	}
+	ballots := make([]election.Ballot, 0, len(kinds)*len(projects))
+	parts := make([]float64, 0, cap(ballots))
 	me := -1
-	for i, k := range kinds {
-		req := sc.Request(in.Model, in.At)
-		req.Streaming, req.Requires = k.Streaming, k.Requires
-		ballots[i], _, me = in.Market.BallotEntries(req, change)
+	for _, g := range projects {
+		market := in.Market
+		if g.learned != nil {
+			// The group's requests elect on the rates learned of it.
+			routing := *market.Routing
+			routing.Learned = *g.learned
+			market.Routing = &routing
+		}
+		for _, k := range kinds {
+			req := sc.Request(in.Model, in.At)
+			req.Streaming, req.Requires = k.Streaming, k.Requires
+			var b election.Ballot
+			b, _, me = market.BallotEntries(req, change)
+			ballots, parts = append(ballots, b), append(parts, k.Part*g.part)
+		}
+	}
+	results := make([]election.Result, len(ballots))
+	for i := range ballots {
 		election.ElectWinnerInto(&ballots[i], &results[i])
-		parts[i] = k.Part
 	}
 	next, servable := holdShape(ballots, results, parts, incumbentOf(in, sc), func(i int, part float64, exploring bool) {
 		if i == me {
@@ -247,6 +262,37 @@ func kindsShare(in Input, sc Scenario, kinds []Kind) (share, explored, servable 
 		}
 	})
 	return share, explored, servable, me >= 0 && next == ballots[0].Candidates[me].ID
+}
+
+// projectGroups are the parts of a shape's elected requests (elected, of
+// all the shape's: those that carried no preferences) by the rates routing
+// learned of their projects (Market.Routing.Projects), the rest on the
+// model's, as ProjectHistory splits a moment's (learnedGroups); nil when
+// every one of them elects on the model's rates.
+func projectGroups(in Input, shape string, elected float64) []learnedGroup {
+	if in.Market.Routing == nil || len(in.Market.Routing.Projects[shape]) == 0 {
+		return nil
+	}
+	model := &in.Market.Routing.Learned
+	groups := learnedGroups(nil, in.Market.Routing.Projects[shape], elected, model)
+	if len(groups) == 1 && groups[0].learned == model {
+		return nil
+	}
+	return groups
+}
+
+// projectsNote says how much of a shape's elected requests came from
+// projects routing learned rates of their own for (groups, projectGroups),
+// before the rule that decided the usual kind's holder on the model's.
+func projectsNote(groups []learnedGroup, model *traffic.Learned) string {
+	own := 0.0
+	for _, g := range groups {
+		if g.learned != model {
+			own += g.part
+		}
+	}
+	return fmt.Sprintf("%.0f %% of these requests come from API projects whose cache-hit rates routing learned apart; "+
+		"each is elected on its own, one incumbent serving them all while it keeps them. On the model's rates: ", 100*own)
 }
 
 // kindsNote says how a shape's requests split by kind, before the rule

@@ -112,11 +112,15 @@ type Market struct {
 }
 
 // RoutingState is what routing carries from request to request for a
-// model: the learned rates (traffic.Learn) and each shape's holder (shape
-// key, as in ProjectHistory, to candidate id).
+// model: the learned rates (traffic.Learn), each shape's holder (shape
+// key, as in ProjectHistory, to candidate id) and the parts of each
+// shape's requests from API projects with the rates learned of each
+// (Moment.Projects: the share projected elects each part on its own
+// rates; a shape absent is all on Learned).
 type RoutingState struct {
-	Learned traffic.Learned
-	Holders map[string]string
+	Learned  traffic.Learned
+	Holders  map[string]string
+	Projects map[string][]ProjectPart
 }
 
 // Change is a what-if for one listing: a proposed fare, or a status change.

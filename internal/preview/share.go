@@ -62,11 +62,24 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			}
 			ms.Eligible, ms.Why = r.Mine.Of, r.HolderNote
 			explored := 0.0
+			prefs := in.Preferences[shape.Key]
+			_, carried := setsScale(prefs)
+			projects := projectGroups(in, shape.Key, 1-carried)
 			switch kinds := in.Kinds[shape.Key]; {
-			case len(kinds) > 0:
-				// Kinds on ballots of their own, under one incumbent.
-				ms.Share, explored, servable[si], ms.Wins = kindsShare(in, r.Scenario, kinds)
-				ms.Why = kindsNote(kinds) + r.HolderNote
+			case len(kinds) > 0 || len(projects) > 0:
+				// Kinds, and the projects routing learned rates of their
+				// own for, on ballots of their own under one incumbent.
+				if len(kinds) == 0 {
+					kinds = []Kind{usualKind(r.Scenario)}
+				}
+				ms.Share, explored, servable[si], ms.Wins = kindsShare(in, r.Scenario, kinds, projects)
+				ms.Why = r.HolderNote
+				if len(in.Kinds[shape.Key]) > 0 {
+					ms.Why = kindsNote(kinds) + ms.Why
+				}
+				if len(projects) > 0 {
+					ms.Why = projectsNote(projects, &in.Market.Routing.Learned) + ms.Why
+				}
 			case r.Mine.Eligible:
 				ms.Wins = r.HolderIsMe
 				ms.Share = shapeShare(ms.Wins, r.Mine.Of)
@@ -77,7 +90,7 @@ func projectShare(in Input, results []ScenarioResult) Share {
 			case r.Mine.Of > 0:
 				servable[si] = 1
 			}
-			if prefs := in.Preferences[shape.Key]; len(prefs) > 0 {
+			if len(prefs) > 0 {
 				// The requests that carried preferences, each set on a
 				// ballot of its own (ProjectHistory's rule); the rest as
 				// elected above.

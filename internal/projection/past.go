@@ -48,11 +48,26 @@ type Past struct {
 }
 
 // projectionEnd is the model's routing state after a projection's last
-// hour: each shape's holder, and the rates routing had learned by then. A
-// projection of now starts from it.
+// hour: each shape's holder, and the rates routing had learned by then, of
+// the model's requests and of each API project's (nil: no project's
+// minutes reported). A projection of now starts from it.
 type projectionEnd struct {
-	holders map[string]string
-	learned traffic.Learned
+	holders  map[string]string
+	learned  traffic.Learned
+	projects map[string]traffic.Learned
+}
+
+// projectParts are the parts of each shape's requests by project (shares,
+// preview.ProjectPartsFromDemand) with the rates routing has learned of
+// each project by the end: each elects on its own rates looking forward as
+// it did in the replay. A project named but never reported has learned
+// nothing; nil when no project's minutes were reported (every request on
+// the model's rates, as projectRates.parts).
+func (e projectionEnd) projectParts(shares map[string]map[string]float64) map[string][]preview.ProjectPart {
+	if e.projects == nil {
+		return nil
+	}
+	return groupProjects(shares, func(project string) traffic.Learned { return e.projects[project] })
 }
 
 // over is the projection weighed by the model's requests over the hours
@@ -795,7 +810,8 @@ func (pj *Projector) projectHours(ctx context.Context, market preview.Market, mo
 		}
 		first = last
 	}
-	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, minTime(until, pj.Now()))}
+	end := minTime(until, pj.Now())
+	p.end = projectionEnd{holders: maps.Clone(holders), learned: traffic.Learn(learnedHours, end), projects: projectRates.learnedAll(end)}
 	pj.hoursProjected.Add(int64(len(p.hours)))
 	return p, starts, nil
 }
@@ -811,7 +827,12 @@ func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*p
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &preview.RoutingState{Learned: past.end.learned, Holders: maps.Clone(past.end.holders)}, nil
+	d, err := pj.Demand(ctx, l.Model.Slug)
+	if err != nil {
+		return nil, err
+	}
+	return &preview.RoutingState{Learned: past.end.learned, Holders: maps.Clone(past.end.holders),
+		Projects: past.end.projectParts(preview.ProjectPartsFromDemand(d))}, nil
 }
 
 // projectNow is the share the preview projects for the listing with what
@@ -835,7 +856,8 @@ func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past 
 		}
 	}
 	moment := preview.Moment{At: pj.Now(), Fares: fares, Mix: mix, Prompts: preview.PromptsFromDemand(demand), Kinds: preview.KindsFromDemand(demand),
-		Preferences: preview.PreferencePartsFromDemand(demand), Learned: past.end.learned}
+		Preferences: preview.PreferencePartsFromDemand(demand), Learned: past.end.learned,
+		Projects: past.end.projectParts(preview.ProjectPartsFromDemand(demand))}
 	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
 	return shares[0][at], true, nil
 }

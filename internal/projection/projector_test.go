@@ -102,6 +102,17 @@ func (m *market) DemandShapes(_ context.Context, _ string, since time.Time, _ in
 				o := out[k]
 				o.Requests += w.Requests
 				o.PromptTokens += w.PromptTokens
+				o.LargeRequests += w.LargeRequests
+				o.LargePromptTokens += w.LargePromptTokens
+				for project, pd := range w.Projects {
+					if o.Projects == nil {
+						o.Projects = map[string]catalogue.ProjectDemand{}
+					}
+					sum := o.Projects[project]
+					sum.Requests += pd.Requests
+					sum.LargeRequests += pd.LargeRequests
+					o.Projects[project] = sum
+				}
 				for set, n := range w.Preferences {
 					if o.Preferences == nil {
 						o.Preferences = map[string]int64{}
@@ -708,9 +719,34 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 		}
 	}
 	hour := now.Truncate(time.Hour).Add(-2 * time.Hour)
-	perProject := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]
+	pj := projectorOn(m, &now)
+	perProject := hourShares(t, pj, &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]
 	if math.Abs(perProject-0.5) > 0.02 {
 		t.Errorf("a projected %.3f at %s, want about half (the resending project's requests)", perProject, hour.Format("15:04"))
+	}
+	// Looking forward too: the fare form's preview of a's published fare
+	// and the share the traffic page projects now elect each project on
+	// its own rates, and agree.
+	forward := func(pj *Projector) (preview, now float64) {
+		t.Helper()
+		ctx := context.Background()
+		res, err := pj.Preview(ctx, &m.listings[0], nil, Ask{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		since, until := earnings.Grouping{Period: earnings.ParsePeriod(""), Loc: time.UTC}.Window(pj.Now())
+		past, _, err := pj.ListingHours(ctx, &m.listings[0], since, until)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sn, err := pj.ShareNow(ctx, &m.listings[0], past)
+		if err != nil || !sn.OK {
+			t.Fatalf("share now: ok %v, %v", sn.OK, err)
+		}
+		return res.Share.Total, sn.Share.Total
+	}
+	if p, n := forward(pj); math.Abs(p-0.5) > 0.02 || math.Abs(p-n) > 1e-9 {
+		t.Errorf("looking forward a previews %.3f and projects %.3f now, want both about half", p, n)
 	}
 	// The same hours from a gateway that names the projects in its demand
 	// but posts none of their minutes: nothing tells what it learned of
@@ -720,6 +756,9 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 	m.projects = nil
 	if unreported := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))[hour]; unreported < 0.9 {
 		t.Errorf("with no project's minutes reported a projected %.3f, want the model's rates' (all but exploration)", unreported)
+	}
+	if p, n := forward(projectorOn(m, &now)); p < 0.9 || math.Abs(p-n) > 1e-9 {
+		t.Errorf("with no project's minutes reported a previews %.3f and projects %.3f now, want the model's rates' (all but exploration)", p, n)
 	}
 	m.projects = minutes
 	// And with no project named.

@@ -77,15 +77,38 @@ func learnedDone(i int, learnedPart []float64) float64 {
 
 // parts are the moment's parts of each shape by project (shares: shape key
 // to project to part, preview.ProjectPartsFromDemand), each with the rates
-// routing had learned of its project by from (done of from's hour);
-// projects learned alike share one part (one ballot), in the order of
-// their pseudonyms.
+// routing had learned of its project by from (done of from's hour).
 //
 // A model none of whose projects' hours were reported (a gateway that
 // names projects in its demand but does not post their minutes, or not
 // yet) keeps every request on the model's rates: nil.
 func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Time, done float64) map[string][]preview.ProjectPart {
-	if len(shares) == 0 || len(pr.hours) == 0 {
+	if len(pr.hours) == 0 {
+		return nil
+	}
+	return groupProjects(shares, func(project string) traffic.Learned { return pr.at(project, from, done) })
+}
+
+// learnedAll is what routing had learned of every project reported by at
+// (the whole of at's hour so far, as traffic.Learn takes it): where a
+// projection leaves routing (projectionEnd). Nil when no project's hours
+// were reported, as parts.
+func (pr *projectRates) learnedAll(at time.Time) map[string]traffic.Learned {
+	if len(pr.hours) == 0 {
+		return nil
+	}
+	out := make(map[string]traffic.Learned, len(pr.hours))
+	for project := range pr.hours {
+		out[project] = pr.at(project, at, 1)
+	}
+	return out
+}
+
+// groupProjects is each shape's parts by project (shares), each with the
+// rates learnedOf gives its project; projects learned alike share one part
+// (one ballot), in the order of their pseudonyms. Nil for no shares.
+func groupProjects(shares map[string]map[string]float64, learnedOf func(project string) traffic.Learned) map[string][]preview.ProjectPart {
+	if len(shares) == 0 {
 		return nil
 	}
 	learned := map[string]traffic.Learned{}
@@ -95,7 +118,7 @@ func (pr *projectRates) parts(shares map[string]map[string]float64, from time.Ti
 		for _, project := range slices.Sorted(maps.Keys(byProject)) {
 			l, ok := learned[project]
 			if !ok {
-				l = pr.at(project, from, done)
+				l = learnedOf(project)
 				learned[project] = l
 			}
 			if i := slices.IndexFunc(parts, func(p preview.ProjectPart) bool { return sameLearned(p.Learned, l) }); i >= 0 {
