@@ -26,3 +26,26 @@ func TestHoldingLinesSayWhatLeadTakesAWorkload(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestWinsWordsNameThePartsThatGoElsewhere(t *testing.T) {
+	const large = "Large prompt, general API (auto)"
+	cases := []struct {
+		name string
+		wins []projection.Win
+		want string
+	}{
+		{"held whole", []projection.Win{{Scenario: large}}, large},
+		{"held but a set's part", []projection.Win{{Scenario: large, Elsewhere: 0.2}}, large + " (not the 20.0 % whose preferences go elsewhere)"},
+		{"held but a project's part", []projection.Win{{Scenario: large, ProjectsElsewhere: 0.5}},
+			large + " (not the 50.0 % from projects whose learned rates go elsewhere)"},
+		{"held but both", []projection.Win{{Scenario: large, Elsewhere: 0.2, ProjectsElsewhere: 0.3}},
+			large + " (not the 20.0 % whose preferences go elsewhere, nor the 30.0 % from projects whose learned rates go elsewhere)"},
+		{"a project's part taken", []projection.Win{{Scenario: large, Projects: true, Part: 0.5}},
+			large + ": the 50.0 % from projects routing learned cache rates of apart"},
+	}
+	for _, c := range cases {
+		if got := winsWords(c.wins); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}

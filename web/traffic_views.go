@@ -344,17 +344,27 @@ func statementRow(l earnings.Line) templates.StatementRow {
 }
 
 // winsWords puts a listing's wins now into words, in scenario order: a
-// scenario it holds ("Small one-shot (auto)", with the part whose
-// preferences send it elsewhere), or the part of one it takes for a set of
-// preferences, as the preview names such rows.
+// scenario it holds ("Small one-shot (auto)", with the parts whose
+// preferences or projects' learned rates send them elsewhere), or the part
+// of one it takes for a set of preferences, as the preview names such
+// rows, or for API projects routing learned rates of apart.
 func winsWords(wins []projection.Win) string {
 	words := make([]string, len(wins))
 	for i, w := range wins {
+		var not []string
+		if w.Elsewhere > 0 {
+			not = append(not, fmt.Sprintf("the %s whose preferences go elsewhere", templates.Pct(100*w.Elsewhere)))
+		}
+		if w.ProjectsElsewhere > 0 {
+			not = append(not, fmt.Sprintf("the %s from projects whose learned rates go elsewhere", templates.Pct(100*w.ProjectsElsewhere)))
+		}
 		switch {
 		case w.Set != "":
 			words[i] = setPartName(w.Scenario, w.Part, w.Set)
-		case w.Elsewhere > 0:
-			words[i] = fmt.Sprintf("%s (not the %s whose preferences go elsewhere)", w.Scenario, templates.Pct(100*w.Elsewhere))
+		case w.Projects:
+			words[i] = fmt.Sprintf("%s: the %s from projects routing learned cache rates of apart", w.Scenario, templates.Pct(100*w.Part))
+		case len(not) > 0:
+			words[i] = fmt.Sprintf("%s (not %s)", w.Scenario, strings.Join(not, ", nor "))
 		default:
 			words[i] = w.Scenario
 		}

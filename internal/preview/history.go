@@ -129,6 +129,16 @@ func onRates(out, cands []election.Candidate, rates []float64, learned *traffic.
 	return out, rates
 }
 
+// OnLearned is ballot b elected on the rates routing learned (learned) as
+// the gateway elects: each candidate's own cache-hit rate past the gates
+// (none otherwise, never the catalogue's) and the request's combined rate
+// and output ratio. b's candidates are copied, not changed.
+func OnLearned(b election.Ballot, learned *traffic.Learned) election.Ballot {
+	b.Candidates, _ = onRates(nil, b.Candidates, nil, learned)
+	b.Request.ObservedHitRate, b.Request.ObservedOutputRatio = learned.Combined, learned.OutputRatio
+	return b
+}
+
 // TriedRates are a listing's 429 and malformed-tool-call rates as the
 // gateway counted them of its tries (nil: none counted).
 type TriedRates struct {

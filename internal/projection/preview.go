@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -134,11 +136,19 @@ type Win struct {
 	// Elsewhere, on the holder's win, is the part of the scenario's
 	// requests whose preferences send them to other listings.
 	Elsewhere float64
+	// Projects, when set, says the listing takes Part of the scenario's
+	// requests, from API projects whose rates routing learned apart,
+	// while another holds the scenario; ProjectsElsewhere, on the
+	// holder's win, is the part such projects take to other listings.
+	Projects          bool
+	ProjectsElsewhere float64
 }
 
 // WinsNow is, for each listing, the standard scenarios it wins now as the
-// gateway routes them: elected on the snapshot's compiled ballots (as the
-// gateway's winner-only elections run) and, under auto, held by the shape's
+// gateway routes them: elected on the snapshot's ballots with the rates
+// routing has learned where the projection of since to until leaves them
+// (never the catalogue's cache rate: the gateway elects on learned rates
+// only) and, under auto, held by the shape's
 // incumbent where the projection of since to until left one and it keeps
 // the shape under the stable preference (within the incumbent margin of
 // the winner, at or above the stable uptime): a cheaper fare that has not
@@ -146,8 +156,11 @@ type Win struct {
 // carried sets of preferences (the model's measured demand, as the
 // preview's) go where each set sends them (preview.SetHolders): a listing
 // taking a set it does not hold the scenario for wins that part, and the
-// holder's win says what part went elsewhere. The projection is the one
-// the page shows beside it (kept: asking again costs nothing).
+// holder's win says what part went elsewhere; so do the requests of API
+// projects whose rates routing learned apart (each group elected on its
+// own rates under the shape's one incumbent, as the projected share
+// elects them). The projection is the one the page shows beside it (kept:
+// asking again costs nothing).
 func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listings []catalogue.Listing, since, until, now time.Time) (map[int64][]Win, error) {
 	byCandidate := map[string]int64{}
 	var models []string
@@ -160,15 +173,18 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 		return nil, err
 	}
 	models = slices.Compact(slices.Sorted(slices.Values(models)))
-	// The sets of preferences each model's requests carried (kept per
-	// model until its demand moves).
+	// The sets of preferences each model's requests carried and its
+	// projects' parts with their learned rates (kept per model until its
+	// demand moves).
 	prefs := make(map[string]map[string][]preview.PreferencePart, len(models))
+	projects := make(map[string]map[string][]preview.ProjectPart, len(models))
 	for _, slug := range models {
-		measured, err := pj.MeasuredDemand(ctx, slug)
+		d, err := pj.Demand(ctx, slug)
 		if err != nil {
 			return nil, err
 		}
-		prefs[slug] = measured.Preferences
+		prefs[slug] = preview.PreferencePartsFromDemand(d)
+		projects[slug] = projected[slug].end.projectParts(preview.ProjectPartsFromDemand(d))
 	}
 	// The answer depends on the snapshot, the listings asked of, each
 	// model's holders and sets of preferences, and the minute (a
@@ -190,6 +206,15 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 				fmt.Fprintf(h, "%s/%s:%s=%g;", slug, shape, p.Key, p.Part)
 			}
 		}
+		fmt.Fprintf(h, "%s:", slug)
+		learned := projected[slug].end.learned
+		printLearned(h, &learned)
+		for _, shape := range slices.Sorted(maps.Keys(projects[slug])) {
+			for _, p := range projects[slug][shape] {
+				fmt.Fprintf(h, "%s/%s=%g:", slug, shape, p.Part)
+				printLearned(h, &p.Learned)
+			}
+		}
 	}
 	key := h.Sum64()
 	pj.wins.mu.Lock()
@@ -200,41 +225,49 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 	}
 	pj.wins.mu.Unlock()
 	wins := map[int64][]Win{}
+	var res election.Result
 	for _, slug := range models {
-		holders := projected[slug].end.holders
+		end := projected[slug].end
 		for _, sc := range preview.StandardScenarios() {
 			req := sc.Request(slug, now)
-			id, _, ok := snap.Winner(&req, nil)
-			if !ok || id == "" {
+			plain, ok := snap.Ballot(req, nil)
+			if !ok {
 				continue
 			}
+			ballot := preview.OnLearned(plain, &end.learned)
+			election.ElectWinnerInto(&ballot, &res)
+			if res.Winner < 0 {
+				continue
+			}
+			id := ballot.Candidates[res.Winner].ID
 			win := Win{Scenario: sc.Name}
 			if shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String()); auto {
-				// The shape's ballot, built once for the incumbency and the
-				// sets of preferences.
-				var ballot *election.Ballot
-				ballotOf := func() *election.Ballot {
-					if ballot == nil {
-						if b, ok := snap.Ballot(req, nil); ok {
-							ballot = &b
-						}
+				incumbent := end.holders[shape]
+				if at, kept := traffic.Holder(&ballot, &res, incumbent); kept {
+					id = ballot.Candidates[at].ID
+				}
+				for _, set := range preview.SetHolders(ballot, id, prefs[slug][shape]) {
+					if set.Holder == id {
+						continue
 					}
-					return ballot
+					win.Elsewhere += set.Part
+					if lid, ok := byCandidate[set.Holder]; ok {
+						wins[lid] = append(wins[lid], Win{Scenario: sc.Name, Set: set.Set, Part: set.Part})
+					}
 				}
-				if incumbent := holders[shape]; incumbent != "" && incumbent != id && keeps(ballotOf(), incumbent) {
-					id = incumbent
-				}
-				if sets := prefs[slug][shape]; len(sets) > 0 {
-					if b := ballotOf(); b != nil {
-						for _, set := range preview.SetHolders(*b, id, sets) {
-							if set.Holder == id {
-								continue
-							}
-							win.Elsewhere += set.Part
-							if lid, ok := byCandidate[set.Holder]; ok {
-								wins[lid] = append(wins[lid], Win{Scenario: sc.Name, Set: set.Set, Part: set.Part})
-							}
-						}
+				// Each project group elects on its own rates; the shape's
+				// incumbent keeps its requests while it keeps its lead
+				// on their ballot, else their own winner takes them.
+				for _, p := range projects[slug][shape] {
+					own := preview.OnLearned(plain, &p.Learned)
+					election.ElectWinnerInto(&own, &res)
+					at, _ := traffic.Holder(&own, &res, incumbent)
+					if at < 0 || own.Candidates[at].ID == id {
+						continue
+					}
+					win.ProjectsElsewhere += p.Part
+					if lid, ok := byCandidate[own.Candidates[at].ID]; ok {
+						wins[lid] = append(wins[lid], Win{Scenario: sc.Name, Projects: true, Part: p.Part})
 					}
 				}
 			}
@@ -258,18 +291,19 @@ type winsKept struct {
 	by   map[int64][]Win
 }
 
-// keeps reports whether the incumbent keeps the shape of b's request
-// against the winner (traffic.Holder), elected winner-only on b, the
-// snapshot's ready ballot (nil: none), as the gateway elects: every
-// candidate scored, nothing ranked.
-func keeps(b *election.Ballot, incumbent string) bool {
-	if b == nil {
-		return false
+// printLearned writes learned rates into a key, in a fixed order.
+func printLearned(w io.Writer, l *traffic.Learned) {
+	rate := func(r *float64) string {
+		if r == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*r, 'g', -1, 64)
 	}
-	var res election.Result
-	election.ElectWinnerInto(b, &res)
-	_, kept := traffic.Holder(b, &res, incumbent)
-	return kept
+	fmt.Fprintf(w, "%s/%s", rate(l.Combined), rate(l.OutputRatio))
+	for _, id := range slices.Sorted(maps.Keys(l.HitRate)) {
+		fmt.Fprintf(w, ",%s=%g", id, l.HitRate[id])
+	}
+	fmt.Fprint(w, ";")
 }
 
 // Hold is who serves one of a model's standard scenarios under auto
@@ -309,7 +343,8 @@ func (pj *Projector) Holding(ctx context.Context, l *catalogue.Listing, asResume
 	}
 	holders := map[string]string{}
 	if state != nil {
-		holders = state.Holders
+		// Elected on the rates routing learned, as the gateway elects.
+		holders, market.Routing = state.Holders, state
 	}
 	names := map[string]string{}
 	for i := range market.Listings {

@@ -748,6 +748,35 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 	if p, n := forward(pj); math.Abs(p-0.5) > 0.02 || math.Abs(p-n) > 1e-9 {
 		t.Errorf("looking forward a previews %.3f and projects %.3f now, want both about half", p, n)
 	}
+	// And "wins now": a holds large prompts but the fresh project's half,
+	// which b takes, each said as a part.
+	winsOf := func(pj *Projector) map[int64][]Win {
+		t.Helper()
+		snap, err := pj.Routing.Current(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wins, err := pj.WinsNow(context.Background(), snap, m.listings, now.Add(-24*time.Hour), now.Truncate(time.Hour).Add(time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wins
+	}
+	const large = "Large prompt, general API (auto)"
+	find := func(wins []Win) (Win, bool) {
+		i := slices.IndexFunc(wins, func(w Win) bool { return w.Scenario == large })
+		if i < 0 {
+			return Win{}, false
+		}
+		return wins[i], true
+	}
+	wins := winsOf(pj)
+	if a, ok := find(wins[1]); !ok || a.Projects || math.Abs(a.ProjectsElsewhere-0.5) > 1e-9 {
+		t.Errorf("a's wins now %+v, want %q held but for the fresh project's half", wins[1], large)
+	}
+	if b, ok := find(wins[2]); !ok || !b.Projects || math.Abs(b.Part-0.5) > 1e-9 {
+		t.Errorf("b's wins now %+v, want the fresh project's half of %q", wins[2], large)
+	}
 	// The same hours from a gateway that names the projects in its demand
 	// but posts none of their minutes: nothing tells what it learned of
 	// each, so the model's rates stand (a's hit rate is the resending
@@ -759,6 +788,11 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 	}
 	if p, n := forward(projectorOn(m, &now)); p < 0.9 || math.Abs(p-n) > 1e-9 {
 		t.Errorf("with no project's minutes reported a previews %.3f and projects %.3f now, want the model's rates' (all but exploration)", p, n)
+	}
+	if wins := winsOf(projectorOn(m, &now)); func() bool { _, ok := find(wins[2]); return ok }() {
+		t.Errorf("with no project's minutes reported b wins %+v now, want no large prompt (the model's rates send a every one)", wins[2])
+	} else if a, ok := find(wins[1]); !ok || a.ProjectsElsewhere != 0 {
+		t.Errorf("with no project's minutes reported a wins %+v now, want %q whole", wins[1], large)
 	}
 	m.projects = minutes
 	// And with no project named.
