@@ -241,6 +241,12 @@ func setPartName(scenario string, part float64, set string) string {
 	return fmt.Sprintf("%s: the %s asking for %s", scenario, templates.Pct(100*part), set)
 }
 
+// projectsPartName names the part of a scenario's requests from API
+// projects whose cache rates routing learned apart.
+func projectsPartName(scenario string, part float64) string {
+	return fmt.Sprintf("%s: the %s from projects routing learned cache rates of apart", scenario, templates.Pct(100*part))
+}
+
 // setWinRow says what it takes to win the part of a scenario's requests
 // that carried one set of preferences: their own ballot decides them.
 func setWinRow(scenario string, set projection.SetProspect) templates.WinRow {

@@ -193,14 +193,20 @@ func shareText(st projection.ShareStanding) string {
 }
 
 // impactRows are a scenario's row of the impact panel and, under it, a row
-// for each part of its requests that carried a set of preferences (named
-// as the preview names them; the share policy does not apply to them).
+// for each part of its requests that carried a set of preferences and for
+// each part from projects routing learned rates of apart (named as the
+// preview and "wins now" name them; the share policy applies to neither).
 func impactRows(imp projection.ScenarioImpact, names map[string]string) []templates.ImpactRow {
 	row := impactRow(imp.Scenario.Name, imp.Before, imp.After, names)
 	row.ShareBefore, row.ShareAfter = shareText(imp.ShareBefore), shareText(imp.ShareAfter)
 	rows := []templates.ImpactRow{row}
 	for _, set := range imp.Sets {
 		r := impactRow(setPartName(imp.Scenario.Name, set.Part, set.Set), set.Before, set.After, names)
+		r.ShareBefore, r.ShareAfter = "—", "—"
+		rows = append(rows, r)
+	}
+	for _, p := range imp.Projects {
+		r := impactRow(projectsPartName(imp.Scenario.Name, p.Part), p.Before, p.After, names)
 		r.ShareBefore, r.ShareAfter = "—", "—"
 		rows = append(rows, r)
 	}

@@ -362,7 +362,7 @@ func winsWords(wins []projection.Win) string {
 		case w.Set != "":
 			words[i] = setPartName(w.Scenario, w.Part, w.Set)
 		case w.Projects:
-			words[i] = fmt.Sprintf("%s: the %s from projects routing learned cache rates of apart", w.Scenario, templates.Pct(100*w.Part))
+			words[i] = projectsPartName(w.Scenario, w.Part)
 		case len(not) > 0:
 			words[i] = fmt.Sprintf("%s (not %s)", w.Scenario, strings.Join(not, ", nor "))
 		default:

@@ -520,3 +520,64 @@ func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
 		})
 	}
 }
+
+// TestTheImpactStandsEachProjectOnItsOwnRates: the reviewer's impact
+// panel has, under a large-prompt row elected on the model's rates, a row
+// for the part from projects routing learned other rates of, elected on
+// those: the listing the model's rates put second leads there.
+func TestTheImpactStandsEachProjectOnItsOwnRates(t *testing.T) {
+	m := market()
+	rate := func(r float64) *float64 { return &r }
+	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
+	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
+	for i := range m.Listings {
+		if m.Listings[i].Published.CachedInput != nil {
+			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
+			none.HitRate[CandidateID(&m.Listings[i])] = 0
+		}
+	}
+	m.Routing = &RoutingState{Learned: hits, Projects: map[string][]ProjectPart{"large": {{Part: 0.3, Learned: none}}}}
+	winnerOn := func(l traffic.Learned) *catalogue.Listing {
+		own := m
+		own.Routing = &RoutingState{Learned: l}
+		b, _ := own.Ballot(Scenario{PromptTokens: 20000, Workload: election.WorkloadGeneral, Routing: election.ModeAuto}.Request("kimi-k2.5", at), Change{})
+		res := election.Elect(&b)
+		if res.Winner < 0 {
+			t.Fatal("no winner")
+		}
+		for i := range m.Listings {
+			if CandidateID(&m.Listings[i]) == res.Candidates[res.Winner].ID {
+				return &m.Listings[i]
+			}
+		}
+		t.Fatal("the winner is no listing")
+		return nil
+	}
+	cached, plain := winnerOn(hits), winnerOn(none)
+	if cached.ID == plain.ID {
+		t.Fatalf("%s wins large prompts whatever the rates: the test needs two winners", cached.CarrierSlug)
+	}
+	change := Change{ListingID: plain.ID, Fare: scaled(plain.Published, 95)}
+	for _, imp := range Impact(m, "kimi-k2.5", change, at, nil) {
+		large := imp.Scenario.Key == "large-auto"
+		if !large {
+			if len(imp.Projects) != 0 {
+				t.Errorf("%s has project rows %+v: only large prompts came from the project", imp.Scenario.Key, imp.Projects)
+			}
+			continue
+		}
+		if imp.Before.Winner != CandidateID(cached) {
+			t.Errorf("on the model's rates %s won large prompts, want %s", imp.Before.Winner, cached.CarrierSlug)
+		}
+		if len(imp.Projects) != 1 {
+			t.Fatalf("large prompts have %d project rows, want 1", len(imp.Projects))
+		}
+		p := imp.Projects[0]
+		if p.Part != 0.3 || p.Before.Winner != CandidateID(plain) || p.Before.Rank != 1 || p.After.Rank != 1 || p.After.Winner != p.Before.Winner {
+			t.Errorf("the project's row %+v: want 30 %% won by %s before and after its cut", p, plain.CarrierSlug)
+		}
+		if imp.Before.Rank == 1 {
+			t.Errorf("on the model's rates %s ranks first: the test's rates change nothing", plain.CarrierSlug)
+		}
+	}
+}

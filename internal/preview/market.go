@@ -247,6 +247,18 @@ type ScenarioImpact struct {
 	// Sets are, under auto, the parts of the scenario's requests that
 	// carried sets of preferences, each elected on a ballot of its own.
 	Sets []SetImpact
+	// Projects are, under auto, the parts of its requests from API
+	// projects whose rates routing learned apart (Market.Routing.Projects),
+	// each elected on those rates.
+	Projects []ProjectImpact
+}
+
+// ProjectImpact is the listing's standing, as published and with the
+// change, on the ballot of a part of a scenario's requests (Part) from API
+// projects routing learned the same rates of, elected on those rates.
+type ProjectImpact struct {
+	Part          float64
+	Before, After Standing
 }
 
 // SetImpact is the listing's standing, as published and with the change,
@@ -264,7 +276,8 @@ type SetImpact struct {
 // Impact computes, for every standard scenario, the listing's standing as
 // published and with the change applied, against the same competitors, and
 // under auto on the ballot of each set of preferences the scenario's
-// requests carried (prefs by shape key, Input.Preferences).
+// requests carried (prefs by shape key, Input.Preferences) and of each
+// part from projects routing learned rates of apart (m.Routing.Projects).
 func Impact(m Market, model string, change Change, at time.Time, prefs map[string][]PreferencePart) []ScenarioImpact {
 	var out []ScenarioImpact
 	for _, sc := range StandardScenarios() {
@@ -285,6 +298,20 @@ func Impact(m Market, model string, change Change, at time.Time, prefs map[strin
 				set.Before, _ = StandingIn(&b, bi)
 				set.After, _ = StandingIn(&a, ai)
 				imp.Sets = append(imp.Sets, set)
+			}
+			if m.Routing != nil {
+				for _, p := range m.Routing.Projects[shape] {
+					own := m
+					routing := *m.Routing
+					routing.Learned = p.Learned
+					own.Routing = &routing
+					pi := ProjectImpact{Part: p.Part}
+					b, bi := own.Ballot(req, Change{ListingID: change.ListingID})
+					a, ai := own.Ballot(req, change)
+					pi.Before, _ = StandingIn(&b, bi)
+					pi.After, _ = StandingIn(&a, ai)
+					imp.Projects = append(imp.Projects, pi)
+				}
 			}
 		}
 		out = append(out, imp)

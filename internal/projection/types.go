@@ -26,6 +26,7 @@ type (
 	// one scenario, Standing a listing's place in one.
 	Change         = preview.Change
 	ScenarioImpact = preview.ScenarioImpact
+	ProjectImpact  = preview.ProjectImpact
 	Standing       = preview.Standing
 	// ShareStanding is a listing's place under the share policy;
 	// PolicyShare its standing across the standard scenarios.
