@@ -108,3 +108,26 @@ func TestSetsPastTheSolvedOnesAreCounted(t *testing.T) {
 		t.Errorf("the rest's row: %+v", last)
 	}
 }
+
+// TestAProjectsPartHasItsOwnRow: the part of a scenario's requests from
+// projects routing learned rates of apart gets a row of its own, named as
+// "wins now" and the impact panel name it, saying the rule that routes it.
+func TestAProjectsPartHasItsOwnRow(t *testing.T) {
+	mine := preview.Mine{OnBallot: true, Eligible: true, Rank: 1, Of: 3}
+	sc := preview.ScenarioResult{Scenario: preview.Scenario{Key: "large-auto", Name: "Large prompt, general API (auto)"},
+		Prospect: preview.Prospect{Mine: preview.Mine{OnBallot: true, Eligible: true, Rank: 2, Of: 3}, Winner: "Orbit", Holder: "Orbit"},
+		Projects: []preview.ProjectProspect{{Part: 0.3, Prospect: preview.Prospect{Mine: mine, Winner: "Nebula", Holder: "Nebula", HolderIsMe: true,
+			HolderNote: "no incumbent on this ballot: the best score takes it", Win: preview.WinPlan{WinsNow: true}}}}}
+	f := &fare.Fare{Input: money.Micros(500_000), Output: money.Micros(2_000_000)}
+	v := panelView(preview.Result{Scenarios: []preview.ScenarioResult{sc}}, f, previewControls{}, "form", "/x", time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
+	if len(v.Win) != 2 {
+		t.Fatalf("%d rows, want the scenario's and its project part's: %+v", len(v.Win), v.Win)
+	}
+	row := v.Win[1]
+	if row.Scenario != "Large prompt, general API (auto): the 30.0 % from projects routing learned cache rates of apart" || row.Status != "You win" {
+		t.Errorf("the project part's row: %+v", row)
+	}
+	if text := strings.Join(row.Lines, " "); !strings.Contains(text, "the best score takes it") {
+		t.Errorf("the rule that routes the part is not said: %q", text)
+	}
+}

@@ -56,6 +56,9 @@ func panelView(res projection.Result, f *fare.Fare, ctl previewControls, formID,
 		for _, set := range sc.Sets {
 			v.Win = append(v.Win, setWinRow(sc.Scenario.Name, set))
 		}
+		for _, p := range sc.Projects {
+			v.Win = append(v.Win, projectWinRow(sc.Scenario.Name, p))
+		}
 		if sc.SetsLeft > 0 {
 			v.Win = append(v.Win, templates.WinRow{Scenario: fmt.Sprintf("%s: %d smaller sets of preferences", sc.Scenario.Name, sc.SetsLeft),
 				Status: templates.Pct(100*sc.SetsLeftPart) + " of its requests",
@@ -271,6 +274,18 @@ func setWinRow(scenario string, set projection.SetProspect) templates.WinRow {
 	}
 	// Rank and traffic agree (no incumbent keeps these): say which rule.
 	row.Lines = append(row.Lines, capitalised(set.HolderNote)+".")
+	return row
+}
+
+// projectWinRow says what it takes to win the part of a scenario's
+// requests from projects routing learned rates of apart: their own
+// ballot, under the shape's incumbent.
+func projectWinRow(scenario string, p projection.ProjectProspect) templates.WinRow {
+	row := winRow(projectsPartName(scenario, p.Part), p.Prospect)
+	if !p.HolderIsMe && p.Holder != "" && p.Holder != p.Winner {
+		return row
+	}
+	row.Lines = append(row.Lines, "Elected on the cache-hit rates routing learned of these projects: "+p.HolderNote+".")
 	return row
 }
 

@@ -521,12 +521,13 @@ func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
 	}
 }
 
-// TestTheImpactStandsEachProjectOnItsOwnRates: the reviewer's impact
-// panel has, under a large-prompt row elected on the model's rates, a row
-// for the part from projects routing learned other rates of, elected on
-// those: the listing the model's rates put second leads there.
-func TestTheImpactStandsEachProjectOnItsOwnRates(t *testing.T) {
-	m := market()
+// projectsMarket is market() with routing's rates learned: the model's
+// (hits, nine tenths of every cached listing's input cached) and, for 30 %
+// of the large prompts, a project's that caches nothing (none); cached and
+// plain are the large prompt's winners on each.
+func projectsMarket(t *testing.T) (m Market, cached, plain *catalogue.Listing) {
+	t.Helper()
+	m = market()
 	rate := func(r float64) *float64 { return &r }
 	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
 	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
@@ -553,10 +554,19 @@ func TestTheImpactStandsEachProjectOnItsOwnRates(t *testing.T) {
 		t.Fatal("the winner is no listing")
 		return nil
 	}
-	cached, plain := winnerOn(hits), winnerOn(none)
+	cached, plain = winnerOn(hits), winnerOn(none)
 	if cached.ID == plain.ID {
 		t.Fatalf("%s wins large prompts whatever the rates: the test needs two winners", cached.CarrierSlug)
 	}
+	return m, cached, plain
+}
+
+// TestTheImpactStandsEachProjectOnItsOwnRates: the reviewer's impact
+// panel has, under a large-prompt row elected on the model's rates, a row
+// for the part from projects routing learned other rates of, elected on
+// those: the listing the model's rates put second leads there.
+func TestTheImpactStandsEachProjectOnItsOwnRates(t *testing.T) {
+	m, cached, plain := projectsMarket(t)
 	change := Change{ListingID: plain.ID, Fare: scaled(plain.Published, 95)}
 	for _, imp := range Impact(m, "kimi-k2.5", change, at, nil) {
 		large := imp.Scenario.Key == "large-auto"
@@ -579,5 +589,53 @@ func TestTheImpactStandsEachProjectOnItsOwnRates(t *testing.T) {
 		if imp.Before.Rank == 1 {
 			t.Errorf("on the model's rates %s ranks first: the test's rates change nothing", plain.CarrierSlug)
 		}
+	}
+}
+
+// TestThePreviewSaysWhatItTakesToWinEachProjectsPart: on the fare form,
+// the large prompts' row is lost on the model's rates while the part from
+// the project that caches nothing is won on its own, under no incumbent;
+// with an incumbent that keeps it within the margin, that part is held.
+func TestThePreviewSaysWhatItTakesToWinEachProjectsPart(t *testing.T) {
+	m, cached, plain := projectsMarket(t)
+	large := func(res Result) ScenarioResult {
+		for _, sc := range res.Scenarios {
+			if sc.Scenario.Key == "large-auto" {
+				return sc
+			}
+		}
+		t.Fatal("no large-auto scenario")
+		return ScenarioResult{}
+	}
+	sc := large(Build(Input{Market: m, Model: "kimi-k2.5", ListingID: plain.ID, At: at}))
+	if sc.HolderIsMe || len(sc.Projects) != 1 {
+		t.Fatalf("large prompts: holder is me %v, %d project parts; want lost on the model's rates and one part", sc.HolderIsMe, len(sc.Projects))
+	}
+	p := sc.Projects[0]
+	if p.Part != 0.3 || !p.HolderIsMe || !p.Win.WinsNow || p.Winner != plain.CarrierName || p.Mine.Rank != 1 {
+		t.Errorf("the project's part %+v: want 30 %% won by %s", p, plain.CarrierSlug)
+	}
+	for _, other := range []string{"small-auto", "large-price"} {
+		for _, s := range Build(Input{Market: m, Model: "kimi-k2.5", ListingID: plain.ID, At: at}).Scenarios {
+			if s.Scenario.Key == other && len(s.Projects) != 0 {
+				t.Errorf("%s has project parts %+v: only large prompts' auto requests came from the project", other, s.Projects)
+			}
+		}
+	}
+	// With the cached listing holding the shape, the project's own winner
+	// takes its part only by leading it by more than the margin.
+	m.Routing.Holders = map[string]string{"large": CandidateID(cached)}
+	p = large(Build(Input{Market: m, Model: "kimi-k2.5", ListingID: plain.ID, At: at})).Projects[0]
+	b, me := func() (election.Ballot, int) {
+		own := m
+		routing := *m.Routing
+		routing.Learned = m.Routing.Projects["large"][0].Learned
+		own.Routing = &routing
+		return own.Ballot(Scenario{PromptTokens: 20000, Workload: election.WorkloadGeneral, Routing: election.ModeAuto}.Request("kimi-k2.5", at), Change{ListingID: plain.ID})
+	}()
+	res := election.Elect(&b)
+	_, kept := traffic.Holder(&b, &res, CandidateID(cached))
+	if kept == p.HolderIsMe || me < 0 {
+		t.Errorf("the incumbent keeps the project's part: %v; the preview says the listing holds it: %v (%s)", kept, p.HolderIsMe, p.HolderNote)
 	}
 }

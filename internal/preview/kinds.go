@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/airside/airside/internal/catalogue"
 	"github.com/airside/airside/internal/election"
@@ -279,6 +280,42 @@ func projectGroups(in Input, shape string, elected float64) []learnedGroup {
 		return nil
 	}
 	return groups
+}
+
+// projectProspects are where the listing stands, under auto, with each
+// part of the scenario's requests from projects routing learned rates of
+// apart (Market.Routing.Projects), the largest MaxSetProspects, each
+// elected on its rates as the share elects them, held by the shape's
+// incumbent (incumbent) as holderOf decides, and what it takes to win it.
+func projectProspects(in Input, sc Scenario, change Change, s *election.Solver, me int, incumbent string) []ProjectProspect {
+	shape, auto := strings.CutSuffix(sc.Key, "-"+election.ModeAuto.String())
+	if !auto || me < 0 || in.Market.Routing == nil || len(in.Market.Routing.Projects[shape]) == 0 {
+		return nil
+	}
+	parts := slices.Clone(in.Market.Routing.Projects[shape])
+	slices.SortStableFunc(parts, func(a, b ProjectPart) int { return cmp.Compare(b.Part, a.Part) })
+	var out []ProjectProspect
+	for _, p := range parts[:min(len(parts), MaxSetProspects)] {
+		own := in.Market
+		routing := *own.Routing
+		routing.Learned = p.Learned
+		own.Routing = &routing
+		b, entries, _ := own.BallotEntries(sc.Request(in.Model, in.At), change)
+		res := s.Reset(&b, me).Current() // read before the solver runs again
+		pp := ProjectProspect{Part: p.Part}
+		pp.Mine = mineOf(res, me)
+		if res.Winner >= 0 {
+			pp.Winner = entries[res.Winner].Listing.CarrierName
+		}
+		holder, note := holderOf(sc, incumbent, &b, entries, res)
+		pp.HolderNote = note
+		if holder >= 0 {
+			pp.Holder, pp.HolderIsMe = entries[holder].Listing.CarrierName, holder == me
+		}
+		pp.Win = winPlan(s, change.Fare)
+		out = append(out, pp)
+	}
+	return out
 }
 
 // projectsNote says how much of a shape's elected requests came from

@@ -143,6 +143,19 @@ type ScenarioResult struct {
 	// the scenario's requests they carried.
 	SetsLeft     int
 	SetsLeftPart float64
+	// Projects are the scenario's requests from API projects whose rates
+	// routing learned apart (auto scenarios only; the largest
+	// MaxSetProspects parts): each elects on its own rates under the
+	// shape's incumbent, so what it takes to win them is its own.
+	Projects []ProjectProspect
+}
+
+// ProjectProspect is where the listing stands with the part (Part, of the
+// scenario's requests) from API projects routing learned the same rates
+// of, elected on those rates, and what it takes to win them.
+type ProjectProspect struct {
+	Prospect
+	Part float64
 }
 
 // SetProspect is where the listing stands with the part of a scenario's
@@ -264,6 +277,7 @@ func scenarioResult(in Input, sc Scenario, change Change, s *election.Solver) Sc
 	out.Mine = mineOf(res, me)
 	out.Win = winPlan(s, change.Fare)
 	out.Sets, out.SetsLeft, out.SetsLeftPart = setProspects(in, sc, change.Fare, s, ballot, entries, me, incumbent)
+	out.Projects = projectProspects(in, sc, change, s, me, incumbent)
 	return out
 }
 

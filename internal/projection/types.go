@@ -20,6 +20,9 @@ type (
 	WinPlan        = preview.WinPlan
 	Prospect       = preview.Prospect
 	SetProspect    = preview.SetProspect
+	// ProjectProspect is a scenario's part from API projects whose rates
+	// routing learned apart, as the preview elects it.
+	ProjectProspect = preview.ProjectProspect
 	// Scenario is a workload the preview elects for.
 	Scenario = preview.Scenario
 	// Change is a filing's change to a listing, ScenarioImpact its effect on
