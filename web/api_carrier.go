@@ -351,6 +351,22 @@ type previewScenario struct {
 	// Sets are the scenario's requests that carried preferences, each won
 	// on a ballot of its own (the page's rows under the scenario).
 	Sets []previewSet `json:"sets,omitempty"`
+	// Projects are the scenario's requests from API projects whose rates
+	// routing learned apart, each elected on those rates.
+	Projects []previewProjects `json:"projects,omitempty"`
+}
+
+// previewProjects is where the fare stands with the part of a scenario's
+// requests from API projects routing learned the same rates of.
+type previewProjects struct {
+	Part       float64        `json:"part"`
+	Eligible   bool           `json:"eligible"`
+	Excluded   []string       `json:"excluded,omitempty"`
+	Rank       int            `json:"rank,omitempty"`
+	Holder     string         `json:"holder,omitempty"`
+	HolderIsMe bool           `json:"holderIsMe"`
+	WinsNow    bool           `json:"winsNow"`
+	ToWin      *previewPrices `json:"toWin,omitempty"`
 }
 
 // previewSet is where the fare stands with the requests of a scenario that
@@ -443,6 +459,10 @@ func (s *Server) handleCarrierPreview(c echo.Context) error {
 		for _, set := range sc.Sets {
 			row.Sets = append(row.Sets, previewSet{Key: set.Key, Words: set.Set, Part: set.Part, Eligible: set.Mine.Eligible, Excluded: set.Mine.Excluded,
 				Holder: set.Holder, HolderIsMe: set.HolderIsMe, WinsNow: set.Win.WinsNow, OrderDecides: set.OrderDecides, ToWin: toWin(set.Win)})
+		}
+		for _, p := range sc.Projects {
+			row.Projects = append(row.Projects, previewProjects{Part: p.Part, Eligible: p.Mine.Eligible, Excluded: p.Mine.Excluded, Rank: p.Mine.Rank,
+				Holder: p.Holder, HolderIsMe: p.HolderIsMe, WinsNow: p.Win.WinsNow, ToWin: toWin(p.Win)})
 		}
 		body.Scenarios = append(body.Scenarios, row)
 	}

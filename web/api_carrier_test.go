@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -355,8 +356,9 @@ func TestACarrierAdminIssuesTokensForItsCarrierOnly(t *testing.T) {
 // TestADryRunAnswersWhatThePreviewPageShows: the carrier API's preview of
 // a cheaper fare gives the preview page's figures for the same fare (the
 // share and, scenario by scenario, the rank and the score, and the sets of
-// preferences the requests carried, each with where the fare stands), and
-// files nothing.
+// preferences the requests carried and the parts from API projects whose
+// rates routing learned apart, each with where the fare stands), and files
+// nothing.
 func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 	p := newPortal(t, store.SQLite)
 	ctx := context.Background()
@@ -364,15 +366,25 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 	mine := nebulaListing(t, p.store, "kimi-k2.5")
 	minute := p.server.Now().UTC().Truncate(time.Minute).Add(-10 * time.Minute).Format(time.RFC3339)
 	demand := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw","requests":2000,"promptTokens":2000000,
-		"asked":{"prefs:zdr":300,"prefs:order:orbit":500}}]}`, minute)
-	wantStatus(t, "post demand with preferences", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", apiToken(t, p.store, apitoken.ScopeMetricsWrite), demand), http.StatusAccepted)
+		"asked":{"prefs:zdr":300,"prefs:order:orbit":500,"project:prj-3f9a2c1b04d2":600}}]}`, minute)
+	metrics := apiToken(t, p.store, apitoken.ScopeMetricsWrite)
+	wantStatus(t, "post demand with preferences", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", metrics, demand), http.StatusAccepted)
+	// The project's minutes on the listing: routing learned its rates
+	// apart (none of its input cached), so its part is elected on them.
+	projects := fmt.Sprintf(`{"projects":[{"project":"prj-3f9a2c1b04d2","listingId":%d,"minute":%q,"source":"gw","answers":40,"inputTokens":400000,"cachedInputTokens":0,"outputTokens":8000}]}`,
+		mine.ID, minute)
+	wantStatus(t, "post the project's minutes", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", metrics, projects), http.StatusAccepted)
 	before, _ := p.store.FindFilings(ctx, workflow.FilingFilter{ListingID: mine.ID})
 	lower := money.Micros(int64(mine.Published.Input) / 3).String()
 	res := apiCall(t, p.srv.URL, "POST", fmt.Sprintf("/api/v1/carrier/listings/%d/preview", mine.ID), tok, fmt.Sprintf(`{"fare":{"input":%q}}`, lower))
 	wantStatus(t, "dry run", res, http.StatusOK)
 	var dry struct {
 		Scenarios []struct {
-			Key      string
+			Key, Name string
+			Projects  []struct {
+				Part   float64
+				Holder string
+			}
 			Rank, Of int
 			Score    float64
 			Eligible bool
@@ -422,6 +434,17 @@ func TestADryRunAnswersWhatThePreviewPageShows(t *testing.T) {
 		}
 		if wantSets := sc.Key == "small-auto" || sc.Key == "large-auto"; wantSets != (len(sets) == 2) {
 			t.Errorf("%s: sets %v", sc.Key, sets)
+		}
+		// The project's requests (small one-shots, as the row's prompts
+		// are) are a part of their own, on the page by the same name.
+		if wantProjects := sc.Key == "small-auto"; wantProjects != (len(sc.Projects) == 1) {
+			t.Errorf("%s: project parts %+v", sc.Key, sc.Projects)
+		}
+		for _, pp := range sc.Projects {
+			name := fmt.Sprintf("%s: the %s from projects routing learned cache rates of apart", sc.Name, templates.Pct(100*pp.Part))
+			if pp.Part <= 0 || pp.Holder == "" || !strings.Contains(page.body, html.EscapeString(name)+"</th>") {
+				t.Errorf("%s: the project part %+v, or no row %q on the page", sc.Key, pp, name)
+			}
 		}
 		if !sc.Eligible {
 			continue

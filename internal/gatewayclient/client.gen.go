@@ -5338,8 +5338,31 @@ type PostCarrierPreviewResponse struct {
 			Name       string  `json:"name"`
 			Of         *int    `json:"of,omitempty"`
 			OnBallot   bool    `json:"onBallot"`
-			Rank       *int    `json:"rank,omitempty"`
-			Score      float32 `json:"score"`
+
+			// Projects the scenario's requests from API projects whose cache-hit rates routing learned apart (auto scenarios, the largest 4 parts), each won on a ballot of its own elected on those rates under the shape's incumbent
+			Projects *[]struct {
+				Eligible bool      `json:"eligible"`
+				Excluded *[]string `json:"excluded,omitempty"`
+
+				// Holder the listing serving these requests
+				Holder     *string `json:"holder,omitempty"`
+				HolderIsMe bool    `json:"holderIsMe"`
+
+				// Part the part of the scenario's requests from those projects
+				Part float32 `json:"part"`
+				Rank *int    `json:"rank,omitempty"`
+
+				// ToWin the filed prices at which the fare ranks first on their ballot
+				ToWin *struct {
+					Input  string `json:"input"`
+					Output string `json:"output"`
+				} `json:"toWin,omitempty"`
+
+				// WinsNow the fare ranks first on their ballot
+				WinsNow bool `json:"winsNow"`
+			} `json:"projects,omitempty"`
+			Rank  *int    `json:"rank,omitempty"`
+			Score float32 `json:"score"`
 
 			// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
 			Sets *[]struct {
@@ -5435,8 +5458,31 @@ func (r PostCarrierPreviewResponse) GetJSON200() *struct {
 		Name       string  `json:"name"`
 		Of         *int    `json:"of,omitempty"`
 		OnBallot   bool    `json:"onBallot"`
-		Rank       *int    `json:"rank,omitempty"`
-		Score      float32 `json:"score"`
+
+		// Projects the scenario's requests from API projects whose cache-hit rates routing learned apart (auto scenarios, the largest 4 parts), each won on a ballot of its own elected on those rates under the shape's incumbent
+		Projects *[]struct {
+			Eligible bool      `json:"eligible"`
+			Excluded *[]string `json:"excluded,omitempty"`
+
+			// Holder the listing serving these requests
+			Holder     *string `json:"holder,omitempty"`
+			HolderIsMe bool    `json:"holderIsMe"`
+
+			// Part the part of the scenario's requests from those projects
+			Part float32 `json:"part"`
+			Rank *int    `json:"rank,omitempty"`
+
+			// ToWin the filed prices at which the fare ranks first on their ballot
+			ToWin *struct {
+				Input  string `json:"input"`
+				Output string `json:"output"`
+			} `json:"toWin,omitempty"`
+
+			// WinsNow the fare ranks first on their ballot
+			WinsNow bool `json:"winsNow"`
+		} `json:"projects,omitempty"`
+		Rank  *int    `json:"rank,omitempty"`
+		Score float32 `json:"score"`
 
 		// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
 		Sets *[]struct {
@@ -8837,8 +8883,31 @@ func ParsePostCarrierPreviewResponse(rsp *http.Response) (*PostCarrierPreviewRes
 				Name       string  `json:"name"`
 				Of         *int    `json:"of,omitempty"`
 				OnBallot   bool    `json:"onBallot"`
-				Rank       *int    `json:"rank,omitempty"`
-				Score      float32 `json:"score"`
+
+				// Projects the scenario's requests from API projects whose cache-hit rates routing learned apart (auto scenarios, the largest 4 parts), each won on a ballot of its own elected on those rates under the shape's incumbent
+				Projects *[]struct {
+					Eligible bool      `json:"eligible"`
+					Excluded *[]string `json:"excluded,omitempty"`
+
+					// Holder the listing serving these requests
+					Holder     *string `json:"holder,omitempty"`
+					HolderIsMe bool    `json:"holderIsMe"`
+
+					// Part the part of the scenario's requests from those projects
+					Part float32 `json:"part"`
+					Rank *int    `json:"rank,omitempty"`
+
+					// ToWin the filed prices at which the fare ranks first on their ballot
+					ToWin *struct {
+						Input  string `json:"input"`
+						Output string `json:"output"`
+					} `json:"toWin,omitempty"`
+
+					// WinsNow the fare ranks first on their ballot
+					WinsNow bool `json:"winsNow"`
+				} `json:"projects,omitempty"`
+				Rank  *int    `json:"rank,omitempty"`
+				Score float32 `json:"score"`
 
 				// Sets the scenario's requests that carried preferences (auto scenarios, as the gateways reported them), each set won on a ballot of its own
 				Sets *[]struct {
