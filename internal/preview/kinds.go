@@ -238,9 +238,7 @@ func kindsShare(in Input, sc Scenario, kinds []Kind, projects []learnedGroup) (s
 		market := in.Market
 		if g.learned != nil {
 			// The group's requests elect on the rates learned of it.
-			routing := *market.Routing
-			routing.Learned = *g.learned
-			market.Routing = &routing
+			market = market.withLearned(*g.learned)
 		}
 		for _, k := range kinds {
 			req := sc.Request(in.Model, in.At)
@@ -296,11 +294,7 @@ func projectProspects(in Input, sc Scenario, change Change, s *election.Solver, 
 	slices.SortStableFunc(parts, func(a, b ProjectPart) int { return cmp.Compare(b.Part, a.Part) })
 	var out []ProjectProspect
 	for _, p := range parts[:min(len(parts), MaxSetProspects)] {
-		own := in.Market
-		routing := *own.Routing
-		routing.Learned = p.Learned
-		own.Routing = &routing
-		b, entries, _ := own.BallotEntries(sc.Request(in.Model, in.At), change)
+		b, entries, _ := in.Market.withLearned(p.Learned).BallotEntries(sc.Request(in.Model, in.At), change)
 		res := s.Reset(&b, me).Current() // read before the solver runs again
 		pp := ProjectProspect{Part: p.Part}
 		pp.Mine = mineOf(res, me)

@@ -123,6 +123,15 @@ type RoutingState struct {
 	Projects map[string][]ProjectPart
 }
 
+// withLearned is m elected on the learned rates l in place of its
+// routing's (m.Routing set): a project part's ballots.
+func (m Market) withLearned(l traffic.Learned) Market {
+	routing := *m.Routing
+	routing.Learned = l
+	m.Routing = &routing
+	return m
+}
+
 // Change is a what-if for one listing: a proposed fare, or a status change.
 type Change struct {
 	ListingID int64
@@ -301,10 +310,7 @@ func Impact(m Market, model string, change Change, at time.Time, prefs map[strin
 			}
 			if m.Routing != nil {
 				for _, p := range m.Routing.Projects[shape] {
-					own := m
-					routing := *m.Routing
-					routing.Learned = p.Learned
-					own.Routing = &routing
+					own := m.withLearned(p.Learned)
 					pi := ProjectImpact{Part: p.Part}
 					b, bi := own.Ballot(req, Change{ListingID: change.ListingID})
 					a, ai := own.Ballot(req, change)
