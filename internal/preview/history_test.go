@@ -102,15 +102,7 @@ func TestOneMomentProjectsWhatThePreviewDoes(t *testing.T) {
 // alone, so the parts are what moved it.
 func TestThePreviewElectsEachProjectAsTheMomentDoes(t *testing.T) {
 	m := market()
-	rate := func(r float64) *float64 { return &r }
-	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
-	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
-	for i := range m.Listings {
-		if m.Listings[i].Published.CachedInput != nil {
-			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
-			none.HitRate[CandidateID(&m.Listings[i])] = 0
-		}
-	}
+	hits, none := cachingRates(m)
 	mix := map[string]float64{"small": 2, "large": 5, "coding": 2, "chat": 1}
 	projects := map[string][]ProjectPart{"large": {{Part: 0.3, Learned: none}}, "coding": {{Part: 0.5, Learned: none}, {Part: 0.2, Learned: hits}}}
 	cases := []struct {
@@ -454,17 +446,7 @@ func TestAMomentsPreferencesAreElectedAsTheGatewayRoutesThem(t *testing.T) {
 // each project's part on its own rates, under the shape's one incumbent.
 func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
 	m := market()
-	rate := func(r float64) *float64 { return &r }
-	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
-	for i := range m.Listings {
-		if m.Listings[i].Published.CachedInput != nil {
-			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
-		}
-	}
-	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
-	for id := range hits.HitRate {
-		none.HitRate[id] = 0
-	}
+	hits, none := cachingRates(m)
 	mix := map[string]float64{"large": 1}
 	winner := func(shares []Share) (int, float64) {
 		best := 0
@@ -521,6 +503,22 @@ func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
 	}
 }
 
+// cachingRates are two sets of rates routing may learn of m's requests:
+// hits, nine tenths of every cached listing's input cached, and none,
+// nothing cached anywhere.
+func cachingRates(m Market) (hits, none traffic.Learned) {
+	rate := func(r float64) *float64 { return &r }
+	hits = traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
+	none = traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
+	for i := range m.Listings {
+		if m.Listings[i].Published.CachedInput != nil {
+			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
+			none.HitRate[CandidateID(&m.Listings[i])] = 0
+		}
+	}
+	return hits, none
+}
+
 // projectsMarket is market() with routing's rates learned: the model's
 // (hits, nine tenths of every cached listing's input cached) and, for 30 %
 // of the large prompts, a project's that caches nothing (none); cached and
@@ -528,15 +526,7 @@ func TestEachProjectElectsOnTheRatesLearnedOfIt(t *testing.T) {
 func projectsMarket(t *testing.T) (m Market, cached, plain *catalogue.Listing) {
 	t.Helper()
 	m = market()
-	rate := func(r float64) *float64 { return &r }
-	hits := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0.9), OutputRatio: rate(0.05)}
-	none := traffic.Learned{HitRate: map[string]float64{}, Combined: rate(0), OutputRatio: rate(0.05)}
-	for i := range m.Listings {
-		if m.Listings[i].Published.CachedInput != nil {
-			hits.HitRate[CandidateID(&m.Listings[i])] = 0.9
-			none.HitRate[CandidateID(&m.Listings[i])] = 0
-		}
-	}
+	hits, none := cachingRates(m)
 	m.Routing = &RoutingState{Learned: hits, Projects: map[string][]ProjectPart{"large": {{Part: 0.3, Learned: none}}}}
 	winnerOn := func(l traffic.Learned) *catalogue.Listing {
 		own := m
