@@ -154,9 +154,14 @@ func (r *chunkReader) arguments(args *string) error {
 		}
 		var text jsontext.Value
 		if text, err = r.text(); err == nil && text != nil {
-			var unquoted []byte
-			unquoted, err = jsontext.AppendUnquote(nil, text)
+			unquoted, invalid := jsontext.AppendUnquote(nil, text)
 			*args = string(unquoted)
+			if invalid != nil {
+				// Invalid UTF-8 (the string's syntax was read already),
+				// which AppendUnquote refuses: unquoted as the decode
+				// does (lenientChunk), the bad bytes as U+FFFD.
+				err = jsonv2.Unmarshal(text, args, lenientChunk)
+			}
 		}
 	}
 	return err
