@@ -869,6 +869,10 @@ func TestAPIProjectMinutes(t *testing.T) {
 		{`{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0) + `,` + row("Acme Corp", nebula.ID, minute, 0) + `]}`, "projects[1].project"},
 		{`{"projects":[` + row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 50000) + `]}`, "projects[0].cachedInputTokens"},
 		{`{"projects":[` + row("prj-3f9a2c1b04d2", 999999, minute, 0) + `]}`, "projects[0].listingId"},
+		{`{"projects":[` + strings.Replace(row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0), `}`, `,"cacheHitRate":1.5}`, 1) + `]}`,
+			"projects[0].cacheHitRate"},
+		{`{"projects":[` + strings.Replace(row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0), `}`, `,"cacheOutputRatio":-1}`, 1) + `]}`,
+			"projects[0].cacheOutputRatio"},
 	} {
 		res := apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, c.body)
 		if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, c.field) {
@@ -877,6 +881,16 @@ func TestAPIProjectMinutes(t *testing.T) {
 	}
 	if stored, _ := p.store.ProjectHours(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour)); len(stored["kimi-k2.5"]) != 2 {
 		t.Errorf("a refused report stored rows: %d, want the 2 before it", len(stored["kimi-k2.5"]))
+	}
+	// The rates a project declares are kept with its hour.
+	declared := `{"projects":[` + strings.Replace(row("prj-3f9a2c1b04d2", nebula.ID, minute.Add(-time.Minute), 0), `}`,
+		`,"cacheHitRate":0.8,"cacheOutputRatio":2.5}`, 1) + `]}`
+	wantStatus(t, "a minute declaring rates", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", tok, declared), http.StatusAccepted)
+	stored, _ = p.store.ProjectHours(context.Background(), []string{"kimi-k2.5"}, minute.Add(-time.Hour), minute.Add(time.Hour))
+	if i := slices.IndexFunc(stored["kimi-k2.5"], func(h catalogue.ProjectHour) bool {
+		return h.Project == "prj-3f9a2c1b04d2" && h.CacheHitRate != nil && *h.CacheHitRate == 0.8 && h.CacheOutputRatio != nil && *h.CacheOutputRatio == 2.5
+	}); i < 0 {
+		t.Errorf("stored %+v, want the project's hour with its declared 0.8 and 2.5", stored["kimi-k2.5"])
 	}
 	wantStatus(t, "without metrics:write", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics/projects", apiToken(t, p.store, apitoken.ScopeCatalogueRead), good),
 		http.StatusForbidden)

@@ -197,7 +197,7 @@ func cmdGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	reporter := &gateway.Reporter{API: api, Recorder: rec, Log: log, Now: time.Now, Every: *reportEvery, Grace: 5 * time.Second, Source: source,
-		ProjectLabel: gw.ProjectLabel}
+		ProjectLabel: gw.ProjectLabel, DeclaredRates: gw.DeclaredRates}
 	background, stopBackground := context.WithCancel(context.Background())
 	followed := make(chan struct{})
 	go func() { gw.Follower.Run(background); close(followed) }()

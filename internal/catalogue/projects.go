@@ -31,6 +31,11 @@ type ProjectMinute struct {
 	CachedInputTokens int64 `json:"cachedInputTokens"`
 	OutputTokens      int64 `json:"outputTokens"`
 	ResponseCacheHits int64 `json:"responseCacheHits,omitempty"`
+	// CacheHitRate and CacheOutputRatio are the project's declared rates
+	// (seed 001's Enterprise overrides, in the gateway's configuration),
+	// which its elections take before anything learned; nil, none declared.
+	CacheHitRate     *float64 `json:"cacheHitRate,omitempty"`
+	CacheOutputRatio *float64 `json:"cacheOutputRatio,omitempty"`
 	// Model is the listing's model, filled by the ingest (not posted).
 	Model string `json:"-"`
 }
@@ -44,10 +49,18 @@ type ProjectHour struct {
 	Model                                                                    string
 	Hour                                                                     time.Time
 	Answers, InputTokens, CachedInputTokens, OutputTokens, ResponseCacheHits int64
+	// CacheHitRate and CacheOutputRatio are the rates the project declared
+	// in the hour's last reported minute (ProjectMinute): nil, none.
+	CacheHitRate, CacheOutputRatio *float64
 }
 
 // MaxProjectMinutes bounds one report of projects' minutes.
 const MaxProjectMinutes = 10000
+
+// MaxDeclaredOutputRatio bounds a declared cache output ratio (output
+// tokens per uncached input token) a report may carry: past it no election
+// moves, and a larger figure is a gateway's mistake.
+const MaxDeclaredOutputRatio = 1000
 
 var projectLabel = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
@@ -77,6 +90,10 @@ func (p *ProjectMinute) Check(now time.Time) (field, problem string) {
 		return "answers", fmt.Sprintf("counts of at most %d", MaxBucketValue)
 	case p.CachedInputTokens > p.InputTokens:
 		return "cachedInputTokens", "at most the input tokens (they are counted within them)"
+	case p.CacheHitRate != nil && !(*p.CacheHitRate >= 0 && *p.CacheHitRate <= 1):
+		return "cacheHitRate", "a rate from 0 to 1"
+	case p.CacheOutputRatio != nil && !(*p.CacheOutputRatio >= 0 && *p.CacheOutputRatio <= MaxDeclaredOutputRatio):
+		return "cacheOutputRatio", fmt.Sprintf("a ratio from 0 to %d", MaxDeclaredOutputRatio)
 	}
 	return "", ""
 }

@@ -11,10 +11,12 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"github.com/airside/airside/internal/election"
 	"os"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/election"
 )
 
 // Config is the gateway's configuration file.
@@ -107,8 +109,10 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("projects[%d] (%s): the apiKey is another project's", i, p.Name)
 		case p.CacheHitRate != nil && (*p.CacheHitRate < 0 || *p.CacheHitRate > 1):
 			return fmt.Errorf("projects[%d] (%s): cacheHitRate must be between 0 and 1", i, p.Name)
-		case p.CacheOutputRatio != nil && *p.CacheOutputRatio < 0:
-			return fmt.Errorf("projects[%d] (%s): cacheOutputRatio must not be negative", i, p.Name)
+		case p.CacheOutputRatio != nil && !(*p.CacheOutputRatio >= 0 && *p.CacheOutputRatio <= catalogue.MaxDeclaredOutputRatio):
+			// The bound is the portal's (it is reported with the project's
+			// minutes, and a report past it would be refused whole).
+			return fmt.Errorf("projects[%d] (%s): cacheOutputRatio must be between 0 and %d", i, p.Name, catalogue.MaxDeclaredOutputRatio)
 		case p.Policy != "" && !validPolicy(p.Policy):
 			return fmt.Errorf("projects[%d] (%s): policy must be election or share", i, p.Name)
 		}

@@ -672,12 +672,18 @@ func TestAnalyzeMatchesNamesExactly(t *testing.T) {
 
 // TestTheConfigMatchesNamesExactly: the projects file, like chat bodies and
 // the portal's API, reads names as spelt: a case variant is an unknown key,
-// and a key twice is refused.
+// and a key twice is refused; declared cache rates are taken within the
+// bounds the portal takes them.
 func TestTheConfigMatchesNamesExactly(t *testing.T) {
 	for _, test := range []struct{ name, doc, want string }{
 		{"as spelt", `{"projects":[{"name":"p","apiKey":"sk-12345678"}]}`, ""},
 		{"a case variant", `{"projects":[{"name":"p","ApiKey":"sk-12345678"}]}`, "ApiKey"},
 		{"a key twice", `{"projects":[{"name":"p","apiKey":"sk-12345678","apiKey":"sk-87654321"}]}`, "duplicate"},
+		{"declared rates", `{"projects":[{"name":"p","apiKey":"sk-12345678","cacheHitRate":0.8,"cacheOutputRatio":1000}]}`, ""},
+		// The portal refuses a report declaring more (the project's minutes
+		// carry it), so the gateway refuses to start with it.
+		{"a declared output ratio past the portal's bound", `{"projects":[{"name":"p","apiKey":"sk-12345678","cacheOutputRatio":1001}]}`, "cacheOutputRatio"},
+		{"a declared hit rate past 1", `{"projects":[{"name":"p","apiKey":"sk-12345678","cacheHitRate":1.01}]}`, "cacheHitRate"},
 	} {
 		_, err := ParseConfig([]byte(test.doc))
 		switch {

@@ -41,11 +41,14 @@ func TestProjectPseudonyms(t *testing.T) {
 // TestTheReportCountsEachProject: each API project's answers on a listing
 // are reported per minute under its pseudonym with their tokens (what the
 // gateway learns the project's rates from), its requests are named in the
-// demand rows by the same pseudonym, and a response-cache hit is counted
-// on the project that had it.
+// demand rows by the same pseudonym, a response-cache hit is counted on
+// the project that had it, and the cache rates a project declares come
+// with its minutes (the projection elects its requests on them).
 func TestTheReportCountsEachProject(t *testing.T) {
 	h := newHarness(t, threeCarriers()...)
-	h.gw.Config.Projects = append(h.gw.Config.Projects, Project{Name: "q", APIKey: "sk-test-project-q", Organisation: "org"})
+	hitRate, outputRatio := 0.75, 3.0
+	h.gw.Config.Projects = append(h.gw.Config.Projects, Project{Name: "q", APIKey: "sk-test-project-q", Organisation: "org",
+		CacheHitRate: &hitRate, CacheOutputRatio: &outputRatio})
 	h.gw.Cache = &ResponseCache{TTL: time.Hour}
 	send := func(key, body string) {
 		t.Helper()
@@ -59,7 +62,8 @@ func TestTheReportCountsEachProject(t *testing.T) {
 	send("sk-test-project-q", `{"model":"m","messages":[{"role":"user","content":"hi from q"}]}`)
 	send("sk-test-project-q", `{"model":"m","messages":[{"role":"user","content":"hi from q"}]}`) // the response cache answers it
 	h.advance(2 * time.Minute)
-	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock, Source: "gw-1", ProjectLabel: h.gw.ProjectLabel}
+	rep := &Reporter{API: h.gw.Follower.API, Recorder: h.gw.Recorder, Log: h.gw.Log, Now: h.clock, Source: "gw-1", ProjectLabel: h.gw.ProjectLabel,
+		DeclaredRates: h.gw.DeclaredRates}
 	if err := rep.Report(context.Background(), h.clock()); err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +74,12 @@ func TestTheReportCountsEachProject(t *testing.T) {
 	for _, m := range h.portal.projects {
 		if m.Source == nil || *m.Source != "gw-1" || m.Minute.IsZero() {
 			t.Errorf("row %+v: want the source and a minute", m)
+		}
+		switch declared := m.CacheHitRate != nil && *m.CacheHitRate == hitRate && m.CacheOutputRatio != nil && *m.CacheOutputRatio == outputRatio; {
+		case m.Project == q && !declared:
+			t.Errorf("q's row declares %v/%v, want the configured %v/%v", m.CacheHitRate, m.CacheOutputRatio, hitRate, outputRatio)
+		case m.Project != q && (m.CacheHitRate != nil || m.CacheOutputRatio != nil):
+			t.Errorf("%s's row declares %v/%v, want none (its configuration declares none)", m.Project, m.CacheHitRate, m.CacheOutputRatio)
 		}
 		g := got[m.Project]
 		g[0] += m.Answers

@@ -31,6 +31,10 @@ type Reporter struct {
 	// ProjectLabel names an API project to the portal (Gateway.
 	// ProjectLabel); nil reports no project's minutes.
 	ProjectLabel func(name string) string
+	// DeclaredRates are the cache rates a project declares (Gateway.
+	// DeclaredRates), reported with its minutes as they are when the
+	// minute is posted; nil reports none.
+	DeclaredRates func(name string) (hitRate, outputRatio *float64)
 
 	pending  []gatewayclient.Bucket
 	demand   []gatewayclient.Demand
@@ -185,9 +189,13 @@ func (r *Reporter) Report(ctx context.Context, now time.Time) error {
 		if m.ResponseCacheHits > 0 {
 			hits = &m.ResponseCacheHits
 		}
+		var hitRate, outputRatio *float64
+		if r.DeclaredRates != nil {
+			hitRate, outputRatio = r.DeclaredRates(m.Project)
+		}
 		r.projects = append(r.projects, gatewayclient.ProjectMinute{Project: r.ProjectLabel(m.Project), ListingId: m.ListingID, Minute: m.Minute,
 			Source: source, Answers: m.Successes, InputTokens: m.InputTokens, CachedInputTokens: m.CachedInputTokens, OutputTokens: m.OutputTokens,
-			ResponseCacheHits: hits})
+			ResponseCacheHits: hits, CacheHitRate: hitRate, CacheOutputRatio: outputRatio})
 	}
 	if err := r.reportProjects(ctx, oldest); err != nil {
 		return err

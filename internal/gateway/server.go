@@ -81,6 +81,23 @@ func (g *Gateway) orgLabels() *OrgLabels {
 // demand rows' project: key.
 func (g *Gateway) ProjectLabel(name string) string { return g.orgLabels().Project(name) }
 
+// DeclaredRates are the cache rates project name declares in the
+// configuration (Project.CacheHitRate, CacheOutputRatio), which its
+// elections take before anything learned: the reporter sends them with the
+// project's minutes so the projection elects its requests on them too. Nil
+// for one not declared or a project not configured.
+func (g *Gateway) DeclaredRates(name string) (hitRate, outputRatio *float64) {
+	if g.Config == nil {
+		return nil, nil
+	}
+	for i := range g.Config.Projects {
+		if p := &g.Config.Projects[i]; p.Name == name {
+			return p.CacheHitRate, p.CacheOutputRatio
+		}
+	}
+	return nil, nil
+}
+
 // ClientTimeouts bound how long a caller may take: to send its headers
 // (10 s) and its body (30 s), and to leave a connection idle between
 // requests (60 s). Without them 200 idle unauthenticated connections, or a

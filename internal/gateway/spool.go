@@ -359,7 +359,8 @@ func (r *Reporter) AdoptOrphans(ctx context.Context) error {
 	}
 	orphans, err := spool.Orphans()
 	for _, o := range orphans {
-		posting := &Reporter{API: r.API, Recorder: o.Recorder, Log: r.Log, Now: r.Now, Source: o.Source, ProjectLabel: r.ProjectLabel}
+		posting := &Reporter{API: r.API, Recorder: o.Recorder, Log: r.Log, Now: r.Now, Source: o.Source, ProjectLabel: r.ProjectLabel,
+			DeclaredRates: r.DeclaredRates}
 		// Every minute it holds, the open one included: its process is gone.
 		if perr := posting.Report(ctx, r.Now().Add(2*time.Minute)); perr != nil {
 			o.Release()

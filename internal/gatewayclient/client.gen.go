@@ -948,6 +948,12 @@ type ProjectMinute struct {
 	// Answers the project's requests the listing answered in full
 	Answers int64 `json:"answers"`
 
+	// CacheHitRate the cache-hit rate the project declared in the gateway's configuration (seed 001's Enterprise override), which its elections take before any rate learned: the projection elects the project's requests on it (absent: none declared). The hour keeps its last reported minute's
+	CacheHitRate *float64 `json:"cacheHitRate,omitempty"`
+
+	// CacheOutputRatio the cache output ratio the project declared, as cacheHitRate (absent: none declared)
+	CacheOutputRatio *float64 `json:"cacheOutputRatio,omitempty"`
+
 	// CachedInputTokens their cached prompt tokens (a read of the explicit cache counted as cached)
 	CachedInputTokens int64 `json:"cachedInputTokens"`
 

@@ -232,6 +232,7 @@ func (m *market) ProjectHours(_ context.Context, models []string, since, until t
 		h.CachedInputTokens += p.CachedInputTokens
 		h.OutputTokens += p.OutputTokens
 		h.ResponseCacheHits += p.ResponseCacheHits
+		h.CacheHitRate, h.CacheOutputRatio = p.CacheHitRate, p.CacheOutputRatio // the last minute's, as the store keeps them
 	}
 	return out, nil
 }
@@ -793,6 +794,26 @@ func TestEachProjectIsElectedOnTheRatesRoutingLearnedOfIt(t *testing.T) {
 		t.Errorf("with no project's minutes reported b wins %+v now, want no large prompt (the model's rates send a every one)", wins[2])
 	} else if a, ok := find(wins[1]); !ok || a.ProjectsElsewhere != 0 {
 		t.Errorf("with no project's minutes reported a wins %+v now, want %q whole", wins[1], large)
+	}
+	m.projects = minutes
+	// A project that declares its cache-hit rate in the gateway's
+	// configuration (seed 001's Enterprise override) is elected on it,
+	// before anything learned, from the hour its minutes say so: the fresh
+	// project declaring nine tenths sends its large prompts to a as well.
+	declaredFrom, nineTenths := hour.Add(-3*time.Hour), 0.9
+	m.projects = slices.Clone(minutes)
+	for i := range m.projects {
+		if m.projects[i].Project == "prj-fresh" && !m.projects[i].Minute.Before(declaredFrom) {
+			m.projects[i].CacheHitRate = &nineTenths
+		}
+	}
+	declared := hourShares(t, projectorOn(m, &now), &m.listings[0], now.Add(-26*time.Hour), now.Add(time.Hour))
+	if before, after := declared[declaredFrom.Add(-time.Hour)], declared[hour]; math.Abs(before-0.5) > 0.02 || after < 0.9 {
+		t.Errorf("with the fresh project declaring a hit rate from %s a projected %.3f the hour before and %.3f at %s, want about half, then all but exploration",
+			declaredFrom.Format("15:04"), before, after, hour.Format("15:04"))
+	}
+	if p, n := forward(projectorOn(m, &now)); p < 0.9 || math.Abs(p-n) > 1e-9 {
+		t.Errorf("with the fresh project declaring a hit rate a previews %.3f and projects %.3f now, want all but exploration", p, n)
 	}
 	m.projects = minutes
 	// And with no project named.

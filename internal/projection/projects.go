@@ -17,19 +17,51 @@ import (
 // them (catalogue.ProjectHour, their minutes added up).
 type projectRates struct {
 	// hours are each project's hours by candidate, oldest first.
-	hours   map[string][]traffic.Hour
-	scratch []traffic.Hour
+	hours map[string][]traffic.Hour
+	// declared are the rates each project declared (its hours that
+	// reported any, oldest first).
+	declared map[string][]declaredRates
+	scratch  []traffic.Hour
+}
+
+// declaredRates are the cache rates an API project declared in the
+// gateway's configuration in an hour (catalogue.ProjectHour): its
+// elections take them before anything learned.
+type declaredRates struct {
+	hour                 time.Time
+	hitRate, outputRatio *float64
+}
+
+// over is learned as the gateway elects with the declared rates: a
+// declared hit rate for every listing (election.Request.CacheHitRate,
+// which no listing's own rate overrides: the same election as a combined
+// rate with no listing's own), a declared output ratio before the learned.
+func (d declaredRates) over(learned traffic.Learned) traffic.Learned {
+	if d.hitRate != nil {
+		learned.HitRate, learned.Combined = nil, d.hitRate
+	}
+	if d.outputRatio != nil {
+		learned.OutputRatio = d.outputRatio
+	}
+	return learned
 }
 
 // newProjectRates indexes a model's project hours (oldest first) by
 // project, naming listings as candidates (a listing not among them is
 // left out: it is not the model's now).
 func newProjectRates(hours []catalogue.ProjectHour, candidates map[int64]string) *projectRates {
-	pr := &projectRates{hours: map[string][]traffic.Hour{}}
+	pr := &projectRates{hours: map[string][]traffic.Hour{}, declared: map[string][]declaredRates{}}
 	for _, h := range hours {
 		id, ok := candidates[h.ListingID]
 		if !ok {
 			continue
+		}
+		if h.CacheHitRate != nil || h.CacheOutputRatio != nil {
+			d := pr.declared[h.Project]
+			if len(d) > 0 && d[len(d)-1].hour.Equal(h.Hour) {
+				d = d[:len(d)-1] // one hour's listings: the gateway declares one set
+			}
+			pr.declared[h.Project] = append(d, declaredRates{hour: h.Hour, hitRate: h.CacheHitRate, outputRatio: h.CacheOutputRatio})
 		}
 		pr.hours[h.Project] = append(pr.hours[h.Project], traffic.Hour{Start: h.Hour, Candidate: id, Successes: h.Answers,
 			InputTokens: h.InputTokens, CachedInputTokens: h.CachedInputTokens, OutputTokens: h.OutputTokens, ResponseCacheHits: h.ResponseCacheHits})
@@ -41,8 +73,34 @@ func newProjectRates(hours []catalogue.ProjectHour, candidates map[int64]string)
 // before from's hour whole, and done of from's hour (the part of the
 // model's requests of that hour routing had learned from by then, as the
 // rates learned of the whole model take it: hourSplits), taken evenly from
-// the project's figures for the hour.
+// the project's figures for the hour; under the rates the project
+// declared, as its last hour up to from's reported them (declaredAt).
 func (pr *projectRates) at(project string, from time.Time, done float64) traffic.Learned {
+	learned := pr.learnedAt(project, from, done)
+	if d, ok := pr.declaredAt(project, from); ok {
+		return d.over(learned)
+	}
+	return learned
+}
+
+// declaredAt are the rates project declared in its last hour up to from's
+// that reported its minutes (a gateway's configuration holds from hour to
+// hour; an hour of the project with no answer yet keeps the hour
+// before's). A project whose last hour declared none has none.
+func (pr *projectRates) declaredAt(project string, from time.Time) (declaredRates, bool) {
+	hour := from.Truncate(time.Hour)
+	all, d := pr.hours[project], pr.declared[project]
+	last := sort.Search(len(all), func(i int) bool { return all[i].Start.After(hour) }) - 1
+	i := sort.Search(len(d), func(i int) bool { return d[i].hour.After(hour) }) - 1
+	if last < 0 || i < 0 || !d[i].hour.Equal(all[last].Start) {
+		return declaredRates{}, false
+	}
+	return d[i], true
+}
+
+// learnedAt is what routing had learned of project by from (at) from its
+// answers alone.
+func (pr *projectRates) learnedAt(project string, from time.Time, done float64) traffic.Learned {
 	hour := from.Truncate(time.Hour)
 	all := pr.hours[project] // in time order: a month's parts each read only their day
 	first := sort.Search(len(all), func(i int) bool { return all[i].Start.After(from.Add(-traffic.LearnedWindow - time.Hour)) })

@@ -8,8 +8,10 @@ import (
 // addMinuteOnce stores a gateway's minute row once per key (minute; a
 // retried report adds nothing) and, when it was new, adds its counts to
 // its hour's row (hour, keyed by hourKey in table): column + count for
-// each of counts. It reports whether the minute was new.
-func addMinuteOnce(tx *gorm.DB, minute, hour any, table string, hourKey []string, counts map[string]int64) (bool, error) {
+// each of counts, and the new minute's value for each of the columns in
+// latest (figures that are not summed: the hour keeps the last reported).
+// It reports whether the minute was new.
+func addMinuteOnce(tx *gorm.DB, minute, hour any, table string, hourKey []string, counts map[string]int64, latest ...string) (bool, error) {
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(minute)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return false, res.Error
@@ -22,5 +24,6 @@ func addMinuteOnce(tx *gorm.DB, minute, hour any, table string, hourKey []string
 	for column, n := range counts {
 		add[column] = gorm.Expr(table+"."+column+" + ?", n)
 	}
-	return true, tx.Clauses(clause.OnConflict{Columns: key, DoUpdates: clause.Assignments(add)}).Create(hour).Error
+	set := append(clause.Assignments(add), clause.AssignmentColumns(latest)...)
+	return true, tx.Clauses(clause.OnConflict{Columns: key, DoUpdates: set}).Create(hour).Error
 }

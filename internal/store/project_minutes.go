@@ -34,6 +34,9 @@ type projectHourRow struct {
 	CachedInputTokens int64
 	OutputTokens      int64
 	ResponseCacheHits int64
+	// CacheHitRate and CacheOutputRatio are the project's declared rates
+	// in the hour's last reported minute (migration 42).
+	CacheHitRate, CacheOutputRatio *float64
 }
 
 func (projectHourRow) TableName() string { return "project_hourly" }
@@ -53,11 +56,11 @@ func (s *Store) RecordProjectMinutes(ctx context.Context, minutes []catalogue.Pr
 		for _, p := range minutes {
 			hour := projectHourRow{Project: p.Project, ListingID: p.ListingID, Hour: p.Minute.UTC().Truncate(time.Hour), Model: p.Model,
 				Answers: p.Answers, InputTokens: p.InputTokens, CachedInputTokens: p.CachedInputTokens, OutputTokens: p.OutputTokens,
-				ResponseCacheHits: p.ResponseCacheHits}
+				ResponseCacheHits: p.ResponseCacheHits, CacheHitRate: p.CacheHitRate, CacheOutputRatio: p.CacheOutputRatio}
 			isNew, err := addMinuteOnce(tx, &projectMinuteRow{Project: p.Project, ListingID: p.ListingID, Minute: p.Minute.UTC(), Source: p.Source},
 				&hour, "project_hourly", []string{"project", "listing_id", "hour"}, map[string]int64{"answers": p.Answers,
 					"input_tokens": p.InputTokens, "cached_input_tokens": p.CachedInputTokens, "output_tokens": p.OutputTokens,
-					"response_cache_hits": p.ResponseCacheHits})
+					"response_cache_hits": p.ResponseCacheHits}, "cache_hit_rate", "cache_output_ratio")
 			if err != nil {
 				return fmt.Errorf("record project minutes: %w", err)
 			}
@@ -100,7 +103,7 @@ func (s *Store) ProjectHours(ctx context.Context, models []string, since, until 
 	for _, r := range rows {
 		out[r.Model] = append(out[r.Model], catalogue.ProjectHour{Project: r.Project, ListingID: r.ListingID, Model: r.Model, Hour: r.Hour.UTC(),
 			Answers: r.Answers, InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, OutputTokens: r.OutputTokens,
-			ResponseCacheHits: r.ResponseCacheHits})
+			ResponseCacheHits: r.ResponseCacheHits, CacheHitRate: r.CacheHitRate, CacheOutputRatio: r.CacheOutputRatio})
 	}
 	return out, nil
 }

@@ -63,6 +63,62 @@ func TestProjectMinutesAreKeptOnceAndAddUpToHours(t *testing.T) {
 	})
 }
 
+// TestAProjectsHourKeepsTheRatesItDeclaredLast: the cache rates a
+// project declares come with its minutes; its hour keeps the last new
+// minute's (a minute declaring none clears them), and a retried minute
+// changes nothing.
+func TestAProjectsHourKeepsTheRatesItDeclaredLast(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		fx := newFixture(t, s)
+		now := time.Now().UTC().Truncate(time.Hour).Add(30 * time.Minute)
+		s.Now = func() time.Time { return now }
+		rate := func(v float64) *float64 { return &v }
+		row := func(project string, minute time.Duration, hitRate, outputRatio *float64) catalogue.ProjectMinute {
+			return catalogue.ProjectMinute{Project: project, ListingID: fx.listingID, Model: "kimi-k2.5", Minute: now.Add(-minute), Answers: 1,
+				InputTokens: 100, CacheHitRate: hitRate, CacheOutputRatio: outputRatio}
+		}
+		read := func() string {
+			t.Helper()
+			byModel, err := s.ProjectHours(ctx, []string{"kimi-k2.5"}, now.Add(-3*time.Hour), now.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			show := func(v *float64) string {
+				if v == nil {
+					return "none"
+				}
+				return fmt.Sprint(*v)
+			}
+			var out []string
+			for _, p := range byModel["kimi-k2.5"] {
+				out = append(out, fmt.Sprintf("%s %s %d %s/%s", p.Hour.Sub(now), p.Project, p.Answers, show(p.CacheHitRate), show(p.CacheOutputRatio)))
+			}
+			return fmt.Sprint(out)
+		}
+		if _, err := s.RecordProjectMinutes(ctx, []catalogue.ProjectMinute{row("prj-a", 90*time.Minute, rate(0.1), nil),
+			row("prj-a", 5*time.Minute, rate(0.1), rate(2)), row("prj-a", 4*time.Minute, rate(0.9), rate(0.5)), row("prj-b", 4*time.Minute, nil, nil)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := read(), "[-1h30m0s prj-a 1 0.1/none -30m0s prj-a 2 0.9/0.5 -30m0s prj-b 1 none/none]"; got != want {
+			t.Errorf("read back %s, want %s", got, want)
+		}
+		// A retry of an earlier minute with other rates changes nothing; a
+		// new minute declaring none clears them.
+		if _, err := s.RecordProjectMinutes(ctx, []catalogue.ProjectMinute{row("prj-a", 5*time.Minute, rate(0.3), nil)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := read(), "[-1h30m0s prj-a 1 0.1/none -30m0s prj-a 2 0.9/0.5 -30m0s prj-b 1 none/none]"; got != want {
+			t.Errorf("after a retried minute: %s, want %s", got, want)
+		}
+		if _, err := s.RecordProjectMinutes(ctx, []catalogue.ProjectMinute{row("prj-a", 3*time.Minute, nil, nil)}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := read(), "[-1h30m0s prj-a 1 0.1/none -30m0s prj-a 3 none/none -30m0s prj-b 1 none/none]"; got != want {
+			t.Errorf("after a minute declaring none: %s, want %s", got, want)
+		}
+	})
+}
+
 // TestDemandNamesEachProject: the project: keys of demand rows are read
 // back per workload and project, large requests apart.
 func TestDemandNamesEachProject(t *testing.T) {
