@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airside/airside/internal/catalogue"
+	"github.com/airside/airside/internal/money"
 	"github.com/airside/airside/internal/preview"
 	"github.com/airside/airside/internal/store"
 	"github.com/airside/airside/internal/store/storetest"
@@ -183,20 +184,38 @@ func (l *routingLoop) healthMoved() {
 // published fare as who, and a reviewer approves it.
 func fileACutAndApprove(t *testing.T, p *testPortal, l catalogue.Listing, who string) {
 	t.Helper()
+	fileAndApprove(t, p, l, who, "Half price on new hardware.", func(form url.Values) {
+		form.Set("input", l.Published.Input.Scale(1, 2).String())
+		form.Set("output", l.Published.Output.Scale(1, 2).String())
+		if cached := l.Published.CachedInput; cached != nil {
+			form.Set("cached_input", cached.Scale(1, 2).String())
+		}
+	})
+}
+
+// fileAndApprove files the listing's fare form as who, changed by change
+// from the published fare it shows, and a reviewer approves it.
+func fileAndApprove(t *testing.T, p *testPortal, l catalogue.Listing, who, why string, change func(form url.Values)) {
+	t.Helper()
 	c := p.client()
 	c.login(who)
 	form := fmt.Sprintf("/listings/%d/file", l.ID)
-	cut := url.Values{"input": {l.Published.Input.Scale(1, 2).String()}, "output": {l.Published.Output.Scale(1, 2).String()},
-		"landing_fee": {"20"}, "discount": {l.Published.Discount.Percent()}, "cap_scope": {"global"},
-		"justification": {"Half price on new hardware."}, "op": {"submit"}}
-	if cached := l.Published.CachedInput; cached != nil {
-		cut.Set("cached_input", cached.Scale(1, 2).String())
+	// The form as the carrier sees it, filled with the published fare:
+	// everything change leaves posted as it was (its capabilities and
+	// market terms kept, as a browser posts them).
+	fields := c.formAsShown(form, "fare-form")
+	if shown, err := money.ParsePrice(fields.Get("input")); err != nil || shown != l.Published.Input || len(fields["capability"]) == 0 {
+		t.Fatalf("the fare form shows input %q and capabilities %v, want the published fare's %s and its flags", fields.Get("input"), fields["capability"],
+			l.Published.Input)
 	}
-	filed := c.post(form, form, cut)
-	wantStatus(t, "file a cut", filed, http.StatusSeeOther)
+	change(fields)
+	fields.Set("justification", why)
+	fields.Set("op", "submit")
+	filed := c.post(form, form, fields)
+	wantStatus(t, "file the fare", filed, http.StatusSeeOther)
 	reviewer := p.client()
 	reviewer.login("reviewer@airside.example")
-	wantStatus(t, "approve the cut", reviewer.post(filed.location, filed.location+"/approve", url.Values{}), http.StatusSeeOther)
+	wantStatus(t, "approve the fare", reviewer.post(filed.location, filed.location+"/approve", url.Values{}), http.StatusSeeOther)
 }
 
 // shareRows reads the share chart's table on a traffic page: per period
