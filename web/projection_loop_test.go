@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -146,6 +147,79 @@ func TestTheProjectionHoldsForProjectsThatCacheDifferently(t *testing.T) {
 	}
 }
 
+// TestTheProjectionHoldsForAProjectThatDeclaresItsRates: the same loop
+// with a project that declares a cache-hit rate of 95 % in the gateway's
+// configuration (seed 001's Enterprise override) and sends large prompts
+// never sent before, and orbit's fare whose cached price pays only at such
+// a rate. Routing elects the project's requests on the declared rate,
+// before anything it learns (none of them hits a cache): they go to orbit,
+// which the rates learned of the project do not say (elected on them, the
+// projection gave fathom 18 points too many). The gateway reports the
+// declared rate with the project's minutes, and the projection, which
+// elects the project's part on it, keeps every listing within 3 points.
+func TestTheProjectionHoldsForAProjectThatDeclaresItsRates(t *testing.T) {
+	loop := startRoutingLoopWith(t, loopOptions{Database: store.Postgres, Start: 20*time.Hour + 10*time.Minute, Declared: 400})
+	projectionAgrees(t, loop)
+	declared := loop.gw.ProjectLabel("loop-declared")
+	for _, m := range []string{"gpt-oss-120b", "deepseek-v3.2"} {
+		hours, err := loop.st.ProjectHours(context.Background(), []string{m}, loop.t0.Add(-time.Hour), loop.now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for _, pm := range hours[m] {
+			if pm.Project != declared {
+				continue
+			}
+			t.Logf("%s: the declaring project on listing %d: %d answers, %d of %d input tokens cached", m, pm.ListingID, pm.Answers,
+				pm.CachedInputTokens, pm.InputTokens)
+			rows++
+			if pm.CacheHitRate == nil || *pm.CacheHitRate != declaredHitRate {
+				t.Errorf("%s: the declaring project's hour on listing %d keeps %v, want the declared %v", m, pm.ListingID, pm.CacheHitRate, declaredHitRate)
+			}
+		}
+		if rows == 0 {
+			t.Errorf("%s: no hour of the declaring project reported", m)
+		}
+	}
+}
+
+// TestTheProjectionHoldsWhereProjectsLearnApart: the loop with the
+// second project's fresh large prompts and orbit's fare whose cached price
+// pays only at a high hit rate, driven twice. In the second drive routing
+// elects on what it learned in the first (it works a project's rates out
+// again each minute): the first project learned orbit's cache from its
+// coding agents' sessions and its large prompts follow, the second learned
+// no hit anywhere and its large prompts stay on fathom, where the rates
+// learned of the whole model would send them to orbit too. The
+// projection, electing each project on its own learned rates, keeps every
+// listing within 3 points.
+func TestTheProjectionHoldsWhereProjectsLearnApart(t *testing.T) {
+	loop := startRoutingLoopWith(t, loopOptions{Database: store.SQLite, Start: 20*time.Hour + 10*time.Minute, Fresh: 400, CachePrice: true, Drives: 2})
+	projectionAgrees(t, loop)
+	// The run is the workload it says: the first project's input on
+	// orbit mostly cached, the second's nowhere.
+	hours, err := loop.st.ProjectHours(context.Background(), []string{"gpt-oss-120b"}, loop.t0.Add(-time.Hour), loop.now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orbit := listingOf(t, loop.st, "orbit", "gpt-oss-120b")
+	fresh, first := loop.gw.ProjectLabel("loop-fresh"), loop.gw.ProjectLabel("loop")
+	for _, pm := range hours["gpt-oss-120b"] {
+		t.Logf("project %s on listing %d: %d answers, %d of %d input tokens cached", pm.Project, pm.ListingID, pm.Answers, pm.CachedInputTokens, pm.InputTokens)
+		switch {
+		case pm.Project == fresh && pm.CachedInputTokens*10 > pm.InputTokens:
+			t.Errorf("the fresh project's input on listing %d is %d of %d cached: not the workload the test needs", pm.ListingID, pm.CachedInputTokens, pm.InputTokens)
+		case pm.Project == first && pm.ListingID == orbit.ID && pm.CachedInputTokens*2 < pm.InputTokens:
+			t.Errorf("the first project's input on orbit is %d of %d cached: not the workload the test needs", pm.CachedInputTokens, pm.InputTokens)
+		}
+	}
+}
+
+// declaredHitRate is the cache-hit rate the loop's declaring project
+// declares (loopOptions.Declared).
+const declaredHitRate = 0.95
+
 // projectionAgrees drives two models through the loop and checks every
 // listing's projected share against the share served.
 func projectionAgrees(t *testing.T, loop *routingLoop) {
@@ -156,8 +230,10 @@ func projectionAgrees(t *testing.T, loop *routingLoop) {
 	// they landed) stay a small part of a listing's share.
 	models := []string{"gpt-oss-120b", "deepseek-v3.2"}
 	listings := slices.DeleteFunc(loop.listings(), func(l catalogue.Listing) bool { return !slices.Contains(models, l.Model.Slug) })
-	loop.drive(models, 600, 1)
-	loop.report()
+	for seed := range uint64(loop.drives) {
+		loop.drive(models, 600, 1+seed)
+		loop.report()
+	}
 	if loop.now().Hour() != loop.t0.Hour() {
 		t.Fatalf("the run took %v, past its hour: the projection of one hour no longer describes it", time.Since(loop.began))
 	}
@@ -281,8 +357,11 @@ type routingLoop struct {
 	// policy that drive sends beside the others (loopOptions.Share), and
 	// preferenceArrivals those of the projects with preferences, and
 	// freshArrivals those of the project whose large prompts are never
-	// cached.
-	shareArrivals, preferenceArrivals, freshArrivals int
+	// cached, and declaredArrivals those of the project that declares its
+	// cache-hit rate.
+	shareArrivals, preferenceArrivals, freshArrivals, declaredArrivals int
+	// drives is how many times projectionAgrees drives (loopOptions).
+	drives int
 	// fleetSaid is what the replicas' shared state said of Redis during
 	// the run (an outage or a round trip past its timeout makes a replica
 	// route on its own incumbents and sessions for a while, which no
@@ -325,6 +404,19 @@ type loopOptions struct {
 	// before (no carrier's cache holds them, so routing learns no cache
 	// hit of that project), and this many of them to every drive.
 	Fresh int
+	// Declared adds a project that declares a cache-hit rate
+	// (declaredHitRate) in the gateway's configuration (seed 001's
+	// Enterprise override) and sends large prompts never sent before, and
+	// this many of them to every drive: routing elects them on the
+	// declared rate, which nothing it learns of them bears out.
+	Declared int
+	// CachePrice has orbit file a gpt-oss-120b fare whose cached price
+	// pays only at a high hit rate (Declared sets it too).
+	CachePrice bool
+	// Drives is how many times projectionAgrees drives the customers,
+	// reporting after each (the clock moves 3 minutes past each report,
+	// so routing works its learned rates out again); 0 is once.
+	Drives int
 }
 
 func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
@@ -332,7 +424,7 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	l := &routingLoop{t: t, st: storetest.Open(t, o.Database), began: time.Now(), shareArrivals: o.Share, preferenceArrivals: o.Preferences,
-		freshArrivals: o.Fresh}
+		freshArrivals: o.Fresh, declaredArrivals: o.Declared, drives: max(o.Drives, 1)}
 	// The run's clock starts on the last Wednesday at o.Start, whatever
 	// the hour it runs at: the driver's daily cycle (its pace at 02:00 is a
 	// sixth of its pace at 15:00), the demo's off-peak fare and its weekend
@@ -423,6 +515,10 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 		if o.Fresh > 0 {
 			projects = append(projects, gateway.Project{Name: "loop-fresh", APIKey: "sk-loop-fresh", Organisation: "loop"})
 		}
+		if o.Declared > 0 {
+			declared := declaredHitRate
+			projects = append(projects, gateway.Project{Name: "loop-declared", APIKey: "sk-loop-declared", Organisation: "loop", CacheHitRate: &declared})
+		}
 		gw := &gateway.Gateway{Config: &gateway.Config{Projects: projects},
 			Follower: &gateway.Follower{API: api, Log: following, Wait: o.HealthWait}, Creds: &gateway.Credentials{API: api}, Recorder: rec, HTTP: &http.Client{},
 			Now: l.now, Rand: rand.New(rand.NewPCG(7, uint64(1+i))), Log: quiet}
@@ -444,10 +540,28 @@ func startRoutingLoopWith(t *testing.T, o loopOptions) *routingLoop {
 			t.Cleanup(func() { cancel(); <-shared })
 		}
 		l.replicas = append(l.replicas, gw)
-		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source, ProjectLabel: gw.ProjectLabel})
+		l.reporters = append(l.reporters, &gateway.Reporter{API: api, Recorder: rec, Log: quiet, Now: l.now, Source: source, ProjectLabel: gw.ProjectLabel,
+			DeclaredRates: gw.DeclaredRates})
 		handlers = append(handlers, gw.Handler())
 	}
 	l.gw = l.replicas[0]
+	if o.Declared > 0 || o.CachePrice {
+		// Orbit files a gpt-oss-120b fare whose cached price pays only at
+		// a high hit rate: at the declared rate (or what routing learns
+		// of a coding agent's sessions) its large prompts cost a fifth of
+		// fathom's, at none twice as much. Routing sends the declaring
+		// project's large prompts there, where nothing it learns of the
+		// project (none of its prompts hits a cache) would.
+		i := slices.IndexFunc(l.listings(), func(c catalogue.Listing) bool { return c.CarrierSlug == "orbit" && c.Model.Slug == "gpt-oss-120b" })
+		portal := &testPortal{t: t, srv: l.portal, store: l.st, server: l.server}
+		fileAndApprove(t, portal, l.listings()[i], "admin@orbit.example", "A cache that pays for prompts sent again.", func(form url.Values) {
+			form.Set("input", "0.12")
+			form.Set("cached_input", "0.0001")
+			form.Set("output", "0.25")
+			form.Set("landing_fee", "20")
+			form.Set("discount", "0")
+		})
+	}
 	var turn atomic.Int64
 	l.routes = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		handlers[int(turn.Add(1))%len(handlers)].ServeHTTP(w, r) // a load balancer, in turn
@@ -487,8 +601,8 @@ func (l *routingLoop) caughtUp() {
 // and waits for them.
 func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 	l.t.Helper()
-	var stats, shared, preferring, fresh trafficdriver.Stats
-	done := make(chan error, 3)
+	var stats, shared, preferring, fresh, declared trafficdriver.Stats
+	done := make(chan error, 4)
 	// The share project's customers, and those of the projects with
 	// preferences, arrive beside the others, all one-shots: a coding
 	// session stays where its opener was drawn, so a few sessions would
@@ -505,18 +619,19 @@ func (l *routingLoop) drive(models []string, arrivals int, seed uint64) {
 	plain := []string{"chat", "large", "json"}
 	go oneShots([]string{"sk-loop-share"}, plain, l.shareArrivals, 15, seed+1000, &shared)
 	go oneShots([]string{"sk-loop-zdr", "sk-loop-de", "sk-loop-order"}, plain, l.preferenceArrivals, 30, seed+2000, &preferring)
-	go oneShots([]string{"sk-loop-fresh"}, []string{"large"}, l.freshArrivals, 10, seed+3000, &fresh)
+	go oneShots([]string{"sk-loop-fresh"}, []string{"fresh"}, l.freshArrivals, 10, seed+3000, &fresh)
+	go oneShots([]string{"sk-loop-declared"}, []string{"fresh"}, l.declaredArrivals, 10, seed+4000, &declared)
 	if err := trafficdriver.Run(context.Background(), trafficdriver.Config{GatewayURL: l.routes.URL, APIKeys: []string{"sk-loop"}, Models: models,
 		Rate: 30, MaxArrivals: arrivals, MaxInFlight: 64, TurnPause: 100 * time.Millisecond,
 		Seed: seed, Now: l.now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, &stats); err != nil {
 		l.t.Fatal(err)
 	}
-	for range 3 {
+	for range 4 {
 		if err := <-done; err != nil {
 			l.t.Fatal(err)
 		}
 	}
-	for _, s := range []*trafficdriver.Stats{&stats, &shared, &preferring, &fresh} {
+	for _, s := range []*trafficdriver.Stats{&stats, &shared, &preferring, &fresh, &declared} {
 		if s.OK.Load() < s.Sent.Load()*2/3 || s == &stats && s.OK.Load() < int64(arrivals)*2/3 {
 			l.t.Fatalf("the driver's requests: %d sent, %d answered, %d failed, %d skipped", s.Sent.Load(), s.OK.Load(), s.Failed.Load(), s.Skipped.Load())
 		}
