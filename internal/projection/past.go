@@ -57,17 +57,17 @@ type projectionEnd struct {
 	projects map[string]traffic.Learned
 }
 
-// projectParts are the parts of each shape's requests by project (shares,
-// preview.ProjectPartsFromDemand) with the rates routing has learned of
+// projectParts are the parts of each shape's requests in demand by project
+// (preview.ProjectPartsFromDemand) with the rates routing has learned of
 // each project by the end: each elects on its own rates looking forward as
 // it did in the replay. A project named but never reported has learned
 // nothing; nil when no project's minutes were reported (every request on
 // the model's rates, as projectRates.parts).
-func (e projectionEnd) projectParts(shares map[string]map[string]float64) map[string][]preview.ProjectPart {
+func (e projectionEnd) projectParts(demand map[string]catalogue.WorkloadDemand) map[string][]preview.ProjectPart {
 	if e.projects == nil {
 		return nil
 	}
-	return groupProjects(shares, func(project string) traffic.Learned { return e.projects[project] })
+	return groupProjects(preview.ProjectPartsFromDemand(demand), func(project string) traffic.Learned { return e.projects[project] })
 }
 
 // over is the projection weighed by the model's requests over the hours
@@ -832,7 +832,7 @@ func (pj *Projector) RoutingState(ctx context.Context, l *catalogue.Listing) (*p
 		return nil, err
 	}
 	return &preview.RoutingState{Learned: past.end.learned, Holders: maps.Clone(past.end.holders),
-		Projects: past.end.projectParts(preview.ProjectPartsFromDemand(d))}, nil
+		Projects: past.end.projectParts(d)}, nil
 }
 
 // projectNow is the share the preview projects for the listing with what
@@ -857,7 +857,7 @@ func (pj *Projector) projectNow(ctx context.Context, l *catalogue.Listing, past 
 	}
 	moment := preview.Moment{At: pj.Now(), Fares: fares, Mix: mix, Prompts: preview.PromptsFromDemand(demand), Kinds: preview.KindsFromDemand(demand),
 		Preferences: preview.PreferencePartsFromDemand(demand), Learned: past.end.learned,
-		Projects: past.end.projectParts(preview.ProjectPartsFromDemand(demand))}
+		Projects: past.end.projectParts(demand)}
 	shares := preview.ProjectHistory(market, l.Model.Slug, []preview.Moment{moment}, maps.Clone(past.end.holders))
 	return shares[0][at], true, nil
 }

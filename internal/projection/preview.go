@@ -184,7 +184,7 @@ func (pj *Projector) WinsNow(ctx context.Context, snap *routing.Snapshot, listin
 			return nil, err
 		}
 		prefs[slug] = preview.PreferencePartsFromDemand(d)
-		projects[slug] = projected[slug].end.projectParts(preview.ProjectPartsFromDemand(d))
+		projects[slug] = projected[slug].end.projectParts(d)
 	}
 	// The answer depends on the snapshot, the listings asked of, each
 	// model's holders and sets of preferences, and the minute (a
