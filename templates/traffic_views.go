@@ -123,6 +123,11 @@ type ShareGapView struct {
 	// than web.ProjectionReach is compared from there).
 	Since  string
 	Causes []CauseRow
+	// OnModelRates are the requests (count and share) that carried
+	// preferences or came under the share policy from a gateway that
+	// names API projects: the projection replayed them on the model's
+	// learned rates, routing elected them on their project's. Empty, none.
+	OnModelRates string
 }
 
 // CauseRow is one cause of a gap.

@@ -49,8 +49,8 @@ func (f *fakeProjections) MeasuredDemand(context.Context, string) (projection.Me
 	return f.measured, nil
 }
 
-func (f *fakeProjections) Unservable(context.Context, *catalogue.Listing, time.Time, time.Time) (int64, error) {
-	return 0, nil
+func (f *fakeProjections) DemandGaps(context.Context, *catalogue.Listing, time.Time, time.Time) (projection.DemandGaps, error) {
+	return projection.DemandGaps{}, nil
 }
 
 func (f *fakeProjections) Unserved(context.Context, string, *fare.Market) ([]projection.Unserved, error) {

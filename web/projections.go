@@ -21,9 +21,11 @@ type Projections interface {
 	// Unserved is what of the model's requests a listing offering m
 	// cannot serve for something other than price.
 	Unserved(ctx context.Context, model string, m *fare.Market) ([]projection.Unserved, error)
-	// Unservable is how many of the model's requests in a period asked
-	// what the listing's published fare does not offer.
-	Unservable(ctx context.Context, l *catalogue.Listing, from, until time.Time) (int64, error)
+	// DemandGaps are what of the model's requests in a period the
+	// projection could not follow as routing did: those that asked what
+	// the listing's published fare does not offer, and those replayed on
+	// the model's rates rather than their project's.
+	DemandGaps(ctx context.Context, l *catalogue.Listing, from, until time.Time) (projection.DemandGaps, error)
 	ForgetDemand(model string)
 	Preview(ctx context.Context, l *catalogue.Listing, f *fare.Fare, ask projection.Ask) (projection.Result, error)
 	ImpactOf(ctx context.Context, modelID int64, model string, change projection.Change, at ...time.Time) (projection.Impact, error)

@@ -350,11 +350,11 @@ func (s *Server) handleListingTraffic(c echo.Context) error {
 		// was in force hour by hour, weighed as the model's requests came.
 		if then, any := past.Over(since, until); any {
 			first := past.Hours()[0]
-			unservable, err := s.Projector.Unservable(ctx, l, first, until)
+			gaps, err := s.Projector.DemandGaps(ctx, l, first, until)
 			if err != nil {
 				return err
 			}
-			v.Gap = shareGapView(then, past, first, data.hours[l.ID], data.models[l.Model.ID], unservable)
+			v.Gap = shareGapView(then, past, first, data.hours[l.ID], data.models[l.Model.ID], gaps)
 		}
 	}
 	peers, err := s.TrafficReads.PeerTraffic(ctx, l.Model.ID, l.ID, since, until)

@@ -319,6 +319,21 @@ func TestTheTrafficPageShowsWhatRoutingDid(t *testing.T) {
 			t.Errorf("the gap does not name %s at %s:\n%s", cause, points, gap)
 		}
 	}
+	if strings.Contains(gap, "gap-on-model-rates") {
+		t.Errorf("the gap names requests replayed on the model's rates where demand named no project:\n%s", gap)
+	}
+	// A gateway that names API projects, and requests with a set of
+	// preferences (10) or under the share policy (5): routing elected them
+	// on their project's learned rates, the replay on the model's. The gap
+	// says so, with their number and share of the model's 150 requests.
+	earlier := time.Now().UTC().Truncate(time.Minute).Add(-2 * time.Minute).Format(time.RFC3339)
+	asked := fmt.Sprintf(`{"buckets":[],"demand":[{"model":"kimi-k2.5","workload":"general","minute":%q,"source":"gw-1","requests":20,"promptTokens":20000,
+		"asked":{"prefs:zdr":10,"zdr":10,"policy:share":5,"project:prj-3f9a2c1b04d2":5}}]}`, earlier)
+	wantStatus(t, "demand naming a project", apiCall(t, p.srv.URL, "POST", "/api/v1/metrics", tok, asked), http.StatusAccepted)
+	gap = regexp.MustCompile(`(?s)data-testid="share-gap".*?</section>`).FindString(c.get(fmt.Sprintf("/traffic/listings/%d?period=day", kimi.ID)).body)
+	if !regexp.MustCompile(`data-testid="gap-on-model-rates">[^<]*<strong>15 requests \(10\.0 % of the model`).MatchString(gap) {
+		t.Errorf("the gap does not name the 15 requests replayed on the model's rates:\n%s", gap)
+	}
 }
 
 // TestWhatEachFareDidIsProjectedToo: the listing's table of fare changes

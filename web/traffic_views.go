@@ -547,9 +547,12 @@ func speedText(tps float64) string {
 }
 
 // shareGapView sets the projected share beside the one routing served in
-// the hours, with the causes of the difference (projection.Gap); model are the model's requests by hour over the same period.
-func shareGapView(projected projection.Share, past projection.Past, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64, unservable int64) *templates.ShareGapView {
-	g, modelRequests := projection.Gap(projected, past, from, hours, model, unservable)
+// the hours, with the causes of the difference (projection.Gap) and what
+// the projection could not follow (gaps); model are the model's requests
+// by hour over the same period.
+func shareGapView(projected projection.Share, past projection.Past, from time.Time, hours []catalogue.HourlyPoint, model map[time.Time]int64,
+	gaps projection.DemandGaps) *templates.ShareGapView {
+	g, modelRequests := projection.Gap(projected, past, from, hours, model, gaps.Unservable)
 	points := func(p float64) string { return fmt.Sprintf("%+.1f points", p) }
 	v := &templates.ShareGapView{Projected: templates.Pct(g.Projected), Measured: templates.Pct(g.Measured), Gap: points(g.Gap),
 		Since: from.Format("2006-01-02 15:04 UTC")}
@@ -558,6 +561,10 @@ func shareGapView(projected projection.Share, past projection.Past, from time.Ti
 	}
 	for _, cause := range g.Named(1) {
 		v.Causes = append(v.Causes, templates.CauseRow{Key: cause.Key, Name: cause.Name, Points: points(cause.Points)})
+	}
+	if n := gaps.OnModelRates; n > 0 && modelRequests > 0 {
+		v.OnModelRates = fmt.Sprintf("%s requests (%s of the model's)", templates.Count(min(n, modelRequests)),
+			templates.Share(float64(min(n, modelRequests))/float64(modelRequests)))
 	}
 	return v
 }

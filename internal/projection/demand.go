@@ -109,23 +109,50 @@ func (pj *Projector) Unserved(ctx context.Context, model string, m *fare.Market)
 	return preview.UnservedBy(m, sums), nil
 }
 
-// Unservable estimates the model's requests from from until until whose
-// customers' preferences a listing's published fare could not meet (the
-// traffic page's share gap names them). Requests whose sets of preferences
-// demand reported (prefs: keys) are left out: the projection elected
-// them on their own ballots, so they are in the projected share already.
-func (pj *Projector) Unservable(ctx context.Context, l *catalogue.Listing, from, until time.Time) (int64, error) {
-	if l.Published == nil {
-		return 0, nil
-	}
+// DemandGaps are the model's requests in a period that the projection
+// could not follow as routing did, for the traffic page's share gap
+// (Projector.DemandGaps).
+type DemandGaps struct {
+	// Unservable are requests whose customers' preferences the listing's
+	// published fare could not meet. Requests whose sets of preferences
+	// demand reported (prefs: keys) are left out: the projection elected
+	// them on their own ballots, so they are in the projected share
+	// already.
+	Unservable int64
+	// OnModelRates are requests that carried a set of preferences or came
+	// under the share policy, from a gateway that names API projects:
+	// routing elected them on the rates it learned of their project, the
+	// replay on the model's (demand counts sets and projects apart, not
+	// together, so which project sent which set is not known). Up to: a
+	// request may count as a set and under the policy both.
+	OnModelRates int64
+}
+
+// DemandGaps are what of the model's requests from from until until the
+// projection could not follow as routing did, for listing l.
+func (pj *Projector) DemandGaps(ctx context.Context, l *catalogue.Listing, from, until time.Time) (DemandGaps, error) {
 	sums, err := pj.Reads.DemandAsked(ctx, l.Model.Slug, from, until)
 	if err != nil {
-		return 0, err
+		return DemandGaps{}, err
 	}
-	for key := range sums.Asked {
-		if catalogue.IsPreferenceSet(key) {
-			return 0, nil
+	var out DemandGaps
+	sets, projects := false, false
+	for key, n := range sums.Asked {
+		switch {
+		case catalogue.IsPreferenceSet(key):
+			sets = true
+			out.OnModelRates += n
+		case key == catalogue.AskedSharePolicy:
+			out.OnModelRates += n
+		case catalogue.IsProjectKey(key):
+			projects = true
 		}
 	}
-	return preview.UnservableRequests(&l.Published.Market, sums), nil
+	if !projects {
+		out.OnModelRates = 0
+	}
+	if !sets && l.Published != nil {
+		out.Unservable = preview.UnservableRequests(&l.Published.Market, sums)
+	}
+	return out, nil
 }
