@@ -1349,7 +1349,7 @@ func ListingTraffic(v ListingTrafficView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 124, "<p class=\"hint\">Each part is counted by the gateway, and together they add up to the difference exactly; parts under a point are left out. The projection of each hour is the preview's, from the fares, health and workload mix in force in that hour (each listing's health as the catalogue computed it from the hour before and the day before), weighed by the model's requests; it reaches back 31 days. What remains under the election is what routing did that no projection of whole hours sees: sessions carried over, a change within an hour, the incumbent's margin.</p></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 124, "<p class=\"hint\">Each part is counted by the gateway, and together they add up to the difference exactly; parts under a point are left out. The projection is the preview's, replayed through the period as routing stood: each listing's fare as published then, the health the portal served gateways (sampled every 10 minutes; for hours without samples, rebuilt from the hour before and the day before), the cache rates routing had learned of each API project or the project declared, the holder of each kind of request the gateway reported, and the workload mix it measured, weighed by the model's requests; it reaches back 31 days. What remains under the election is what routing did that the replay does not see: sessions carried over, and in hours without reported holders a change within the hour and the incumbent's margin.</p></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
